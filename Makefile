@@ -1,0 +1,41 @@
+# Everything a fresh clone needs, installed by the targets that need it.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+ES     := $(VENV)/bin/endstate
+STAMP  := $(VENV)/.installed
+JOBS   ?= 2
+
+.PHONY: setup engine image demo test test-fast bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+engine:
+	scripts/ensure-engine
+
+image: $(STAMP) engine
+	$(ES) image build
+
+setup: $(STAMP) image
+
+# The main job: replay the committed reference cassettes over the whole suite, offline.
+demo: setup
+	$(ES) eval --suite tasks --model scripted/reference --replay cassettes/scripted-reference -j $(JOBS)
+
+test: setup
+	$(PY) -m pytest -q
+
+# Unit tests only (no Docker engine needed).
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not docker and not slow"
+
+bench: setup
+	$(PY) bench/tasks_check.py
+	$(PY) bench/sandbox_overhead.py
+
+clean:
+	rm -rf $(VENV) runs build *.egg-info

@@ -1,0 +1,79 @@
+"""What an agent run carries from step to step, and the journal that keeps it.
+
+The journal lives outside the sandbox and is rewritten (atomically) before and
+after every tool call, so a process killed at any moment can be resumed by a new
+one from the last record.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+
+from endstate.models._types import Message, ToolCall
+
+__all__ = ["Counters", "Pending", "RunState", "Journal", "Guards"]
+
+
+class Counters(msgspec.Struct):
+    """Everything a task's `requires` may bound; recorded by the harness, not the model."""
+
+    steps: int = 0
+    tool_calls: int = 0
+    tool_errors: int = 0
+    denied_calls: int = 0
+    compaction_events: int = 0
+    resumes: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    #: HTTP retries the provider SDK made (not boundable; reported on the card).
+    retries: int = 0
+
+
+class Pending(msgspec.Struct, frozen=True):
+    """A tool call that was about to run, with the workspace hash just before it."""
+
+    call: ToolCall
+    tree_hash_before: str
+
+
+class RunState(msgspec.Struct):
+    #: The task's prompt, kept apart so compaction can restate it.
+    prompt: str
+    messages: list[Message]
+    counters: Counters
+    #: Index of the next agent-channel request (0-based).
+    turn: int = 0
+    pending: Pending | None = None
+    #: Input + output tokens of the last completion, for the context estimate.
+    last_context_tokens: int = 0
+    #: How many messages the last completion saw (its input) plus its answer.
+    last_context_messages: int = 0
+
+
+class Guards(msgspec.Struct, frozen=True):
+    """The harness guards the mutation check disables one at a time."""
+
+    permission_policy: bool = True
+    context_budget: bool = True
+    resume_reconciliation: bool = True
+    seal_before_holdout: bool = True
+    vcs_pruning: bool = True
+    grader_errors: bool = True
+
+
+class Journal:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    def write(self, state: RunState) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_bytes(msgspec.json.encode(state))
+        os.replace(tmp, self.path)
+
+    def read(self) -> RunState | None:
+        if not self.path.exists():
+            return None
+        return msgspec.json.decode(self.path.read_bytes(), type=RunState)

@@ -1,0 +1,125 @@
+"""One task's agent, in a process of its own.
+
+The runner starts `python -m endstate.agent.worker JOB.json`. Each agent gets its
+own process because vcrpy patches HTTP process-wide (two cassettes in one process
+drop interactions) and because checkpoint tasks kill the agent for real.
+
+When the job names a kill point, the worker prints KILL_MARKER after that tool
+call has run and before its result is journaled, then waits to be SIGKILLed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from endstate.agent._policy import Policy
+from endstate.agent._state import Counters, Guards, Journal
+from endstate.suite._manifest import Budget
+
+__all__ = ["AgentJob", "AgentOutcome", "CassetteJob", "KILL_MARKER", "run_job", "main"]
+
+KILL_MARKER = "ENDSTATE-KILL-POINT"
+
+
+class CassetteJob(msgspec.Struct, frozen=True):
+    #: "record" writes interactions as they happen; "replay" answers from the file only.
+    mode: str
+    path: str
+    match: str = "strict"
+    header: dict[str, Any] = {}
+    #: Record over an existing cassette (the resumed attempt of a killed run appends instead).
+    overwrite: bool = False
+
+
+class AgentJob(msgspec.Struct, frozen=True):
+    task_id: str
+    prompt: str
+    sandbox: dict[str, Any]
+    model: str
+    settings: dict[str, Any]
+    budget: Budget
+    journal: str
+    transcript: str
+    outcome: str
+    base_url: str | None = None
+    policy: list[dict[str, Any]] = []
+    guards: Guards = Guards()
+    kill_at: int | None = None
+    attempt: int = 0
+    cassette: CassetteJob | None = None
+
+
+class AgentOutcome(msgspec.Struct):
+    stop_reason: str
+    detail: str
+    counters: Counters
+    #: Set when replay met a request it had no answer for.
+    divergence: str = ""
+    unplayed: int = 0
+    #: Wall seconds spent inside sandbox calls by this process.
+    sandbox_s: float = 0.0
+
+
+def run_job(job: AgentJob) -> AgentOutcome:
+    from endstate.agent._loop import Agent
+    from endstate.models import RunSettings, open_model
+    from endstate.sandbox import BACKENDS
+
+    from endstate.sandbox._timed import TimedSandbox
+
+    sandbox = TimedSandbox(BACKENDS[job.sandbox["backend"]].attach(job.sandbox))
+    settings = msgspec.convert(job.settings, RunSettings)
+    journal = Journal(Path(job.journal))
+
+    def on_tool_done(calls: int) -> None:
+        if job.kill_at is not None and job.attempt == 0 and calls == job.kill_at:
+            print(KILL_MARKER, flush=True)
+            time.sleep(3600)  # the runner kills this process now
+
+    session = _cassette_session(job)
+    with session as tape:
+        model = open_model(job.model, settings=settings, base_url=job.base_url)
+        try:
+            agent = Agent(model, sandbox, policy=Policy.load(*job.policy), budget=job.budget, journal=journal,
+                          guards=job.guards, tool_choice=settings.tool_choice, on_tool_done=on_tool_done)
+            state, end = agent.run(job.prompt)
+        finally:
+            model.close()
+    Path(job.transcript).write_bytes(msgspec.json.format(msgspec.json.encode(state.messages), indent=1))
+    outcome = AgentOutcome(end.stop_reason, end.detail, state.counters, sandbox_s=round(sandbox.seconds, 3))
+    if tape is not None:
+        outcome.divergence = tape.divergence or ""
+        outcome.unplayed = tape.unplayed()
+    return outcome
+
+
+def _cassette_session(job: AgentJob):
+    if job.cassette is None:
+        import contextlib
+
+        return contextlib.nullcontext(None)
+    from endstate.cassettes import open_session
+
+    return open_session(job.cassette, task_id=job.task_id)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    job = msgspec.json.decode(Path(argv[0]).read_bytes(), type=AgentJob)
+    try:
+        outcome = run_job(job)
+    except Exception as exc:  # reported as the task's ERROR; the runner carries on
+        traceback.print_exc()
+        state = Journal(Path(job.journal)).read()
+        outcome = AgentOutcome("harness_error", f"{type(exc).__name__}: {exc}",
+                               state.counters if state else Counters())
+    Path(job.outcome).write_bytes(msgspec.json.encode(outcome))
+    return 0
+
+

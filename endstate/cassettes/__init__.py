@@ -1,0 +1,45 @@
+"""Recorded model traffic: the cassette file, request matching, sessions, show and diff.
+
+    open_session(job, task_id=..., state_dir=...)  record or replay one task's agent -> Tape
+    show(path) -> str                               a cassette as readable text
+    diff(a, b) -> (identical, text)                 the first interaction two recordings differ at
+    load(path) -> Recording                         the checked contents of a cassette file
+    finalize(path)                                  rewrite a cassette as one compact frame
+    request_hash(method, path, body) -> str         what strict replay matches on
+
+Every failure to read a cassette is a CassetteError; replay meeting a request it
+has no answer for is a ReplayDivergence (both in endstate.errors).
+"""
+
+from endstate.cassettes._diff import diff, show
+from endstate.cassettes._format import (
+    FORMAT_VERSION,
+    End,
+    Header,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    Recording,
+    finalize,
+    load,
+)
+from endstate.cassettes._match import MATCH_MODES, request_hash
+from endstate.cassettes._session import Tape, open_session
+
+__all__ = [
+    "open_session",
+    "Tape",
+    "show",
+    "diff",
+    "load",
+    "finalize",
+    "request_hash",
+    "MATCH_MODES",
+    "FORMAT_VERSION",
+    "Recording",
+    "Header",
+    "Interaction",
+    "RecordedRequest",
+    "RecordedResponse",
+    "End",
+]

@@ -1,0 +1,261 @@
+"""The command line: parse, call one library function, print.
+
+User errors (bad manifests, unknown providers, missing cassettes, no engine) are
+printed as one line and exit with code 2; nothing here prints a traceback for them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any
+
+import click
+
+from endstate import __version__
+from endstate.errors import EndstateError, UserError
+
+__all__ = ["main"]
+
+
+def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    @wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except UserError as exc:
+            click.echo(f"endstate: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except EndstateError as exc:
+            click.echo(f"endstate: {type(exc).__name__}: {exc}", err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("endstate: interrupted; finished results are on disk, sandboxes removed", err=True)
+            sys.exit(130)
+
+    return wrapper
+
+
+@click.group()
+@click.version_option(__version__, prog_name="endstate")
+def main() -> None:
+    """Evaluate coding agents by the end state they leave in a sandbox."""
+
+
+# -- tasks -----------------------------------------------------------------------------
+@main.group()
+def tasks() -> None:
+    """Inspect and check the task suite."""
+
+
+@tasks.command("check")
+@click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True)
+@click.option("--task", "only", multiple=True, help="Check only this task id (repeatable).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True)
+@click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
+@click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
+@_user_errors
+def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None) -> None:
+    """Graders must FAIL on the fixture, PASS with solution/, FAIL on every hack."""
+    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
+    from endstate.suite import check_tasks, load_suite, resolve_graders
+
+    loaded, errors = load_suite(suite, only=list(only) or None)
+    for error in errors:
+        click.echo(f"endstate: error: {error}", err=True)
+    graders, usable = {}, []
+    for task in loaded:
+        try:
+            graders[task.id] = resolve_graders(task)
+            usable.append(task)
+        except UserError as exc:
+            errors.append(exc)
+            click.echo(f"endstate: error: {exc}", err=True)
+    backend = resolve_backend(sandbox)
+    click.echo(f"checking {len(usable)} task(s) in {backend} sandboxes, -j {jobs}")
+
+    def show(report) -> None:
+        mark = "ok  " if report.ok else "FAIL"
+        detail = report.error or ", ".join(
+            f"{r.case}={r.outcome}" + (f"[{'/'.join(r.failing)}]" if r.failing and r.case.startswith("hack") else "")
+            for r in report.rows
+        )
+        click.echo(f"{mark} {report.task_id:40s} {detail}")
+        for row in report.rows:
+            if not row.ok:
+                click.echo(f"       {row.case}: expected {row.expected}, got {row.outcome}: {row.note}")
+
+    reports = check_tasks(usable, graders, backend=backend, image=image or DEFAULT_IMAGE, jobs=jobs, progress=show)
+    bad = [r for r in reports if not r.ok]
+    click.echo(f"{len(reports) - len(bad)} of {len(reports)} task(s) check out"
+               + (f"; {len(errors)} failed to load" if errors else ""))
+    if errors:
+        sys.exit(2)
+    if bad:
+        sys.exit(1)
+
+
+# -- image -----------------------------------------------------------------------------
+@main.group()
+def image() -> None:
+    """The sandbox image."""
+
+
+@image.command("build")
+@click.option("--tag", default=None, help="Image tag (default: endstate's own).")
+@click.option("--seed", "offline_seed", type=click.Choice(["auto", "always", "never"]), default="auto",
+              show_default=True, help="Seed the base image with debootstrap when it cannot be pulled.")
+@_user_errors
+def image_build(tag: str | None, offline_seed: str) -> None:
+    """Build the sandbox image (seeding its base offline where no registry answers)."""
+    from endstate.sandbox import DEFAULT_IMAGE, build_image
+
+    image_id = build_image(tag or DEFAULT_IMAGE, offline_seed=offline_seed, log=lambda line: click.echo(line))
+    click.echo(f"{tag or DEFAULT_IMAGE} {image_id}")
+
+
+# -- eval and record ----------------------------------------------------------------------
+def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True),
+        click.option("--model", "model", required=True, help="provider/model, e.g. scripted/reference, "
+                     "openai/gpt-4.1-2025-04-14, anthropic/..., openai-compatible/NAME with --base-url."),
+        click.option("--base-url", default=None, help="Server URL for openai-compatible models."),
+        click.option("--task", "only", multiple=True, help="Run only this task id (repeatable)."),
+        click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True),
+        click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True),
+        click.option("--image", default=None, help="Sandbox image (default: endstate's own)."),
+        click.option("--out", type=click.Path(path_type=Path), default=None,
+                     help="Results folder (default: runs/<model-slug>)."),
+        click.option("--temperature", type=float, default=0.0, show_default=True),
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--retries", type=click.IntRange(0, 10), default=0, show_default=True,
+                     help="Retry ceiling of the provider SDK (every retry is counted)."),
+        click.option("--tool-choice", type=click.Choice(["auto", "required"]), default="auto", show_default=True,
+                     help="'required' forces a tool call every turn and adds a finish tool."),
+        click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, path_type=Path),
+                     help="Extra permission rules (TOML), added to the defaults."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: str | None, temperature: float,
+            seed: int, retries: int, tool_choice: str, policy_files: tuple[Path, ...], **extra: Any):
+    from endstate.models import RunSettings, check_spec
+    from endstate.sandbox import DEFAULT_IMAGE
+    from endstate.suite import RunConfig
+
+    mode = extra.get("mode", "live")
+    import os
+
+    if mode != "replay":
+        check_spec(model, base_url, os.environ)  # fails before any container starts
+    settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, tool_choice=tool_choice)
+    return RunConfig(model=model, settings=settings, base_url=base_url, sandbox=sandbox,
+                     image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
+                     **extra)
+
+
+def _load(suite: Path, only: tuple[str, ...]):
+    from endstate.suite import load_suite
+
+    loaded, errors = load_suite(suite, only=list(only) or None)
+    for error in errors:
+        click.echo(f"endstate: error: {error} (task skipped)", err=True)
+    return loaded, errors
+
+
+def _progress(total: int) -> Callable[[Any], None]:
+    done = [0]
+
+    def show(result: Any) -> None:
+        done[0] += 1
+        reason = f"  {result.failing_grader}: {result.reason}" if result.outcome != "pass" and result.reason else ""
+        click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {result.task_id}{reason[:110]}")
+
+    return show
+
+
+def _summary(result: Any, out: Path) -> None:
+    from endstate.report import summary_table
+
+    click.echo("")
+    click.echo(summary_table(result))
+    click.echo(f"results: {out / 'results.json'}")
+
+
+def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, **kwargs: Any) -> None:
+    from endstate.suite import model_slug, run_suite
+
+    config = _config(**kwargs)
+    loaded, errors = _load(suite, only)
+    out = out or Path("runs") / model_slug(config.model)
+    results = []
+    for attempt in range(repeat):
+        run_out = out if repeat == 1 else out / f"run-{attempt + 1}"
+        if repeat > 1:
+            click.echo(f"== run {attempt + 1} of {repeat}")
+        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded)))
+        _summary(result, run_out)
+        results.append(result)
+    status = 0
+    if repeat > 1:
+        from endstate.report import compare_repeats
+
+        report, identical = compare_repeats(results)
+        click.echo(report)
+        status = status or (0 if identical else 1)
+    outcomes = [t.outcome for r in results for t in r.tasks]
+    if any(o in ("error", "divergence") for o in outcomes):
+        status = 1
+    if expect and any(o != expect for o in outcomes):
+        click.echo(f"expected every task to {expect}; see the table above", err=True)
+        status = 1
+    if errors:
+        status = 2
+    sys.exit(status)
+
+
+@main.command("eval")
+@_run_options
+@click.option("--replay", type=click.Path(path_type=Path), default=None,
+              help="Cassette folder to replay offline (no network, no API key).")
+@click.option("--match", type=click.Choice(["strict", "sequence"]), default="strict", show_default=True,
+              help="strict: by request hash; sequence: recorded answers in order per channel.")
+@click.option("--repeat", type=click.IntRange(1, 20), default=1, show_default=True,
+              help="Run the suite N times and compare pass/fail vectors and tree hashes.")
+@click.option("--expect", type=click.Choice(["pass", "fail"]), default=None,
+              help="Exit non-zero unless every task has this outcome (for control arms).")
+@_user_errors
+def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: Path | None, match: str,
+                 repeat: int, expect: str | None, **kwargs: Any) -> None:
+    """Run the suite against a model, live or replayed from cassettes, and grade it."""
+    extra = {"mode": "replay", "cassettes": str(replay), "match": match} if replay else {}
+    _run(suite, only, out, repeat, expect, **kwargs, **extra)
+
+
+@main.command("record")
+@_run_options
+@click.option("--cassettes", type=click.Path(path_type=Path), default=None,
+              help="Where to write (default: cassettes/<model-slug>).")
+@click.option("--overwrite", is_flag=True, help="Replace existing cassettes.")
+@_user_errors
+def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | None, overwrite: bool,
+                   **kwargs: Any) -> None:
+    """A live run that records every model exchange into cassettes."""
+    from endstate.suite import model_slug
+
+    folder = cassettes or Path("cassettes") / model_slug(kwargs["model"])
+    if not overwrite:
+        loaded, _ = _load(kwargs["suite"], only)
+        existing = [str(folder / f"{t.id}.cassette") for t in loaded if (folder / f"{t.id}.cassette").exists()]
+        if existing:
+            raise UserError(f"{len(existing)} cassette(s) already exist, e.g. {existing[0]}: "
+                            "pass --overwrite to replace them, or --cassettes to write elsewhere")
+    folder.mkdir(parents=True, exist_ok=True)
+    suite = kwargs.pop("suite")
+    _run(suite, only, out, 1, None, mode="record", cassettes=str(folder), overwrite=overwrite, **kwargs)

@@ -1,0 +1,21 @@
+"""Graders: pure functions of the sealed end state."""
+
+from endstate.grading._builtin import changed_paths_within, files_unchanged, holdout, no_new_skips, tests_pass
+from endstate.grading._resolve import FORBIDDEN_PARAMETERS, Grader, resolve, run_grader
+from endstate.grading._verdict import Outcome, Verdict
+from endstate.errors import GraderContractError
+
+__all__ = [
+    "Outcome",
+    "Verdict",
+    "Grader",
+    "GraderContractError",
+    "resolve",
+    "run_grader",
+    "FORBIDDEN_PARAMETERS",
+    "tests_pass",
+    "files_unchanged",
+    "no_new_skips",
+    "holdout",
+    "changed_paths_within",
+]

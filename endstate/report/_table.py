@@ -1,0 +1,54 @@
+"""Plain-text tables for the terminal: one run, and a comparison of repeated runs."""
+
+from __future__ import annotations
+
+from endstate.suite._results import RunResult
+
+__all__ = ["summary_table", "compare_repeats"]
+
+
+def _row(cells: list[str], widths: list[int]) -> str:
+    return "  ".join(cell.ljust(width) for cell, width in zip(cells, widths)).rstrip()
+
+
+def summary_table(result: RunResult) -> str:
+    header = ["task", "outcome", "stop", "steps", "in tok", "out tok", "denied", "compact", "resumes", "wall s", "why"]
+    rows = []
+    for t in result.tasks:
+        c = t.counters
+        why = f"{t.failing_grader}: {t.reason}" if t.failing_grader else t.reason
+        rows.append([t.task_id, t.outcome, t.stop_reason, str(c.steps), str(c.input_tokens), str(c.output_tokens),
+                     str(c.denied_calls), str(c.compaction_events), str(c.resumes), f"{t.wall_s:.1f}",
+                     why[:60]])
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    counts = {}
+    for t in result.tasks:
+        counts[t.outcome] = counts.get(t.outcome, 0) + 1
+    total = len(result.tasks)
+    tally = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
+    lines = [_row(header, widths), _row(["-" * w for w in widths], widths)]
+    lines += [_row(r, widths) for r in rows]
+    card = result.card
+    lines.append("")
+    lines.append(f"{card.model} ({card.mode}{', ' + card.match if card.match else ''}) on {card.sandbox_backend}: "
+                 f"{counts.get('pass', 0)}/{total} passed ({tally})")
+    return "\n".join(lines)
+
+
+def compare_repeats(results: list[RunResult]) -> tuple[str, bool]:
+    """Whether repeated runs agree: pass/fail vectors, sealed tree hashes, flake rate."""
+    vectors = [r.vector for r in results]
+    same_vector = all(v == vectors[0] for v in vectors)
+    hashes = [{t.task_id: t.tree_hash for t in r.tasks} for r in results]
+    task_ids = sorted(set().union(*hashes))
+    differing_hash = [tid for tid in task_ids if len({h.get(tid) for h in hashes}) > 1]
+    outcomes = [{t.task_id: t.outcome for t in r.tasks} for r in results]
+    flaky = [tid for tid in task_ids if len({o.get(tid) for o in outcomes}) > 1]
+    rate = len(flaky) / len(task_ids) if task_ids else 0.0
+    lines = [
+        f"repeats: {len(results)}",
+        f"pass/fail vectors identical: {'yes' if same_vector else 'NO'}",
+        f"sealed tree hashes identical: {'yes' if not differing_hash else 'NO (' + ', '.join(differing_hash) + ')'}",
+        f"flake rate: {rate:.1%} ({len(flaky)} of {len(task_ids)} tasks)" + (f": {', '.join(flaky)}" if flaky else ""),
+    ]
+    return "\n".join(lines), same_vector and not differing_hash

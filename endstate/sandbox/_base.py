@@ -1,0 +1,103 @@
+"""The one interface every sandbox backend implements."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any, ClassVar
+
+import msgspec
+
+from endstate.sandbox._tree import Tree
+
+__all__ = ["ExecResult", "Sandbox", "SandboxLimits", "WORKDIR"]
+
+#: Where the task's files live inside every sandbox.
+WORKDIR = "/workspace"
+
+
+class ExecResult(msgspec.Struct, frozen=True):
+    """What one command did. Output is decoded as UTF-8 with replacement."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+    #: True when stdout or stderr was cut at the output cap (the text says so too).
+    truncated: bool = False
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class SandboxLimits(msgspec.Struct, frozen=True):
+    memory_mb: int = 1024
+    pids: int = 256
+    cpus: float = 1.0
+    #: Default wall-clock limit of one command; a command's own timeout overrides it.
+    command_timeout_s: float = 120.0
+    #: Bytes of stdout and of stderr kept per command; the rest is cut and reported.
+    output_cap_bytes: int = 64 * 1024
+    network: bool = False
+
+
+class Sandbox(abc.ABC):
+    """A disposable place where one task's files live and commands run.
+
+    Paths given to the file methods are relative to `WORKDIR`. Commands run
+    through `bash -c` with `WORKDIR` as the working directory, a fixed hostname,
+    TZ=UTC, LANG=C.UTF-8 and PYTHONHASHSEED=0.
+
+    Lifecycle: a backend's constructor creates the sandbox; `close()` removes it
+    and is safe to call twice. A sandbox made in one process can be reached from
+    another with `handle()` and the backend's `attach(handle)`; the process that
+    created it stays its owner and is the one to close it.
+    """
+
+    backend: ClassVar[str]
+
+    @abc.abstractmethod
+    def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
+        """Run a shell command. Never raises for a failing or timed-out command:
+        the result says so. A timeout kills the command and every process it
+        started. Raises SandboxError if the sandbox itself is gone."""
+
+    @abc.abstractmethod
+    def read_file(self, path: str) -> bytes:
+        """Bytes of a file. Raises FileNotFoundError if there is none."""
+
+    @abc.abstractmethod
+    def write_file(self, path: str, data: bytes) -> None:
+        """Create or replace a file, making parent folders as needed."""
+
+    @abc.abstractmethod
+    def put_tree(self, tree: Tree) -> None:
+        """Write every file of `tree` into the workspace (modes kept, mtimes fixed)."""
+
+    @abc.abstractmethod
+    def get_tree(self) -> Tree:
+        """Every regular file now in the workspace."""
+
+    @abc.abstractmethod
+    def handle(self) -> dict[str, Any]:
+        """JSON-able data from which `attach` reaches this sandbox from another process."""
+
+    @classmethod
+    @abc.abstractmethod
+    def attach(cls, handle: dict[str, Any]) -> "Sandbox":
+        """The sandbox described by `handle`, without taking ownership of it."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Remove the sandbox and everything in it. Idempotent."""
+
+    def describe(self) -> dict[str, str]:
+        """Facts about this sandbox for the run card (backend, image id, ...)."""
+        return {"backend": self.backend}
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

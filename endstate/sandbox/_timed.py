@@ -1,0 +1,47 @@
+"""A sandbox wrapper that adds up the time spent inside it (the irreducible part of a run)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from endstate.sandbox._base import ExecResult, Sandbox
+from endstate.sandbox._tree import Tree
+
+__all__ = ["TimedSandbox"]
+
+
+class TimedSandbox:
+    """Delegates to a sandbox and accumulates wall seconds spent in its calls."""
+
+    def __init__(self, inner: Sandbox) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+
+    def _timed(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return getattr(self.inner, method)(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - start
+
+    def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
+        return self._timed("exec", command, timeout=timeout)
+
+    def read_file(self, path: str) -> bytes:
+        return self._timed("read_file", path)
+
+    def write_file(self, path: str, data: bytes) -> None:
+        self._timed("write_file", path, data)
+
+    def put_tree(self, tree: Tree) -> None:
+        self._timed("put_tree", tree)
+
+    def get_tree(self) -> Tree:
+        return self._timed("get_tree")
+
+    def describe(self) -> dict[str, str]:
+        return self.inner.describe()
+
+    def handle(self) -> dict[str, Any]:
+        return self.inner.handle()

@@ -1,0 +1,154 @@
+"""File trees held in memory: what a fixture is, and what a sealed sandbox was.
+
+A `Tree` maps a relative POSIX path to a `FileEntry` (mode bits and bytes). Only
+regular files are kept; directories are implied by paths. Two trees with the same
+files, bytes and executable bits have the same `tree_hash`, wherever they came
+from, which is what makes a sealed end state comparable across runs and backends.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import stat
+import tarfile
+from pathlib import Path
+
+import msgspec
+
+from endstate.errors import FixtureError
+
+__all__ = [
+    "FileEntry",
+    "Tree",
+    "VCS_DIRS",
+    "tree_hash",
+    "load_dir",
+    "normalise_mode",
+    "tree_to_tar",
+    "tar_to_tree",
+    "overlay",
+]
+
+#: Version-control folders never copied into a sandbox: their history can hold the answer.
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+
+#: Fixed mtime for every file put into a sandbox, so copies are reproducible.
+FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z
+
+
+class FileEntry(msgspec.Struct, frozen=True):
+    mode: int
+    data: bytes
+
+
+Tree = dict[str, FileEntry]
+
+
+def normalise_mode(mode: int) -> int:
+    """Keep only what matters for a task: executable or not."""
+    return 0o755 if mode & 0o111 else 0o644
+
+
+def tree_hash(tree: Tree) -> str:
+    """sha256 over sorted paths, each with its normalised mode and content digest."""
+    digest = hashlib.sha256()
+    for path in sorted(tree):
+        entry = tree[path]
+        digest.update(path.encode("utf-8") + b"\0")
+        digest.update(f"{normalise_mode(entry.mode):o}".encode() + b"\0")
+        digest.update(hashlib.sha256(entry.data).digest())
+    return digest.hexdigest()
+
+
+def load_dir(root: Path, *, prune_vcs: bool = True, what: str = "fixture") -> Tree:
+    """Read a folder into a Tree.
+
+    Prunes VCS folders (unless told not to), follows symlinks that stay inside
+    `root` and refuses, naming the link, any that resolve outside it.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise FixtureError(f"{what} folder {root} does not exist: create it or fix the task's path")
+    real_root = root.resolve()
+    tree: Tree = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        if prune_vcs:
+            dirnames[:] = [d for d in dirnames if d not in VCS_DIRS]
+        dirnames.sort()
+        for name in list(dirnames):
+            link = here / name
+            if link.is_symlink():
+                _check_inside(link, real_root, what)
+                # A link to a folder inside the fixture: walk it as if it were there.
+                for sub_path, entry in load_dir(link.resolve(), prune_vcs=prune_vcs, what=what).items():
+                    tree[(link.relative_to(root) / sub_path).as_posix()] = entry
+                dirnames.remove(name)
+        for name in sorted(filenames):
+            path = here / name
+            if path.is_symlink():
+                _check_inside(path, real_root, what)
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            rel = path.relative_to(root).as_posix()
+            tree[rel] = FileEntry(normalise_mode(info.st_mode), path.read_bytes())
+    return tree
+
+
+def _check_inside(link: Path, real_root: Path, what: str) -> None:
+    target = link.resolve()
+    if target != real_root and real_root not in target.parents:
+        raise FixtureError(
+            f"{what} symlink {link} points outside the {what} (to {os.readlink(link)}): "
+            "replace it with a copy of the file or remove it"
+        )
+
+
+def overlay(base: Tree, top: Tree) -> Tree:
+    """`base` with every file of `top` written over it."""
+    merged = dict(base)
+    merged.update(top)
+    return merged
+
+
+def tree_to_tar(tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0) -> bytes:
+    """A tar archive of the tree with fixed mtimes, owners and modes."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        made: set[str] = set()
+        for path in sorted(tree):
+            parts = path.split("/")
+            for depth in range(1, len(parts)):
+                folder = "/".join(parts[:depth])
+                if folder not in made:
+                    made.add(folder)
+                    info = tarfile.TarInfo(prefix + folder)
+                    info.type = tarfile.DIRTYPE
+                    info.mode, info.mtime, info.uid, info.gid = 0o755, FIXED_MTIME, uid, gid
+                    tar.addfile(info)
+            entry = tree[path]
+            info = tarfile.TarInfo(prefix + path)
+            info.size = len(entry.data)
+            info.mode, info.mtime, info.uid, info.gid = normalise_mode(entry.mode), FIXED_MTIME, uid, gid
+            tar.addfile(info, io.BytesIO(entry.data))
+    return buffer.getvalue()
+
+
+def tar_to_tree(data: bytes, *, strip: str = "") -> Tree:
+    """Regular files of a tar archive as a Tree, with `strip` removed from names."""
+    tree: Tree = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        for member in tar.getmembers():
+            if not member.isfile():
+                continue
+            name = member.name
+            if strip and name.startswith(strip):
+                name = name[len(strip):]
+            while name.startswith(("./", "/")):
+                name = name.removeprefix("./").removeprefix("/")
+            extracted = tar.extractfile(member)
+            tree[name] = FileEntry(normalise_mode(member.mode), extracted.read() if extracted else b"")
+    return tree

@@ -1,0 +1,31 @@
+"""Suites of tasks: manifests, the runner, results, the task check and the mutation check."""
+
+from endstate.suite._check import CheckRow, TaskCheck, check_tasks, missing_hack_assertions
+from endstate.suite._manifest import COUNTERS, Category, Manifest, Task, load_suite, load_task
+from endstate.suite._results import RunCard, RunResult, TaskResult, read_results, vector_of, write_results
+from endstate.suite._runner import RunConfig, check_requires, model_slug, resolve_graders, run_suite, task_pack_hash
+
+__all__ = [
+    "COUNTERS",
+    "Category",
+    "Manifest",
+    "Task",
+    "load_suite",
+    "load_task",
+    "RunCard",
+    "RunResult",
+    "TaskResult",
+    "read_results",
+    "vector_of",
+    "write_results",
+    "RunConfig",
+    "run_suite",
+    "check_requires",
+    "model_slug",
+    "resolve_graders",
+    "task_pack_hash",
+    "CheckRow",
+    "TaskCheck",
+    "check_tasks",
+    "missing_hack_assertions",
+]

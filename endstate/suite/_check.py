@@ -1,0 +1,111 @@
+"""`endstate tasks check`: are the task's graders load-bearing?
+
+For every task, each in a fresh sandbox: the graders must FAIL on the untouched
+fixture (else they are inert), PASS with `solution/` overlaid (else they reject a
+correct answer), and FAIL on every `hacks/` overlay, caught by the grader the hack
+names (else the negative control slips through).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+import msgspec
+
+from endstate.errors import EndstateError
+from endstate.grading import Grader, Outcome, run_grader
+from endstate.sandbox import SandboxLimits, open_sandbox, seal
+from endstate.sandbox._tree import Tree
+from endstate.suite._manifest import HACK_ASSERTIONS, Task
+
+__all__ = ["CheckRow", "TaskCheck", "check_task", "check_tasks", "missing_hack_assertions"]
+
+
+class CheckRow(msgspec.Struct):
+    #: "fixture", "solution" or "hack:<name>"
+    case: str
+    expected: str
+    outcome: str
+    failing: list[str] = []
+    ok: bool = False
+    note: str = ""
+
+
+class TaskCheck(msgspec.Struct):
+    task_id: str
+    rows: list[CheckRow] = []
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and bool(self.rows) and all(r.ok for r in self.rows)
+
+
+def missing_hack_assertions(task: Task) -> list[str]:
+    """Built-in hack assertions a task's graders leave out."""
+    used = {spec.name.replace(":", ".").rsplit(".", 1)[-1] for spec in task.manifest.graders}
+    return [name for name in HACK_ASSERTIONS if name not in used]
+
+
+def _grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, holdout: Tree,
+                backend: str, image: str) -> list[tuple[str, Outcome, str]]:
+    with open_sandbox(backend, image=image, limits=SandboxLimits(), name_hint=f"check-{task.id}") as box:
+        box.put_tree(tree)
+        sealed = seal(box, fixture)
+        box.put_tree(holdout)
+        return [(g.short_name, *_verdict(run_grader(g, sealed))) for g in graders]
+
+
+def _verdict(verdict) -> tuple[Outcome, str]:
+    return verdict.outcome, verdict.reason
+
+
+def check_task(task: Task, graders: list[Grader], backend: str, image: str) -> TaskCheck:
+    report = TaskCheck(task.id)
+    try:
+        missing = missing_hack_assertions(task)
+        if missing:
+            report.error = f"graded without {', '.join(missing)}: every task makes all four hack assertions"
+            return report
+        fixture, holdout = task.fixture(), task.holdout()
+        cases: list[tuple[str, Tree, str, str]] = [
+            ("fixture", fixture, "fail", ""),
+            ("solution", task.solution(), "pass", ""),
+        ]
+        for name, (spec, tree) in task.hacks().items():
+            cases.append((f"hack:{name}", tree, "fail", spec.caught_by))
+        if len(cases) < 4:
+            report.error = "fewer than two hacks/ negative controls"
+        for case, tree, expected, caught_by in cases:
+            verdicts = _grade_tree(task, graders, fixture, tree, holdout, backend, image)
+            errors = [f"{n}: {r}" for n, o, r in verdicts if o is Outcome.ERROR]
+            failing = [n for n, o, _ in verdicts if o is Outcome.FAIL]
+            outcome = "error" if errors else "fail" if failing else "pass"
+            row = CheckRow(case, expected, outcome, failing)
+            row.ok = outcome == expected and (not caught_by or caught_by in failing)
+            if errors:
+                row.note = "; ".join(errors)
+            elif caught_by and caught_by not in failing:
+                row.note = f"expected {caught_by} to catch it"
+            elif outcome != expected:
+                reasons = [f"{n}: {r}" for n, o, r in verdicts if o is Outcome.FAIL]
+                row.note = "; ".join(reasons) if reasons else "every grader passed"
+            report.rows.append(row)
+    except EndstateError as exc:
+        report.error = str(exc)
+    return report
+
+
+def check_tasks(tasks: list[Task], graders: dict[str, list[Grader]], *, backend: str, image: str,
+                jobs: int = 1, progress: Callable[[TaskCheck], None] = lambda c: None) -> list[TaskCheck]:
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = [pool.submit(check_task, t, graders[t.id], backend, image) for t in sorted(tasks, key=lambda t: t.id)]
+        reports = []
+        for future in futures:
+            report = future.result()
+            progress(report)
+            reports.append(report)
+    return reports
+
+

@@ -1,0 +1,280 @@
+"""Task manifests (`tasks/<id>/task.toml`) and reference trajectories, decoded strictly.
+
+Everything here is written by people, so every Struct forbids unknown fields: a
+typo is an error naming the file and the field, never a setting that silently
+does nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from endstate.errors import ManifestError
+from endstate.sandbox._tree import Tree, load_dir, overlay
+
+__all__ = [
+    "Category",
+    "Bound",
+    "Requires",
+    "COUNTERS",
+    "GraderSpec",
+    "Budget",
+    "HackSpec",
+    "Manifest",
+    "Task",
+    "ToolCallSpec",
+    "ReferenceStep",
+    "Reference",
+    "load_task",
+    "load_suite",
+    "HACK_ASSERTIONS",
+]
+
+
+class _Strict(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+    pass
+
+
+class Category(str, Enum):
+    BUGFIX = "bugfix"
+    FEATURE = "feature"
+    REFACTOR = "refactor"
+    COMPACTION = "compaction"
+    PERMISSION = "permission"
+    CHECKPOINT = "checkpoint"
+    COST = "cost"
+
+
+class Bound(_Strict):
+    min: int | None = None
+    max: int | None = None
+
+
+class Requires(_Strict):
+    """What the run must have done, as bounds on counters the harness recorded."""
+
+    steps: Bound | None = None
+    tool_calls: Bound | None = None
+    tool_errors: Bound | None = None
+    denied_calls: Bound | None = None
+    compaction_events: Bound | None = None
+    resumes: Bound | None = None
+    input_tokens: Bound | None = None
+    output_tokens: Bound | None = None
+
+    def bounds(self) -> dict[str, Bound]:
+        return {name: getattr(self, name) for name in COUNTERS if getattr(self, name) is not None}
+
+
+#: The closed set of counters a task may put bounds on.
+COUNTERS: tuple[str, ...] = tuple(Requires.__struct_fields__)
+
+
+class GraderSpec(_Strict):
+    #: Dotted path, `package.module:function` or `package.module.function`.
+    name: str
+    args: dict[str, Any] = {}
+
+
+class Budget(_Strict):
+    max_steps: int = 40
+    #: Context tokens the transcript may hold before the loop compacts it.
+    context_tokens: int = 60_000
+    #: Wall clock for the whole agent run.
+    wall_seconds: float = 900.0
+    #: Default timeout of one tool command.
+    command_timeout: float = 120.0
+
+
+class Manifest(_Strict):
+    id: str
+    category: Category
+    graders: list[GraderSpec]
+    prompt: str = "prompt.md"
+    description: str = ""
+    budget: Budget = Budget()
+    requires: Requires = Requires()
+    #: Files the reference solution removes (the overlay in solution/ adds or replaces).
+    solution_deletes: list[str] = []
+    #: Kill the agent's process at this tool call (1-based) and resume it (checkpoint tasks).
+    kill_at: int | None = None
+    #: Permission rules for this task, added to the package's defaults (see agent policy).
+    policy: dict[str, Any] = {}
+
+
+class HackSpec(_Strict):
+    """`hacks/<name>/hack.toml`: a negative control a cheating agent might leave."""
+
+    description: str
+    #: What the hack is laid over: the untouched fixture or the reference solution.
+    base: str = "fixture"
+    #: Files the hack deletes.
+    delete: list[str] = []
+    #: Name of a grader (function name) that must be among those failing.
+    caught_by: str = ""
+
+
+class ToolCallSpec(_Strict):
+    tool: str
+    args: dict[str, Any] = {}
+
+
+class ReferenceStep(_Strict):
+    say: str = ""
+    calls: list[ToolCallSpec] = []
+
+
+class Reference(_Strict):
+    """`reference.toml`: the trajectory `scripted/reference` plays for this task."""
+
+    steps: list[ReferenceStep]
+    #: Text the scripted model answers on the compaction channel.
+    summary: str = "Summary of the work so far."
+
+
+#: Built-in graders every task must use: one per hack they catch.
+HACK_ASSERTIONS = ("files_unchanged", "no_new_skips", "holdout", "changed_paths_within")
+
+
+class Task(msgspec.Struct):
+    """A loaded task: its manifest plus the folders beside it."""
+
+    manifest: Manifest
+    root: Path
+
+    @property
+    def id(self) -> str:
+        return self.manifest.id
+
+    @property
+    def prompt(self) -> str:
+        return (self.root / self.manifest.prompt).read_text(encoding="utf-8")
+
+    def fixture(self) -> Tree:
+        return load_dir(self.root / "fixture", what=f"task {self.id} fixture")
+
+    def holdout(self) -> Tree:
+        return load_dir(self.root / "holdout", what=f"task {self.id} holdout")
+
+    def solution(self) -> Tree:
+        tree = overlay(self.fixture(), load_dir(self.root / "solution", what=f"task {self.id} solution"))
+        for path in self.manifest.solution_deletes:
+            tree.pop(path, None)
+        return tree
+
+    def hacks(self) -> dict[str, tuple[HackSpec, Tree]]:
+        """Each negative control as (spec, the tree it leaves)."""
+        hacks = {}
+        folder = self.root / "hacks"
+        if not folder.is_dir():
+            return hacks
+        for hack_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
+            spec = _decode(hack_dir / "hack.toml", HackSpec)
+            if spec.base not in ("fixture", "solution"):
+                raise ManifestError(f"{hack_dir / 'hack.toml'}: field `base` must be 'fixture' or 'solution', not {spec.base!r}")
+            base = self.solution() if spec.base == "solution" else self.fixture()
+            files = hack_dir / "files"
+            tree = overlay(base, load_dir(files, what=f"hack {hack_dir.name}")) if files.is_dir() else base
+            for path in spec.delete:
+                tree.pop(path, None)
+            hacks[hack_dir.name] = (spec, tree)
+        return hacks
+
+    def reference(self) -> Reference:
+        return _decode(self.root / "reference.toml", Reference)
+
+    def content_hash(self) -> str:
+        """sha256 over every file of the task folder: a recording names the task it was made for."""
+        digest = hashlib.sha256()
+        for path in sorted(p for p in self.root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(path.relative_to(self.root).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()
+
+
+def _decode(path: Path, kind: type) -> Any:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ManifestError(f"{path}: file not found") from None
+    try:
+        return msgspec.toml.decode(raw, type=kind)
+    except msgspec.ValidationError as exc:
+        raise ManifestError(f"{path}: {_explain(exc)}") from None
+    except msgspec.DecodeError as exc:
+        raise ManifestError(f"{path}: not valid TOML ({exc})") from None
+
+
+def _explain(exc: msgspec.ValidationError) -> str:
+    # msgspec says "Object contains unknown field `x` - at `$.requires.steps`".
+    text = str(exc).replace("Object contains unknown field", "unknown field")
+    if text.startswith("unknown field"):
+        text += " (remove it or fix its spelling)"
+    return text
+
+
+def _validate(manifest: Manifest, path: Path, folder: Path) -> None:
+    if manifest.id != folder.name:
+        raise ManifestError(f"{path}: field `id` is {manifest.id!r} but the folder is {folder.name!r}: make them equal")
+    if not manifest.graders:
+        raise ManifestError(f"{path}: field `graders` is empty: a task needs graders")
+    for name, bound in manifest.requires.bounds().items():
+        if bound.min is None and bound.max is None:
+            raise ManifestError(f"{path}: field `requires.{name}` has neither `min` nor `max`: it would assert nothing")
+        if bound.min is not None and bound.max is not None and bound.min > bound.max:
+            raise ManifestError(f"{path}: field `requires.{name}` has min {bound.min} > max {bound.max}: no run can meet it")
+        for side in (bound.min, bound.max):
+            if side is not None and side < 0:
+                raise ManifestError(f"{path}: field `requires.{name}` has a negative bound")
+    if manifest.kill_at is not None:
+        if manifest.kill_at < 1:
+            raise ManifestError(f"{path}: field `kill_at` must be 1 or more (the tool call to kill at)")
+        reference = folder / "reference.toml"
+        if reference.is_file():
+            calls = sum(len(step.calls) for step in _decode(reference, Reference).steps)
+            if manifest.kill_at > calls:
+                raise ManifestError(
+                    f"{path}: field `kill_at` is {manifest.kill_at} but the reference trajectory makes only "
+                    f"{calls} tool call(s): the kill would never happen"
+                )
+    if not (folder / manifest.prompt).is_file():
+        raise ManifestError(f"{path}: field `prompt` names {manifest.prompt!r}, which does not exist in {folder}")
+    if not (folder / "fixture").is_dir():
+        raise ManifestError(f"{path}: task has no fixture/ folder: add the project the agent starts from")
+
+
+def load_task(folder: Path) -> Task:
+    """Load and validate one task folder. Raises ManifestError naming file and field."""
+    folder = Path(folder)
+    path = folder / "task.toml"
+    manifest = _decode(path, Manifest)
+    _validate(manifest, path, folder)
+    return Task(manifest=manifest, root=folder)
+
+
+def load_suite(suite: Path, *, only: list[str] | None = None) -> tuple[list[Task], list[ManifestError]]:
+    """Every task under `suite`, sorted by id, plus the errors of those that failed to load.
+
+    A broken task does not stop the others from loading; the caller reports it.
+    """
+    suite = Path(suite)
+    if not suite.is_dir():
+        raise ManifestError(f"suite folder {suite} does not exist: pass --suite with a folder of tasks")
+    tasks, errors = [], []
+    folders = sorted(p for p in suite.iterdir() if (p / "task.toml").is_file())
+    if only:
+        missing = sorted(set(only) - {p.name for p in folders})
+        if missing:
+            raise ManifestError(f"no task named {', '.join(missing)} in {suite}")
+        folders = [p for p in folders if p.name in only]
+    for folder in folders:
+        try:
+            tasks.append(load_task(folder))
+        except ManifestError as exc:
+            errors.append(exc)
+    return tasks, errors

@@ -1,0 +1,352 @@
+"""Running a suite: per task a fresh sandbox, the agent in its own process, seal,
+stage the held-out tests, grade, check `requires`.
+
+Tasks run in parallel threads (`jobs`); each thread only orchestrates, the agent
+itself runs in a child process. One task's error never stops the others, and the
+results file is rewritten after every task so an interrupted run keeps what finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from endstate import __version__
+from endstate.agent._state import Counters, Guards
+from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome, CassetteJob
+from endstate.errors import EndstateError, UserError
+from endstate.grading import Grader, Outcome, Verdict, resolve, run_grader
+from endstate.models import RunSettings, parse_spec
+from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, open_sandbox, resolve_backend, seal
+from endstate.sandbox._tree import load_dir
+from endstate.suite._manifest import Task
+from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
+from endstate.sandbox._timed import TimedSandbox
+
+__all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requires"]
+
+
+class RunConfig(msgspec.Struct, frozen=True):
+    model: str
+    settings: RunSettings = RunSettings()
+    base_url: str | None = None
+    sandbox: str = "auto"
+    image: str = DEFAULT_IMAGE
+    jobs: int = 1
+    guards: Guards = Guards()
+    #: "live" (no cassette), "record" or "replay".
+    mode: str = "live"
+    cassettes: str | None = None
+    match: str = "strict"
+    overwrite: bool = False
+    policy_files: tuple[str, ...] = ()
+
+
+def model_slug(spec: str) -> str:
+    return spec.replace("/", "-").replace(":", "-")
+
+
+def task_pack_hash(tasks: list[Task]) -> str:
+    digest = hashlib.sha256()
+    for task in sorted(tasks, key=lambda t: t.id):
+        digest.update(f"{task.id}:{task.content_hash()}\n".encode())
+    return digest.hexdigest()
+
+
+def check_requires(task: Task, counters: Counters) -> list[str]:
+    violations = []
+    for name, bound in task.manifest.requires.bounds().items():
+        value = getattr(counters, name)
+        if bound.min is not None and value < bound.min:
+            violations.append(f"{name} = {value}, the task requires at least {bound.min}")
+        if bound.max is not None and value > bound.max:
+            violations.append(f"{name} = {value}, the task allows at most {bound.max}")
+    return violations
+
+
+def resolve_graders(task: Task) -> list[Grader]:
+    """Resolve every grader of a task before anything runs (raises GraderContractError)."""
+    from endstate.errors import GraderContractError
+
+    graders = []
+    for spec in task.manifest.graders:
+        try:
+            graders.append(resolve(spec.name, spec.args))
+        except GraderContractError as exc:
+            raise GraderContractError(f"task {task.id}: {exc}") from None
+    return graders
+
+
+class _Suite:
+    """State shared by the threads of one run."""
+
+    def __init__(self, config: RunConfig, out_dir: Path, backend: str,
+                 progress: Callable[[TaskResult], None]) -> None:
+        self.config = config
+        self.out_dir = out_dir
+        self.backend = backend
+        self.progress = progress
+        self.cancelled = threading.Event()
+        self.lock = threading.Lock()
+        self.procs: set[subprocess.Popen] = set()
+        self.base_urls: dict[str, str] = {}
+
+    # -- one task ----------------------------------------------------------------
+    def run_task(self, task: Task, graders: list[Grader]) -> TaskResult:
+        started = time.monotonic()
+        result = TaskResult(task.id, task.manifest.category.value, outcome="error")
+        try:
+            self._run_task(task, graders, result)
+        except UserError as exc:
+            result.outcome, result.reason = "error", str(exc)
+        except EndstateError as exc:
+            result.outcome, result.reason = "error", f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # never lose the other tasks' results
+            result.outcome, result.reason = "error", f"harness bug: {type(exc).__name__}: {exc}"
+        result.wall_s = round(time.monotonic() - started, 3)
+        return result
+
+    def _run_task(self, task: Task, graders: list[Grader], result: TaskResult) -> None:
+        config = self.config
+        guards = config.guards
+        fixture = load_dir(task.root / "fixture", prune_vcs=guards.vcs_pruning, what=f"task {task.id} fixture")
+        holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
+        limits = SandboxLimits(command_timeout_s=task.manifest.budget.command_timeout)
+        live = open_sandbox(self.backend, image=config.image, limits=limits, name_hint=task.id)
+        sandbox = TimedSandbox(live)
+        with live:
+            sandbox.put_tree(fixture)
+            outcome = self._run_agent(task, live)
+            result.stop_reason = outcome.stop_reason
+            result.counters = outcome.counters
+            result.unplayed = outcome.unplayed
+            if outcome.divergence:
+                result.outcome, result.reason = "divergence", outcome.divergence
+                return
+            if outcome.stop_reason in ("model_error", "harness_error"):
+                result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
+                return
+            if guards.seal_before_holdout:
+                sealed = seal(sandbox, fixture)
+                sandbox.put_tree(holdout)
+            else:  # mutant: the end state now includes files the harness put there
+                sandbox.put_tree(holdout)
+                sealed = seal(sandbox, fixture)
+            result.tree_hash = sealed.tree_hash
+            verdicts = [(g.short_name, run_grader(g, sealed)) for g in graders]
+            result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
+        if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
+            verdicts = [(n, Verdict.ok(v.reason) if v.outcome is Outcome.ERROR else v) for n, v in verdicts]
+        result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdicts]
+        result.requires_violations = check_requires(task, result.counters)
+        errors = [(n, v) for n, v in verdicts if v.outcome is Outcome.ERROR]
+        failures = [(n, v) for n, v in verdicts if v.outcome is Outcome.FAIL]
+        if errors:
+            result.outcome, result.failing_grader, result.reason = "error", errors[0][0], errors[0][1].reason
+        elif failures:
+            result.outcome, result.failing_grader, result.reason = "fail", failures[0][0], failures[0][1].reason
+        elif result.requires_violations:
+            result.outcome, result.failing_grader = "fail", "requires"
+            result.reason = "; ".join(result.requires_violations)
+        else:
+            result.outcome, result.reason = "pass", ""
+
+    # -- the agent's process -----------------------------------------------------------
+    def _job(self, task: Task, live: Any, attempt: int) -> tuple[AgentJob, Path]:
+        config = self.config
+        work = self.out_dir / "work" / task.id
+        work.mkdir(parents=True, exist_ok=True)
+        cassette = None
+        if config.mode in ("record", "replay"):
+            cassette = CassetteJob(
+                mode=config.mode,
+                path=str(Path(config.cassettes) / f"{task.id}.cassette"),
+                match=config.match,
+                overwrite=config.overwrite,
+                header={"model": config.model, "task_id": task.id, "task_hash": task.content_hash(),
+                        "image_id": live.describe().get("image_id", ""), "endstate_version": __version__},
+            )
+        policy = [task.manifest.policy] if task.manifest.policy else []
+        policy += [{"file": f} for f in config.policy_files]
+        job = AgentJob(
+            task_id=task.id,
+            prompt=task.prompt,
+            sandbox=live.handle(),
+            model=config.model,
+            base_url=self.base_urls.get(task.id, config.base_url),
+            settings=msgspec.to_builtins(config.settings),
+            budget=task.manifest.budget,
+            policy=policy,
+            guards=config.guards,
+            journal=str(work / "journal.json"),
+            transcript=str(self.out_dir / "transcripts" / f"{task.id}.json"),
+            outcome=str(work / "outcome.json"),
+            kill_at=task.manifest.kill_at,
+            attempt=attempt,
+            cassette=cassette,
+        )
+        path = work / "job.json"
+        path.write_bytes(msgspec.json.encode(job))
+        return job, path
+
+    def _run_agent(self, task: Task, live: Any) -> AgentOutcome:
+        work = self.out_dir / "work" / task.id
+        for stale in ("journal.json", "outcome.json"):
+            (work / stale).unlink(missing_ok=True)
+        (self.out_dir / "transcripts").mkdir(parents=True, exist_ok=True)
+        deadline = task.manifest.budget.wall_seconds + 60
+        attempt = 0
+        while True:
+            if self.cancelled.is_set():
+                raise KeyboardInterrupt
+            job, path = self._job(task, live, attempt)
+            killed = self._spawn(path, work / f"worker-{attempt}.log", deadline)
+            if killed and attempt == 0:
+                attempt += 1  # the checkpoint task's kill point: resume in a fresh process
+                continue
+            outcome_path = Path(job.outcome)
+            if not outcome_path.exists():
+                return AgentOutcome("harness_error", f"agent process ended without a result (see {work}/worker-{attempt}.log)",
+                                    Counters())
+            return msgspec.json.decode(outcome_path.read_bytes(), type=AgentOutcome)
+
+    def _spawn(self, job_path: Path, log_path: Path, deadline: float) -> bool:
+        """Run one worker; return True when it reached its kill point and was SIGKILLed."""
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "endstate.agent.worker", str(job_path)],
+                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True,
+            )
+            with self.lock:
+                self.procs.add(proc)
+            timer = threading.Timer(deadline, proc.kill)
+            timer.start()
+            killed = False
+            try:
+                for line in proc.stdout:
+                    if line.strip() == KILL_MARKER:
+                        os.kill(proc.pid, signal.SIGKILL)
+                        killed = True
+                        break
+                    log.write(line.encode())
+                proc.wait()
+            finally:
+                timer.cancel()
+                with self.lock:
+                    self.procs.discard(proc)
+        return killed
+
+    def kill_all(self) -> None:
+        with self.lock:
+            for proc in list(self.procs):
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+
+
+@contextlib.contextmanager
+def _scripted_urls(config: RunConfig, tasks: list[Task], suite_root: Path) -> Iterator[dict[str, str]]:
+    """For scripted models: start the local server (live runs) and give each task its URL."""
+    provider, policy = parse_spec(config.model)
+    if provider != "scripted":
+        yield {}
+        return
+    if config.mode == "replay":
+        # Nothing is served on replay; only the path takes part in the request hash.
+        yield {t.id: f"http://127.0.0.1:9/scripted/{policy}/{t.id}/v1" for t in tasks}
+        return
+    from endstate.models import ScriptedServer
+
+    with ScriptedServer(suite_root) as server:
+        yield {t.id: server.base_url_for(policy, t.id) for t in tasks}
+
+
+def run_suite(
+    tasks: list[Task],
+    config: RunConfig,
+    out_dir: Path,
+    *,
+    suite_root: Path,
+    progress: Callable[[TaskResult], None] = lambda r: None,
+    card_extra: dict[str, Any] | None = None,
+) -> RunResult:
+    """Run every task; returns (and keeps writing) the run's results."""
+    tasks = sorted(tasks, key=lambda t: t.id)
+    graders = {t.id: resolve_graders(t) for t in tasks}
+    backend = resolve_backend(config.sandbox)
+    provider, _ = parse_spec(config.model)
+    probe = _describe_backend(backend, config)
+    card = RunCard(
+        endstate_version=__version__,
+        model=config.model,
+        provider=provider,
+        temperature=config.settings.temperature,
+        seed=config.settings.seed,
+        retry_ceiling=config.settings.max_retries,
+        tool_choice=config.settings.tool_choice,
+        network_policy="none",
+        sandbox_backend=backend,
+        image=config.image if backend == "docker" else "",
+        image_id=probe.get("image_id", ""),
+        task_pack_hash=task_pack_hash(tasks),
+        tasks=len(tasks),
+        mode=config.mode,
+        replay_from=config.cassettes or "" if config.mode == "replay" else "",
+        match=config.match if config.mode == "replay" else "",
+        guards_disabled=tuple(name for name in Guards.__struct_fields__ if not getattr(config.guards, name)),
+        **(card_extra or {}),
+    )
+    result = RunResult(card, [])
+    suite = _Suite(config, Path(out_dir), backend, progress)
+    with _scripted_urls(config, tasks, suite_root) as urls:
+        suite.base_urls = urls
+        pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
+        futures = {pool.submit(suite.run_task, t, graders[t.id]): t for t in tasks}
+        try:
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    task_result = future.result()
+                    result.tasks.append(task_result)
+                    result.tasks.sort(key=lambda r: r.task_id)
+                    write_results(result, Path(out_dir))
+                    progress(task_result)
+        except KeyboardInterrupt:
+            suite.cancelled.set()
+            for future in futures:
+                future.cancel()
+            suite.kill_all()
+            pool.shutdown(wait=True)
+            write_results(result, Path(out_dir))
+            raise
+        pool.shutdown(wait=True)
+    return result
+
+
+def _describe_backend(backend: str, config: RunConfig) -> dict[str, str]:
+    if backend != "docker":
+        return {}
+    import docker
+
+    from endstate.errors import SandboxUnavailable
+    from endstate.sandbox._docker import connect
+
+    client = connect()
+    try:
+        return {"image_id": client.images.get(config.image).id}
+    except docker.errors.ImageNotFound:
+        raise SandboxUnavailable(f"Docker image {config.image} does not exist here: run `endstate image build` first") from None
+    finally:
+        client.close()

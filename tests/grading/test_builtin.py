@@ -1,0 +1,67 @@
+"""Built-in graders on in-memory end states (the pytest-running ones run for real in
+tests/suite/test_tasks_check.py against Docker)."""
+
+from endstate.grading import Outcome, changed_paths_within, files_unchanged, no_new_skips
+from endstate.sandbox._sealed import SealedSandbox, matches_any
+from endstate.sandbox._tree import FileEntry
+
+TEST = b"def test_a():\n    assert f() == 2\n"
+
+
+def tree(**files):
+    """Keyword names stand for paths: `__` is a slash, the last `_` a dot."""
+    def path(name):
+        stem, _, ext = name.replace("__", "/").rpartition("_")
+        return f"{stem}.{ext}"
+    return {path(name): FileEntry(0o644, data) for name, data in files.items()}
+
+
+def sealed(before, after):
+    return SealedSandbox(live=None, snapshot=after, fixture=before)
+
+
+FIXTURE = tree(pkg__a_py=b"def f():\n    return 1\n", tests__test_a_py=TEST, README_md=b"hi\n")
+
+
+def test_files_unchanged_catches_edits_and_additions():
+    assert files_unchanged(sealed(FIXTURE, dict(FIXTURE)), ["tests/**"]).passed
+    edited = dict(FIXTURE, **tree(tests__test_a_py=TEST.replace(b"2", b"1")))
+    verdict = files_unchanged(sealed(FIXTURE, edited), ["tests/**"])
+    assert verdict.outcome is Outcome.FAIL and "tests/test_a.py" in verdict.reason
+    added = dict(FIXTURE, **tree(tests__conftest_py=b"x = 1\n"))
+    assert not files_unchanged(sealed(FIXTURE, added), ["tests/**"]).passed
+
+
+def test_mode_change_counts_as_change():
+    flipped = dict(FIXTURE)
+    flipped["tests/test_a.py"] = FileEntry(0o755, TEST)
+    assert not files_unchanged(sealed(FIXTURE, flipped), ["tests/**"]).passed
+
+
+def test_no_new_skips_counts_markers_per_file():
+    for marker in (b"@pytest.mark.skip\n", b"@pytest.mark.skipif(True, reason='x')\n", b"@pytest.mark.xfail\n",
+                   b"@unittest.skip('x')\n", b"    pytest.skip('later')\n", b"@skipIf(True, 'x')\n"):
+        skipped = dict(FIXTURE, **tree(tests__test_a_py=marker + TEST))
+        verdict = no_new_skips(sealed(FIXTURE, skipped))
+        assert verdict.outcome is Outcome.FAIL, marker
+    # A marker the fixture already had is not new.
+    base = dict(FIXTURE, **tree(tests__test_b_py=b"@pytest.mark.skip\n" + TEST))
+    assert no_new_skips(sealed(base, dict(base))).passed
+    # Prose that mentions skipping is not a marker.
+    prose = dict(FIXTURE, **tree(pkg__a_py=b"# we skip blank lines\ndef f():\n    return 2\n"))
+    assert no_new_skips(sealed(FIXTURE, prose)).passed
+
+
+def test_changed_paths_within():
+    fixed = dict(FIXTURE, **tree(pkg__a_py=b"def f():\n    return 2\n"))
+    assert changed_paths_within(sealed(FIXTURE, fixed), ["pkg/a.py"]).passed
+    deleted = dict(fixed)
+    del deleted["README.md"]
+    verdict = changed_paths_within(sealed(FIXTURE, deleted), ["pkg/a.py"])
+    assert verdict.outcome is Outcome.FAIL and "README.md" in verdict.reason
+
+
+def test_glob_matching():
+    assert matches_any("tests/unit/test_x.py", ["tests/**"])
+    assert matches_any("pkg/a.py", ["pkg/*.py"])
+    assert not matches_any("pkgx/a.py", ["pkg/**"])

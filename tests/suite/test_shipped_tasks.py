@@ -1,0 +1,75 @@
+"""The shipped suite itself: every task is well-formed and hack-resistant on paper.
+
+(That the graders really fail on the fixture, pass on the solution and catch each
+hack is checked in Docker by tests/suite/test_tasks_check.py.)
+"""
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from endstate.suite import load_suite, missing_hack_assertions, resolve_graders
+
+SUITE = Path(__file__).resolve().parents[2] / "tasks"
+TASKS, ERRORS = load_suite(SUITE)
+IDS = [t.id for t in TASKS]
+
+
+def test_every_task_loads():
+    assert not ERRORS, [str(e) for e in ERRORS]
+
+
+def test_core_categories_have_three_or_more_tasks():
+    counts = Counter(t.manifest.category.value for t in TASKS)
+    for category in ("bugfix", "feature", "refactor"):
+        assert counts[category] >= 3, counts
+
+
+@pytest.mark.parametrize("task", TASKS, ids=IDS)
+def test_no_task_is_graded_by_a_command_alone(task):
+    assert missing_hack_assertions(task) == []
+    resolve_graders(task)  # every grader imports and keeps the contract
+
+
+@pytest.mark.parametrize("task", TASKS, ids=IDS)
+def test_every_task_ships_negative_controls(task):
+    hacks = task.hacks()
+    assert len(hacks) >= 2, f"{task.id} has {len(hacks)} hacks/"
+    fixture = task.fixture()
+    for name, (spec, tree) in hacks.items():
+        assert tree != fixture and tree != task.solution(), f"{task.id}/{name} changes nothing"
+        assert spec.description
+
+
+def apply_reference(task):
+    """Play the reference trajectory's file edits on the fixture, in Python."""
+    tree = {path: entry.data for path, entry in task.fixture().items()}
+    for step in task.reference().steps:
+        for call in step.calls:
+            args = call.args
+            if call.tool == "write_file":
+                tree[args["path"]] = args["content"].encode()
+            elif call.tool == "edit_file":
+                text = tree[args["path"]].decode()
+                assert text.count(args["old"]) == 1, f"{task.id}: edit of {args['path']} is not unique"
+                tree[args["path"]] = text.replace(args["old"], args["new"], 1).encode()
+            elif call.tool == "bash" and call.args["command"].startswith("rm ") and " -" not in call.args["command"]:
+                for path in call.args["command"].split()[1:]:
+                    tree.pop(path, None)
+    return tree
+
+
+@pytest.mark.parametrize("task", [t for t in TASKS if t.manifest.kill_at is None], ids=lambda t: t.id)
+def test_reference_trajectory_reaches_the_solution(task):
+    """The known-fix control can only pass if its edits land exactly on solution/."""
+    solution = {path: entry.data for path, entry in task.solution().items()}
+    reached = apply_reference(task)
+    differing = sorted(p for p in set(solution) | set(reached) if solution.get(p) != reached.get(p))
+    assert not differing, f"{task.id}: reference ends away from solution/ in {differing}"
+
+
+@pytest.mark.parametrize("task", [t for t in TASKS if t.manifest.kill_at is not None], ids=lambda t: t.id)
+def test_kill_point_is_inside_the_reference_trajectory(task):
+    calls = sum(len(step.calls) for step in task.reference().steps)
+    assert task.manifest.kill_at <= calls
