@@ -1,0 +1,209 @@
+"""The Anthropic Messages adapter: anthropic/ specs.
+
+The transcript maps onto the Messages API as follows: system messages become
+the separate `system` parameter; an assistant's tool calls become `tool_use`
+blocks; tool results become `tool_result` blocks in a user turn (consecutive
+results share one turn, as the API expects). Answers are decoded strictly from
+the response bytes, as in the OpenAI adapter.
+
+No sampling settings are sent: the Messages API version that SDK 2.x speaks
+refuses temperature, top_p and top_k outright (even at their defaults), and the
+SDK has dropped them. RunSettings.temperature and .seed therefore do not apply to
+anthropic/ models; the benchmark card still records them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import anthropic
+import httpx2
+import msgspec
+
+from endstate.models._errors import ModelError, model_error, provider_says, what_to_do
+from endstate.models._spec import AttemptCounter, RunSettings, completion_headers
+from endstate.models._types import Channel, Completion, Message, ToolCall, ToolSchema, Usage
+
+__all__ = ["AnthropicModel", "to_wire"]
+
+_TOOL_CHOICE = {"auto": "auto", "required": "any", "none": "none"}
+
+
+# The slice of a Messages API response the adapter reads. Blocks of other types
+# (thinking, server tools) decode too and are skipped.
+class _WireBlock(msgspec.Struct):
+    type: str
+    text: str = ""
+    id: str = ""
+    name: str = ""
+    input: dict[str, Any] = {}
+
+
+class _WireUsage(msgspec.Struct):
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class _WireMessage(msgspec.Struct):
+    content: list[_WireBlock]
+    stop_reason: str | None = None
+    usage: _WireUsage | None = None
+
+
+_decoder = msgspec.json.Decoder(_WireMessage)
+
+
+class AnthropicModel:
+    """A Model speaking the Anthropic Messages API, non-streaming."""
+
+    provider = "anthropic"
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        model: str,
+        settings: RunSettings,
+        api_key: str,
+        base_url: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.model = model
+        self.settings = settings
+        self._api_key = api_key
+        self._counter = AttemptCounter()
+        self._http = httpx2.Client(
+            event_hooks={"request": [self._counter]}, follow_redirects=True, timeout=settings.timeout_s
+        )
+        self._client = anthropic.Anthropic(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=settings.max_retries,
+            timeout=settings.timeout_s,
+            default_headers=dict(extra_headers or {}),
+            http_client=self._http,
+        )
+        self.base_url = str(self._client.base_url)
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        *,
+        channel: Channel,
+        turn: int,
+        tool_choice: Literal["auto", "required", "none"] = "auto",
+    ) -> Completion:
+        system, turns = to_wire(messages)
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": turns,
+            "max_tokens": self.settings.max_output_tokens,
+        }
+        if system:
+            params["system"] = system
+        if tools:
+            params["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools
+            ]
+            params["tool_choice"] = {"type": _TOOL_CHOICE[tool_choice]}
+        self._counter.start(channel, turn)
+        try:
+            raw = self._client.messages.with_raw_response.create(
+                **params, extra_headers=completion_headers(channel, turn)
+            )
+            body, status = raw.read(), raw.status_code
+        except anthropic.APIStatusError as exc:
+            raise self._failure(exc.status_code, provider_says(exc.body, exc.message), channel, turn) from None
+        except anthropic.APITimeoutError:
+            raise self._failure(
+                None, f"no answer within timeout_s={self.settings.timeout_s:g}", channel, turn,
+                hint="raise timeout_s or check that the server is alive",
+            ) from None
+        except anthropic.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise self._failure(None, f"could not connect ({cause})", channel, turn) from None
+        except anthropic.AnthropicError as exc:
+            raise self._failure(None, f"{type(exc).__name__}: {exc}", channel, turn) from None
+        return self._decode(body, status, self._counter.retries(channel, turn))
+
+    def close(self) -> None:
+        self._client.close()
+        self._http.close()
+
+    def _decode(self, body: bytes, status: int, retries: int) -> Completion:
+        hint = "check that the base URL is the Messages API root (without /v1)"
+        try:
+            wire = _decoder.decode(body)
+        except msgspec.ValidationError as exc:
+            raise self._error(f"HTTP {status} with JSON that is not a message ({exc})", status, retries, hint) from None
+        except msgspec.DecodeError:
+            raise self._error(
+                f"HTTP {status} with a body that is not JSON: {body[:120]!r}", status, retries, hint
+            ) from None
+        text = "".join(block.text for block in wire.content if block.type == "text")
+        calls = tuple(
+            ToolCall(id=block.id, name=block.name, arguments=json.dumps(block.input))
+            for block in wire.content
+            if block.type == "tool_use"
+        )
+        usage = wire.usage or _WireUsage()
+        return Completion(
+            message=Message(role="assistant", content=text, tool_calls=calls),
+            usage=Usage(input_tokens=usage.input_tokens or 0, output_tokens=usage.output_tokens or 0),
+            finish_reason=wire.stop_reason or "",
+            retries=retries,
+        )
+
+    def _failure(self, status: int | None, detail: str, channel: str, turn: int, *, hint: str = "") -> ModelError:
+        retries = self._counter.retries(channel, turn)
+        what = f"HTTP {status} ({detail})" if status is not None else detail
+        return self._error(what, status, retries, hint or what_to_do(status, key_env="ANTHROPIC_API_KEY"))
+
+    def _error(self, what: str, status: int | None, retries: int, hint: str) -> ModelError:
+        return model_error(
+            self.spec, self.base_url, what, provider=self.provider, status=status, retries=retries,
+            hint=hint, secret=self._api_key,
+        )
+
+
+def to_wire(messages: list[Message]) -> tuple[str, list[dict[str, Any]]]:
+    """The transcript as (system prompt, Messages API turns)."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system" and m.content)
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _blocks(message)
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return system, turns
+
+
+def _blocks(message: Message) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}]
+    blocks: list[dict[str, Any]] = []
+    if message.content:
+        blocks.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": _arguments(call.arguments)})
+    return blocks
+
+
+def _arguments(text: str) -> dict[str, Any]:
+    # tool_use input must be an object; a call another provider sent as malformed
+    # JSON is kept verbatim so the transcript still says what was asked.
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {"_unparsed_arguments": text}
+    return value if isinstance(value, dict) else {"_unparsed_arguments": text}

@@ -1,0 +1,210 @@
+"""The OpenAI chat-completions adapter: openai/, openai-compatible/ and scripted/ specs.
+
+Requests go through the official SDK (so through httpx2, where vcrpy records and
+replays them). The answer is decoded here, strictly, from the response bytes
+rather than from the SDK's lenient models: a body that is not a chat completion
+becomes a ModelError that says so, instead of a half-empty object.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import httpx2
+import msgspec
+import openai
+
+from endstate.models._errors import ModelError, model_error, provider_says, what_to_do
+from endstate.models._spec import AttemptCounter, RunSettings, completion_headers
+from endstate.models._types import Channel, Completion, Message, ToolCall, ToolSchema, Usage
+
+__all__ = ["OpenAIChatModel", "to_wire", "tool_to_wire"]
+
+
+# The slice of the chat-completions response the adapter reads; other fields are ignored.
+class _WireFunction(msgspec.Struct):
+    name: str
+    # Some compatible servers send the arguments as an object instead of a JSON text.
+    arguments: str | dict[str, Any] = ""
+
+
+class _WireToolCall(msgspec.Struct):
+    id: str
+    function: _WireFunction
+
+
+class _WireMessage(msgspec.Struct):
+    content: str | None = None
+    tool_calls: list[_WireToolCall] | None = None
+
+
+class _WireChoice(msgspec.Struct):
+    message: _WireMessage
+    finish_reason: str | None = None
+
+
+class _WireUsage(msgspec.Struct):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _WireCompletion(msgspec.Struct):
+    choices: list[_WireChoice] | None = None
+    usage: _WireUsage | None = None
+
+
+_decoder = msgspec.json.Decoder(_WireCompletion)
+
+
+class OpenAIChatModel:
+    """A Model speaking the chat-completions API, non-streaming."""
+
+    def __init__(
+        self,
+        spec: str,
+        *,
+        provider: str,
+        model: str,
+        settings: RunSettings,
+        api_key: str,
+        base_url: str | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.provider = provider
+        self.model = model
+        self.settings = settings
+        self._api_key = api_key
+        self._counter = AttemptCounter()
+        self._http = httpx2.Client(
+            event_hooks={"request": [self._counter]}, follow_redirects=True, timeout=settings.timeout_s
+        )
+        self._client = openai.OpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=settings.max_retries,
+            timeout=settings.timeout_s,
+            default_headers=dict(extra_headers or {}),
+            http_client=self._http,
+        )
+        self.base_url = str(self._client.base_url)
+
+    def complete(
+        self,
+        messages: list[Message],
+        tools: list[ToolSchema],
+        *,
+        channel: Channel,
+        turn: int,
+        tool_choice: Literal["auto", "required", "none"] = "auto",
+    ) -> Completion:
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": [to_wire(m) for m in messages],
+            "temperature": self.settings.temperature,
+        }
+        # OpenAI itself has retired max_tokens for newer models; compatible servers
+        # mostly know only max_tokens.
+        tokens_key = "max_completion_tokens" if self.provider == "openai" else "max_tokens"
+        params[tokens_key] = self.settings.max_output_tokens
+        if self.settings.seed is not None:
+            params["seed"] = self.settings.seed
+        if tools:
+            params["tools"] = [tool_to_wire(t) for t in tools]
+            params["tool_choice"] = tool_choice
+        self._counter.start(channel, turn)
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(
+                **params, extra_headers=completion_headers(channel, turn)
+            )
+            body, status = raw.content, raw.status_code
+        except openai.APIStatusError as exc:
+            raise self._failure(exc.status_code, provider_says(exc.body, exc.message), channel, turn) from None
+        except openai.APITimeoutError:
+            raise self._failure(
+                None, f"no answer within timeout_s={self.settings.timeout_s:g}", channel, turn,
+                hint="raise timeout_s or check that the server is alive",
+            ) from None
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__ or exc
+            raise self._failure(None, f"could not connect ({cause})", channel, turn) from None
+        except openai.OpenAIError as exc:
+            raise self._failure(None, f"{type(exc).__name__}: {exc}", channel, turn) from None
+        retries = self._counter.retries(channel, turn)
+        return self._decode(body, status, retries)
+
+    def close(self) -> None:
+        self._client.close()
+        self._http.close()
+
+    def _decode(self, body: bytes, status: int, retries: int) -> Completion:
+        hint = "check that the base URL is the chat-completions API root (often ending in /v1)"
+        try:
+            wire = _decoder.decode(body)
+        except msgspec.ValidationError as exc:
+            raise self._error(
+                f"HTTP {status} with JSON that is not a chat completion ({exc})", status, retries, hint
+            ) from None
+        except msgspec.DecodeError:
+            raise self._error(
+                f"HTTP {status} with a body that is not JSON: {body[:120]!r}", status, retries, hint
+            ) from None
+        if not wire.choices:
+            raise self._error(f"HTTP {status} with no choices in the answer", status, retries,
+                              "the server produced nothing: check the model name, or rerun")
+        choice = wire.choices[0]
+        calls = tuple(
+            ToolCall(
+                id=call.id,
+                name=call.function.name,
+                arguments=call.function.arguments
+                if isinstance(call.function.arguments, str)
+                else json.dumps(call.function.arguments),
+            )
+            for call in choice.message.tool_calls or ()
+        )
+        usage = wire.usage or _WireUsage()
+        return Completion(
+            message=Message(role="assistant", content=choice.message.content or "", tool_calls=calls),
+            usage=Usage(input_tokens=usage.prompt_tokens or 0, output_tokens=usage.completion_tokens or 0),
+            finish_reason=choice.finish_reason or "",
+            retries=retries,
+        )
+
+    def _failure(self, status: int | None, detail: str, channel: str, turn: int, *, hint: str = "") -> ModelError:
+        retries = self._counter.retries(channel, turn)
+        key_env = "OPENAI_API_KEY" if self.provider in ("openai", "openai-compatible") else None
+        what = f"HTTP {status} ({detail})" if status is not None else detail
+        return self._error(what, status, retries, hint or what_to_do(status, key_env=key_env))
+
+    def _error(self, what: str, status: int | None, retries: int, hint: str) -> ModelError:
+        return model_error(
+            self.spec, self.base_url, what, provider=self.provider, status=status, retries=retries,
+            hint=hint, secret=self._api_key,
+        )
+
+
+def to_wire(message: Message) -> dict[str, Any]:
+    """One transcript message in the chat-completions request format."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            # The API wants null, not "", beside tool calls with no text.
+            "content": message.content or None,
+            "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+def tool_to_wire(tool: ToolSchema) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }

@@ -1,0 +1,211 @@
+"""Model specs (`provider/model`), run settings, and opening a model from a spec.
+
+Everything that can be wrong with a spec is found by `check_spec` without
+touching the network, so the CLI refuses a bad `--model` before any container
+starts. `open_model` repeats those checks and builds the adapter.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal
+
+import msgspec
+
+from endstate.errors import ModelSpecError
+from endstate.models._types import Channel, Model
+
+if TYPE_CHECKING:
+    import httpx2
+
+__all__ = [
+    "PROVIDERS",
+    "SCRIPTED_POLICIES",
+    "CHANNEL_HEADER",
+    "TURN_HEADER",
+    "AttemptCounter",
+    "completion_headers",
+    "RunSettings",
+    "parse_spec",
+    "check_spec",
+    "open_model",
+]
+
+#: Every provider a spec may name, in the order they are listed to users.
+PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible", "scripted")
+
+#: The control arms `scripted/<policy>` may name.
+SCRIPTED_POLICIES: tuple[str, ...] = ("null", "reference")
+
+#: Request headers that tag each completion; the cassette matcher and the scripted
+#: server both read them.
+CHANNEL_HEADER = "X-Endstate-Channel"
+TURN_HEADER = "X-Endstate-Turn"
+
+
+def completion_headers(channel: Channel, turn: int) -> dict[str, str]:
+    """The headers that tag one completion's request (every attempt of it)."""
+    return {CHANNEL_HEADER: channel, TURN_HEADER: str(turn)}
+
+
+class AttemptCounter:
+    """An httpx2 request hook counting HTTP attempts per completion.
+
+    Each attempt carries the completion's channel and turn headers, so attempts
+    are tallied per (channel, turn) and retries = attempts - 1.
+    """
+
+    def __init__(self) -> None:
+        self._attempts: collections.Counter[tuple[str, str]] = collections.Counter()
+
+    def __call__(self, request: httpx2.Request) -> None:
+        self._attempts[(request.headers.get(CHANNEL_HEADER, ""), request.headers.get(TURN_HEADER, ""))] += 1
+
+    def start(self, channel: str, turn: int) -> None:
+        self._attempts.pop((channel, str(turn)), None)
+
+    def retries(self, channel: str, turn: int) -> int:
+        """Retries made for this completion; forgets it."""
+        return max(self._attempts.pop((channel, str(turn)), 0) - 1, 0)
+
+
+# The environment variable holding each provider's key; None: no key needed.
+_KEY_ENV: dict[str, str | None] = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "openai-compatible": None,
+    "scripted": None,
+}
+
+# Local servers (vLLM, Ollama, llama.cpp) accept any key, but the SDK insists on one.
+_PLACEHOLDER_KEY = "not-needed"
+
+_EXAMPLES = "openai/gpt-4.1, anthropic/claude-sonnet-4-5, openai-compatible/<model> --base-url URL, scripted/reference"
+
+
+class RunSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """How every completion of a run is requested; recorded on the benchmark card."""
+
+    temperature: float = 0.0
+    #: Sent where the provider supports it; None sends no seed.
+    seed: int | None = 0
+    #: HTTP retries the SDK may make per completion (it backs off between them).
+    max_retries: int = 0
+    #: Seconds one HTTP attempt may take.
+    timeout_s: float = 120
+    max_output_tokens: int = 2048
+    #: What the agent loop asks for on its turns; adapters send what each call names.
+    tool_choice: Literal["auto", "required"] = "auto"
+
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be 0 or more, not {self.max_retries}")
+        if self.timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, not {self.timeout_s}")
+        if self.max_output_tokens < 1:
+            raise ValueError(f"max_output_tokens must be 1 or more, not {self.max_output_tokens}")
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """Split `provider/model` into its two parts; the model may itself hold slashes.
+
+    Raises ModelSpecError, listing the known providers, for a malformed spec or an
+    unknown provider, and listing the policies for an unknown `scripted/` policy.
+    """
+    provider, slash, model = spec.partition("/")
+    if not slash or not provider or not model.strip("/") or any(c.isspace() for c in spec):
+        raise ModelSpecError(
+            f"model spec {spec!r} is not provider/model: known providers are "
+            f"{', '.join(PROVIDERS)} (e.g. {_EXAMPLES})"
+        )
+    if provider not in PROVIDERS:
+        raise ModelSpecError(
+            f"model spec {spec!r} names unknown provider {provider!r}: known providers are "
+            f"{', '.join(PROVIDERS)} (e.g. {_EXAMPLES})"
+        )
+    if provider == "scripted" and model not in SCRIPTED_POLICIES:
+        raise ModelSpecError(
+            f"model spec {spec!r} names unknown scripted policy {model!r}: known policies are "
+            f"{', '.join(SCRIPTED_POLICIES)}"
+        )
+    return provider, model
+
+
+def check_spec(spec: str, base_url: str | None = None, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """Everything `open_model` would refuse, checked offline. Returns (provider, model).
+
+    `env` defaults to the process environment. A scripted spec needs no base URL
+    here: the runner starts the scripted server and supplies it when opening.
+    """
+    provider, model = parse_spec(spec)
+    _check_base_url(spec, provider, base_url, require_for_scripted=False)
+    _api_key(spec, provider, os.environ if env is None else env, explicit=None)
+    return provider, model
+
+
+def open_model(
+    spec: str,
+    *,
+    settings: RunSettings,
+    base_url: str | None = None,
+    extra_headers: Mapping[str, str] | None = None,
+    api_key: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Model:
+    """Build the adapter for `spec`. No request is made until `complete`.
+
+    `api_key` overrides the environment. `extra_headers` go on every request
+    (gateways that want their own headers). Raises ModelSpecError as `check_spec`.
+    """
+    provider, model = parse_spec(spec)
+    _check_base_url(spec, provider, base_url, require_for_scripted=True)
+    key = _api_key(spec, provider, os.environ if env is None else env, explicit=api_key)
+    # Imported here so that checking a spec does not pay for loading an SDK.
+    if provider == "anthropic":
+        from endstate.models._anthropic import AnthropicModel
+
+        return AnthropicModel(
+            spec, model=model, settings=settings, api_key=key, base_url=base_url, extra_headers=extra_headers
+        )
+    from endstate.models._openai import OpenAIChatModel
+
+    return OpenAIChatModel(
+        spec,
+        provider=provider,
+        model=model,
+        settings=settings,
+        api_key=key,
+        base_url=base_url,
+        extra_headers=extra_headers,
+    )
+
+
+def _check_base_url(spec: str, provider: str, base_url: str | None, *, require_for_scripted: bool) -> None:
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise ModelSpecError(f"base URL {base_url!r} for {spec} must start with http:// or https://")
+    if provider == "openai-compatible" and not base_url:
+        raise ModelSpecError(
+            f"{spec} needs --base-url: the server's OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1"
+        )
+    if provider == "scripted" and require_for_scripted and not base_url:
+        raise ModelSpecError(
+            f"{spec} is served by a local ScriptedServer: start one and pass "
+            f"base_url=server.base_url_for(policy, task_id)"
+        )
+
+
+def _api_key(spec: str, provider: str, env: Mapping[str, str], *, explicit: str | None) -> str:
+    if provider == "scripted":
+        # The scripted server needs no key; never hand it the user's real one.
+        return _PLACEHOLDER_KEY
+    if explicit:
+        return explicit
+    name = _KEY_ENV[provider]
+    if name is None:
+        return env.get("OPENAI_API_KEY") or _PLACEHOLDER_KEY
+    key = env.get(name)
+    if not key:
+        raise ModelSpecError(f"{spec} needs an API key: set the environment variable {name}")
+    return key

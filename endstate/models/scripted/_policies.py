@@ -1,0 +1,74 @@
+"""What each scripted control arm answers, as pure functions of (task, channel, turn).
+
+    null        "Done." at once, no tool calls: the no-edit control
+    reference   the task's reference.toml, one step per agent turn: the known-fix control
+
+A policy returns the assistant message in the chat-completions wire format. Tool
+call ids and argument texts are derived from the step alone, so the same request
+always gets the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from endstate.suite._manifest import Task
+
+__all__ = ["ScriptError", "POLICIES", "DONE", "null", "reference", "estimate_tokens", "canonical_json"]
+
+#: What a scripted model says when it has nothing left to do.
+DONE = "Done."
+
+
+class ScriptError(Exception):
+    """A request the scripted server cannot answer; carries the HTTP status to send."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def null(task: Task, channel: str, turn: int | None) -> dict[str, Any]:
+    return {"role": "assistant", "content": DONE}
+
+
+def reference(task: Task, channel: str, turn: int | None) -> dict[str, Any]:
+    ref = task.reference()
+    if channel == "compaction":
+        return {"role": "assistant", "content": ref.summary}
+    if turn is None:
+        raise ScriptError(400, "the reference policy needs the X-Endstate-Turn header on agent requests")
+    if turn >= len(ref.steps):
+        return {"role": "assistant", "content": DONE}
+    step = ref.steps[turn]
+    message: dict[str, Any] = {"role": "assistant", "content": step.say}
+    if step.calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{turn}_{i}",
+                "type": "function",
+                "function": {"name": call.tool, "arguments": json.dumps(call.args, sort_keys=True)},
+            }
+            for i, call in enumerate(step.calls)
+        ]
+    return message
+
+
+#: Policy name -> answer function; the names are those `scripted/<policy>` accepts.
+POLICIES: Mapping[str, Callable[[Task, str, int | None], dict[str, Any]]] = MappingProxyType(
+    {"null": null, "reference": reference}
+)
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def estimate_tokens(value: Any) -> int:
+    """A tokenizer-free, deterministic token count: one token per four characters of JSON."""
+    return math.ceil(len(canonical_json(value)) / 4)

@@ -1,0 +1,211 @@
+"""A loopback HTTP server speaking the chat-completions wire format for the control arms.
+
+    POST /scripted/<policy>/<task_id>/v1/chat/completions
+
+The agent reaches it through the real openai SDK, exactly as it reaches a
+provider, so recording a control arm exercises the same SDK -> httpx2 -> vcrpy
+path as a live model. Answers depend only on the policy, the task folder, the
+channel and turn headers and the request's messages: no clock, no randomness,
+and nothing from the request headers (an Authorization header is never echoed).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from endstate.errors import ManifestError
+from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
+from endstate.models.scripted._policies import POLICIES, ScriptError, canonical_json, estimate_tokens
+
+if TYPE_CHECKING:
+    from endstate.suite._manifest import Task
+
+__all__ = ["ScriptedServer"]
+
+_TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_MAX_BODY = 64 * 1024 * 1024
+_CHANNELS = ("agent", "compaction")
+
+
+class ScriptedServer:
+    """The scripted control arms on a free loopback port, served from a background thread.
+
+    Use as a context manager, or call `start` and `close`::
+
+        with ScriptedServer(Path("tasks")) as server:
+            model = open_model("scripted/reference", settings=...,
+                               base_url=server.base_url_for("reference", task_id))
+    """
+
+    def __init__(self, tasks_root: Path, *, host: str = "127.0.0.1", port: int = 0, log: bool = False) -> None:
+        self.tasks_root = Path(tasks_root)
+        self._address = (host, port)
+        self._log = log
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> ScriptedServer:
+        if self._httpd is not None:
+            return self
+        httpd = _HTTPServer(self._address, _Handler)
+        httpd.tasks_root = self.tasks_root
+        httpd.log = self._log
+        self._httpd = httpd
+        self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), name="endstate-scripted", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._httpd is None:
+            return
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def base_url(self) -> str:
+        """The server root, e.g. http://127.0.0.1:PORT."""
+        if self._httpd is None:
+            raise RuntimeError("the scripted server is not running: call start() or use it in a with block")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def base_url_for(self, policy: str, task_id: str) -> str:
+        """The OpenAI-compatible API root serving `policy` on `task_id`."""
+        return f"{self.base_url}/scripted/{policy}/{task_id}/v1"
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    tasks_root: Path
+    log: bool
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _HTTPServer
+
+    def do_POST(self) -> None:
+        try:
+            status, body = 200, self._answer()
+        except ScriptError as exc:
+            status, body = exc.status, _error_body(exc.status, str(exc))
+        except Exception as exc:  # a bug here must reach the client as an answer, not a dropped socket
+            status, body = 500, _error_body(500, f"the scripted server failed: {type(exc).__name__}: {exc}")
+        self._send(status, body)
+
+    def do_GET(self) -> None:
+        self._send(405, _error_body(405, "the scripted server answers POST .../v1/chat/completions only"))
+
+    def _answer(self) -> dict[str, Any]:
+        policy, task_id = self._route()
+        task = self._task(task_id)
+        channel = self.headers.get(CHANNEL_HEADER, "agent")
+        if channel not in _CHANNELS:
+            raise ScriptError(400, f"header {CHANNEL_HEADER} must be one of {', '.join(_CHANNELS)}")
+        turn = self._turn()
+        request = self._request_json()
+        try:
+            message = POLICIES[policy](task, channel, turn)
+        except ManifestError as exc:
+            raise ScriptError(422, f"task {task_id!r} has no usable reference trajectory: {exc}") from None
+        prompt_tokens = estimate_tokens(request["messages"])
+        completion_tokens = estimate_tokens(message)
+        return {
+            "id": f"scripted-{policy}-{task_id}-{channel}-{'none' if turn is None else turn}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": f"scripted/{policy}",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def _route(self) -> tuple[str, str]:
+        parts = self.path.split("?", 1)[0].split("/")
+        if len(parts) != 7 or parts[1] != "scripted" or parts[4:] != ["v1", "chat", "completions"]:
+            raise ScriptError(404, "no such endpoint: POST /scripted/<policy>/<task_id>/v1/chat/completions")
+        policy, task_id = parts[2], parts[3]
+        if policy not in POLICIES:
+            raise ScriptError(404, f"unknown scripted policy {policy!r}: known policies are {', '.join(POLICIES)}")
+        if not _TASK_ID.match(task_id):
+            raise ScriptError(404, f"unknown task {task_id!r}")
+        return policy, task_id
+
+    def _task(self, task_id: str) -> Task:
+        # Imported here: the suite package imports this one, and must find it whole.
+        from endstate.suite._manifest import load_task
+
+        folder = self.server.tasks_root / task_id
+        if not (folder / "task.toml").is_file():
+            raise ScriptError(404, f"unknown task {task_id!r}: no {task_id}/task.toml in the scripted server's tasks folder")
+        try:
+            return load_task(folder)
+        except ManifestError as exc:
+            raise ScriptError(422, f"task {task_id!r} does not load: {exc}") from None
+
+    def _turn(self) -> int | None:
+        text = self.headers.get(TURN_HEADER)
+        if text is None:
+            return None
+        if not text.isdigit():
+            raise ScriptError(400, f"header {TURN_HEADER} must be a non-negative integer")
+        return int(text)
+
+    def _request_json(self) -> dict[str, Any]:
+        length = self.headers.get("Content-Length")
+        if length is None or not length.isdigit():
+            raise ScriptError(400, "the request needs a Content-Length header")
+        if int(length) > _MAX_BODY:
+            raise ScriptError(413, "the request body is too large")
+        raw = self.rfile.read(int(length))
+        try:
+            request = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise ScriptError(400, "the request body is not JSON") from None
+        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+            raise ScriptError(400, "the request body must be a JSON object with a `messages` list")
+        return request
+
+    def _send(self, status: int, body: dict[str, Any]) -> None:
+        data = canonical_json(body).encode("utf-8")
+        # send_response would add Server and Date headers: the clock has no place in a recording.
+        self.log_request(status)
+        self.send_response_only(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.log:
+            super().log_message(format, *args)
+
+
+def _error_body(status: int, message: str) -> dict[str, Any]:
+    kind = "not_found_error" if status == 404 else "invalid_request_error"
+    return {"error": {"message": message, "type": kind, "code": None}}
