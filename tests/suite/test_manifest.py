@@ -37,13 +37,16 @@ def test_good_manifest_loads(tmp_path):
         ('\n[requires]\nfinal_text = { min = 1 }\n', "unknown field `final_text`"),
         ('\n[requires]\nsteps = {}\n', "neither `min` nor `max`"),
         ('\n[requires]\nsteps = { min = 5, max = 2 }\n', "min 5 > max 2"),
-        ('\nkill_at = 0\n', "kill_at"),
+        ('\nkill_at = 0\n', "`kill_at` must be 1 or more"),
         ('\ncolour = "red"\n', "unknown field `colour`"),
+        ('\n[[graders]]\nname = "x:y"\nweight = 2\n', "unknown field `weight` - at `$.graders[1]`"),
         ('\n[budget]\nmax_step = 3\n', "unknown field `max_step`"),
     ],
 )
 def test_manifest_errors_name_file_and_field(tmp_path, extra, message):
-    folder = make_task(tmp_path, GOOD + extra)
+    # Top-level keys must come before the first table, so they go in front.
+    toml = extra + GOOD if not extra.lstrip().startswith("[") else GOOD + extra
+    folder = make_task(tmp_path, toml)
     with pytest.raises(ManifestError) as caught:
         load_task(folder)
     assert message in str(caught.value)
@@ -84,7 +87,7 @@ def test_unknown_task_id_is_refused(tmp_path):
 
 
 def test_kill_at_beyond_the_reference_trajectory_is_refused(tmp_path):
-    folder = make_task(tmp_path, GOOD + "\nkill_at = 3\n")
+    folder = make_task(tmp_path, "kill_at = 3\n" + GOOD)
     (folder / "reference.toml").write_text('[[steps]]\ncalls = [{ tool = "bash", args = { command = "ls" } }]\n')
     with pytest.raises(ManifestError, match="`kill_at` is 3 but the reference trajectory makes only 1"):
         load_task(folder)

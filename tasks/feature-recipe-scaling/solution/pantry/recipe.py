@@ -1,0 +1,87 @@
+"""Recipes: parsing the text form, writing it back, and scaling."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .quantity import format_quantity, parse_quantity
+from .units import normalise_unit, tidy_volume
+
+
+@dataclass(frozen=True)
+class Ingredient:
+    name: str
+    qty: Fraction
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    title: str
+    servings: int
+    ingredients: tuple[Ingredient, ...]
+
+    def scaled(self, servings: int) -> Recipe:
+        """This recipe for `servings` people, with tidied spoon and cup measures."""
+        if not isinstance(servings, int) or servings < 1:
+            raise ValueError(f"servings must be a whole number of at least 1, not {servings!r}")
+        factor = Fraction(servings, self.servings)
+        return Recipe(self.title, servings, tuple(_scale(item, factor) for item in self.ingredients))
+
+
+def _scale(item: Ingredient, factor: Fraction) -> Ingredient:
+    qty = item.qty * factor
+    if item.unit == "":
+        # Nobody buys half an egg: counts round up to a whole number.
+        return Ingredient(item.name, Fraction(math.ceil(qty)), "")
+    qty, unit = tidy_volume(qty, item.unit)
+    return Ingredient(item.name, qty, unit)
+
+
+def parse_ingredient(line: str) -> Ingredient:
+    """'1 1/2 cup flour', '2 tbsp sugar' or '3 egg' (no unit: a count)."""
+    words = line.split()
+    if len(words) >= 3 and "/" in words[1] and words[0].isdigit():
+        qty, rest = parse_quantity(" ".join(words[:2])), words[2:]
+    elif len(words) >= 2:
+        qty, rest = parse_quantity(words[0]), words[1:]
+    else:
+        raise ValueError(f"an ingredient needs a quantity and a name: {line!r}")
+    unit = normalise_unit(rest[0])
+    if unit is not None:
+        rest = rest[1:]
+    if not rest:
+        raise ValueError(f"an ingredient needs a name: {line!r}")
+    return Ingredient(" ".join(rest), qty, unit or "")
+
+
+def parse_recipe(text: str) -> Recipe:
+    title, servings, ingredients = None, None, []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("# "):
+            title = line[2:].strip()
+        elif line.lower().startswith("serves:"):
+            servings = int(line.split(":", 1)[1])
+        elif line.startswith("- "):
+            ingredients.append(parse_ingredient(line[2:]))
+        else:
+            raise ValueError(f"line {number}: cannot read {raw!r}")
+    if not title or not servings or servings < 1:
+        raise ValueError("a recipe needs a '# title' and 'serves: N' of at least 1")
+    return Recipe(title, servings, tuple(ingredients))
+
+
+def format_ingredient(item: Ingredient) -> str:
+    words = [format_quantity(item.qty), item.unit, item.name]
+    return " ".join(word for word in words if word)
+
+
+def format_recipe(recipe: Recipe) -> str:
+    lines = [f"# {recipe.title}", f"serves: {recipe.servings}"]
+    lines += [f"- {format_ingredient(item)}" for item in recipe.ingredients]
+    return "\n".join(lines) + "\n"
