@@ -1,0 +1,384 @@
+"""The Docker backend: one disposable container per sandbox.
+
+The container's first process only sleeps (under Docker's init, which reaps
+orphans so zombies never eat the pids limit). Every command is a `docker exec`
+of a small root shell, the *runner*, which:
+
+- starts the command as user `agent` (uid 1000) through `setpriv`;
+- copies at most `output_cap_bytes` of each stream and counts the rest
+  (`head -c`, then `wc -c`), so a flood never crosses the socket;
+- arms a watchdog that, at the deadline, becomes the agent user and sends
+  SIGKILL to every process that user owns (`kill -1`). It is forked before the
+  command starts and only `exec`s afterwards, so it still fires when a fork bomb
+  has used up the pids limit;
+- ends both streams with a trailer carrying a per-command nonce, which the
+  agent cannot read (it travels in the root shell's environment), so the
+  trailer cannot be forged from inside.
+
+The container keeps only SETUID and SETGID (for `setpriv`) and runs with
+no-new-privileges, so the agent user cannot become root again.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import re
+import secrets
+import socket
+import tarfile
+import time
+import weakref
+from typing import Any
+
+import docker
+import docker.errors
+import msgspec
+
+from endstate.errors import SandboxError, SandboxUnavailable
+from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
+from endstate.sandbox._tree import FileEntry, Tree, tar_to_tree, tree_to_tar
+
+__all__ = [
+    "DockerSandbox", "connect", "engine_answers", "engine_url", "output_text", "LABEL", "HOSTNAME", "SANDBOX_ENV",
+]
+
+#: Every container endstate makes carries this label, so leftovers can be found:
+#: `docker rm -f $(docker ps -aq --filter label=endstate)`.
+LABEL = "endstate"
+
+AGENT_UID = 1000
+HOSTNAME = "sandbox"
+
+#: The fixed environment of every command, in every backend.
+SANDBOX_ENV = {
+    "TZ": "UTC",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "HOME": "/home/agent",
+}
+
+#: How long past a command's own deadline we wait for the runner before deciding
+#: the sandbox itself is broken.
+_BACKSTOP_S = 30.0
+_CHUNK = 64 * 1024
+
+# $1 = output cap in bytes, $2 = seconds allowed, $3 = the command.
+# fd 5 is the exec's real stderr; the runner's own chatter goes to /dev/null.
+_RUNNER = r"""
+nonce=$ENDSTATE_NONCE; unset ENDSTATE_NONCE
+cap=$1 limit=$2 cmd=$3
+exec 5>&2 2>/dev/null
+capped() { head -c "$cap"; printf '\n%s %s\n' "$nonce" "$(wc -c)"; }
+exec 3> >(capped); out=$!
+exec 4> >(exec 3>&-; capped >&5); err=$!
+(
+  trap 'kill $nap; exit 0' TERM
+  sleep "$limit" & nap=$!
+  wait $nap
+  exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c 'kill -s KILL -1; exit 99'
+) </dev/null >/dev/null 3>&- 4>&- 5>&- &
+watchdog=$!
+setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" </dev/null >&3 2>&4 3>&- 4>&- 5>&- &
+wait $!; status=$?
+exec 3>&- 4>&-
+wait $out $err
+kill -TERM $watchdog; wait $watchdog; fired=$?
+printf '%s status %s %s\n' "$nonce" "$status" "$fired" >&5
+"""
+_WATCHDOG_FIRED = 99
+
+
+def engine_url() -> str:
+    return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+
+
+def connect(timeout: float = 60.0) -> docker.DockerClient:
+    """A client for the local engine, or SandboxUnavailable saying what to do."""
+    try:
+        client = docker.from_env(timeout=timeout)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(
+            f"no Docker engine answers at {engine_url()}: start dockerd or use --sandbox local ({exc})"
+        ) from None
+    return client
+
+
+def engine_answers(timeout: float = 3.0) -> bool:
+    try:
+        connect(timeout).close()
+    except SandboxUnavailable:
+        return False
+    return True
+
+
+def _inside(path: str) -> str:
+    """The absolute container path of a workspace-relative path; refuses escapes."""
+    full = posixpath.normpath(posixpath.join(WORKDIR, path))
+    if not full.startswith(WORKDIR + "/"):
+        raise ValueError(f"path {path!r} is not inside the workspace")
+    return full
+
+
+def output_text(data: bytes, dropped: int) -> str:
+    """Captured bytes as text, with a line saying how much was cut, if anything was."""
+    text = data.decode("utf-8", errors="replace")
+    if dropped:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += f"[endstate: output truncated: {dropped} bytes dropped]\n"
+    return text
+
+
+def _read_frames(raw: socket.socket, deadline: float) -> tuple[bytes, bytes]:
+    """Demultiplex Docker's attach stream (8-byte header: stream id, 3 zero bytes,
+    big-endian length) with a wall-clock deadline, which docker-py's reader lacks."""
+    streams = {1: bytearray(), 2: bytearray()}
+    pending = bytearray()
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("deadline passed")
+        raw.settimeout(remaining)
+        data = raw.recv(_CHUNK)
+        if not data:
+            return bytes(streams[1]), bytes(streams[2])
+        pending += data
+        while len(pending) >= 8:
+            size = int.from_bytes(pending[4:8], "big")
+            if len(pending) < 8 + size:
+                break
+            streams.setdefault(pending[0], bytearray()).extend(pending[8:8 + size])
+            del pending[:8 + size]
+
+
+def _why(exc: docker.errors.APIError) -> str:
+    return str(exc.explanation or exc)
+
+
+def _remove(client: docker.DockerClient, container_id: str, owner_pid: int) -> None:
+    if os.getpid() != owner_pid:
+        return  # a forked child exiting must not take its parent's container along
+    try:
+        client.api.remove_container(container_id, force=True, v=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as exc:
+        if "already in progress" not in str(exc):
+            raise
+
+
+class DockerSandbox(Sandbox):
+    backend = "docker"
+
+    def __init__(self, image: str, limits: SandboxLimits | None = None, name_hint: str = "task") -> None:
+        self.limits = limits or SandboxLimits()
+        self.image = image
+        self._client = connect()
+        try:
+            self.image_id = self._client.images.get(image).id
+        except docker.errors.ImageNotFound:
+            raise SandboxUnavailable(
+                f"Docker image {image} does not exist here: run `endstate image build` first"
+            ) from None
+        name = "endstate-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", name_hint)[:40] + "-" + secrets.token_hex(4)
+        self._container = self._client.containers.create(
+            image,
+            ["sleep", "infinity"],
+            name=name,
+            init=True,
+            hostname=HOSTNAME,
+            environment=SANDBOX_ENV,
+            working_dir=WORKDIR,
+            network_mode="bridge" if self.limits.network else "none",
+            mem_limit=f"{self.limits.memory_mb}m",
+            memswap_limit=f"{self.limits.memory_mb}m",
+            pids_limit=self.limits.pids,
+            nano_cpus=int(self.limits.cpus * 1e9),
+            cap_drop=["ALL"],
+            cap_add=["SETUID", "SETGID"],
+            security_opt=["no-new-privileges"],
+            labels={LABEL: "1"},
+        )
+        # From here on the container exists: make sure it goes away whatever happens,
+        # including interpreter exit without close() (KeyboardInterrupt, forgotten with).
+        self._finalizer: weakref.finalize | None = weakref.finalize(
+            self, _remove, self._client, self._container.id, os.getpid()
+        )
+        try:
+            self._container.start()
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def container_id(self) -> str:
+        return self._container.id
+
+    # -- commands -----------------------------------------------------------------
+    def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
+        limit = self.limits.command_timeout_s if timeout is None else timeout
+        nonce = secrets.token_hex(16)
+        started = time.monotonic()
+        try:
+            exec_id = self._client.api.exec_create(
+                self._container.id,
+                ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), f"{limit:.3f}", command],
+                user="root",
+                workdir=WORKDIR,
+                environment={"ENDSTATE_NONCE": nonce},
+            )["Id"]
+            stdout, stderr = self._stream(exec_id, started + limit + _BACKSTOP_S)
+        except docker.errors.NotFound:
+            raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"sandbox container {self._container.short_id} failed: {_why(exc)}") from None
+        duration = time.monotonic() - started
+
+        marker = b"\n" + nonce.encode()
+        out_data, _, out_tail = stdout.partition(marker)
+        err_data, _, err_tail = stderr.partition(marker)
+        # out_tail: " <dropped>\n"; err_tail: " <dropped>\n<nonce> status <code> <watchdog>\n"
+        words = err_tail.split()
+        if len(words) != 5 or len(out_tail.split()) != 1:
+            raise SandboxError(
+                f"command runner in container {self._container.short_id} died "
+                f"(container state: {self._state()}); the sandbox is unusable"
+            )
+        out_dropped, err_dropped = int(out_tail.split()[0]), int(words[0])
+        code, fired = int(words[3]), int(words[4]) == _WATCHDOG_FIRED
+        return ExecResult(
+            exit_code=124 if fired else code,
+            stdout=output_text(out_data, out_dropped),
+            stderr=output_text(err_data, err_dropped),
+            timed_out=fired,
+            truncated=bool(out_dropped or err_dropped),
+            duration_s=round(duration, 3),
+        )
+
+    def _stream(self, exec_id: str, deadline: float) -> tuple[bytes, bytes]:
+        """Both output streams of an exec, read until it ends or `deadline` (monotonic) passes."""
+        sock = self._client.api.exec_start(exec_id, socket=True)
+        try:
+            return _read_frames(getattr(sock, "_sock", sock), deadline)
+        except OSError as exc:  # TimeoutError included
+            # The in-container watchdog should have ended the command long ago.
+            try:
+                self._container.kill()
+            except docker.errors.APIError:
+                pass  # already stopped or gone: either way it runs nothing now
+            raise SandboxError(
+                f"command in container {self._container.short_id} outlived its deadline by "
+                f"{_BACKSTOP_S:.0f}s ({exc or type(exc).__name__}); the container was killed"
+            ) from None
+        finally:
+            sock.close()
+
+    def _state(self) -> str:
+        try:
+            return self._client.api.inspect_container(self._container.id)["State"]["Status"]
+        except docker.errors.NotFound:
+            return "removed"
+
+    # -- files --------------------------------------------------------------------
+    def read_file(self, path: str) -> bytes:
+        target = _inside(path)
+        for _ in range(16):  # symlink hops
+            member, data = self._fetch_one(target, path)
+            if member.issym():
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(target), member.linkname))
+                continue
+            if member.isdir():
+                raise IsADirectoryError(f"{path} is a directory in the sandbox")
+            return data
+        raise OSError(f"{path}: too many levels of symbolic links")
+
+    def _fetch_one(self, target: str, path: str) -> tuple[tarfile.TarInfo, bytes]:
+        try:
+            stream, _ = self._client.api.get_archive(self._container.id, target)
+            archive = b"".join(stream)
+        except docker.errors.NotFound:
+            if self._state() != "running":
+                raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
+            raise FileNotFoundError(f"{path} does not exist in the sandbox") from None
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            member = tar.next()
+            if member is None:
+                raise FileNotFoundError(f"{path} does not exist in the sandbox")
+            extracted = tar.extractfile(member) if member.isfile() else None
+            return member, extracted.read() if extracted else b""
+
+    def write_file(self, path: str, data: bytes) -> None:
+        rel = posixpath.relpath(_inside(path), WORKDIR)
+        stat = self._stat(_inside(path))
+        # Rewriting a script keeps it executable.
+        mode = 0o755 if stat and stat["mode"] & 0o111 else 0o644
+        self._put({rel: FileEntry(mode, data)})
+
+    def _stat(self, target: str) -> dict[str, Any] | None:
+        """What the engine knows of a path (name, size, mode, ...) without its bytes."""
+        api = self._client.api
+        response = api.head(api._url("/containers/{0}/archive", self._container.id), params={"path": target})
+        if response.status_code == 404:
+            return None
+        api._raise_for_status(response)
+        header = response.headers.get("X-Docker-Container-Path-Stat")
+        return docker.utils.decode_json_header(header) if header else None
+
+    def put_tree(self, tree: Tree) -> None:
+        self._put({posixpath.relpath(_inside(p), WORKDIR): entry for p, entry in tree.items()})
+
+    def _put(self, tree: Tree) -> None:
+        archive = tree_to_tar(tree, uid=AGENT_UID, gid=AGENT_UID)
+        try:
+            self._client.api.put_archive(self._container.id, WORKDIR, archive)
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
+
+    def get_tree(self) -> Tree:
+        try:
+            stream, _ = self._client.api.get_archive(self._container.id, WORKDIR)
+            archive = b"".join(stream)
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"could not read container {self._container.short_id}: {_why(exc)}") from None
+        return tar_to_tree(archive, strip=posixpath.basename(WORKDIR) + "/")
+
+    # -- lifecycle ----------------------------------------------------------------
+    def handle(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "container": self._container.id,
+            "image": self.image,
+            "image_id": self.image_id,
+            "limits": msgspec.to_builtins(self.limits),
+        }
+
+    @classmethod
+    def attach(cls, handle: dict[str, Any], *, own: bool = False) -> DockerSandbox:
+        """Reach an existing container. It is removed by `close()` only when `own` is set."""
+        if handle.get("backend") != cls.backend:
+            raise SandboxError(f"handle is for the {handle.get('backend')!r} backend, not docker")
+        self = cls.__new__(cls)
+        self.limits = msgspec.convert(handle.get("limits", {}), SandboxLimits)
+        self.image = handle["image"]
+        self._client = connect()
+        try:
+            self._container = self._client.containers.get(handle["container"])
+        except docker.errors.NotFound:
+            raise SandboxError(f"sandbox container {handle['container'][:12]} is gone") from None
+        self.image_id = handle.get("image_id") or self._container.image.id
+        self._finalizer = None
+        if own:
+            self._finalizer = weakref.finalize(self, _remove, self._client, self._container.id, os.getpid())
+        return self
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()  # runs once; later calls do nothing
+
+    def describe(self) -> dict[str, str]:
+        return {"backend": self.backend, "image": self.image, "image_id": self.image_id}

@@ -1,0 +1,161 @@
+"""Building the sandbox image, also on machines that cannot reach a registry.
+
+The image comes from `image/Dockerfile` beside this module. Its base image is
+pulled when a registry answers; when none does, the base is made from Debian's
+own packages (`debootstrap --variant=minbase`), imported and tagged with the
+name the Dockerfile asks for, and the Dockerfile is then built unchanged (its
+`apt-get` reaches Debian's mirrors over the host network).
+
+A build is skipped when an image with the tag already carries the sha256 of the
+current Dockerfile in its `endstate.dockerfile-sha256` label.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+import docker
+import docker.errors
+
+from endstate.errors import SandboxUnavailable
+from endstate.sandbox._docker import connect
+
+__all__ = ["DEFAULT_IMAGE", "DOCKERFILE", "DOCKERFILE_LABEL", "build_image", "dockerfile_sha256", "base_image"]
+
+DEFAULT_IMAGE = "endstate-sandbox:1"
+DOCKERFILE = Path(__file__).parent / "image" / "Dockerfile"
+DOCKERFILE_LABEL = "endstate.dockerfile-sha256"
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+
+OfflineSeed = Literal["auto", "always", "never"]
+
+
+def _quiet(_line: str) -> None:
+    pass
+
+
+def dockerfile_sha256(dockerfile: Path = DOCKERFILE) -> str:
+    return hashlib.sha256(dockerfile.read_bytes()).hexdigest()
+
+
+def base_image(dockerfile: Path = DOCKERFILE) -> str:
+    """The image named by the Dockerfile's first FROM line."""
+    for line in dockerfile.read_text().splitlines():
+        words = line.split()
+        if words and words[0].upper() == "FROM":
+            names = [w for w in words[1:] if not w.startswith("--")]
+            if names:
+                return names[0]
+    raise SandboxUnavailable(f"{dockerfile} has no FROM line")
+
+
+def build_image(
+    tag: str = DEFAULT_IMAGE,
+    *,
+    offline_seed: OfflineSeed = "auto",
+    log: Callable[[str], None] = _quiet,
+    mirror: str = DEBIAN_MIRROR,
+) -> str:
+    """Build the sandbox image (unless it is already current) and return its id.
+
+    `offline_seed`: "auto" seeds the base image with debootstrap only when pulling
+    it fails, "always" seeds instead of pulling, "never" never seeds.
+    Raises SandboxUnavailable when there is no engine, no way to get the base
+    image, or the build fails.
+    """
+    if offline_seed not in ("auto", "always", "never"):
+        raise ValueError(f"offline_seed must be one of auto, always, never; not {offline_seed!r}")
+    client = connect(timeout=900)
+    digest = dockerfile_sha256()
+    try:
+        existing = client.images.get(tag)
+        if (existing.labels or {}).get(DOCKERFILE_LABEL) == digest:
+            log(f"{tag} is up to date ({existing.id[:19]})")
+            return existing.id
+    except docker.errors.ImageNotFound:
+        pass
+
+    base = base_image()
+    _ensure_base(client, base, offline_seed, log, mirror)
+
+    log(f"building {tag} from {DOCKERFILE}")
+    image_id = None
+    for event in client.api.build(
+        path=str(DOCKERFILE.parent), tag=tag, network_mode="host", labels={DOCKERFILE_LABEL: digest},
+        rm=True, forcerm=True, decode=True,
+    ):
+        if "error" in event:
+            raise SandboxUnavailable(f"building {tag} failed: {event['error'].strip()}")
+        if text := event.get("stream", "").rstrip():
+            log(text)
+        if "aux" in event and "ID" in event["aux"]:
+            image_id = event["aux"]["ID"]
+    return image_id or client.images.get(tag).id
+
+
+def _ensure_base(client: docker.DockerClient, base: str, offline_seed: OfflineSeed,
+                 log: Callable[[str], None], mirror: str) -> None:
+    try:
+        client.images.get(base)
+        return
+    except docker.errors.ImageNotFound:
+        pass
+    if offline_seed != "always":
+        log(f"pulling {base}")
+        try:
+            client.images.pull(base)
+            return
+        except docker.errors.APIError as exc:
+            if offline_seed == "never":
+                raise SandboxUnavailable(
+                    f"cannot pull base image {base} ({exc.explanation or exc}) and offline seeding is off: "
+                    "allow it (--offline-seed auto) or load the image by hand"
+                ) from None
+            log(f"pull failed ({exc.explanation or exc}); seeding {base} with debootstrap")
+    seed_base_image(client, base, log=log, mirror=mirror)
+
+
+def seed_base_image(client: docker.DockerClient, base: str, *,
+                    log: Callable[[str], None] = _quiet, mirror: str = DEBIAN_MIRROR) -> None:
+    """Make `base` (a debian:<suite>[-slim] name) from Debian packages, without a registry."""
+    match = re.fullmatch(r"(?:docker\.io/)?(?:library/)?debian:([a-z]+)(?:-slim)?", base)
+    if not match:
+        raise SandboxUnavailable(
+            f"cannot seed {base} offline: debootstrap can only make debian:<suite> base images"
+        )
+    suite = match.group(1)
+    debootstrap = shutil.which("debootstrap")
+    if debootstrap is None:
+        raise SandboxUnavailable(
+            f"no registry gives {base} and debootstrap is missing: run `apt-get install -y debootstrap`"
+        )
+    if os.geteuid() != 0:
+        raise SandboxUnavailable(f"seeding {base} needs debootstrap as root: run `sudo endstate image build`")
+    repository, _, image_tag = base.rpartition(":")
+    with tempfile.TemporaryDirectory(prefix="endstate-seed-") as tmp:
+        rootfs, archive = Path(tmp) / "rootfs", Path(tmp) / "rootfs.tar"
+        _run([debootstrap, "--variant=minbase", suite, str(rootfs), mirror], log,
+             f"debootstrap of Debian {suite} from {mirror}")
+        _run(["tar", "-C", str(rootfs), "-cf", str(archive), "."], log, "packing the seeded root filesystem")
+        log(f"importing it as {base}")
+        client.api.import_image_from_file(str(archive), repository=repository, tag=image_tag,
+                                          changes=['CMD ["bash"]'])
+
+
+def _run(argv: list[str], log: Callable[[str], None], what: str) -> None:
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    tail: list[str] = []
+    assert process.stdout is not None
+    for line in process.stdout:
+        log(line.rstrip())
+        tail = (tail + [line.rstrip()])[-10:]
+    if process.wait() != 0:
+        raise SandboxUnavailable(f"{what} failed (exit {process.returncode}):\n" + "\n".join(tail))

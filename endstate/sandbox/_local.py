@@ -1,0 +1,251 @@
+"""The local backend: bubblewrap, for machines without a Docker engine.
+
+A host temp folder is the workspace, bound read-write at /workspace. The rest of
+the host is mounted read-only, except what a sandbox must not see at all: /root,
+/home and /run (where the Docker socket lives) are replaced by empty tmpfs, and
+/tmp is a fresh tmpfs per command. Each command gets its own user, PID, network,
+IPC and UTS namespaces: no network, hostname `sandbox`, uid 1000.
+
+Weaker than Docker, and different in three ways worth knowing:
+memory, pids and CPU limits are not enforced (only the timeout and the output
+cap are); /tmp does not survive from one command to the next; and a command's
+background processes die with it, because its PID namespace ends when it does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+
+from endstate.errors import SandboxError, SandboxUnavailable
+from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
+from endstate.sandbox._docker import HOSTNAME, SANDBOX_ENV, output_text
+from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, normalise_mode
+
+__all__ = ["LocalSandbox"]
+
+#: Top-level host folders replaced by something empty, or by the sandbox's own.
+_NOT_SHARED = frozenset({"proc", "dev", "tmp", "run", "home", "root", "sys", "lost+found", WORKDIR.strip("/")})
+_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_CHUNK = 64 * 1024
+
+
+def _remove_dir(path: str, owner_pid: int) -> None:
+    if os.getpid() != owner_pid:
+        return  # a forked child exiting must not take its parent's workspace along
+    def make_writable_and_retry(func: Any, failed: str, _exc: Any) -> None:
+        os.chmod(os.path.dirname(failed), 0o700)  # a folder the agent made read-only
+        func(failed)
+
+    if not os.path.isdir(path):
+        return
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=make_writable_and_retry)
+    else:
+        shutil.rmtree(path, onerror=make_writable_and_retry)
+
+
+class _CappedReader(threading.Thread):
+    """Drains one pipe, keeping the first `cap` bytes and counting the rest."""
+
+    def __init__(self, pipe: IO[bytes], cap: int) -> None:
+        super().__init__(daemon=True)
+        self.pipe, self.cap = pipe, cap
+        self.kept = bytearray()
+        self.dropped = 0
+
+    def run(self) -> None:
+        with self.pipe:
+            while chunk := self.pipe.read1(_CHUNK):
+                room = self.cap - len(self.kept)
+                self.kept += chunk[:room]
+                self.dropped += max(0, len(chunk) - room)
+
+
+class LocalSandbox(Sandbox):
+    backend = "local"
+
+    def __init__(self, image: str = "", limits: SandboxLimits | None = None, name_hint: str = "task") -> None:
+        """`image` is accepted so every backend is made the same way; the host is the image."""
+        self.limits = limits or SandboxLimits()
+        self._bwrap = shutil.which("bwrap")
+        if self._bwrap is None:
+            raise SandboxUnavailable(
+                "bubblewrap (bwrap) is not installed: run `apt-get install -y bubblewrap`, or use --sandbox docker"
+            )
+        safe_hint = "".join(c if c.isalnum() or c in "-_." else "-" for c in name_hint)[:40]
+        self.workspace = Path(tempfile.mkdtemp(prefix=f"endstate-{safe_hint}-"))
+        self._finalizer: weakref.finalize | None = weakref.finalize(self, _remove_dir, str(self.workspace), os.getpid())
+        try:
+            probe = subprocess.run(self._command("true"), capture_output=True, timeout=30)
+            if probe.returncode != 0:
+                raise SandboxUnavailable(
+                    "bwrap cannot make a sandbox on this machine (user namespaces disabled?): "
+                    + probe.stderr.decode(errors="replace").strip()
+                )
+            self.bwrap_version = subprocess.run(
+                [self._bwrap, "--version"], capture_output=True, text=True
+            ).stdout.strip()
+        except BaseException:
+            self.close()
+            raise
+
+    def _command(self, command: str) -> list[str]:
+        args = [
+            self._bwrap, "--die-with-parent", "--new-session",
+            "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--uid", "1000", "--gid", "1000", "--hostname", HOSTNAME,
+            "--cap-drop", "ALL",
+        ]
+        for entry in sorted(os.scandir("/"), key=lambda e: e.name):
+            if entry.name in _NOT_SHARED:
+                continue
+            if entry.is_symlink():
+                args += ["--symlink", os.readlink(entry.path), entry.path]
+            elif entry.is_dir():
+                args += ["--ro-bind", entry.path, entry.path]
+        args += [
+            "--ro-bind-try", "/sys", "/sys",
+            "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/root",
+            "--tmpfs", "/home", "--dir", SANDBOX_ENV["HOME"],
+            "--bind", str(self.workspace), WORKDIR, "--remount-ro", "/", "--chdir", WORKDIR,
+            "--clearenv", "--setenv", "PATH", _PATH, "--setenv", "HOSTNAME", HOSTNAME,
+        ]
+        for key, value in SANDBOX_ENV.items():
+            args += ["--setenv", key, value]
+        return args + ["bash", "-c", command]
+
+    # -- commands -----------------------------------------------------------------
+    def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
+        if not self.workspace.is_dir():
+            raise SandboxError(f"sandbox workspace {self.workspace} is gone")
+        limit = self.limits.command_timeout_s if timeout is None else timeout
+        started = time.monotonic()
+        # Its own session, so one killpg reaches bwrap and everything under it.
+        proc = subprocess.Popen(
+            self._command(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True,
+        )
+        readers = [_CappedReader(proc.stdout, self.limits.output_cap_bytes),
+                   _CappedReader(proc.stderr, self.limits.output_cap_bytes)]
+        for reader in readers:
+            reader.start()
+        timed_out = False
+        try:
+            proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        for reader in readers:
+            reader.join()
+        out, err = readers
+        return ExecResult(
+            exit_code=124 if timed_out else proc.returncode,
+            stdout=output_text(bytes(out.kept), out.dropped),
+            stderr=output_text(bytes(err.kept), err.dropped),
+            timed_out=timed_out,
+            truncated=bool(out.dropped or err.dropped),
+            duration_s=round(time.monotonic() - started, 3),
+        )
+
+    # -- files --------------------------------------------------------------------
+    def _host_path(self, path: str) -> Path:
+        """Where a workspace-relative path lives on the host. Refuses anything,
+        symlinks included, that would lead out of the workspace: the harness runs
+        with the host's rights, the agent must not borrow them."""
+        root = os.path.realpath(self.workspace)
+        full = os.path.normpath(os.path.join(root, path))
+        if not full.startswith(root + os.sep):
+            raise ValueError(f"path {path!r} is not inside the workspace")
+        parent = os.path.realpath(os.path.dirname(full))
+        if parent != root and not parent.startswith(root + os.sep):
+            raise PermissionError(f"{path}: a symlink leads out of the workspace")
+        return Path(full)
+
+    def read_file(self, path: str) -> bytes:
+        target = self._host_path(path)
+        real = os.path.realpath(target)
+        if not real.startswith(os.path.realpath(self.workspace) + os.sep):
+            raise PermissionError(f"{path} is a symlink leading out of the workspace")
+        try:
+            return Path(real).read_bytes()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"{path} does not exist in the sandbox") from None
+
+    def write_file(self, path: str, data: bytes) -> None:
+        target = self._host_path(path)
+        try:
+            mode = 0o755 if target.stat().st_mode & 0o111 else 0o644  # a script stays executable
+        except (FileNotFoundError, NotADirectoryError):
+            mode = 0o644
+        self.put_tree({path: FileEntry(mode, data)})
+
+    def put_tree(self, tree: Tree) -> None:
+        for path in sorted(tree):
+            target = self._host_path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target = self._host_path(path)  # mkdir may have met a symlink: check again
+            if target.is_symlink():
+                target.unlink()  # replace the link, never write through it
+            target.write_bytes(tree[path].data)
+            target.chmod(normalise_mode(tree[path].mode))
+            os.utime(target, (FIXED_MTIME, FIXED_MTIME))
+
+    def get_tree(self) -> Tree:
+        if not self.workspace.is_dir():
+            raise SandboxError(f"sandbox workspace {self.workspace} is gone")
+        tree: Tree = {}
+        for dirpath, dirnames, filenames in os.walk(self.workspace, followlinks=False):
+            dirnames.sort()
+            for name in filenames:
+                full = os.path.join(dirpath, name)
+                info = os.lstat(full)
+                if stat.S_ISREG(info.st_mode):
+                    rel = Path(full).relative_to(self.workspace).as_posix()
+                    tree[rel] = FileEntry(normalise_mode(info.st_mode), Path(full).read_bytes())
+        return dict(sorted(tree.items()))
+
+    # -- lifecycle ----------------------------------------------------------------
+    def handle(self) -> dict[str, Any]:
+        return {"backend": self.backend, "workspace": str(self.workspace),
+                "limits": msgspec.to_builtins(self.limits)}
+
+    @classmethod
+    def attach(cls, handle: dict[str, Any], *, own: bool = False) -> LocalSandbox:
+        """Reach an existing workspace. It is deleted by `close()` only when `own` is set."""
+        if handle.get("backend") != cls.backend:
+            raise SandboxError(f"handle is for the {handle.get('backend')!r} backend, not local")
+        self = cls.__new__(cls)
+        self.limits = msgspec.convert(handle.get("limits", {}), SandboxLimits)
+        self._bwrap = shutil.which("bwrap")
+        if self._bwrap is None:
+            raise SandboxUnavailable("bubblewrap (bwrap) is not installed: run `apt-get install -y bubblewrap`")
+        self.workspace = Path(handle["workspace"])
+        if not self.workspace.is_dir():
+            raise SandboxError(f"sandbox workspace {self.workspace} is gone")
+        self.bwrap_version = ""
+        self._finalizer = weakref.finalize(self, _remove_dir, str(self.workspace), os.getpid()) if own else None
+        return self
+
+    def close(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def describe(self) -> dict[str, str]:
+        return {"backend": self.backend, "bwrap": self.bwrap_version}

@@ -1,0 +1,37 @@
+"""Shared test plumbing: tests marked `docker` need a live engine.
+
+Where no engine answers they are skipped, except in CI (CI set), where a
+missing engine is a failure: CI is supposed to have started one.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+_ENGINE = pytest.StashKey[str]()  # "" when an engine answers, else why not
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+@pytest.hookimpl(tryfirst=True)  # before any fixture of the test is set up
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("docker") is None:
+        return
+    stash = item.config.stash
+    if _ENGINE not in stash:
+        from endstate.errors import SandboxUnavailable
+        from endstate.sandbox._docker import connect
+
+        try:
+            connect(timeout=5).close()
+            stash[_ENGINE] = ""
+        except SandboxUnavailable as exc:
+            stash[_ENGINE] = str(exc)
+    if stash[_ENGINE]:
+        if _in_ci():
+            pytest.fail(f"CI must provide a Docker engine: {stash[_ENGINE]}", pytrace=False)
+        pytest.skip(stash[_ENGINE])

@@ -1,0 +1,47 @@
+"""Choosing a backend, and what the sandbox package exports."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+import endstate.sandbox as sandbox_pkg
+from endstate.errors import SandboxUnavailable
+from endstate.sandbox import LocalSandbox, open_sandbox, resolve_backend
+from endstate.sandbox._docker import connect
+
+
+def test_public_names():
+    assert set(sandbox_pkg.__all__) == {
+        "Sandbox", "ExecResult", "SandboxLimits", "WORKDIR", "SealedSandbox", "seal", "Tree",
+        "FileEntry", "tree_hash", "load_dir", "open_sandbox", "resolve_backend", "BACKENDS",
+        "DockerSandbox", "LocalSandbox", "build_image", "DEFAULT_IMAGE",
+    }
+    assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
+
+
+def test_unknown_backend_lists_the_known_ones():
+    with pytest.raises(SandboxUnavailable, match="'podman'.*auto, docker, local"):
+        open_sandbox("podman")
+
+
+def test_no_engine_is_explained_and_auto_falls_back_to_local(monkeypatch):
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    with pytest.raises(SandboxUnavailable, match="no Docker engine answers at unix:///nonexistent/docker.sock"):
+        connect(timeout=2)
+    assert resolve_backend("auto") == "local"
+    assert resolve_backend("docker") == "docker"
+
+
+@pytest.mark.docker
+def test_auto_picks_docker_when_an_engine_answers():
+    assert resolve_backend("auto") == "docker"
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+def test_open_local():
+    with open_sandbox("local", name_hint="open") as sandbox:
+        assert isinstance(sandbox, LocalSandbox)
+        assert sandbox.describe()["backend"] == "local"
+        assert sandbox.exec("echo hi").stdout == "hi\n"
