@@ -259,3 +259,68 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     folder.mkdir(parents=True, exist_ok=True)
     suite = kwargs.pop("suite")
     _run(suite, only, out, 1, None, mode="record", cassettes=str(folder), overwrite=overwrite, **kwargs)
+
+
+# -- mutation check -------------------------------------------------------------------------
+@main.command("mutate")
+@click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True)
+@click.option("--replay", type=click.Path(path_type=Path), default=Path("cassettes/scripted-reference"),
+              show_default=True, help="Cassettes of the known-fix arm to replay.")
+@click.option("--model", default="scripted/reference", show_default=True, help="Model the cassettes were recorded with.")
+@click.option("--mutant", "names", multiple=True, help="Run only this mutant (repeatable).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True)
+@click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
+@click.option("--image", default=None)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs/mutate"), show_default=True)
+@_user_errors
+def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...], jobs: int, sandbox: str,
+                   image: str | None, out: Path) -> None:
+    """Disable one harness guard at a time; every mutant must turn its probe tasks red."""
+    from endstate.models import RunSettings
+    from endstate.sandbox import DEFAULT_IMAGE
+    from endstate.suite import RunConfig, load_suite
+    from endstate.suite._mutation import run_mutation_check, select_mutants
+
+    mutants = select_mutants(list(names))
+    loaded, errors = load_suite(suite)
+    for error in errors:
+        click.echo(f"endstate: error: {error} (task skipped)", err=True)
+    config = RunConfig(model=model, settings=RunSettings(), sandbox=sandbox, image=image or DEFAULT_IMAGE, jobs=jobs,
+                       mode="replay", cassettes=str(replay), match="sequence")
+    report = run_mutation_check(loaded, config, out, suite_root=suite, mutants=mutants, progress=click.echo)
+    click.echo("")
+    click.echo("control (every guard in place): " + ("as expected" if report.control_ok else "NOT as expected"))
+    for task_id, outcome, why in report.control:
+        click.echo(f"  {task_id:40s} {outcome}" + (f"  ({why[:80]})" if why else ""))
+    killed = sum(m.killed for m in report.mutants)
+    click.echo(f"{killed} of {len(report.mutants)} mutant(s) killed")
+    sys.exit(0 if report.ok else 1)
+
+
+# -- cassettes ------------------------------------------------------------------------------
+@main.group()
+def cassette() -> None:
+    """Read and compare recordings."""
+
+
+@cassette.command("show")
+@click.argument("path", type=click.Path(path_type=Path))
+@_user_errors
+def cassette_show(path: Path) -> None:
+    """Print a recording: its header, then each turn's request and response."""
+    from endstate.cassettes import show
+
+    click.echo(show(path))
+
+
+@cassette.command("diff")
+@click.argument("a", type=click.Path(path_type=Path))
+@click.argument("b", type=click.Path(path_type=Path))
+@_user_errors
+def cassette_diff(a: Path, b: Path) -> None:
+    """The first turn where two recordings of a task diverge. Exit 0 if identical, 1 if not."""
+    from endstate.cassettes import diff
+
+    identical, text = diff(a, b)
+    click.echo(text)
+    sys.exit(0 if identical else 1)

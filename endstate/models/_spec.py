@@ -37,7 +37,7 @@ __all__ = [
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible", "scripted")
 
 #: The control arms `scripted/<policy>` may name.
-SCRIPTED_POLICIES: tuple[str, ...] = ("null", "reference")
+SCRIPTED_POLICIES: tuple[str, ...] = ("null", "reference", "wasteful")
 
 #: Request headers that tag each completion; the cassette matcher and the scripted
 #: server both read them.

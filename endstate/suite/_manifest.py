@@ -186,7 +186,14 @@ class Task(msgspec.Struct):
         return hacks
 
     def reference(self) -> Reference:
-        return _decode(self.root / "reference.toml", Reference)
+        return self.trajectory("reference")
+
+    def trajectory(self, name: str) -> Reference:
+        """A scripted trajectory shipped with the task: `reference`, or e.g. `wasteful` for cost tasks."""
+        return _decode(self.root / f"{name}.toml", Reference)
+
+    def has_trajectory(self, name: str) -> bool:
+        return (self.root / f"{name}.toml").is_file()
 
     def content_hash(self) -> str:
         """sha256 over every file of the task folder: a recording names the task it was made for."""

@@ -30,7 +30,7 @@ from endstate.errors import EndstateError, UserError
 from endstate.grading import Grader, Outcome, Verdict, resolve, run_grader
 from endstate.models import RunSettings, parse_spec
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, open_sandbox, resolve_backend, seal
-from endstate.sandbox._tree import load_dir
+from endstate.sandbox._tree import VCS_DIRS, load_dir
 from endstate.suite._manifest import Task
 from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
 from endstate.sandbox._timed import TimedSandbox
@@ -74,6 +74,13 @@ def check_requires(task: Task, counters: Counters) -> list[str]:
         if bound.max is not None and value > bound.max:
             violations.append(f"{name} = {value}, the task allows at most {bound.max}")
     return violations
+
+
+def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
+    """Files of the fixture's own VCS folders that are in the end state."""
+    raw = load_dir(task.root / "fixture", prune_vcs=False, what=f"task {task.id} fixture")
+    history = {p for p in raw if VCS_DIRS.intersection(p.split("/")[:-1])}
+    return sorted(history.intersection(sealed_paths))
 
 
 def resolve_graders(task: Task) -> list[Grader]:
@@ -145,6 +152,12 @@ class _Suite:
                 sandbox.put_tree(holdout)
                 sealed = seal(sandbox, fixture)
             result.tree_hash = sealed.tree_hash
+            leaked = _leaked_history(task, sealed.paths())
+            if leaked:
+                result.outcome, result.failing_grader = "error", "contamination"
+                result.reason = (f"the fixture's version-control history reached the sandbox ({leaked[0]}, "
+                                 f"{len(leaked)} file(s)): the run could read answers from it")
+                return
             verdicts = [(g.short_name, run_grader(g, sealed)) for g in graders]
             result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
         if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
@@ -280,10 +293,15 @@ def run_suite(
     suite_root: Path,
     progress: Callable[[TaskResult], None] = lambda r: None,
     card_extra: dict[str, Any] | None = None,
+    extra_graders: dict[str, list[Grader]] | None = None,
 ) -> RunResult:
-    """Run every task; returns (and keeps writing) the run's results."""
+    """Run every task; returns (and keeps writing) the run's results.
+
+    `extra_graders` adds graders to some tasks (the mutation check's probes).
+    """
     tasks = sorted(tasks, key=lambda t: t.id)
-    graders = {t.id: resolve_graders(t) for t in tasks}
+    extra_graders = extra_graders or {}
+    graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
     backend = resolve_backend(config.sandbox)
     provider, _ = parse_spec(config.model)
     probe = _describe_backend(backend, config)

@@ -2,6 +2,7 @@
 
     null        "Done." at once, no tool calls: the no-edit control
     reference   the task's reference.toml, one step per agent turn: the known-fix control
+    wasteful    the task's wasteful.toml (cost tasks): right answer, too many steps or tokens
 
 A policy returns the assistant message in the chat-completions wire format. Tool
 call ids and argument texts are derived from the step alone, so the same request
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from endstate.suite._manifest import Task
 
-__all__ = ["ScriptError", "POLICIES", "DONE", "null", "reference", "estimate_tokens", "canonical_json"]
+__all__ = ["ScriptError", "POLICIES", "DONE", "null", "reference", "wasteful", "estimate_tokens", "canonical_json"]
 
 #: What a scripted model says when it has nothing left to do.
 DONE = "Done."
@@ -38,11 +39,21 @@ def null(task: Task, channel: str, turn: int | None) -> dict[str, Any]:
 
 
 def reference(task: Task, channel: str, turn: int | None) -> dict[str, Any]:
-    ref = task.reference()
+    return _play(task, "reference", channel, turn)
+
+
+def wasteful(task: Task, channel: str, turn: int | None) -> dict[str, Any]:
+    if not task.has_trajectory("wasteful"):
+        raise ScriptError(422, f"task {task.id} ships no wasteful.toml; only cost tasks have a wasteful arm")
+    return _play(task, "wasteful", channel, turn)
+
+
+def _play(task: Task, name: str, channel: str, turn: int | None) -> dict[str, Any]:
+    ref = task.trajectory(name)
     if channel == "compaction":
         return {"role": "assistant", "content": ref.summary}
     if turn is None:
-        raise ScriptError(400, "the reference policy needs the X-Endstate-Turn header on agent requests")
+        raise ScriptError(400, f"the {name} policy needs the X-Endstate-Turn header on agent requests")
     if turn >= len(ref.steps):
         return {"role": "assistant", "content": DONE}
     step = ref.steps[turn]
@@ -61,7 +72,7 @@ def reference(task: Task, channel: str, turn: int | None) -> dict[str, Any]:
 
 #: Policy name -> answer function; the names are those `scripted/<policy>` accepts.
 POLICIES: Mapping[str, Callable[[Task, str, int | None], dict[str, Any]]] = MappingProxyType(
-    {"null": null, "reference": reference}
+    {"null": null, "reference": reference, "wasteful": wasteful}
 )
 
 

@@ -1,0 +1,139 @@
+"""The mutation check: disable one harness guard at a time; the suite must go red.
+
+Each mutant names the guard it removes and the probes that must notice: tasks
+replayed from cassettes (with `--match sequence`, so the recorded agent does the
+same work even when the harness now answers it differently). A control run with
+every guard in place fixes what each probe gives normally; a mutant is killed when
+every one of its probes then comes out differently, and survives otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from endstate.agent._state import Guards
+from endstate.errors import UserError
+from endstate.grading import Grader, Verdict
+from endstate.suite._manifest import Task
+from endstate.suite._results import TaskResult
+from endstate.suite._runner import RunConfig, run_suite
+
+__all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
+           "crashing_grader"]
+
+
+class Mutant(msgspec.Struct, frozen=True):
+    name: str
+    #: The field of Guards this mutant turns off.
+    guard: str
+    description: str
+    #: Task ids that must come out differently without the guard.
+    probes: tuple[str, ...]
+    #: Probes graded with an extra grader that raises (to test grader-exception handling).
+    crash_probes: tuple[str, ...] = ()
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("permission-policy", "permission_policy",
+           "every tool call is allowed: destructive commands run",
+           ("deny-recursive-delete",)),
+    Mutant("context-budget", "context_budget",
+           "the context is never compacted",
+           ("compaction-audit-every-module",)),
+    Mutant("resume-reconciliation", "resume_reconciliation",
+           "a resumed run re-runs the call in flight without checking the workspace",
+           ("checkpoint-append-migration",)),
+    Mutant("seal-before-holdout", "seal_before_holdout",
+           "held-out tests are staged before the end state is sealed",
+           ("bugfix-lru-eviction",)),
+    Mutant("vcs-pruning", "vcs_pruning",
+           "the fixture's version-control folders are copied into the sandbox",
+           ("bugfix-prerelease-ordering",)),
+    Mutant("grader-errors", "grader_errors",
+           "a grader that raises counts as a pass",
+           (), crash_probes=("bugfix-booking-overlap",)),
+)
+
+
+def crashing_grader(sandbox) -> Verdict:
+    """A grader with a bug: it raises instead of answering."""
+    raise RuntimeError("this grader is broken on purpose (mutation-check probe)")
+
+
+class MutantResult(msgspec.Struct):
+    name: str
+    description: str
+    killed: bool
+    #: Per probe: task id, outcome with the guard, outcome without it, and why.
+    probes: list[tuple[str, str, str, str]] = []
+
+
+class MutationReport(msgspec.Struct):
+    control_ok: bool
+    control: list[tuple[str, str, str]]
+    mutants: list[MutantResult]
+
+    @property
+    def ok(self) -> bool:
+        return self.control_ok and all(m.killed for m in self.mutants)
+
+
+def select_mutants(names: list[str] | None) -> list[Mutant]:
+    if not names:
+        return list(MUTANTS)
+    known = {m.name: m for m in MUTANTS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserError(f"no mutant named {', '.join(unknown)}; the mutants are: {', '.join(known)}")
+    return [known[n] for n in names]
+
+
+def _why(result: TaskResult) -> str:
+    if result.outcome == "pass":
+        return ""
+    return f"{result.failing_grader}: {result.reason}" if result.failing_grader else result.reason
+
+
+def run_mutation_check(
+    tasks: list[Task],
+    config: RunConfig,
+    out_dir: Path,
+    *,
+    suite_root: Path,
+    mutants: list[Mutant],
+    progress: Callable[[str], None] = lambda line: None,
+) -> MutationReport:
+    by_id = {t.id: t for t in tasks}
+    needed = sorted({p for m in mutants for p in (*m.probes, *m.crash_probes)})
+    missing = [p for p in needed if p not in by_id]
+    if missing:
+        raise UserError(f"the mutation check needs task(s) {', '.join(missing)}, which the suite does not have")
+    crash = {p for m in mutants for p in m.crash_probes}
+    extra: dict[str, list[Grader]] = {p: [Grader("endstate.suite._mutation:crashing_grader", crashing_grader)]
+                                      for p in crash}
+    probe_tasks = [by_id[p] for p in needed]
+
+    def run(guards: Guards, ids: list[str], label: str) -> dict[str, TaskResult]:
+        chosen = [by_id[i] for i in ids]
+        result = run_suite(chosen, msgspec.structs.replace(config, guards=guards), out_dir / label,
+                           suite_root=suite_root, extra_graders=extra)
+        return {t.task_id: t for t in result.tasks}
+
+    progress(f"control: {len(probe_tasks)} probe task(s) with every guard in place")
+    control = run(Guards(), needed, "control")
+    expected = {p: ("error" if p in crash else "pass") for p in needed}
+    control_rows = [(p, control[p].outcome, _why(control[p])) for p in needed]
+    control_ok = all(control[p].outcome == expected[p] for p in needed)
+    reports = []
+    for mutant in mutants:
+        ids = sorted({*mutant.probes, *mutant.crash_probes})
+        mutated = run(msgspec.structs.replace(Guards(), **{mutant.guard: False}), ids, mutant.name)
+        rows = [(p, control[p].outcome, mutated[p].outcome, _why(mutated[p])) for p in ids]
+        killed = all(after != before for _, before, after, _ in rows)
+        reports.append(MutantResult(mutant.name, mutant.description, killed, rows))
+        progress(f"{'killed  ' if killed else 'SURVIVED'} {mutant.name}: " +
+                 "; ".join(f"{p} {b}->{a}" + (f" ({w})" if w else "") for p, b, a, w in rows))
+    return MutationReport(control_ok, control_rows, reports)
