@@ -48,7 +48,9 @@ class AgentJob(msgspec.Struct, frozen=True):
     transcript: str
     outcome: str
     base_url: str | None = None
+    #: Permission rule tables (a task's own) and files (the user's), layered over the defaults.
     policy: list[dict[str, Any]] = []
+    policy_files: list[str] = []
     guards: Guards = Guards()
     kill_at: int | None = None
     attempt: int = 0
@@ -67,7 +69,8 @@ class AgentOutcome(msgspec.Struct):
 
 
 def run_job(job: AgentJob) -> AgentOutcome:
-    from endstate.agent._loop import Agent
+    from endstate.agent._loop import Agent, RunEnded
+    from endstate.errors import ReplayDivergence
     from endstate.models import RunSettings, open_model
     from endstate.sandbox import BACKENDS
 
@@ -83,18 +86,22 @@ def run_job(job: AgentJob) -> AgentOutcome:
             time.sleep(3600)  # the runner kills this process now
 
     session = _cassette_session(job)
+    divergence = ""
     with session as tape:
         model = open_model(job.model, settings=settings, base_url=job.base_url)
         try:
-            agent = Agent(model, sandbox, policy=Policy.load(*job.policy), budget=job.budget, journal=journal,
+            agent = Agent(model, sandbox, policy=Policy.load(*job.policy, *map(Path, job.policy_files)), budget=job.budget, journal=journal,
                           guards=job.guards, tool_choice=settings.tool_choice, on_tool_done=on_tool_done)
             state, end = agent.run(job.prompt)
+        except ReplayDivergence as exc:
+            # Replay met a request it has no answer for: the harness or the recording changed.
+            state, end, divergence = journal.read(), RunEnded(str(exc)), str(exc)
         finally:
             model.close()
     Path(job.transcript).write_bytes(msgspec.json.format(msgspec.json.encode(state.messages), indent=1))
     outcome = AgentOutcome(end.stop_reason, end.detail, state.counters, sandbox_s=round(sandbox.seconds, 3))
     if tape is not None:
-        outcome.divergence = tape.divergence or ""
+        outcome.divergence = tape.divergence or divergence
         outcome.unplayed = tape.unplayed()
     return outcome
 
@@ -106,7 +113,8 @@ def _cassette_session(job: AgentJob):
         return contextlib.nullcontext(None)
     from endstate.cassettes import open_session
 
-    return open_session(job.cassette, task_id=job.task_id)
+    return open_session(job.cassette, task_id=job.task_id, state_dir=Path(job.journal).parent,
+                        resumed=job.attempt > 0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -192,7 +193,6 @@ class _Suite:
                         "image_id": live.describe().get("image_id", ""), "endstate_version": __version__},
             )
         policy = [task.manifest.policy] if task.manifest.policy else []
-        policy += [{"file": f} for f in config.policy_files]
         job = AgentJob(
             task_id=task.id,
             prompt=task.prompt,
@@ -202,6 +202,7 @@ class _Suite:
             settings=msgspec.to_builtins(config.settings),
             budget=task.manifest.budget,
             policy=policy,
+            policy_files=list(config.policy_files),
             guards=config.guards,
             journal=str(work / "journal.json"),
             transcript=str(self.out_dir / "transcripts" / f"{task.id}.json"),
@@ -216,8 +217,7 @@ class _Suite:
 
     def _run_agent(self, task: Task, live: Any) -> AgentOutcome:
         work = self.out_dir / "work" / task.id
-        for stale in ("journal.json", "outcome.json"):
-            (work / stale).unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)  # a journal or played-set left by an earlier run must not leak in
         (self.out_dir / "transcripts").mkdir(parents=True, exist_ok=True)
         deadline = task.manifest.budget.wall_seconds + 60
         attempt = 0

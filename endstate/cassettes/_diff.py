@@ -1,0 +1,166 @@
+"""Reading cassettes: `show` one as text, `diff` two recordings of a task.
+
+`diff` pairs interactions by channel, turn and attempt (the k-th request of a
+turn), not by position, so one extra retry does not shift every later pair.
+It judges responses by what the agent reads (status, message, tool calls,
+finish reason), not by ids and timestamps that differ on every call.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections import Counter
+
+from endstate.cassettes._format import Interaction, Recording, load
+from endstate.cassettes._render import request_lines, request_messages, response_lines
+
+__all__ = ["show", "diff"]
+
+# Per-message content shown by `show`; `diff` shows everything but caps its output.
+_SHOW_LIMIT = 1200
+_DIFF_LINES = 300
+
+
+def show(path: str | os.PathLike[str]) -> str:
+    """The cassette as text: its header, then each interaction's new messages and its answer.
+
+    Raises CassetteError when the file is not a readable cassette.
+    """
+    recording = load(path)
+    lines = _header_lines(recording)
+    last_messages: dict[str, tuple[int, list[object]]] = {}
+    for index, interaction in enumerate(recording.interactions):
+        request = interaction.request
+        lines += ["", _title(index, interaction)]
+        messages = request_messages(request.body)
+        skip, since = 0, ""
+        previous = last_messages.get(request.channel)
+        if messages is not None:
+            # Each request re-sends the conversation: show what is new since this channel's last one.
+            if previous is not None and messages[: len(previous[1])] == previous[1]:
+                skip, since = len(previous[1]), f"#{previous[0]}"
+            last_messages[request.channel] = (index, messages)
+        lines.append("  request:")
+        lines += [f"    {line}" for line in request_lines(request.body, limit=_SHOW_LIMIT, skip=skip,
+                                                                 skipped_from=since)]
+        lines.append("  response:")
+        lines += [
+            f"    {line}"
+            for line in response_lines(interaction.response.status, interaction.response.body, limit=_SHOW_LIMIT)
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def diff(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> tuple[bool, str]:
+    """Find the first interaction where two recordings differ.
+
+    Returns (True, "identical: N interactions"), or (False, text) where text names
+    the interaction and holds unified diffs of the request and of the response.
+    Raises CassetteError when either file is not a readable cassette.
+    """
+    left, right = load(a), load(b)
+    notes = _header_notes(left, right)
+    right_by_key = dict(_keyed(right))
+    left_keys = set()
+    for key, (index, one) in _keyed(left):
+        left_keys.add(key)
+        other = right_by_key.get(key)
+        if other is None:
+            return False, _report(notes, f"{_where(key)} (#{index}) is only in {left.path}", one, None, left, right)
+        if not _same(one, other[1]):
+            where = f"first difference at {_where(key)} (#{index} in {left.path}, #{other[0]} in {right.path})"
+            return False, _report(notes, where, one, other[1], left, right)
+    for key, (index, other) in _keyed(right):
+        if key not in left_keys:
+            return False, _report(notes, f"{_where(key)} (#{index}) is only in {right.path}", None, other, left, right)
+    return True, f"identical: {len(left.interactions)} interactions"
+
+
+def _header_lines(recording: Recording) -> list[str]:
+    header, count = recording.header, len(recording.interactions)
+    state = "complete" if recording.complete else "incomplete: no end marker (the recording was cut short)"
+    lines = [
+        f"cassette {recording.path}",
+        f"  format {header.format_version}, endstate {header.endstate_version}, created {header.created}",
+        f"  model {header.model}",
+        f"  task {header.task_id} (task hash {header.task_hash[:16]})",
+        f"  image {header.image_id or '-'}",
+        f"  {count} interaction{'s' if count != 1 else ''}, {state}",
+    ]
+    if recording.end is not None and recording.end.error:
+        lines.append(f"  the recording session ended with {recording.end.error}")
+    return lines
+
+
+def _title(index: int, interaction: Interaction) -> str:
+    request, response = interaction.request, interaction.response
+    turn = request.turn if request.turn is not None else "?"
+    return (f"#{index} {request.channel} turn {turn}  {request.request_hash[:16]}  "
+            f"{request.method} {request.path} -> {response.status}")
+
+
+Key = tuple[str, int | None, int]
+
+
+def _keyed(recording: Recording) -> list[tuple[Key, tuple[int, Interaction]]]:
+    """Interactions keyed by (channel, turn, attempt), in recorded order."""
+    seen: Counter[tuple[str, int | None]] = Counter()
+    keyed = []
+    for index, interaction in enumerate(recording.interactions):
+        slot = (interaction.request.channel, interaction.request.turn)
+        keyed.append(((*slot, seen[slot]), (index, interaction)))
+        seen[slot] += 1
+    return keyed
+
+
+def _where(key: Key) -> str:
+    channel, turn, attempt = key
+    return f"{channel} turn {turn if turn is not None else '?'}" + (f" attempt {attempt + 1}" if attempt else "")
+
+
+def _answer(interaction: Interaction) -> list[str]:
+    return response_lines(interaction.response.status, interaction.response.body, limit=None)
+
+
+def _same(one: Interaction, other: Interaction) -> bool:
+    return one.request.request_hash == other.request.request_hash and _answer(one) == _answer(other)
+
+
+def _header_notes(left: Recording, right: Recording) -> list[str]:
+    notes = []
+    for field in ("task_id", "task_hash", "model", "image_id", "endstate_version"):
+        one, other = getattr(left.header, field), getattr(right.header, field)
+        if one != other:
+            notes.append(f"note: {field} differs: {one} vs {other}")
+    return notes
+
+
+def _report(notes: list[str], where: str, one: Interaction | None, other: Interaction | None,
+            left: Recording, right: Recording) -> str:
+    lines = [*notes, where]
+    if one is not None and other is not None and one.request.request_hash == other.request.request_hash:
+        lines.append("requests: identical")
+    else:
+        lines.append("request:")
+        lines += _unified(
+            request_lines(one.request.body, limit=None) if one else [],
+            request_lines(other.request.body, limit=None) if other else [],
+            left.path, right.path,
+        )
+    one_answer, other_answer = (_answer(one) if one else []), (_answer(other) if other else [])
+    if one_answer == other_answer:
+        lines.append("responses: identical")
+    else:
+        lines.append("response:")
+        lines += _unified(one_answer, other_answer, left.path, right.path)
+    return "\n".join(lines) + "\n"
+
+
+def _unified(one: list[str], other: list[str], one_name: str, other_name: str) -> list[str]:
+    lines = list(difflib.unified_diff(one, other, one_name, other_name, n=3, lineterm=""))
+    if not lines:
+        return ["  (they read the same; they differ in bytes this summary does not show)"]
+    if len(lines) > _DIFF_LINES:
+        lines = [*lines[:_DIFF_LINES], f"… {len(lines) - _DIFF_LINES} more diff lines"]
+    return lines

@@ -1,0 +1,114 @@
+"""Which recorded interaction answers a request: the request hash and the two matchers.
+
+    strict     the request hash is equal: method, path and body, byte-for-byte in
+               meaning (JSON is compared parsed, keys sorted). The determinism test.
+    sequence   the channel is equal; recorded answers are served in recorded order
+               per channel whatever the request says. The mutation check.
+
+vcrpy serves the first unplayed recorded interaction its matchers accept, so a
+matcher that compares channels alone is all "in order per channel" needs.
+Matchers are plain functions of (request made, recorded request) that raise
+AssertionError saying how the two differ, as vcrpy expects.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from typing import Literal
+from urllib.parse import urlsplit
+
+import msgspec
+from vcr.request import Request
+
+from endstate.errors import CassetteError
+from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
+
+__all__ = ["MATCH_MODES", "MatchMode", "request_hash", "canonical_body", "RequestKeys", "check_match_mode"]
+
+MatchMode = Literal["strict", "sequence"]
+MATCH_MODES: tuple[str, ...] = ("strict", "sequence")
+
+
+def check_match_mode(match: str) -> MatchMode:
+    if match not in MATCH_MODES:
+        raise CassetteError(f"unknown cassette match mode {match!r}: use one of {', '.join(MATCH_MODES)}")
+    return match  # type: ignore[return-value]
+
+
+def canonical_body(body: bytes | str | None) -> object:
+    """The body as parsed JSON, or as text when it is not JSON."""
+    if body is None:
+        return ""
+    if isinstance(body, str):
+        body = body.encode()
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return body.decode("utf-8", "replace")
+
+
+def request_hash(method: str, path: str, body: bytes | str | None) -> str:
+    """sha256 (hex) of the canonical JSON of method, path and body.
+
+    Scheme, host, port, query and headers are left out: a recording must match
+    wherever the server listened and whatever key the run used.
+    """
+    document = {"method": method.upper(), "path": path or "/", "body": canonical_body(body)}
+    return hashlib.sha256(msgspec.json.encode(document, order="sorted")).hexdigest()
+
+
+def _body_bytes(request: Request) -> bytes | None:
+    body = request.body
+    if body is None or isinstance(body, bytes):
+        return body
+    if hasattr(body, "read"):  # vcrpy hands file-like bodies back as a fresh BytesIO
+        return body.read()
+    return b"".join(body)
+
+
+class RequestKeys:
+    """The hash, channel and turn of vcrpy requests, each computed once per request object.
+
+    vcrpy asks a matcher about every recorded request for each request made, so
+    the hash of a long conversation would otherwise be recomputed many times.
+    The matchers are bound methods registered on one VCR instance.
+    """
+
+    def __init__(self) -> None:
+        self._hashes: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
+
+    def hash_of(self, request: Request) -> str:
+        known = self._hashes.get(request)
+        if known is None:
+            known = request_hash(request.method, urlsplit(request.uri).path, _body_bytes(request))
+            self._hashes[request] = known
+        return known
+
+    @staticmethod
+    def channel_of(request: Request) -> str:
+        return request.headers.get(CHANNEL_HEADER) or "agent"
+
+    @staticmethod
+    def turn_of(request: Request) -> int | None:
+        try:
+            return int(request.headers.get(TURN_HEADER, ""))
+        except ValueError:
+            return None
+
+    def endstate_request_hash(self, made: Request, recorded: Request) -> None:
+        """The strict matcher."""
+        made_hash, recorded_hash = self.hash_of(made), self.hash_of(recorded)
+        if made_hash != recorded_hash:
+            raise AssertionError(f"request hash {made_hash[:16]} != recorded {recorded_hash[:16]}")
+
+    def endstate_channel(self, made: Request, recorded: Request) -> None:
+        """The sequence matcher."""
+        made_channel, recorded_channel = self.channel_of(made), self.channel_of(recorded)
+        if made_channel != recorded_channel:
+            raise AssertionError(f"channel {made_channel!r} != recorded {recorded_channel!r}")
+
+    def matcher_for(self, match: MatchMode):
+        """(name, function) of the matcher to register for `match`."""
+        function = self.endstate_request_hash if match == "strict" else self.endstate_channel
+        return function.__name__, function

@@ -1,0 +1,514 @@
+"""Recording and replaying one task's model traffic through vcrpy.
+
+    with open_session(job, task_id="fix-add", state_dir=work) as tape:
+        ...the agent talks to its model...
+    tape.divergence, tape.unplayed()
+
+Record: vcrpy in record mode "all"; every exchange is scrubbed and appended to the
+cassette the moment its answer arrives (vcrpy itself would write only on exit).
+Replay: the whole cassette is loaded and checked before vcrpy starts; record mode
+"none", so nothing reaches the network; a request with no recorded answer raises
+ReplayDivergence from inside the HTTP transport, after writing it on the tape.
+
+A checkpoint task's agent is killed and resumed by a new process with the same
+job. The session keeps a small journal in `state_dir` (which must be the task's
+own work folder for this run): it tells the new process to append to the
+recording instead of refusing the existing file, or which recorded answers the
+killed process already played, so they are not served twice.
+
+Only httpx2 (the transport of the openai and anthropic SDKs) is patched: the
+Docker SDK's own HTTP traffic must reach the engine during replay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import vcr
+import vcr.patch
+from vcr import VCR
+from vcr.persisters.filesystem import CassetteNotFoundError
+from vcr.record_mode import RecordMode
+from vcr.request import Request
+
+from endstate import __version__
+from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, load, utc_now
+from endstate.cassettes._match import MatchMode, RequestKeys, canonical_body, check_match_mode
+from endstate.cassettes._render import request_lines
+from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
+from endstate.errors import CassetteError, ReplayDivergence
+
+if TYPE_CHECKING:
+    from endstate.agent._worker import CassetteJob
+
+__all__ = ["Tape", "open_session", "VCRPY_VERSION", "SIDECAR_NAME"]
+
+#: The vcrpy release the persister and hooks are written against (pinned in pyproject).
+VCRPY_VERSION = "9.4.2"
+
+#: The session journal's file name inside `state_dir`.
+SIDECAR_NAME = "cassette-session.jsonl"
+
+#: Channels whose recorded answers must all be played for a replay to be complete.
+PLAYED_CHANNELS = ("agent", "compaction")
+
+_PATCH_ONLY_HTTPX2 = tuple(name for name in vcr.patch.PATCHER_NAMES if name != "httpx2")
+_DIFF_LINES = 40
+_DIFF_WIDTH = 200
+
+
+class Tape:
+    """What one session did: written by the session, read by the worker afterwards."""
+
+    def __init__(self, *, mode: str, match: MatchMode, path: Path, task_id: str, header: Header,
+                 channels: list[str], played: set[int], notes: list[str]) -> None:
+        self.mode = mode
+        self.match = match
+        self.path = path
+        self.task_id = task_id
+        #: The cassette's header (for a new recording, the one written).
+        self.header = header
+        #: Things worth telling the user that did not stop the run (task changed, image differs...).
+        self.notes = notes
+        #: Set by the first request replay could not answer; None when replay kept up.
+        self.divergence: str | None = None
+        self.divergence_error: ReplayDivergence | None = None
+        #: Interactions this process appended (record mode).
+        self.recorded = 0
+        self._channels = channels
+        self._played = played
+
+    @property
+    def played(self) -> int:
+        """Recorded interactions served so far, by this process and any it resumed."""
+        return len(self._played)
+
+    def unplayed(self) -> int:
+        """Recorded agent and compaction interactions that no process of this run was served."""
+        return sum(1 for index, channel in enumerate(self._channels)
+                   if channel in PLAYED_CHANNELS and index not in self._played)
+
+
+@contextlib.contextmanager
+def open_session(job: CassetteJob, *, task_id: str, state_dir: str | Path,
+                 resumed: bool | None = None) -> Iterator[Tape]:
+    """Record or replay the model traffic of one task's agent while the block runs.
+
+    `state_dir` holds the session journal. `resumed` says whether this process
+    continues a killed one; None infers it from the journal (a session that was
+    opened and never closed). Raises CassetteError before anything runs when the
+    cassette is missing, corrupt, for another task or model, or would be
+    overwritten; ReplayDivergence (from the model call) when replay has no answer.
+    """
+    if job.mode not in ("record", "replay"):
+        raise CassetteError(f"unknown cassette mode {job.mode!r}: use record or replay")
+    match = check_match_mode(job.match)
+    _check_vcrpy()
+    path = Path(job.path)
+    sidecar = _Sidecar(Path(state_dir) / SIDECAR_NAME)
+    session = _record if job.mode == "record" else _replay
+    with session(job, path, task_id, match, sidecar, resumed) as tape:
+        yield tape
+
+
+def _check_vcrpy() -> None:
+    if vcr.__version__ != VCRPY_VERSION:
+        raise CassetteError(
+            f"endstate's cassettes need vcrpy {VCRPY_VERSION}, found {vcr.__version__}: "
+            "reinstall endstate's dependencies"
+        )
+    import httpx2
+
+    if httpx2.HTTPTransport.handle_request is not getattr(vcr.patch, "_Httpx2HttpTransport_handle_request", None):
+        raise CassetteError(
+            "another cassette is already open in this process: vcrpy patches HTTP process-wide, "
+            "so each task's agent needs a process of its own"
+        )
+
+
+# -- record ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: _Sidecar,
+            resumed: bool | None) -> Iterator[Tape]:
+    journal = sidecar.read()
+    if resumed is None:
+        resumed = journal.is_open(path, "record")
+    if resumed:
+        writer, recording = CassetteWriter.resume(path)
+        try:
+            _check_header(recording, job, task_id, strict=True, verb="resume recording")
+        except CassetteError:
+            writer.close()
+            raise
+        header, count = recording.header, len(recording.interactions)
+        if not journal.is_open(path, "record", _header_id(header)):
+            sidecar.start(path, "record", _header_id(header))
+    else:
+        header = _new_header(job, task_id)
+        writer = CassetteWriter.create(path, header, overwrite=job.overwrite)
+        count = 0
+        sidecar.start(path, "record", _header_id(header))
+
+    tape = Tape(mode="record", match=match, path=path, task_id=task_id, header=header, channels=[], played=set(),
+                notes=[])
+    keys = RequestKeys()
+    error = ""
+    try:
+        with _use_cassette(path, RecordMode.ALL, match, keys, _Persister(None, writer)) as cassette:
+            _hook_recording(cassette, writer, tape, keys)
+            try:
+                yield tape
+            except BaseException as exc:
+                error = type(exc).__name__
+                raise
+    finally:
+        try:
+            writer.end(count + writer.written, error=error)
+        finally:
+            writer.close()
+            sidecar.close()
+        finalize(path)
+
+
+def _new_header(job: CassetteJob, task_id: str) -> Header:
+    expected = job.header
+    return Header(
+        format_version=FORMAT_VERSION,
+        endstate_version=str(expected.get("endstate_version") or __version__),
+        model=str(expected.get("model", "")),
+        task_id=task_id,
+        task_hash=str(expected.get("task_hash", "")),
+        image_id=str(expected.get("image_id", "")),
+        created=utc_now(),
+    )
+
+
+def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: RequestKeys) -> None:
+    """Make vcrpy's cassette write each exchange through `writer`, and refuse what it cannot record."""
+    can_play, append = cassette.can_play_response_for, cassette.append
+
+    def checked_can_play(request: Request) -> bool:
+        # Runs before the request goes out, so a refusal here keeps it off the network.
+        kept = cassette.filter_request(request)
+        if kept is None:
+            raise CassetteError(f"the request {request.method} {request.path} would be sent without being recorded")
+        body = canonical_body(_request_body(kept))
+        if isinstance(body, dict) and body.get("stream"):
+            raise CassetteError("streaming requests cannot be recorded (vcrpy buffers answers): use stream=False")
+        return can_play(request)
+
+    def appending(request: Request, response: dict[str, Any]) -> None:
+        before = len(cassette.data)
+        append(request, response)
+        if len(cassette.data) != before + 1:
+            raise CassetteError(f"vcrpy dropped the exchange {request.method} {request.path} instead of recording it")
+        writer.append(to_interaction(*cassette.data[-1], keys))
+        tape.recorded += 1
+
+    cassette.can_play_response_for = checked_can_play
+    cassette.append = appending
+
+
+# -- replay ---------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: _Sidecar,
+            resumed: bool | None) -> Iterator[Tape]:
+    if not path.is_file():
+        model = job.header.get("model") or "<provider/model>"
+        raise CassetteError(
+            f"no cassette for task {task_id} at {path}: record it with `endstate record --model {model}` "
+            "or pass the right --replay folder"
+        )
+    recording = load(path)
+    notes = _check_header(recording, job, task_id, strict=match == "strict", verb="replay")
+    identity = _header_id(recording.header)
+    journal = sidecar.read()
+    if resumed is None:
+        resumed = journal.is_open(path, "replay", identity)
+    played: set[int] = set()
+    if resumed and journal.is_open(path, "replay", identity):
+        played = {i for i in journal.played if 0 <= i < len(recording.interactions)}
+    else:
+        if resumed:
+            notes.append("resumed, but the session journal is for another cassette: nothing counts as played yet")
+        sidecar.start(path, "replay", identity)
+
+    tape = Tape(mode="replay", match=match, path=path, task_id=task_id, header=recording.header,
+                channels=[i.request.channel for i in recording.interactions], played=played, notes=notes)
+    keys = RequestKeys()
+    try:
+        with _use_cassette(path, RecordMode.NONE, match, keys, _Persister(recording, None)) as cassette:
+            if len(cassette.data) != len(recording.interactions):
+                raise CassetteError(f"vcrpy loaded {len(cassette.data)} of the {len(recording.interactions)} "
+                                    f"interactions in {path}")
+            for index in played:
+                cassette.play_counts[index] = 1
+            _hook_replay(cassette, recording, tape, keys, sidecar)
+            yield tape
+    finally:
+        sidecar.close()
+
+
+def _check_header(recording: Recording, job: CassetteJob, task_id: str, *, strict: bool, verb: str) -> list[str]:
+    """Refuse a cassette for another task or model, or (strict) a changed task; return notes."""
+    header, expected, path = recording.header, job.header, recording.path
+    notes: list[str] = []
+    if header.task_id != task_id:
+        raise CassetteError(f"cannot {verb}: cassette {path} was recorded for task {header.task_id}, not {task_id}")
+    model = expected.get("model")
+    if model and header.model != model:
+        raise CassetteError(
+            f"cannot {verb}: cassette {path} was recorded with model {header.model}, this run uses {model}: "
+            f"pass the --replay folder of {model}'s cassettes, or record them"
+        )
+    task_hash = expected.get("task_hash")
+    if task_hash and header.task_hash != task_hash:
+        if strict:
+            raise CassetteError(
+                f"cannot {verb}: task {task_id} changed since cassette {path} was recorded (task hash "
+                f"{header.task_hash[:12]} then, {str(task_hash)[:12]} now): re-record it with `endstate record`, "
+                "or replay with --match sequence"
+            )
+        notes.append(f"task {task_id} changed since it was recorded (task hash {header.task_hash[:12]} then, "
+                     f"{str(task_hash)[:12]} now); sequence matching ignores request bodies")
+    image_id = expected.get("image_id")
+    if image_id and header.image_id and header.image_id != image_id:
+        notes.append(f"recorded on sandbox image {header.image_id[:19]}, running on {str(image_id)[:19]}")
+    version = expected.get("endstate_version")
+    if version and header.endstate_version != version:
+        notes.append(f"recorded by endstate {header.endstate_version}, replayed by {version}")
+    if verb == "replay" and not recording.complete:
+        notes.append(f"cassette {path} has no end marker: its recording was cut short")
+    return notes
+
+
+def _hook_replay(cassette: Any, recording: Recording, tape: Tape, keys: RequestKeys, sidecar: _Sidecar) -> None:
+    """Journal every answer served, and turn a request with no answer into a ReplayDivergence."""
+    can_play, play = cassette.can_play_response_for, cassette.play_response
+
+    def checked_can_play(request: Request) -> bool:
+        if can_play(request):
+            return True
+        error = _divergence(request, recording, set(cassette.play_counts), keys, tape)
+        if tape.divergence is None:  # the SDK may retry; the first miss is the one to report
+            tape.divergence, tape.divergence_error = str(error), error
+        raise error
+
+    def playing(request: Request) -> dict[str, Any]:
+        before = set(cassette.play_counts)
+        response = play(request)
+        for index in set(cassette.play_counts) - before:
+            sidecar.played(index)
+            tape._played.add(index)
+        return response
+
+    cassette.can_play_response_for = checked_can_play
+    cassette.play_response = playing
+
+
+def _divergence(request: Request, recording: Recording, played: set[int], keys: RequestKeys,
+                tape: Tape) -> ReplayDivergence:
+    made_hash, channel, turn = keys.hash_of(request), keys.channel_of(request), keys.turn_of(request)
+    interactions = recording.interactions
+    where = f"{channel} turn {turn if turn is not None else '?'}"
+    if tape.match == "sequence":
+        problem = f"all {sum(1 for i in interactions if i.request.channel == channel)} recorded {channel} answers " \
+                  "have been played"
+    else:
+        problem = "no recorded request has its hash"
+    same = [i for i, x in enumerate(interactions) if x.request.request_hash == made_hash]
+    if same and tape.match == "strict":
+        problem = f"its recorded answer (#{same[0]}) was already played"
+    closest = _closest(request, interactions, played, keys, same)
+    lines = [
+        f"replay diverged in task {tape.task_id} at {where}: request {made_hash[:16]} has no recorded answer "
+        f"({tape.match} matching: {problem}).",
+    ]
+    summary = ""
+    if closest is not None:
+        other = interactions[closest].request
+        state = "already played" if closest in played else "not played"
+        summary = f"#{closest} {other.channel} turn {other.turn} {other.request_hash[:16]} ({state})"
+        lines.append(f"closest recorded request: {summary}")
+        lines += _body_diff(other.body, _request_body(request), f"recorded #{closest}", "this request")
+    lines.append("The harness, the task or the agent's inputs changed since the recording: re-record with "
+                 "`endstate record`, or replay with --match sequence to serve answers in recorded order.")
+    return ReplayDivergence("\n".join(lines), task=tape.task_id, turn=turn, request_hash=made_hash, closest=summary)
+
+
+def _closest(request: Request, interactions: list[Any], played: set[int], keys: RequestKeys,
+             same_hash: list[int]) -> int | None:
+    """The recorded request most like this one: same hash, else same channel and turn, else smallest diff."""
+    if same_hash:
+        return same_hash[0]
+    channel, turn = keys.channel_of(request), keys.turn_of(request)
+    candidates = [i for i, x in enumerate(interactions) if x.request.channel == channel]
+    candidates = candidates or list(range(len(interactions)))
+    if not candidates:
+        return None
+    same_turn = [i for i in candidates if interactions[i].request.turn == turn]
+    if same_turn:
+        return min(same_turn, key=lambda i: (i in played, i))
+    made = request_lines(_request_body(request), limit=None)
+
+    def distance(index: int) -> tuple[float, bool, int]:
+        recorded = request_lines(interactions[index].request.body, limit=None)
+        return (-difflib.SequenceMatcher(None, recorded, made, autojunk=False).ratio(), index in played, index)
+
+    return min(candidates[:64], key=distance)
+
+
+def _request_body(request: Request) -> bytes:
+    body = request.body
+    if body is None:
+        return b""
+    if isinstance(body, bytes):
+        return body
+    if hasattr(body, "read"):
+        return body.read()
+    return b"".join(body)
+
+
+def _body_diff(recorded: bytes, made: bytes, recorded_name: str, made_name: str) -> list[str]:
+    diff = list(difflib.unified_diff(request_lines(recorded, limit=None), request_lines(made, limit=None),
+                                     recorded_name, made_name, n=2, lineterm=""))
+    if not diff:
+        return ["(the two requests read the same; they differ in bytes the summary does not show)"]
+    shown = [line if len(line) <= _DIFF_WIDTH else line[:_DIFF_WIDTH] + " …" for line in diff[:_DIFF_LINES]]
+    if len(diff) > _DIFF_LINES:
+        shown.append(f"… {len(diff) - _DIFF_LINES} more diff lines")
+    return shown
+
+
+# -- vcrpy wiring ---------------------------------------------------------------------
+
+
+def _use_cassette(path: Path, record_mode: RecordMode, match: MatchMode, keys: RequestKeys,
+                  persister: _Persister) -> Any:
+    """vcrpy's context manager for this session, with its registries on a VCR of its own."""
+    name, matcher = keys.matcher_for(match)
+    recorder = VCR(
+        record_mode=record_mode,
+        match_on=(name,),
+        filter_headers=SECRET_HEADERS,
+        filter_query_parameters=SECRET_QUERY_KEYS,
+        before_record_request=scrub_request,
+        decode_compressed_response=True,
+        skip_patchers=_PATCH_ONLY_HTTPX2,
+        record_on_exception=True,
+    )
+    recorder.register_matcher(name, matcher)
+    recorder.register_persister(persister)
+    return recorder.use_cassette(str(path), allow_playback_repeats=False)
+
+
+class _Persister:
+    """vcrpy's persister for one session.
+
+    Replay hands vcrpy the recording already loaded and checked. Record hands it
+    nothing (record mode "all" would not play it anyway), and saving writes
+    nothing: every interaction reached the file when it happened.
+    """
+
+    def __init__(self, recording: Recording | None, writer: CassetteWriter | None) -> None:
+        self._recording = recording
+        self._writer = writer
+
+    def load_cassette(self, cassette_path: str, serializer: object) -> tuple[list[Request], list[dict[str, Any]]]:
+        if self._recording is None:
+            raise CassetteNotFoundError(cassette_path)
+        return to_vcr(self._recording.interactions)
+
+    def save_cassette(self, cassette_path: str, cassette_dict: dict[str, Any], serializer: object) -> None:
+        if self._writer is not None and len(cassette_dict["requests"]) != self._writer.written:
+            raise CassetteError(
+                f"cassette {cassette_path}: vcrpy holds {len(cassette_dict['requests'])} exchanges, "
+                f"{self._writer.written} were written"
+            )
+
+
+# -- the session journal --------------------------------------------------------------
+
+
+class _Event(msgspec.Struct, omit_defaults=True):
+    cassette: str = ""
+    mode: str = ""
+    id: str = ""
+    played: int | None = None
+    closed: bool = False
+
+
+_event_decoder = msgspec.json.Decoder(_Event)
+
+
+class _Journal(msgspec.Struct):
+    cassette: str = ""
+    mode: str = ""
+    id: str = ""
+    played: set[int] = set()
+    closed: bool = True
+
+    def is_open(self, path: Path, mode: str, identity: str | None = None) -> bool:
+        return (not self.closed and self.cassette == str(path.resolve()) and self.mode == mode
+                and (identity is None or self.id == identity))
+
+
+class _Sidecar:
+    """An append-only journal of one task's cassette session, one JSON event a line.
+
+    The first line names the cassette; then one line per answer played; a last
+    line when the session closes in order. A killed process leaves no last line.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> _Journal:
+        try:
+            lines = self.path.read_bytes().splitlines()
+        except FileNotFoundError:
+            return _Journal()
+        journal = _Journal(closed=False)
+        for number, line in enumerate(lines):
+            try:
+                event = _event_decoder.decode(line)
+            except msgspec.DecodeError:
+                if number == len(lines) - 1:
+                    break  # the kill came mid-line
+                return _Journal()
+            if event.cassette:
+                journal = _Journal(cassette=event.cassette, mode=event.mode, id=event.id, played=set(), closed=False)
+            if event.played is not None:
+                journal.played.add(event.played)
+            journal.closed = journal.closed or event.closed
+        return journal
+
+    def start(self, cassette: Path, mode: str, identity: str) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_bytes(msgspec.json.encode(_Event(cassette=str(cassette.resolve()), mode=mode, id=identity))
+                              + b"\n")
+
+    def played(self, index: int) -> None:
+        self._append(_Event(played=index))
+
+    def close(self) -> None:
+        self._append(_Event(closed=True))
+
+    def _append(self, event: _Event) -> None:
+        with self.path.open("ab") as out:
+            out.write(msgspec.json.encode(event) + b"\n")
+
+
+def _header_id(header: Header) -> str:
+    return hashlib.sha256(msgspec.msgpack.encode(header)).hexdigest()[:16]
+

@@ -1,0 +1,80 @@
+"""show and diff on real recordings."""
+
+from __future__ import annotations
+
+import pytest
+from cassette_helpers import PROMPTS, TASK, ask, client, job
+
+import endstate.cassettes
+from endstate.cassettes import diff, open_session, show
+from endstate.errors import CassetteError
+
+
+def record(server, path, prompts, state):
+    with open_session(job(path), task_id=TASK, state_dir=state):
+        sdk = client(server.url)
+        history = []
+        for turn, prompt in enumerate(prompts, 1):
+            answer = ask(sdk, turn, prompt, history=history)
+            history += [{"role": "user", "content": prompt}, answer["choices"][0]["message"]]
+    return path
+
+
+def test_show_prints_the_header_and_each_exchange(server, tmp_path):
+    path = record(server, tmp_path / "a.cassette", PROMPTS, tmp_path / "s")
+    text = show(path)
+    assert f"task {TASK}" in text and "3 interactions, complete" in text
+    assert "#0 agent turn 1" in text and "#2 agent turn 3" in text
+    assert "[user]\n      read calc.py" in text
+    assert "answer to: read calc.py" in text
+    assert '-> bash({"command": "ls"})  [call_1]' in text
+    # Later requests repeat the history; show says so instead of printing it again.
+    assert "… 2 earlier message(s), as sent in #0" in text and "… 4 earlier message(s), as sent in #1" in text
+
+
+def test_show_cuts_very_long_contents(server, tmp_path):
+    path = record(server, tmp_path / "a.cassette", ["x" * 50_000], tmp_path / "s")
+    text = show(path)
+    assert "characters cut" in text and len(text) < 10_000
+
+
+def test_identical_recordings(server, tmp_path):
+    a = record(server, tmp_path / "a.cassette", PROMPTS, tmp_path / "s1")
+    b = record(server, tmp_path / "b.cassette", PROMPTS, tmp_path / "s2")
+    assert diff(a, b) == (True, "identical: 3 interactions")
+
+
+@pytest.mark.parametrize("turn", [1, 2])
+def test_diff_reports_the_first_turn_that_differs(server, tmp_path, turn):
+    changed = list(PROMPTS)
+    changed[turn - 1] = "something else entirely"
+    a = record(server, tmp_path / "a.cassette", PROMPTS, tmp_path / "s1")
+    b = record(server, tmp_path / "b.cassette", changed, tmp_path / "s2")
+    same, text = diff(a, b)
+    assert not same
+    assert text.startswith(f"first difference at agent turn {turn} ")
+    assert f"-  {PROMPTS[turn - 1]}" in text and "+  something else entirely" in text
+    assert "response:" in text and "+  answer to: something else entirely" in text
+
+
+def test_diff_of_a_longer_recording_names_the_extra_turn(server, tmp_path):
+    a = record(server, tmp_path / "a.cassette", PROMPTS[:2], tmp_path / "s1")
+    b = record(server, tmp_path / "b.cassette", PROMPTS, tmp_path / "s2")
+    same, text = diff(a, b)
+    assert not same and f"agent turn 3 (#2) is only in {b}" in text
+
+
+def test_show_and_diff_refuse_bad_files(tmp_path):
+    bad = tmp_path / "bad.cassette"
+    bad.write_bytes(b"garbage")
+    with pytest.raises(CassetteError):
+        show(bad)
+    with pytest.raises(CassetteError):
+        diff(bad, bad)
+
+
+def test_public_names():
+    assert set(endstate.cassettes.__all__) == {
+        "open_session", "Tape", "show", "diff", "load", "finalize", "request_hash", "MATCH_MODES",
+        "FORMAT_VERSION", "Recording", "Header", "Interaction", "RecordedRequest", "RecordedResponse", "End",
+    }
