@@ -12,7 +12,7 @@ from typing import Literal
 
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
-from endstate.sandbox._docker import DockerSandbox, engine_answers
+from endstate.sandbox._docker import DockerSandbox, connect, engine_answers
 from endstate.sandbox._image import DEFAULT_IMAGE, build_image
 from endstate.sandbox._local import LocalSandbox
 from endstate.sandbox._sealed import SealedSandbox, seal
@@ -54,6 +54,8 @@ def resolve_backend(kind: str = "auto") -> str:
         raise SandboxUnavailable(
             f"unknown sandbox backend {kind!r}: choose one of auto, {', '.join(sorted(BACKENDS))}"
         )
+    if kind == DockerSandbox.backend:
+        connect(timeout=10).close()  # asked for by name: no engine is the user's error, said once
     return kind
 
 

@@ -1,0 +1,5 @@
+"""`python -m endstate` is the `endstate` command."""
+
+from endstate.cli import main
+
+main()

@@ -1,0 +1,132 @@
+"""Bad input: one clear line naming the file, field or task, a non-zero exit, no
+traceback, and the other tasks' results kept."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from endstate.suite import read_results
+
+from e2e_helpers import CASSETTES, TASKS, endstate
+
+GOOD_TASK = "bugfix-lru-eviction"
+OTHER_TASK = "bugfix-booking-overlap"
+
+
+def no_traceback(ran) -> None:
+    assert "Traceback" not in ran.out + ran.err, ran
+
+
+@pytest.fixture
+def suite(tmp_path) -> Path:
+    folder = tmp_path / "tasks"
+    for task_id in (GOOD_TASK, OTHER_TASK):
+        shutil.copytree(TASKS / task_id, folder / task_id)
+    return folder
+
+
+def test_unknown_provider_lists_the_known_ones():
+    ran = endstate("eval", "--model", "acme/some-model", "--task", GOOD_TASK)
+    assert ran.code == 2, ran
+    assert "openai" in ran.err and "anthropic" in ran.err and "scripted" in ran.err
+    no_traceback(ran)
+
+
+def test_missing_api_key_is_named_before_any_container_starts():
+    ran = endstate("eval", "--model", "openai/gpt-4.1-2025-04-14", "--task", GOOD_TASK,
+                   env={"OPENAI_API_KEY": "", "DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert ran.code == 2, ran
+    assert "OPENAI_API_KEY" in ran.err
+    no_traceback(ran)
+
+
+def test_no_engine_when_docker_is_asked_for():
+    ran = endstate("tasks", "check", "--sandbox", "docker", "--task", GOOD_TASK,
+                   env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert ran.code == 2, ran
+    assert "no Docker engine answers" in ran.err and "--sandbox local" in ran.err
+    no_traceback(ran)
+
+
+@pytest.mark.docker
+def test_malformed_manifest_is_named_and_the_other_task_still_checked(suite):
+    manifest = suite / OTHER_TASK / "task.toml"
+    manifest.write_text("colour = 'red'\n" + manifest.read_text())
+    ran = endstate("tasks", "check", "--suite", str(suite))
+    assert ran.code == 2, ran
+    assert str(manifest) in ran.err and "unknown field `colour`" in ran.err
+    assert f"ok   {GOOD_TASK}" in ran.out
+    no_traceback(ran)
+
+
+@pytest.mark.docker
+def test_grader_that_does_not_import_is_named(suite):
+    manifest = suite / OTHER_TASK / "task.toml"
+    manifest.write_text(manifest.read_text().replace("endstate.grading:no_new_skips", "endstate.gradng:no_new_skips"))
+    ran = endstate("tasks", "check", "--suite", str(suite))
+    assert ran.code == 2, ran
+    assert OTHER_TASK in ran.err and "endstate.gradng" in ran.err and "does not import" in ran.err
+    assert f"ok   {GOOD_TASK}" in ran.out
+    no_traceback(ran)
+
+
+@pytest.mark.docker
+def test_symlink_escaping_the_fixture_is_refused(suite, tmp_path):
+    secret = tmp_path / "outside.txt"
+    secret.write_text("not for the agent\n")
+    link = suite / OTHER_TASK / "fixture" / "notes.txt"
+    link.symlink_to(secret)
+    ran = endstate("tasks", "check", "--suite", str(suite))
+    assert ran.code == 1, ran
+    assert str(link) in ran.out and "outside" in ran.out
+    assert f"ok   {GOOD_TASK}" in ran.out
+    no_traceback(ran)
+
+
+def _replay(suite: Path, cassettes: Path, out: Path):
+    return endstate("eval", "--model", "scripted/reference", "--suite", str(suite), "--replay", str(cassettes),
+                    "--out", str(out))
+
+
+@pytest.fixture
+def cassettes(tmp_path) -> Path:
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    for task_id in (GOOD_TASK, OTHER_TASK):
+        shutil.copy(CASSETTES / "scripted-reference" / f"{task_id}.cassette", folder)
+    return folder
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("damage", ["missing", "truncated", "other-task"])
+def test_damaged_cassette_is_an_error_for_that_task_only(suite, cassettes, tmp_path, damage):
+    target = cassettes / f"{OTHER_TASK}.cassette"
+    if damage == "missing":
+        target.unlink()
+    elif damage == "truncated":
+        target.write_bytes(target.read_bytes()[: len(target.read_bytes()) // 2])
+    else:
+        shutil.copy(cassettes / f"{GOOD_TASK}.cassette", target)
+    ran = _replay(suite, cassettes, tmp_path / "out")
+    assert ran.code != 0, ran
+    results = {t.task_id: t for t in read_results(tmp_path / "out").tasks}
+    assert results[GOOD_TASK].outcome == "pass"
+    broken = results[OTHER_TASK]
+    assert broken.outcome in ("error", "divergence"), broken
+    assert str(target) in broken.reason or target.name in broken.reason, broken.reason
+    assert "record" in broken.reason, broken.reason
+    no_traceback(ran)
+
+
+@pytest.mark.docker
+def test_unreachable_model_server_is_an_error_not_a_crash(suite, tmp_path):
+    ran = endstate("eval", "--model", "openai-compatible/nothing", "--base-url", "http://127.0.0.1:9/v1",
+                   "--suite", str(suite), "--task", GOOD_TASK, "--out", str(tmp_path / "out"))
+    assert ran.code == 1, ran
+    result = read_results(tmp_path / "out").tasks[0]
+    assert result.outcome == "error" and result.stop_reason == "model_error"
+    assert "127.0.0.1:9" in result.reason
+    no_traceback(ran)

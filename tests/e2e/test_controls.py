@@ -1,0 +1,86 @@
+"""The control arms over the whole suite, live and replayed.
+
+scripted/null (no edits) must fail every task and scripted/reference (the known
+fix) must pass every task: these are the controls any published number needs.
+Recording them afresh must reproduce the committed cassettes interaction for
+interaction, and replaying the committed ones three times must give identical
+pass/fail vectors and sealed tree hashes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from endstate.cassettes import diff
+from endstate.suite import load_suite, read_results
+
+from e2e_helpers import CASSETTES, TASKS, endstate
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+TASK_IDS = sorted(t.id for t in load_suite(TASKS)[0])
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory) -> dict[str, tuple[object, Path]]:
+    """Record both arms live through the scripted server into fresh folders."""
+    base = tmp_path_factory.mktemp("record")
+    runs = {}
+    for arm in ("reference", "null"):
+        ran = endstate("record", "--model", f"scripted/{arm}", "--suite", str(TASKS), "-j", "2",
+                       "--cassettes", str(base / arm / "cassettes"), "--out", str(base / arm / "run"))
+        runs[arm] = (ran, base / arm)
+    return runs
+
+
+def test_reference_arm_passes_every_task_live(recorded):
+    ran, folder = recorded["reference"]
+    result = read_results(folder / "run")
+    assert [t.task_id for t in result.tasks] == TASK_IDS, ran
+    failing = {t.task_id: f"{t.failing_grader}: {t.reason}" for t in result.tasks if t.outcome != "pass"}
+    assert not failing, failing
+    assert ran.code == 0, ran
+
+
+def test_null_arm_fails_every_task_live(recorded):
+    ran, folder = recorded["null"]
+    result = read_results(folder / "run")
+    assert [t.task_id for t in result.tasks] == TASK_IDS, ran
+    assert {t.outcome for t in result.tasks} == {"fail"}, [(t.task_id, t.outcome, t.reason) for t in result.tasks]
+    assert all(t.counters.steps == 1 and t.counters.tool_calls == 0 for t in result.tasks)
+
+
+@pytest.mark.parametrize("arm", ["reference", "null"])
+def test_fresh_recording_matches_the_committed_cassettes(recorded, arm):
+    """Bit-identical requests and responses: nothing in the harness drifts between runs."""
+    _, folder = recorded[arm]
+    differing = {}
+    for task_id in TASK_IDS:
+        identical, text = diff(CASSETTES / f"scripted-{arm}" / f"{task_id}.cassette",
+                               folder / "cassettes" / f"{task_id}.cassette")
+        if not identical:
+            differing[task_id] = text[:1500]
+    assert not differing, differing
+
+
+def test_committed_reference_replays_identically_three_times(tmp_path):
+    ran = endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
+                   str(CASSETTES / "scripted-reference"), "--repeat", "3", "-j", "2", "--expect", "pass",
+                   "--out", str(tmp_path))
+    assert ran.code == 0, ran
+    assert "pass/fail vectors identical: yes" in ran.out
+    assert "sealed tree hashes identical: yes" in ran.out
+    assert "flake rate: 0.0%" in ran.out
+    runs = [read_results(tmp_path / f"run-{i}") for i in (1, 2, 3)]
+    assert runs[0].vector == runs[1].vector == runs[2].vector == [(t, "pass") for t in TASK_IDS]
+    assert all(t.unplayed == 0 for r in runs for t in r.tasks)
+    assert {r.card.mode for r in runs} == {"replay"}
+
+
+def test_committed_null_replays_to_all_fail(tmp_path):
+    ran = endstate("eval", "--model", "scripted/null", "--suite", str(TASKS), "--replay",
+                   str(CASSETTES / "scripted-null"), "-j", "2", "--expect", "fail", "--out", str(tmp_path))
+    assert ran.code == 0, ran
+    assert read_results(tmp_path).vector == [(t, "fail") for t in TASK_IDS]
