@@ -324,3 +324,51 @@ def cassette_diff(a: Path, b: Path) -> None:
     identical, text = diff(a, b)
     click.echo(text)
     sys.exit(0 if identical else 1)
+
+
+# -- local model ----------------------------------------------------------------------------
+@main.command("serve-local")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
+              help="Loopback port to serve on; 0 picks a free one.")
+@click.option("--n-ctx", type=click.IntRange(512, 8192), default=8192, show_default=True,
+              help="Context window in tokens; a prompt that does not fit is refused with HTTP 400.")
+@_user_errors
+def serve_local(port: int, n_ctx: int) -> None:
+    """Serve SmolLM2-135M with llama.cpp on this machine, in the foreground, until Ctrl-C."""
+    from endstate.models._local import MODEL_ALIAS, LocalModelServer
+
+    server = LocalModelServer(port=port, n_ctx=n_ctx, output=sys.stderr)
+    click.echo("starting the llama.cpp server (its log follows on stderr)...", err=True)
+    try:
+        with server:
+            click.echo(f"serving openai-compatible/{MODEL_ALIAS} at {server.base_url}")
+            # tool_choice "required" is answered with HTTP 500 by this server (see endstate.models._local).
+            click.echo(f"record with:  endstate record --model openai-compatible/{MODEL_ALIAS} "
+                       f"--base-url {server.base_url} --tool-choice auto")
+            click.echo("Ctrl-C stops the server")
+            code = server.wait()
+    except KeyboardInterrupt:
+        click.echo("endstate: server stopped", err=True)
+        return
+    raise click.ClickException(f"the llama.cpp server exited with code {code}")
+
+
+# -- report ---------------------------------------------------------------------------------
+@main.command("report")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None,
+              help="TOML price table: [\"provider/model\"] input = USD per 1M tokens, output = ...")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs/report"), show_default=True)
+@_user_errors
+def report_command(runs: tuple[Path, ...], prices: Path | None, out: Path) -> None:
+    """The benchmark table and card over one or more run folders (JSON and HTML)."""
+    import msgspec
+
+    from endstate.report import benchmark, load_prices, render_html, render_text
+
+    rows = benchmark(list(runs), load_prices(prices))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(rows), indent=2) + b"\n")
+    (out / "report.html").write_text(render_html(rows))
+    click.echo(render_text(rows))
+    click.echo(f"report: {out / 'report.json'}, {out / 'report.html'}")

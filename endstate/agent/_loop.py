@@ -216,9 +216,13 @@ class Agent:
 
     # -- context budget ------------------------------------------------------------
     def context_tokens(self, state: RunState) -> int:
+        """The provider's count for what it last saw plus an estimate of what came since;
+        never less than the estimate of the whole transcript (some servers report no usage)."""
+        whole = estimate_tokens(state.messages)
         if state.last_context_messages == 0:
-            return estimate_tokens(state.messages)
-        return state.last_context_tokens + estimate_tokens(state.messages[state.last_context_messages:])
+            return whole
+        reported = state.last_context_tokens + estimate_tokens(state.messages[state.last_context_messages:])
+        return max(reported, whole)
 
     def _maybe_compact(self, state: RunState) -> None:
         if not self.guards.context_budget or len(state.messages) <= 3:
