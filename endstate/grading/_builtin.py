@@ -89,7 +89,10 @@ def _junit_counts(xml_text: str) -> tuple[int, int, int, int] | None:
 
 
 def _tail(text: str, lines: int = 6) -> str:
-    kept = [line for line in text.strip().splitlines() if line.strip()][-lines:]
+    """The last lines worth reading: pytest's rules and the report notice are left out."""
+    kept = [line for line in text.strip().splitlines()
+            if line.strip() and not line.startswith(("====", "----", "- generated xml", "-- generated xml"))
+            and "generated xml file" not in line][-lines:]
     return " | ".join(kept)[-600:]
 
 

@@ -19,7 +19,7 @@ def summary_table(result: RunResult) -> str:
         why = f"{t.failing_grader}: {t.reason}" if t.failing_grader else t.reason
         rows.append([t.task_id, t.outcome, t.stop_reason, str(c.steps), str(c.input_tokens), str(c.output_tokens),
                      str(c.denied_calls), str(c.compaction_events), str(c.resumes), f"{t.wall_s:.1f}",
-                     why[:60]])
+                     why if len(why) <= 70 else why[:69] + "…"])
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     counts = {}
     for t in result.tasks:
@@ -28,6 +28,11 @@ def summary_table(result: RunResult) -> str:
     tally = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
     lines = [_row(header, widths), _row(["-" * w for w in widths], widths)]
     lines += [_row(r, widths) for r in rows]
+    long = [(t.task_id, f"{t.failing_grader}: {t.reason}" if t.failing_grader else t.reason)
+            for t in result.tasks if t.outcome != "pass" and len(t.reason) > 60]
+    if long:
+        lines.append("")
+        lines += [f"{task_id}: {why}" for task_id, why in long]
     card = result.card
     lines.append("")
     lines.append(f"{card.model} ({card.mode}{', ' + card.match if card.match else ''}) on {card.sandbox_backend}: "

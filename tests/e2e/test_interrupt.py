@@ -1,0 +1,50 @@
+"""Ctrl-C in the middle of a run keeps finished results and removes every sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import docker
+import pytest
+
+from e2e_helpers import ROOT, TASKS
+
+pytestmark = pytest.mark.docker
+
+
+def _sandboxes(client) -> set[str]:
+    return {c.id for c in client.containers.list(all=True, filters={"label": "endstate=1"})}
+
+
+def test_ctrl_c_keeps_finished_results_and_removes_containers(tmp_path):
+    client = docker.from_env()
+    before = _sandboxes(client)
+    tasks = ["bugfix-lru-eviction", "compaction-rename-across-modules", "refactor-dedupe-validators"]
+    args = [a for t in tasks for a in ("--task", t)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "endstate", "eval", "--model", "scripted/reference", "--suite", str(TASKS),
+         *args, "-j", "1", "--out", str(tmp_path)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    results = tmp_path / "results.json"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if results.exists() and json.loads(results.read_text())["tasks"]:
+            break
+        time.sleep(0.2)
+    time.sleep(1.0)  # let the second task get going
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert "interrupted" in err and "Traceback" not in err
+    finished = json.loads(results.read_text())["tasks"]
+    assert finished and finished[0]["task_id"] == "bugfix-lru-eviction" and finished[0]["outcome"] == "pass"
+    assert len(finished) < len(tasks)
+    time.sleep(0.5)
+    assert _sandboxes(client) - before == set()
+    client.close()

@@ -1,0 +1,43 @@
+"""The mutation check over the committed cassettes, and the cost tasks' wasteful arm."""
+
+from __future__ import annotations
+
+import pytest
+
+from endstate.suite import load_suite, read_results
+
+from e2e_helpers import CASSETTES, TASKS, endstate
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.mark.slow
+def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
+    ran = endstate("mutate", "--suite", str(TASKS), "--replay", str(CASSETTES / "scripted-reference"),
+                   "-j", "2", "--out", str(tmp_path))
+    assert ran.code == 0, ran
+    assert "control (every guard in place): as expected" in ran.out
+    for name in ("permission-policy", "context-budget", "resume-reconciliation", "seal-before-holdout",
+                 "vcs-pruning", "grader-errors"):
+        assert f"killed   {name}:" in ran.out, ran
+    assert "compaction_events = 0" in ran.out  # the end state was right; only the counter tells
+    assert "6 of 6 mutant(s) killed" in ran.out
+
+
+def test_unknown_mutant_is_refused_with_the_list():
+    ran = endstate("mutate", "--mutant", "no-such-guard")
+    assert ran.code == 2, ran
+    assert "no-such-guard" in ran.err and "permission-policy" in ran.err
+    assert "Traceback" not in ran.err
+
+
+def test_wasteful_arm_breaks_the_cost_budgets_with_a_correct_end_state(tmp_path):
+    cost = sorted(t.id for t in load_suite(TASKS)[0] if t.manifest.category.value == "cost")
+    assert len(cost) == 2
+    args = [a for task in cost for a in ("--task", task)]
+    ran = endstate("eval", "--model", "scripted/wasteful", "--suite", str(TASKS), *args, "-j", "2",
+                   "--out", str(tmp_path))
+    assert ran.code == 0, ran
+    for result in read_results(tmp_path).tasks:
+        assert result.outcome == "fail" and result.failing_grader == "requires", result
+        assert all(v.outcome == "pass" for v in result.verdicts), result.verdicts
