@@ -3,6 +3,7 @@
     EndstateError                  anything endstate reports to a user
     ├── UserError                  bad input: exit 2, one line, no traceback
     │   ├── ManifestError          a task.toml that does not decode or validate
+    │   ├── PolicyError            a policy file or table that does not decode or validate
     │   ├── FixtureError           a missing fixture, or a symlink escaping it
     │   ├── GraderContractError    a grader whose signature breaks the contract
     │   ├── ModelSpecError         unknown provider, malformed spec, missing key
@@ -22,6 +23,7 @@ __all__ = [
     "EndstateError",
     "UserError",
     "ManifestError",
+    "PolicyError",
     "FixtureError",
     "GraderContractError",
     "ModelSpecError",
@@ -44,6 +46,10 @@ class UserError(EndstateError):
 
 class ManifestError(UserError):
     """A task manifest that does not decode or validate; names file and field."""
+
+
+class PolicyError(UserError):
+    """A policy file or table that does not decode or validate; names source and field."""
 
 
 class FixtureError(UserError):

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 import endstate.agent._policy as policy_module
+import endstate.agent._shell as shell_module
 from endstate.agent._policy import Decision, Policy, PolicyError
 from endstate.errors import UserError
 
@@ -224,7 +225,7 @@ def test_a_failing_analysis_denies(policy: Policy, monkeypatch: pytest.MonkeyPat
     def broken(self: object, text: str) -> list:
         raise KeyError("bug")
 
-    monkeypatch.setattr(policy_module._Extractor, "commands", broken)
+    monkeypatch.setattr(shell_module._Extractor, "commands", broken)
     decision = bash(policy, "ls")
     assert (decision.allowed, decision.rule) == (False, "unanalysable")
     assert "KeyError" in decision.reason
@@ -234,7 +235,7 @@ def test_bashlex_failures_fall_back_to_the_tokenizer(policy: Policy, monkeypatch
     def broken(text: str) -> None:
         raise IndexError("parser bug")
 
-    monkeypatch.setattr(policy_module.bashlex, "parse", broken)
+    monkeypatch.setattr(shell_module.bashlex, "parse", broken)
     assert bash(policy, "echo hi && sudo rm -rf data").rule == "recursive-delete"
     assert bash(policy, "echo $(git push -f)").rule == "force-push"
     assert bash(policy, "cat <<'EOF' > a.txt\nrm -rf data\nEOF\necho x > /etc/x").rule == "write-outside-workspace"
