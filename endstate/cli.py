@@ -330,7 +330,7 @@ def cassette_diff(a: Path, b: Path) -> None:
 @main.command("serve-local")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, show_default=True,
               help="Loopback port to serve on; 0 picks a free one.")
-@click.option("--n-ctx", type=click.IntRange(512, 8192), default=8192, show_default=True,
+@click.option("--n-ctx", type=click.IntRange(512, 8192), default=4096, show_default=True,
               help="Context window in tokens; a prompt that does not fit is refused with HTTP 400.")
 @_user_errors
 def serve_local(port: int, n_ctx: int) -> None:

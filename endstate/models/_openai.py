@@ -102,7 +102,10 @@ class OpenAIChatModel:
     ) -> Completion:
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": [to_wire(m) for m in messages],
+            # llama-cpp-python's server answers HTTP 500 to a null content (its
+            # request schema wants a string, its tool-call template reads the field).
+            "messages": [to_wire(m, empty_content="" if self.provider == "openai-compatible" else None)
+                         for m in messages],
             "temperature": self.settings.temperature,
         }
         # OpenAI itself has retired max_tokens for newer models; compatible servers
@@ -186,15 +189,19 @@ class OpenAIChatModel:
         )
 
 
-def to_wire(message: Message) -> dict[str, Any]:
-    """One transcript message in the chat-completions request format."""
+def to_wire(message: Message, *, empty_content: str | None = None) -> dict[str, Any]:
+    """One transcript message in the chat-completions request format.
+
+    `empty_content` is what an assistant message with tool calls and no text sends
+    as its content.
+    """
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     if message.role == "assistant" and message.tool_calls:
         return {
             "role": "assistant",
             # The API wants null, not "", beside tool calls with no text.
-            "content": message.content or None,
+            "content": message.content or empty_content,
             "tool_calls": [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                 for c in message.tool_calls

