@@ -133,6 +133,8 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--seed", type=int, default=0, show_default=True),
         click.option("--retries", type=click.IntRange(0, 10), default=0, show_default=True,
                      help="Retry ceiling of the provider SDK (every retry is counted)."),
+        click.option("--request-timeout", type=click.FloatRange(1, 3600), default=120.0, show_default=True,
+                     help="Seconds one model request may take."),
         click.option("--tool-choice", type=click.Choice(["auto", "required"]), default="auto", show_default=True,
                      help="'required' forces a tool call every turn and adds a finish tool."),
         click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, path_type=Path),
@@ -144,7 +146,8 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: str | None, temperature: float,
-            seed: int, retries: int, tool_choice: str, policy_files: tuple[Path, ...], **extra: Any):
+            seed: int, retries: int, request_timeout: float, tool_choice: str, policy_files: tuple[Path, ...],
+            **extra: Any):
     from endstate.models import RunSettings, check_spec
     from endstate.sandbox import DEFAULT_IMAGE
     from endstate.suite import RunConfig
@@ -154,7 +157,8 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
 
     if mode != "replay":
         check_spec(model, base_url, os.environ)  # fails before any container starts
-    settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, tool_choice=tool_choice)
+    settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, timeout_s=request_timeout,
+                           tool_choice=tool_choice)
     return RunConfig(model=model, settings=settings, base_url=base_url, sandbox=sandbox,
                      image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
                      **extra)

@@ -7,6 +7,7 @@ through the loop; `Agent.run` turns the exception into a stop reason.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 from typing import Literal
@@ -34,6 +35,10 @@ COMPACTION_PROMPT = (
     "The conversation is about to be shortened. Summarise everything needed to finish "
     "the task: what you have learned about the code, what you changed, and what is left."
 )
+
+#: How servers word "the prompt no longer fits the model's context" (HTTP 400).
+_CONTEXT_OVERFLOW = re.compile(r"context.length|context window|maximum context|prompt is too long|too many tokens",
+                               re.IGNORECASE)
 
 #: Identical tool calls in this many consecutive steps end the run.
 REPETITION_LIMIT = 4
@@ -144,6 +149,9 @@ class Agent:
                 tool_choice=self.tool_choice if channel == "agent" else "auto",
             )
         except ModelError as exc:
+            if exc.status == 400 and _CONTEXT_OVERFLOW.search(str(exc)):
+                # The model's own limit, not the provider failing: the run ends and is graded.
+                raise LimitsExceeded("context_overflow", str(exc)) from None
             raise ModelFailed(str(exc)) from None
         state.counters.input_tokens += completion.usage.input_tokens
         state.counters.output_tokens += completion.usage.output_tokens

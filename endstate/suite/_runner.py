@@ -198,7 +198,7 @@ class _Suite:
             prompt=task.prompt,
             sandbox=live.handle(),
             model=config.model,
-            base_url=self.base_urls.get(task.id, config.base_url),
+            base_url=self.base_urls.get(task.id) or config.base_url or self._replay_base_url(cassette),
             settings=msgspec.to_builtins(config.settings),
             budget=task.manifest.budget,
             policy=policy,
@@ -214,6 +214,24 @@ class _Suite:
         path = work / "job.json"
         path.write_bytes(msgspec.json.encode(job))
         return job, path
+
+    def _replay_base_url(self, cassette: CassetteJob | None) -> str | None:
+        """On replay no server is needed: a stand-in URL with the recorded path prefix will do,
+        since only the path takes part in the request hash."""
+        if cassette is None or cassette.mode != "replay":
+            return None
+        from endstate.cassettes import load
+        from endstate.errors import CassetteError
+
+        try:
+            recording = load(cassette.path)
+        except CassetteError:
+            return None  # the session reports what is wrong with the file
+        for interaction in recording.interactions:
+            prefix, sep, _ = interaction.request.path.rpartition("/chat/completions")
+            if sep:
+                return f"http://127.0.0.1:9{prefix}"
+        return None
 
     def _run_agent(self, task: Task, live: Any) -> AgentOutcome:
         work = self.out_dir / "work" / task.id

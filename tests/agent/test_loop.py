@@ -197,3 +197,13 @@ def test_resume_reruns_a_call_that_never_took_effect(tmp_path):
     del box.files["data.csv"]  # as if the process died before the command ran
     state, _ = run(ScriptModel(turns), box, tmp_path)
     assert box.files["data.csv"] == b"row\n"
+
+
+def test_context_overflow_ends_the_run_as_a_budget_stop_and_is_graded(tmp_path):
+    class Overflowing(ScriptModel):
+        def complete(self, *a, **k):
+            raise ModelError("openai-compatible/smollm2 at http://x: HTTP 400 (Requested tokens (5000) exceed "
+                             "context window of 4096)", provider="openai-compatible", base_url="http://x", status=400)
+
+    _, end = run(Overflowing([]), MemorySandbox(), tmp_path)
+    assert end.stop_reason == "context_overflow"

@@ -162,9 +162,9 @@ def test_live_recording_keeps_no_key_and_replays_to_the_same_end_state(
         assert secret not in produced.read_bytes(), produced
 
     server.close()  # replay must not need it
+    # No server, no key, no --base-url: the recorded path is all replay needs.
     done = endstate("eval", *common, "--replay", str(cassettes), "--out", str(replayed),
-                    # Replay still wants a URL for openai-compatible models; nothing listens here now.
-                    "--base-url", server.base_url, env={k: v for k, v in env.items() if k != "OPENAI_API_KEY"})
+                    env={k: v for k, v in env.items() if k != "OPENAI_API_KEY"})
     again = task_result(replayed, done)
     assert again["outcome"] == live["outcome"], again["reason"]
     assert again["tree_hash"] == live["tree_hash"]
