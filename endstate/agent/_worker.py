@@ -10,9 +10,12 @@ call has run and before its result is journaled, then waits to be SIGKILLed.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,7 @@ from endstate.agent._policy import Policy
 from endstate.agent._state import Counters, Guards, Journal
 from endstate.suite._manifest import Budget
 
-__all__ = ["AgentJob", "AgentOutcome", "CassetteJob", "KILL_MARKER", "run_job", "main"]
+__all__ = ["AgentJob", "AgentOutcome", "CassetteJob", "KILL_MARKER", "run_job", "main", "forked_main"]
 
 KILL_MARKER = "ENDSTATE-KILL-POINT"
 
@@ -68,7 +71,13 @@ class AgentOutcome(msgspec.Struct):
     sandbox_s: float = 0.0
 
 
-def run_job(job: AgentJob) -> AgentOutcome:
+def _print_marker() -> None:
+    print(KILL_MARKER, flush=True)
+
+
+def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker) -> AgentOutcome:
+    """Run the job's agent to its end. At a checkpoint task's kill point, call
+    `at_kill_point` (which tells the runner) and wait to be killed."""
     from endstate.agent._loop import Agent, RunEnded
     from endstate.errors import ReplayDivergence
     from endstate.models import RunSettings, open_model
@@ -82,7 +91,7 @@ def run_job(job: AgentJob) -> AgentOutcome:
 
     def on_tool_done(calls: int) -> None:
         if job.kill_at is not None and job.attempt == 0 and calls == job.kill_at:
-            print(KILL_MARKER, flush=True)
+            at_kill_point()
             time.sleep(3600)  # the runner kills this process now
 
     session = _cassette_session(job)
@@ -106,6 +115,17 @@ def run_job(job: AgentJob) -> AgentOutcome:
     return outcome
 
 
+def forked_main(job_path: str, log_path: str, conn: Connection) -> None:
+    """Entry point of a worker forked from the runner's preloaded fork server: the same
+    as `main`, with output to the task's log and the kill point reported on `conn`."""
+    with open(log_path, "ab", buffering=0) as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)
+    sys.stderr = open(2, "w", buffering=1, closefd=False)
+    main([job_path], at_kill_point=lambda: conn.send(KILL_MARKER))
+
+
 def _cassette_session(job: AgentJob):
     if job.cassette is None:
         import contextlib
@@ -117,11 +137,11 @@ def _cassette_session(job: AgentJob):
                         resumed=job.attempt > 0)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, at_kill_point: Callable[[], None] = _print_marker) -> int:
     argv = sys.argv[1:] if argv is None else argv
     job = msgspec.json.decode(Path(argv[0]).read_bytes(), type=AgentJob)
     try:
-        outcome = run_job(job)
+        outcome = run_job(job, at_kill_point=at_kill_point)
     except Exception as exc:  # reported as the task's ERROR; the runner carries on
         traceback.print_exc()
         state = Journal(Path(job.journal)).read()

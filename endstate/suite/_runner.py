@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import multiprocessing
+import multiprocessing.connection
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +26,7 @@ import msgspec
 
 from endstate import __version__
 from endstate.agent._state import Counters, Guards
-from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome, CassetteJob
+from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome, CassetteJob, forked_main
 from endstate.errors import EndstateError, UserError
 from endstate.grading import Grader, Outcome, Verdict, resolve, run_grader
 from endstate.models import RunSettings, parse_spec
@@ -37,6 +37,19 @@ from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResul
 from endstate.sandbox._timed import TimedSandbox
 
 __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requires"]
+
+
+#: Agent workers fork from a server that imported these once (see _Suite._spawn).
+_FORKS = multiprocessing.get_context("forkserver")
+_PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.models._openai",
+            "endstate.models._anthropic", "endstate.cassettes", "endstate.sandbox"]
+
+
+def _recv(conn: multiprocessing.connection.Connection) -> object:
+    try:
+        return conn.recv()
+    except EOFError:
+        return None
 
 
 class RunConfig(msgspec.Struct, frozen=True):
@@ -108,7 +121,7 @@ class _Suite:
         self.progress = progress
         self.cancelled = threading.Event()
         self.lock = threading.Lock()
-        self.procs: set[subprocess.Popen] = set()
+        self.procs: set[multiprocessing.process.BaseProcess] = set()
         self.base_urls: dict[str, str] = {}
 
     # -- one task ----------------------------------------------------------------
@@ -254,35 +267,37 @@ class _Suite:
             return msgspec.json.decode(outcome_path.read_bytes(), type=AgentOutcome)
 
     def _spawn(self, job_path: Path, log_path: Path, deadline: float) -> bool:
-        """Run one worker; return True when it reached its kill point and was SIGKILLed."""
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "endstate.agent.worker", str(job_path)],
-                stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True,
-            )
+        """Run one worker; return True when it reached its kill point and was SIGKILLed.
+
+        Workers are forked from a fork server that has the agent's modules (the SDKs,
+        vcrpy, docker) imported already: each still gets a process of its own, without
+        paying the imports again.
+        """
+        receiver, sender = _FORKS.Pipe(duplex=False)
+        proc = _FORKS.Process(target=forked_main, args=(str(job_path), str(log_path), sender), daemon=True)
+        proc.start()
+        sender.close()
+        with self.lock:
+            self.procs.add(proc)
+        killed = False
+        try:
+            ready = multiprocessing.connection.wait([receiver, proc.sentinel], timeout=deadline)
+            if receiver in ready and receiver.poll() and _recv(receiver) == KILL_MARKER:
+                os.kill(proc.pid, signal.SIGKILL)  # the checkpoint task's kill: a real, uncatchable one
+                killed = True
+            elif not ready:
+                proc.kill()
+            proc.join()
+        finally:
+            receiver.close()
             with self.lock:
-                self.procs.add(proc)
-            timer = threading.Timer(deadline, proc.kill)
-            timer.start()
-            killed = False
-            try:
-                for line in proc.stdout:
-                    if line.strip() == KILL_MARKER:
-                        os.kill(proc.pid, signal.SIGKILL)
-                        killed = True
-                        break
-                    log.write(line.encode())
-                proc.wait()
-            finally:
-                timer.cancel()
-                with self.lock:
-                    self.procs.discard(proc)
+                self.procs.discard(proc)
         return killed
 
     def kill_all(self) -> None:
         with self.lock:
             for proc in list(self.procs):
-                with contextlib.suppress(ProcessLookupError):
+                with contextlib.suppress(ProcessLookupError, ValueError):
                     proc.kill()
 
 
@@ -318,6 +333,7 @@ def run_suite(
     `extra_graders` adds graders to some tasks (the mutation check's probes).
     """
     tasks = sorted(tasks, key=lambda t: t.id)
+    _FORKS.set_forkserver_preload(_PRELOAD)
     extra_graders = extra_graders or {}
     graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
     backend = resolve_backend(config.sandbox)
