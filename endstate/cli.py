@@ -149,6 +149,7 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
             seed: int, retries: int, request_timeout: float, tool_choice: str, policy_files: tuple[Path, ...],
             **extra: Any):
     from endstate.models import RunSettings, check_spec
+    from endstate.models._spec import check_reachable
     from endstate.sandbox import DEFAULT_IMAGE
     from endstate.suite import RunConfig
 
@@ -156,7 +157,9 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
     import os
 
     if mode != "replay":
-        check_spec(model, base_url, os.environ)  # fails before any container starts
+        provider, _ = check_spec(model, base_url, os.environ)  # fails before any container starts
+        if base_url and provider == "openai-compatible":
+            check_reachable(model, base_url)
     settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, timeout_s=request_timeout,
                            tool_choice=tool_choice)
     return RunConfig(model=model, settings=settings, base_url=base_url, sandbox=sandbox,

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import collections
 import os
+import socket
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PROVIDERS",
     "SCRIPTED_POLICIES",
+    "check_reachable",
     "CHANNEL_HEADER",
     "TURN_HEADER",
     "AttemptCounter",
@@ -143,6 +146,20 @@ def check_spec(spec: str, base_url: str | None = None, env: Mapping[str, str] | 
     _check_base_url(spec, provider, base_url, require_for_scripted=False)
     _api_key(spec, provider, os.environ if env is None else env, explicit=None)
     return provider, model
+
+
+def check_reachable(spec: str, base_url: str, *, timeout: float = 3.0) -> None:
+    """Refuse, before any container starts, a base URL where nothing accepts connections."""
+    url = urlsplit(base_url)
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        with socket.create_connection((url.hostname or "localhost", port), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise ModelSpecError(
+            f"{spec}: nothing answers at {base_url} ({exc.strerror or exc}): start the server "
+            "(for SmolLM2: `endstate serve-local`) or fix --base-url"
+        ) from None
 
 
 def open_model(

@@ -54,11 +54,7 @@ def _grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, ho
         box.put_tree(tree)
         sealed = seal(box, fixture)
         box.put_tree(holdout)
-        return [(g.short_name, *_verdict(run_grader(g, sealed))) for g in graders]
-
-
-def _verdict(verdict) -> tuple[Outcome, str]:
-    return verdict.outcome, verdict.reason
+        return [(g.short_name, v.outcome, v.reason) for g in graders for v in [run_grader(g, sealed)]]
 
 
 def check_task(task: Task, graders: list[Grader], backend: str, image: str) -> TaskCheck:

@@ -156,6 +156,11 @@ class _Suite:
             if outcome.divergence:
                 result.outcome, result.reason = "divergence", outcome.divergence
                 return
+            if config.mode == "replay" and config.match == "strict" and outcome.unplayed:
+                result.outcome = "divergence"
+                result.reason = (f"{outcome.unplayed} recorded interaction(s) were never played: the run asked "
+                                 "the model less than the recording did (see `endstate cassette show`)")
+                return
             if outcome.stop_reason in ("model_error", "harness_error"):
                 result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
                 return

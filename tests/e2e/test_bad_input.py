@@ -3,7 +3,9 @@ traceback, and the other tasks' results kept."""
 
 from __future__ import annotations
 
+import http.server
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -121,12 +123,45 @@ def test_damaged_cassette_is_an_error_for_that_task_only(suite, cassettes, tmp_p
     no_traceback(ran)
 
 
-@pytest.mark.docker
-def test_unreachable_model_server_is_an_error_not_a_crash(suite, tmp_path):
+def test_unreachable_model_server_is_refused_before_any_container_starts(tmp_path):
     ran = endstate("eval", "--model", "openai-compatible/nothing", "--base-url", "http://127.0.0.1:9/v1",
-                   "--suite", str(suite), "--task", GOOD_TASK, "--out", str(tmp_path / "out"))
+                   "--task", GOOD_TASK, "--out", str(tmp_path / "out"), env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert ran.code == 2, ran
+    assert "nothing answers at http://127.0.0.1:9/v1" in ran.err and "serve-local" in ran.err
+    no_traceback(ran)
+
+
+class _Failing(http.server.BaseHTTPRequestHandler):
+    """A model server that answers every request with HTTP 500 or with a body that is not JSON."""
+
+    def do_POST(self):  # noqa: N802 (http.server's naming)
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        broken = self.server.mode == "non-json"
+        self.send_response(200 if broken else 500)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.wfile.write(b"<html>oops</html>" if broken else b'{"error": {"message": "boom"}}')
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("mode", ["http-500", "non-json"])
+def test_a_failing_model_server_is_an_error_for_each_task_not_a_crash(suite, tmp_path, mode):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Failing)
+    server.mode = mode
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        ran = endstate("eval", "--model", "openai-compatible/broken", "--base-url",
+                       f"http://127.0.0.1:{server.server_address[1]}/v1", "--suite", str(suite), "-j", "2",
+                       "--out", str(tmp_path / "out"))
+    finally:
+        server.shutdown()
     assert ran.code == 1, ran
-    result = read_results(tmp_path / "out").tasks[0]
-    assert result.outcome == "error" and result.stop_reason == "model_error"
-    assert "127.0.0.1:9" in result.reason
+    results = read_results(tmp_path / "out").tasks
+    assert [t.task_id for t in results] == sorted([GOOD_TASK, OTHER_TASK])  # both kept, both graded apart
+    for result in results:
+        assert result.outcome == "error" and result.stop_reason == "model_error", result
+        assert ("HTTP 500" in result.reason) if mode == "http-500" else ("JSON" in result.reason), result.reason
     no_traceback(ran)

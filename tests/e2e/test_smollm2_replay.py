@@ -1,0 +1,33 @@
+"""The first real model's recordings: SmolLM2 under llama.cpp, recorded live over the
+whole suite and committed. Replayed offline they must give the same pass/fail vector
+three times over, and the same verdicts as the live run that made them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from endstate.suite import load_suite, read_results
+
+from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+RECORDED = CASSETTES / "openai-compatible-smollm2"
+LIVE_VECTOR = ROOT / "bench" / "results" / "smollm2-live-vector.json"
+
+
+def test_smollm2_cassettes_cover_the_suite():
+    assert sorted(p.stem for p in RECORDED.glob("*.cassette")) == sorted(t.id for t in load_suite(TASKS)[0])
+
+
+def test_smollm2_replays_identically_and_matches_the_live_run(tmp_path):
+    ran = endstate("eval", "--model", "openai-compatible/smollm2", "--tool-choice", "auto", "--suite", str(TASKS),
+                   "--replay", str(RECORDED), "--repeat", "3", "-j", "2", "--out", str(tmp_path))
+    assert "pass/fail vectors identical: yes" in ran.out, ran
+    assert "sealed tree hashes identical: yes" in ran.out, ran
+    runs = [read_results(tmp_path / f"run-{i}") for i in (1, 2, 3)]
+    assert all(t.outcome != "divergence" and t.unplayed == 0 for r in runs for t in r.tasks), ran
+    live = [tuple(pair) for pair in json.loads(LIVE_VECTOR.read_text())]
+    assert runs[0].vector == live
