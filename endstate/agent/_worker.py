@@ -1,15 +1,19 @@
 """One task's agent, in a process of its own.
 
-The runner starts `python -m endstate.agent.worker JOB.json`. Each agent gets its
-own process because vcrpy patches HTTP process-wide (two cassettes in one process
-drop interactions) and because checkpoint tasks kill the agent for real.
+Each agent gets its own process because vcrpy patches HTTP process-wide (two
+cassettes in one process drop interactions) and because checkpoint tasks kill the
+agent for real. The runner forks workers from a preloaded fork server
+(`forked_main`); `python -m endstate.agent.worker JOB.json` runs a saved job by
+hand, which is handy for debugging one task.
 
-When the job names a kill point, the worker prints KILL_MARKER after that tool
-call has run and before its result is journaled, then waits to be SIGKILLed.
+When the job names a kill point, the worker reports it after that tool call has
+run and before its result is journaled (KILL_MARKER, on the runner's pipe or on
+stdout), then waits to be SIGKILLed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -128,8 +132,6 @@ def forked_main(job_path: str, log_path: str, conn: Connection) -> None:
 
 def _cassette_session(job: AgentJob):
     if job.cassette is None:
-        import contextlib
-
         return contextlib.nullcontext(None)
     from endstate.cassettes import open_session
 

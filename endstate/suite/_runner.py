@@ -25,6 +25,7 @@ from typing import Any
 import msgspec
 
 from endstate import __version__
+from endstate.agent._normalise import normalise_output
 from endstate.agent._state import Counters, Guards
 from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome, CassetteJob, forked_main
 from endstate.errors import EndstateError, UserError
@@ -177,7 +178,9 @@ class _Suite:
                 result.reason = (f"the fixture's version-control history reached the sandbox ({leaked[0]}, "
                                  f"{len(leaked)} file(s)): the run could read answers from it")
                 return
-            verdicts = [(g.short_name, run_grader(g, sealed)) for g in graders]
+            # Reasons quote test output; normalised like tool output so identical runs read the same.
+            verdicts = [(g.short_name, msgspec.structs.replace(v, reason=normalise_output(v.reason)))
+                        for g in graders for v in [run_grader(g, sealed)]]
             result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
         if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
             verdicts = [(n, Verdict.ok(v.reason) if v.outcome is Outcome.ERROR else v) for n, v in verdicts]

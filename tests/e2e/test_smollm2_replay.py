@@ -4,8 +4,6 @@ three times over, and the same verdicts as the live run that made them."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from endstate.suite import load_suite, read_results
@@ -15,7 +13,8 @@ from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 RECORDED = CASSETTES / "openai-compatible-smollm2"
-LIVE_VECTOR = ROOT / "bench" / "results" / "smollm2-live-vector.json"
+#: The results of the live run that made the recordings.
+LIVE = ROOT / "bench" / "results" / "smollm2-live-results.json"
 
 
 def test_smollm2_cassettes_cover_the_suite():
@@ -29,5 +28,8 @@ def test_smollm2_replays_identically_and_matches_the_live_run(tmp_path):
     assert "sealed tree hashes identical: yes" in ran.out, ran
     runs = [read_results(tmp_path / f"run-{i}") for i in (1, 2, 3)]
     assert all(t.outcome != "divergence" and t.unplayed == 0 for r in runs for t in r.tasks), ran
-    live = [tuple(pair) for pair in json.loads(LIVE_VECTOR.read_text())]
-    assert runs[0].vector == live
+    live = {t.task_id: t for t in read_results(LIVE).tasks}
+    assert runs[0].vector == read_results(LIVE).vector
+    for task in runs[0].tasks:  # the same end state and the same counted run as live
+        assert (task.tree_hash, task.stop_reason, task.counters) == (
+            live[task.task_id].tree_hash, live[task.task_id].stop_reason, live[task.task_id].counters), task.task_id
