@@ -14,6 +14,9 @@ __all__ = ["TOOLS", "FINISH_TOOL", "ToolError", "parse_arguments", "run_tool", "
 
 MAX_READ_BYTES = 64 * 1024
 
+#: The shortest timeout a model may ask for.
+MIN_TIMEOUT_S = 1.0
+
 _PATH = {"type": "string", "description": "Path relative to the project root (/workspace)."}
 
 TOOLS: tuple[ToolSchema, ...] = (
@@ -94,9 +97,17 @@ def _relative(path: str) -> str:
 def run_tool(sandbox: Sandbox, name: str, args: dict[str, Any], *, timeout: float) -> str:
     """Execute one allowed tool call and return the text the model will read."""
     if name == "bash":
-        limit = min(float(args.get("timeout", timeout)), timeout)
+        # A model's own timeout may shorten the budget's, never lengthen it; zero or less means
+        # "no preference", and under a second only races the command.
+        asked = float(args.get("timeout", timeout))
+        limit = timeout if asked <= 0 else min(max(asked, MIN_TIMEOUT_S), timeout)
         result = sandbox.exec(args["command"], timeout=limit)
-        parts = [f"exit code: {result.exit_code}" + (" (timed out)" if result.timed_out else "")]
+        if result.timed_out:
+            # What a killed command printed depends on when the kill landed: keep none of it,
+            # so the transcript (and the next request) is the same in every run.
+            return (f"exit code: {result.exit_code} (timed out after {limit:g} s; output of a timed-out "
+                    "command is not kept, since it depends on timing)")
+        parts = [f"exit code: {result.exit_code}"]
         if result.stdout:
             parts.append("stdout:\n" + result.stdout)
         if result.stderr:

@@ -207,3 +207,26 @@ def test_context_overflow_ends_the_run_as_a_budget_stop_and_is_graded(tmp_path):
 
     _, end = run(Overflowing([]), MemorySandbox(), tmp_path)
     assert end.stop_reason == "context_overflow"
+
+
+class SlowSandbox(MemorySandbox):
+    """Every command times out having printed something partial."""
+
+    def exec(self, command, *, timeout=None):
+        self.commands.append((command, timeout))
+        return ExecResult(124, "partial output\n", "half a line", timed_out=True)
+
+
+def test_a_timed_out_command_keeps_no_timing_dependent_output(tmp_path):
+    box = SlowSandbox()
+    state, _ = run(ScriptModel([[call("bash", {"command": "sleep 99", "timeout": 5})], "ok"]), box, tmp_path)
+    text = state.messages[3].content
+    assert "timed out after 5 s" in text and "partial" not in text and "half a line" not in text
+
+
+@pytest.mark.parametrize("asked, used", [(0, 120.0), (-3, 120.0), (0.01, 1.0), (5, 5.0), (10_000, 120.0)])
+def test_the_models_timeout_is_clamped(tmp_path, asked, used):
+    box = SlowSandbox()
+    run(ScriptModel([[call("bash", {"command": "true", "timeout": asked})], "ok"]), box, tmp_path,
+        budget=Budget(command_timeout=120.0))
+    assert box.commands == [("true", used)]
