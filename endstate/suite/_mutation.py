@@ -10,6 +10,7 @@ every one of its probes then comes out differently, and survives otherwise.
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import msgspec
@@ -114,24 +115,32 @@ def run_mutation_check(
     crash = {p for m in mutants for p in m.crash_probes}
     extra: dict[str, list[Grader]] = {p: [Grader("endstate.suite._mutation:crashing_grader", crashing_grader)]
                                       for p in crash}
-    probe_tasks = [by_id[p] for p in needed]
 
-    def run(guards: Guards, ids: list[str], label: str) -> dict[str, TaskResult]:
-        chosen = [by_id[i] for i in ids]
-        result = run_suite(chosen, msgspec.structs.replace(config, guards=guards), out_dir / label,
-                           suite_root=suite_root, extra_graders=extra)
-        return {t.task_id: t for t in result.tasks}
+    # Every (guards, task) pair is its own one-task run, so all of them share the -j slots
+    # instead of each mutant waiting for the one before it.
+    plans = [("control", Guards(), p) for p in needed]
+    for mutant in mutants:
+        off = msgspec.structs.replace(Guards(), **{mutant.guard: False})
+        plans += [(mutant.name, off, p) for p in sorted({*mutant.probes, *mutant.crash_probes})]
 
-    progress(f"control: {len(probe_tasks)} probe task(s) with every guard in place")
-    control = run(Guards(), needed, "control")
+    def run(plan: tuple[str, Guards, str]) -> TaskResult:
+        label, guards, task_id = plan
+        one = msgspec.structs.replace(config, guards=guards, jobs=1)
+        return run_suite([by_id[task_id]], one, out_dir / label / task_id, suite_root=suite_root,
+                         extra_graders=extra).tasks[0]
+
+    progress(f"control and {len(mutants)} mutant(s): {len(plans)} one-task runs, -j {config.jobs}")
+    with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
+        outcomes = dict(zip(((label, task_id) for label, _, task_id in plans), pool.map(run, plans)))
+    control = {p: outcomes[("control", p)] for p in needed}
     expected = {p: ("error" if p in crash else "pass") for p in needed}
     control_rows = [(p, control[p].outcome, _why(control[p])) for p in needed]
     control_ok = all(control[p].outcome == expected[p] for p in needed)
     reports = []
     for mutant in mutants:
         ids = sorted({*mutant.probes, *mutant.crash_probes})
-        mutated = run(msgspec.structs.replace(Guards(), **{mutant.guard: False}), ids, mutant.name)
-        rows = [(p, control[p].outcome, mutated[p].outcome, _why(mutated[p])) for p in ids]
+        rows = [(p, control[p].outcome, outcomes[(mutant.name, p)].outcome, _why(outcomes[(mutant.name, p)]))
+                for p in ids]
         killed = all(after != before for _, before, after, _ in rows)
         reports.append(MutantResult(mutant.name, mutant.description, killed, rows))
         progress(f"{'killed  ' if killed else 'SURVIVED'} {mutant.name}: " +
