@@ -33,9 +33,12 @@ test: setup
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not docker and not slow"
 
+# Benchmarks print figures and ratios measured in one run; none of them is a test.
 bench: setup
-	$(PY) bench/tasks_check.py
+	$(PY) bench/harness_overhead.py
 	$(PY) bench/sandbox_overhead.py
+	$(PY) bench/cassette_format.py
+	$(PY) bench/suite_timing.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info
