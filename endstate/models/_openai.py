@@ -12,12 +12,11 @@ import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-import httpx2
 import msgspec
 import openai
 
 from endstate.models._errors import ModelError, model_error, provider_says, what_to_do
-from endstate.models._spec import AttemptCounter, RunSettings, completion_headers
+from endstate.models._spec import RunSettings, completion_headers, sdk_options
 from endstate.models._types import Channel, Completion, Message, ToolCall, ToolSchema, Usage
 
 __all__ = ["OpenAIChatModel", "to_wire", "tool_to_wire"]
@@ -77,18 +76,9 @@ class OpenAIChatModel:
         self.model = model
         self.settings = settings
         self._api_key = api_key
-        self._counter = AttemptCounter()
-        self._http = httpx2.Client(
-            event_hooks={"request": [self._counter]}, follow_redirects=True, timeout=settings.timeout_s
-        )
-        self._client = openai.OpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=settings.max_retries,
-            timeout=settings.timeout_s,
-            default_headers=dict(extra_headers or {}),
-            http_client=self._http,
-        )
+        self._counter, options = sdk_options(settings, api_key, base_url, extra_headers)
+        self._http = options["http_client"]
+        self._client = openai.OpenAI(**options)
         self.base_url = str(self._client.base_url)
 
     def complete(

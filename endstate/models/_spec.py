@@ -11,7 +11,7 @@ import collections
 import os
 import socket
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import msgspec
@@ -72,6 +72,24 @@ class AttemptCounter:
     def retries(self, channel: str, turn: int) -> int:
         """Retries made for this completion; forgets it."""
         return max(self._attempts.pop((channel, str(turn)), 0) - 1, 0)
+
+
+def sdk_options(settings: RunSettings, api_key: str, base_url: str | None,
+                extra_headers: Mapping[str, str] | None) -> tuple[AttemptCounter, dict[str, Any]]:
+    """What both official SDK clients are built with: the run's retry ceiling and
+    timeout, and an HTTP client whose request hook counts every attempt."""
+    import httpx2
+
+    counter = AttemptCounter()
+    http = httpx2.Client(event_hooks={"request": [counter]}, follow_redirects=True, timeout=settings.timeout_s)
+    return counter, {
+        "api_key": api_key,
+        "base_url": base_url,
+        "max_retries": settings.max_retries,
+        "timeout": settings.timeout_s,
+        "default_headers": dict(extra_headers or {}),
+        "http_client": http,
+    }
 
 
 # The environment variable holding each provider's key; None: no key needed.
