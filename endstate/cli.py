@@ -6,6 +6,7 @@ printed as one line and exit with code 2; nothing here prints a traceback for th
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -42,6 +43,13 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.version_option(__version__, prog_name="endstate")
 def main() -> None:
     """Evaluate coding agents by the end state they leave in a sandbox."""
+    # A CI job being cancelled sends SIGTERM: clean up as for Ctrl-C (results kept,
+    # sandboxes removed) instead of dying with containers left behind.
+    signal.signal(signal.SIGTERM, _terminate)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 # -- tasks -----------------------------------------------------------------------------

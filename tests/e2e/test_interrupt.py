@@ -1,4 +1,4 @@
-"""Ctrl-C in the middle of a run keeps finished results and removes every sandbox."""
+"""Ctrl-C or SIGTERM in the middle of a run keeps finished results and removes every sandbox."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ def _sandboxes(client) -> set[str]:
     return {c.id for c in client.containers.list(all=True, filters={"label": "endstate=1"})}
 
 
-def test_ctrl_c_keeps_finished_results_and_removes_containers(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_stopping_keeps_finished_results_and_removes_containers(tmp_path, stop):
     client = docker.from_env()
     before = _sandboxes(client)
     tasks = ["bugfix-lru-eviction", "compaction-rename-across-modules", "refactor-dedupe-validators"]
@@ -38,7 +39,10 @@ def test_ctrl_c_keeps_finished_results_and_removes_containers(tmp_path):
             break
         time.sleep(0.2)
     time.sleep(1.0)  # let the second task get going
-    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    if stop == signal.SIGINT:
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group
+    else:
+        proc.send_signal(signal.SIGTERM)  # what a cancelled CI job does to the command it started
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err)
     assert "interrupted" in err and "Traceback" not in err
