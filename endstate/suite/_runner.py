@@ -93,8 +93,12 @@ def check_requires(task: Task, counters: Counters) -> list[str]:
 
 def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
     """Files of the fixture's own VCS folders that are in the end state."""
-    raw = load_dir(task.root / "fixture", prune_vcs=False, what=f"task {task.id} fixture")
-    history = {p for p in raw if VCS_DIRS.intersection(p.split("/")[:-1])}
+    fixture = task.root / "fixture"
+    history = {
+        path.relative_to(fixture).as_posix()
+        for vcs in VCS_DIRS for folder in fixture.rglob(vcs) if folder.is_dir()
+        for path in folder.rglob("*") if path.is_file()
+    }
     return sorted(history.intersection(sealed_paths))
 
 
