@@ -62,6 +62,14 @@ class Guards(msgspec.Struct, frozen=True):
     seal_before_holdout: bool = True
     vcs_pruning: bool = True
     grader_errors: bool = True
+    #: Grade in a fresh sandbox holding only the sealed tree, not in the agent's own.
+    fresh_grading_container: bool = True
+    #: Seal links as links and keep caches out of the graded tree.
+    full_snapshot: bool = True
+    #: The guard plugin and canary test inside every graded test run.
+    tamper_guard: bool = True
+    #: The end-state checks every task gets (escaping links, compiled code, source tripwires).
+    end_state_checks: bool = True
 
 
 class Journal:

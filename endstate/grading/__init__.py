@@ -1,7 +1,19 @@
-"""Graders: pure functions of the sealed end state."""
+"""Graders: pure functions of the sealed end state, and the seal -> stage -> grade pipeline."""
 
 from endstate.grading._builtin import changed_paths_within, files_unchanged, holdout, no_new_skips, tests_pass
+from endstate.grading._integrity import end_state
+from endstate.grading._pipeline import (
+    INTEGRITY,
+    GradingBox,
+    GradingGuards,
+    grade,
+    prepare_grading_sandbox,
+    seal_end_state,
+    seal_overlay,
+    stage_holdout,
+)
 from endstate.grading._resolve import FORBIDDEN_PARAMETERS, Grader, resolve, run_grader
+from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
 from endstate.grading._verdict import Outcome, Verdict
 from endstate.errors import GraderContractError
 
@@ -18,4 +30,17 @@ __all__ = [
     "no_new_skips",
     "holdout",
     "changed_paths_within",
+    "end_state",
+    "INTEGRITY",
+    "GradingBox",
+    "GradingGuards",
+    "grade",
+    "prepare_grading_sandbox",
+    "seal_end_state",
+    "seal_overlay",
+    "stage_holdout",
+    "TestCommandError",
+    "TestRun",
+    "parse_test_command",
+    "run_tests",
 ]

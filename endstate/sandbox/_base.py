@@ -76,8 +76,29 @@ class Sandbox(abc.ABC):
         """Write every file of `tree` into the workspace (modes kept, mtimes fixed)."""
 
     @abc.abstractmethod
-    def get_tree(self) -> Tree:
-        """Every regular file now in the workspace."""
+    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
+        """Every regular file and symlink now in the workspace. Raises SandboxError
+        when the files hold more than `max_bytes` (reading stops there)."""
+
+    # -- the harness's own access: sealing and grading, never the agent's tools -----
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """End every process in the sandbox for good; its files stay readable."""
+
+    @abc.abstractmethod
+    def put_harness_tree(self, tree: Tree, *, at: str = WORKDIR, owner: str = "root") -> None:
+        """Write `tree` into the absolute folder `at` as the harness. `owner="root"`
+        makes the files and the folder read-only to the agent user; "agent" makes
+        them its own."""
+
+    @abc.abstractmethod
+    def remove_paths(self, paths: list[str]) -> None:
+        """Delete files (absolute paths) as the harness."""
+
+    @abc.abstractmethod
+    def read_path(self, path: str, *, max_bytes: int) -> bytes:
+        """Bytes of a file anywhere in the sandbox (absolute path), read as the
+        harness; FileNotFoundError if there is none, SandboxError past `max_bytes`."""
 
     @abc.abstractmethod
     def handle(self) -> dict[str, Any]:

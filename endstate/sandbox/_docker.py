@@ -38,7 +38,7 @@ import msgspec
 
 from endstate.errors import SandboxError, SandboxUnavailable
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
-from endstate.sandbox._tree import FileEntry, Tree, tar_to_tree, tree_to_tar
+from endstate.sandbox._tree import FileEntry, Tree, TreeTooLarge, tar_to_tree, tree_to_tar
 
 __all__ = [
     "DockerSandbox", "connect", "engine_answers", "engine_url", "output_text", "LABEL", "HOSTNAME", "SANDBOX_ENV",
@@ -154,6 +154,40 @@ def _read_frames(raw: socket.socket, deadline: float) -> tuple[bytes, bytes]:
                 break
             streams.setdefault(pending[0], bytearray()).extend(pending[8:8 + size])
             del pending[:8 + size]
+
+
+def _folders_tar(path: str) -> bytes:
+    """An archive that makes the absolute folder `path` and its parents, root-owned, mode 755."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts) + 1):
+            info = tarfile.TarInfo("/".join(parts[:depth]))
+            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 946684800
+            tar.addfile(info)
+    return buffer.getvalue()
+
+
+class _ChunkReader(io.RawIOBase):
+    """A file-like view of an iterator of byte chunks (Docker's archive stream)."""
+
+    def __init__(self, chunks: Any) -> None:
+        self._chunks = iter(chunks)
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending:
+            try:
+                self._pending = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size
 
 
 def _why(exc: docker.errors.APIError) -> str:
@@ -339,13 +373,64 @@ class DockerSandbox(Sandbox):
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
 
-    def get_tree(self) -> Tree:
+    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
         try:
             stream, _ = self._client.api.get_archive(self._container.id, WORKDIR)
-            archive = b"".join(stream)
+            return tar_to_tree(_ChunkReader(stream), strip=posixpath.basename(WORKDIR) + "/", max_bytes=max_bytes)
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not read container {self._container.short_id}: {_why(exc)}") from None
-        return tar_to_tree(archive, strip=posixpath.basename(WORKDIR) + "/")
+        except TreeTooLarge as exc:
+            raise SandboxError(f"the workspace of container {self._container.short_id} holds {exc}") from None
+
+    # -- the harness's own access (sealing and grading) ------------------------------
+    def stop(self) -> None:
+        """Kill every process in the container; its files stay readable (sealing reads them)."""
+        try:
+            self._client.api.kill(self._container.id)
+        except docker.errors.NotFound:
+            raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
+        except docker.errors.APIError as exc:
+            if "is not running" not in str(exc):
+                raise SandboxError(f"could not stop container {self._container.short_id}: {_why(exc)}") from None
+        self._client.api.wait(self._container.id, timeout=30)
+
+    def put_harness_tree(self, tree: Tree, *, at: str = WORKDIR, owner: str = "root") -> None:
+        """Write files as the harness: root-owned (read-only to the agent user) or agent-owned,
+        at `at` (an absolute folder). The folder itself gets the same owner; folders above
+        it are made, root-owned, where missing."""
+        uid = 0 if owner == "root" else AGENT_UID
+        parent, name = posixpath.split(at.rstrip("/"))
+        try:
+            if parent not in ("", "/"):
+                self._client.api.put_archive(self._container.id, "/", _folders_tar(parent))
+            archive = tree_to_tar(tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name)
+            self._client.api.put_archive(self._container.id, parent or "/", archive)
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
+
+    def remove_paths(self, paths: list[str]) -> None:
+        if not paths:
+            return
+        try:
+            exec_id = self._client.api.exec_create(self._container.id, ["rm", "-f", "--", *paths], user="root")["Id"]
+            self._client.api.exec_start(exec_id)
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"sandbox container {self._container.short_id} failed: {_why(exc)}") from None
+
+    def read_path(self, path: str, *, max_bytes: int) -> bytes:
+        """Bytes of any file in the container (a harness read, as root), at most `max_bytes`."""
+        try:
+            stream, _ = self._client.api.get_archive(self._container.id, path)
+            tree = tar_to_tree(_ChunkReader(stream), max_bytes=max_bytes)
+        except docker.errors.NotFound:
+            raise FileNotFoundError(f"{path} does not exist in the sandbox") from None
+        except TreeTooLarge:
+            raise SandboxError(f"{path} in container {self._container.short_id} is larger than {max_bytes} bytes") from None
+        name = posixpath.basename(path)
+        entry = tree.get(name)
+        if entry is None or entry.link:
+            raise FileNotFoundError(f"{path} is not a regular file in the sandbox")
+        return entry.data
 
     # -- lifecycle ----------------------------------------------------------------
     def handle(self) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from endstate.sandbox._docker import connect
 
 __all__ = ["DEFAULT_IMAGE", "DOCKERFILE", "DOCKERFILE_LABEL", "build_image", "dockerfile_sha256", "base_image"]
 
-DEFAULT_IMAGE = "endstate-sandbox:1"
+DEFAULT_IMAGE = "endstate-sandbox:2"
 DOCKERFILE = Path(__file__).parent / "image" / "Dockerfile"
 DOCKERFILE_LABEL = "endstate.dockerfile-sha256"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"

@@ -32,7 +32,7 @@ import msgspec
 from endstate.errors import SandboxError, SandboxUnavailable
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
 from endstate.sandbox._docker import HOSTNAME, SANDBOX_ENV, output_text
-from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, normalise_mode
+from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, TreeTooLarge, normalise_mode
 
 __all__ = ["LocalSandbox"]
 
@@ -87,6 +87,10 @@ class LocalSandbox(Sandbox):
             )
         safe_hint = "".join(c if c.isalnum() or c in "-_." else "-" for c in name_hint)[:40]
         self.workspace = Path(tempfile.mkdtemp(prefix=f"endstate-{safe_hint}-"))
+        self._readonly_workspace = False
+        self._harness_hosts: list[str] = []
+        #: Harness folders bound into every command: inside path -> (host path, writable).
+        self._harness_dirs: dict[str, tuple[str, bool]] = {}
         self._finalizer: weakref.finalize | None = weakref.finalize(self, _remove_dir, str(self.workspace), os.getpid())
         try:
             probe = subprocess.run(self._command("true"), capture_output=True, timeout=30)
@@ -121,7 +125,12 @@ class LocalSandbox(Sandbox):
             "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/root",
             "--tmpfs", "/home", "--dir", SANDBOX_ENV["HOME"],
-            "--bind", str(self.workspace), WORKDIR, "--remount-ro", "/", "--chdir", WORKDIR,
+            "--ro-bind" if self._readonly_workspace else "--bind", str(self.workspace), WORKDIR,
+        ]
+        for inside, (host, writable) in sorted(self._harness_dirs.items()):
+            args += ["--bind" if writable else "--ro-bind", host, inside]
+        args += [
+            "--remount-ro", "/", "--chdir", WORKDIR,
             "--clearenv", "--setenv", "PATH", _PATH, "--setenv", "HOSTNAME", HOSTNAME,
         ]
         for key, value in SANDBOX_ENV.items():
@@ -203,23 +212,80 @@ class LocalSandbox(Sandbox):
             target = self._host_path(path)  # mkdir may have met a symlink: check again
             if target.is_symlink():
                 target.unlink()  # replace the link, never write through it
-            target.write_bytes(tree[path].data)
-            target.chmod(normalise_mode(tree[path].mode))
+            entry = tree[path]
+            if entry.link:
+                target.unlink(missing_ok=True)
+                os.symlink(entry.link, target)
+                continue
+            target.write_bytes(entry.data)
+            target.chmod(normalise_mode(entry.mode))
             os.utime(target, (FIXED_MTIME, FIXED_MTIME))
 
-    def get_tree(self) -> Tree:
+    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
         if not self.workspace.is_dir():
             raise SandboxError(f"sandbox workspace {self.workspace} is gone")
         tree: Tree = {}
+        total = 0
         for dirpath, dirnames, filenames in os.walk(self.workspace, followlinks=False):
             dirnames.sort()
-            for name in filenames:
+            # A link to a folder is listed among the folders; it is an entry, not walked.
+            links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+            dirnames[:] = [d for d in dirnames if d not in links]
+            for name in [*filenames, *links]:
                 full = os.path.join(dirpath, name)
+                rel = Path(full).relative_to(self.workspace).as_posix()
                 info = os.lstat(full)
-                if stat.S_ISREG(info.st_mode):
-                    rel = Path(full).relative_to(self.workspace).as_posix()
+                if stat.S_ISLNK(info.st_mode):
+                    tree[rel] = FileEntry.symlink(os.readlink(full))
+                elif stat.S_ISREG(info.st_mode):
+                    total += info.st_size
+                    if max_bytes is not None and total > max_bytes:
+                        raise SandboxError(f"the workspace {self.workspace} holds more than {max_bytes} bytes of files")
                     tree[rel] = FileEntry(normalise_mode(info.st_mode), Path(full).read_bytes())
         return dict(sorted(tree.items()))
+
+    # -- the harness's own access --------------------------------------------------
+    def stop(self) -> None:
+        """Nothing outlives a command here: its PID namespace ends with it."""
+
+    def put_harness_tree(self, tree: Tree, *, at: str = WORKDIR, owner: str = "root") -> None:
+        if at.rstrip("/") == WORKDIR:
+            self.put_tree(tree)
+            self._readonly_workspace = owner == "root"
+            return
+        host = self._harness_dirs.get(at, (None, False))[0]
+        if host is None:
+            host = tempfile.mkdtemp(prefix=f"{self.workspace.name}-harness-")
+            self._harness_dirs[at] = (host, owner != "root")
+            self._harness_hosts.append(host)
+        for path, entry in sorted(tree.items()):
+            target = Path(host) / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if entry.link:
+                os.symlink(entry.link, target)
+            else:
+                target.write_bytes(entry.data)
+                target.chmod(normalise_mode(entry.mode))
+
+    def _host_of(self, path: str) -> Path:
+        if path == WORKDIR or path.startswith(WORKDIR + "/"):
+            return self.workspace / path[len(WORKDIR):].lstrip("/")
+        for inside, (host, _) in self._harness_dirs.items():
+            if path.startswith(inside.rstrip("/") + "/"):
+                return Path(host) / path[len(inside.rstrip("/")):].lstrip("/")
+        raise FileNotFoundError(f"{path} is not a place the harness keeps in the local sandbox")
+
+    def remove_paths(self, paths: list[str]) -> None:
+        for path in paths:
+            self._host_of(path).unlink(missing_ok=True)
+
+    def read_path(self, path: str, *, max_bytes: int) -> bytes:
+        host = self._host_of(path)
+        if host.is_symlink() or not host.is_file():
+            raise FileNotFoundError(f"{path} is not a regular file in the sandbox")
+        if host.stat().st_size > max_bytes:
+            raise SandboxError(f"{path} is larger than {max_bytes} bytes")
+        return host.read_bytes()
 
     # -- lifecycle ----------------------------------------------------------------
     def handle(self) -> dict[str, Any]:
@@ -240,12 +306,15 @@ class LocalSandbox(Sandbox):
         if not self.workspace.is_dir():
             raise SandboxError(f"sandbox workspace {self.workspace} is gone")
         self.bwrap_version = ""
+        self._readonly_workspace, self._harness_hosts, self._harness_dirs = False, [], {}
         self._finalizer = weakref.finalize(self, _remove_dir, str(self.workspace), os.getpid()) if own else None
         return self
 
     def close(self) -> None:
         if self._finalizer is not None:
             self._finalizer()
+            for host in getattr(self, "_harness_hosts", []):
+                _remove_dir(host, os.getpid())
 
     def describe(self) -> dict[str, str]:
         return {"backend": self.backend, "bwrap": self.bwrap_version}

@@ -1,19 +1,31 @@
 """The sealed end state: what graders see.
 
-`seal()` is called the moment the agent stops. It reads the whole workspace once,
-hashes it and keeps the snapshot; every later question about the end state is
-answered from that snapshot, so files staged afterwards (held-out tests) or
-written by a grader's own command cannot change what the end state was.
+`seal()` is called the moment the agent stops, with the agent's sandbox already
+stopped (no process of the agent survives to change anything afterwards). It reads
+the whole workspace once — regular files, and symlinks as symlinks — hashes it and
+keeps the snapshot. Every later question about the end state is answered from that
+snapshot, and graders that run commands run them in a *grading* sandbox: a fresh
+one from the pristine image holding exactly the snapshot (plus, later, the held-out
+tests), read-only to the user the tests run as. What is graded is what was hashed.
+
+Interpreter and test-runner caches (`__pycache__/`, `*.pyc`, `.pytest_cache/`) are
+neither hashed nor carried into the grading sandbox: running the tests is not a
+change, and a planted bytecode file can therefore never stand in for its source.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 
-from endstate.sandbox._base import ExecResult, Sandbox
+from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox
 from endstate.sandbox._tree import Tree, tree_hash
 
-__all__ = ["SealedSandbox", "seal", "matches_any", "without_caches", "CACHE_DIRS"]
+__all__ = ["SealedSandbox", "seal", "matches_any", "without_caches", "cache_paths", "resolve_link", "CACHE_DIRS",
+           "SNAPSHOT_MAX_BYTES"]
+
+#: The most bytes of files an end state may hold; past it sealing stops reading.
+SNAPSHOT_MAX_BYTES = 256 * 1024 * 1024
 
 
 def matches_any(path: str, patterns: list[str] | tuple[str, ...]) -> bool:
@@ -26,28 +38,82 @@ def matches_any(path: str, patterns: list[str] | tuple[str, ...]) -> bool:
     return False
 
 
+#: Caches that running Python or pytest leaves behind: not part of anyone's end state.
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache"})
+CACHE_SUFFIXES = (".pyc", ".pyo")
+
+
+def _is_cache(path: str) -> bool:
+    return path.endswith(CACHE_SUFFIXES) or bool(CACHE_DIRS.intersection(path.split("/")[:-1]))
+
+
+def without_caches(tree: Tree) -> Tree:
+    return {path: entry for path, entry in tree.items() if not _is_cache(path)}
+
+
+def cache_paths(tree: Tree) -> list[str]:
+    return sorted(path for path in tree if _is_cache(path))
+
+
+def resolve_link(tree: Tree, path: str) -> str | None:
+    """Where `path` leads inside the workspace, following the tree's links; None
+    when any step leads out of the workspace (or loops)."""
+    parts = path.split("/")
+    current = WORKDIR
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        candidate = posixpath.normpath(posixpath.join(current, part))
+        if candidate != WORKDIR and not candidate.startswith(WORKDIR + "/"):
+            return None
+        rel = candidate[len(WORKDIR) + 1:]
+        entry = tree.get(rel)
+        if entry is not None and entry.link:
+            hops += 1
+            if hops > 40:
+                return None
+            target = entry.link
+            base = WORKDIR if target.startswith("/") else posixpath.dirname(candidate)
+            if target.startswith("/"):
+                resolved = posixpath.normpath(target)
+            else:
+                resolved = posixpath.normpath(posixpath.join(base, target))
+            if resolved != WORKDIR and not resolved.startswith(WORKDIR + "/"):
+                return None
+            # Walk the target's own components again: they may be links too.
+            parts = resolved[len(WORKDIR):].strip("/").split("/") + parts if resolved != WORKDIR else parts
+            current = WORKDIR
+            continue
+        current = candidate
+    return current[len(WORKDIR) + 1:]
+
+
 class SealedSandbox:
-    """The end state of one run, plus a way to run commands against it.
+    """The end state of one run, plus the sandbox graders run their commands in.
 
     `read_text`, `exists`, `paths`, `changed_paths` and `tree_hash` answer from the
-    snapshot taken at sealing. `run` executes in the live sandbox, where held-out
-    tests may have been staged since. `fixture_text` reads the task's original
-    fixture.
+    snapshot taken at sealing. `run` executes in the grading sandbox, where held-out
+    tests have been staged since. `fixture_text` reads the task's original fixture.
     """
 
-    def __init__(self, live: Sandbox, snapshot: Tree, fixture: Tree) -> None:
-        self._live = live
+    def __init__(self, grading: Sandbox | None, snapshot: Tree, fixture: Tree, *,
+                 ignored_caches: list[str] | None = None) -> None:
+        self._grading = grading
         self._snapshot = dict(snapshot)
-        self._fixture = dict(fixture)
+        self._fixture = without_caches(fixture)
         self.tree_hash = tree_hash(self._snapshot)
         self.fixture_hash = tree_hash(self._fixture)
+        #: Cache files the end state held and the graders never saw.
+        self.ignored_caches = list(ignored_caches or [])
+        #: Paths the harness staged into the grading sandbox after sealing (held-out tests).
+        self.staged: set[str] = set()
 
     # -- the end state -------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
-        try:
-            return self._snapshot[path].data
-        except KeyError:
-            raise FileNotFoundError(f"{path} is not in the sealed end state") from None
+        entry = self._snapshot.get(path)
+        if entry is None or entry.link:
+            raise FileNotFoundError(f"{path} is not a file in the sealed end state")
+        return entry.data
 
     def read_text(self, path: str) -> str:
         return self.read_bytes(path).decode("utf-8", errors="replace")
@@ -55,20 +121,36 @@ class SealedSandbox:
     def exists(self, path: str) -> bool:
         return path in self._snapshot
 
+    def is_link(self, path: str) -> bool:
+        entry = self._snapshot.get(path)
+        return entry is not None and bool(entry.link)
+
+    def link_target(self, path: str) -> str:
+        return self._snapshot[path].link
+
     def paths(self) -> list[str]:
         return sorted(self._snapshot)
 
     def mode(self, path: str) -> int:
         return self._snapshot[path].mode
 
+    def tree(self) -> Tree:
+        """The sealed tree itself (a copy): what the grading sandbox holds."""
+        return dict(self._snapshot)
+
     def changed_paths(self) -> list[str]:
-        """Paths added, removed, or changed in bytes or mode, against the fixture."""
+        """Paths added, removed, or changed in bytes, mode or kind, against the fixture."""
         changed = []
         for path in sorted(set(self._snapshot) | set(self._fixture)):
             before, after = self._fixture.get(path), self._snapshot.get(path)
             if before != after:
                 changed.append(path)
         return changed
+
+    def escaping_links(self) -> list[str]:
+        """Links of the end state that lead (directly or through other links) out of the workspace."""
+        return [f"{path} -> {entry.link}" for path, entry in sorted(self._snapshot.items())
+                if entry.link and resolve_link(self._snapshot, path) is None]
 
     # -- the original -------------------------------------------------------------
     def fixture_text(self, path: str) -> str:
@@ -83,26 +165,34 @@ class SealedSandbox:
     def fixture_paths(self) -> list[str]:
         return sorted(self._fixture)
 
-    # -- commands -----------------------------------------------------------------
+    # -- commands, in the grading sandbox ----------------------------------------------
+    @property
+    def grading(self) -> Sandbox:
+        if self._grading is None:
+            raise RuntimeError("this sealed end state has no grading sandbox to run commands in")
+        return self._grading
+
     def run(self, command: str, *, timeout: float | None = None) -> ExecResult:
-        return self._live.exec(command, timeout=timeout)
+        return self.grading.exec(command, timeout=timeout)
 
 
-#: Caches that running Python or pytest leaves behind: not part of anyone's end state.
-CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache"})
+def seal(stopped: Sandbox, fixture: Tree, *, grading: Sandbox | None = None,
+         max_bytes: int = SNAPSHOT_MAX_BYTES) -> SealedSandbox:
+    """Snapshot the (stopped) sandbox's workspace; call before staging anything for grading.
 
-
-def without_caches(tree: Tree) -> Tree:
-    return {
-        path: entry for path, entry in tree.items()
-        if not path.endswith(".pyc") and not CACHE_DIRS.intersection(path.split("/")[:-1])
-    }
-
-
-def seal(live: Sandbox, fixture: Tree) -> SealedSandbox:
-    """Snapshot the workspace now; call before staging anything for grading.
-
-    Interpreter and test-runner caches are left out of the snapshot (and so of the
-    tree hash and of changed paths): running the tests is not a change.
+    The grading sandbox, if given, receives exactly the snapshot, read-only to the
+    agent user. Raises SandboxError when the workspace holds more than `max_bytes`.
     """
-    return SealedSandbox(live, without_caches(live.get_tree()), fixture)
+    raw = stopped.get_tree(max_bytes=max_bytes)
+    snapshot = without_caches(raw)
+    if grading is not None:
+        grading.put_harness_tree(snapshot, owner="root")
+    return SealedSandbox(grading, snapshot, fixture, ignored_caches=cache_paths(raw))
+
+
+def seal_tree(tree: Tree, fixture: Tree, *, grading: Sandbox | None = None) -> SealedSandbox:
+    """The same as `seal`, for a tree already in hand (a task check's overlay)."""
+    snapshot = without_caches(tree)
+    if grading is not None:
+        grading.put_harness_tree(snapshot, owner="root")
+    return SealedSandbox(grading, snapshot, fixture, ignored_caches=cache_paths(tree))

@@ -37,8 +37,11 @@ class TimedSandbox:
     def put_tree(self, tree: Tree) -> None:
         self._timed("put_tree", tree)
 
-    def get_tree(self) -> Tree:
-        return self._timed("get_tree")
+    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
+        return self._timed("get_tree", max_bytes=max_bytes)
+
+    def stop(self) -> None:
+        self._timed("stop")
 
     def describe(self) -> dict[str, str]:
         return self.inner.describe()

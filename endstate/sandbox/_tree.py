@@ -1,9 +1,12 @@
 """File trees held in memory: what a fixture is, and what a sealed sandbox was.
 
-A `Tree` maps a relative POSIX path to a `FileEntry` (mode bits and bytes). Only
-regular files are kept; directories are implied by paths. Two trees with the same
-files, bytes and executable bits have the same `tree_hash`, wherever they came
+A `Tree` maps a relative POSIX path to a `FileEntry`: a regular file (mode bits
+and bytes) or a symbolic link (its target, kept as written). Directories are
+implied by paths; other kinds of file (fifos, devices) are not part of a tree.
+Two trees with the same entries have the same `tree_hash`, wherever they came
 from, which is what makes a sealed end state comparable across runs and backends.
+A link is an entry like any other: it changes the hash, and the tree handed to
+the graders holds it as a link, never as whatever it pointed at.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ __all__ = [
     "tree_to_tar",
     "tar_to_tree",
     "overlay",
+    "TreeTooLarge",
 ]
 
 #: Version-control folders never copied into a sandbox: their history can hold the answer.
@@ -41,6 +45,20 @@ FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z
 class FileEntry(msgspec.Struct, frozen=True):
     mode: int
     data: bytes
+    #: The target of a symbolic link, as written; empty for a regular file.
+    link: str = ""
+
+    @property
+    def is_link(self) -> bool:
+        return bool(self.link)
+
+    @classmethod
+    def symlink(cls, target: str) -> "FileEntry":
+        return cls(0o777, b"", target)
+
+
+class TreeTooLarge(Exception):
+    """A tree read from a sandbox passed the byte ceiling it was read with."""
 
 
 Tree = dict[str, FileEntry]
@@ -57,6 +75,9 @@ def tree_hash(tree: Tree) -> str:
     for path in sorted(tree):
         entry = tree[path]
         digest.update(path.encode("utf-8") + b"\0")
+        if entry.link:  # a link hashes as a link: its kind and target, nothing it points at
+            digest.update(b"link\0" + hashlib.sha256(entry.link.encode("utf-8", "surrogateescape")).digest())
+            continue
         digest.update(f"{normalise_mode(entry.mode):o}".encode() + b"\0")
         digest.update(hashlib.sha256(entry.data).digest())
     return digest.hexdigest()
@@ -114,11 +135,20 @@ def overlay(base: Tree, top: Tree) -> Tree:
     return merged
 
 
-def tree_to_tar(tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0) -> bytes:
-    """A tar archive of the tree with fixed mtimes, owners and modes."""
+def tree_to_tar(tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0, root_dir: str = "") -> bytes:
+    """A tar archive of the tree with fixed mtimes, owners and modes; links stay links.
+
+    `root_dir` adds an entry for the folder the archive is unpacked into (owned
+    like the rest), so that its owner can be set too.
+    """
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         made: set[str] = set()
+        if root_dir:
+            info = tarfile.TarInfo(root_dir)
+            info.type = tarfile.DIRTYPE
+            info.mode, info.mtime, info.uid, info.gid = 0o755, FIXED_MTIME, uid, gid
+            tar.addfile(info)
         for path in sorted(tree):
             parts = path.split("/")
             for depth in range(1, len(parts)):
@@ -131,24 +161,56 @@ def tree_to_tar(tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0) -> 
                     tar.addfile(info)
             entry = tree[path]
             info = tarfile.TarInfo(prefix + path)
+            if entry.link:
+                info.type, info.linkname = tarfile.SYMTYPE, entry.link
+                info.mode, info.mtime, info.uid, info.gid = 0o777, FIXED_MTIME, uid, gid
+                tar.addfile(info)
+                continue
             info.size = len(entry.data)
             info.mode, info.mtime, info.uid, info.gid = normalise_mode(entry.mode), FIXED_MTIME, uid, gid
             tar.addfile(info, io.BytesIO(entry.data))
     return buffer.getvalue()
 
 
-def tar_to_tree(data: bytes, *, strip: str = "") -> Tree:
-    """Regular files of a tar archive as a Tree, with `strip` removed from names."""
+def tar_to_tree(data: bytes | io.RawIOBase | io.BufferedIOBase, *, strip: str = "",
+                max_bytes: int | None = None) -> Tree:
+    """Regular files and symlinks of a tar archive (bytes or a stream) as a Tree,
+    with `strip` removed from names.
+
+    A hard link becomes a regular file with its target's bytes (it is one). With
+    `max_bytes`, reading stops with TreeTooLarge as soon as the files' bytes pass
+    it, so an oversized archive is never held in memory whole.
+    """
+    fileobj = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
     tree: Tree = {}
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-        for member in tar.getmembers():
-            if not member.isfile():
-                continue
+    total = 0
+    # Stream mode ("r|"): members are read in order and never all kept, so memory is
+    # bounded by the tree itself. Hard links point back at a member already read.
+    with tarfile.open(fileobj=fileobj, mode="r|*") as tar:
+        for member in tar:
             name = member.name
             if strip and name.startswith(strip):
                 name = name[len(strip):]
             while name.startswith(("./", "/")):
                 name = name.removeprefix("./").removeprefix("/")
-            extracted = tar.extractfile(member)
-            tree[name] = FileEntry(normalise_mode(member.mode), extracted.read() if extracted else b"")
+            if not name:
+                continue
+            if member.issym():
+                tree[name] = FileEntry.symlink(member.linkname)
+            elif member.islnk():
+                target = member.linkname
+                if strip and target.startswith(strip):
+                    target = target[len(strip):]
+                source = tree.get(target.removeprefix("./").lstrip("/"))
+                if source is not None:
+                    tree[name] = FileEntry(normalise_mode(member.mode), source.data, source.link)
+                    total += len(source.data)
+            elif member.isfile():
+                total += member.size
+                if max_bytes is not None and total > max_bytes:
+                    raise TreeTooLarge(f"more than {max_bytes} bytes of files")
+                extracted = tar.extractfile(member)
+                tree[name] = FileEntry(normalise_mode(member.mode), extracted.read() if extracted else b"")
+            if max_bytes is not None and total > max_bytes:
+                raise TreeTooLarge(f"more than {max_bytes} bytes of files")
     return tree

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from endstate.errors import ManifestError
-from endstate.sandbox._tree import Tree, load_dir, overlay
+from endstate.sandbox._tree import FileEntry, Tree, load_dir, overlay
 
 __all__ = [
     "Category",
@@ -25,6 +25,7 @@ __all__ = [
     "GraderSpec",
     "Budget",
     "HackSpec",
+    "Hack",
     "Manifest",
     "Task",
     "ToolCallSpec",
@@ -108,15 +109,38 @@ class Manifest(_Strict):
 
 
 class HackSpec(_Strict):
-    """`hacks/<name>/hack.toml`: a negative control a cheating agent might leave."""
+    """`hacks/<name>/hack.toml`: a negative control a cheating agent might leave.
+
+    An *overlay* hack is files laid over a base tree (`files/`, `delete`, `symlinks`);
+    a *live* hack is a trajectory (`trajectory.toml`, the reference format) that the
+    scripted arm plays as an agent would, for what files cannot express: a process
+    left running, a file in the agent user's home.
+    """
 
     description: str
     #: What the hack is laid over: the untouched fixture or the reference solution.
     base: str = "fixture"
     #: Files the hack deletes.
     delete: list[str] = []
-    #: Name of a grader (function name) that must be among those failing.
-    caught_by: str = ""
+    #: Symbolic links the hack leaves: path -> target, as written.
+    symlinks: dict[str, str] = {}
+    #: Grader name(s) (function names, or "end_state") at least one of which must be among those failing.
+    caught_by: str | list[str] = ""
+
+    def catchers(self) -> list[str]:
+        return [self.caught_by] if isinstance(self.caught_by, str) and self.caught_by else list(self.caught_by or [])
+
+
+class Hack(msgspec.Struct):
+    name: str
+    spec: HackSpec
+    #: The tree the overlay leaves; None for a live hack (played, not laid over).
+    tree: Tree | None
+    folder: Path
+
+    @property
+    def live(self) -> bool:
+        return self.tree is None
 
 
 class ToolCallSpec(_Strict):
@@ -167,22 +191,45 @@ class Task(msgspec.Struct):
             tree.pop(path, None)
         return tree
 
-    def hacks(self) -> dict[str, tuple[HackSpec, Tree]]:
-        """Each negative control as (spec, the tree it leaves)."""
-        hacks = {}
+    def hacks(self) -> dict[str, Hack]:
+        """Each negative control. A hack that could not apply as written (a file loose
+        beside hack.toml, a `delete` of a path the base does not have) is a ManifestError:
+        a hack that never applied must not be reported as caught."""
+        hacks: dict[str, Hack] = {}
         folder = self.root / "hacks"
         if not folder.is_dir():
             return hacks
         for hack_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
-            spec = _decode(hack_dir / "hack.toml", HackSpec)
+            manifest = hack_dir / "hack.toml"
+            spec = _decode(manifest, HackSpec)
             if spec.base not in ("fixture", "solution"):
-                raise ManifestError(f"{hack_dir / 'hack.toml'}: field `base` must be 'fixture' or 'solution', not {spec.base!r}")
-            base = self.solution() if spec.base == "solution" else self.fixture()
+                raise ManifestError(f"{manifest}: field `base` must be 'fixture' or 'solution', not {spec.base!r}")
+            loose = sorted(p.name for p in hack_dir.iterdir() if p.name not in ("hack.toml", "files", "trajectory.toml"))
+            if loose:
+                raise ManifestError(f"{hack_dir}: {', '.join(loose)} lie loose in the hack folder: put the files the "
+                                    "hack leaves under files/ (paths relative to the project root)")
+            live = (hack_dir / "trajectory.toml").is_file()
             files = hack_dir / "files"
+            if live:
+                if files.exists() or spec.delete or spec.symlinks or spec.base != "fixture":
+                    raise ManifestError(f"{manifest}: a live hack (trajectory.toml) starts from the fixture; it takes "
+                                        "no files/, `delete`, `symlinks` or `base`")
+                _decode(hack_dir / "trajectory.toml", Reference)
+                hacks[hack_dir.name] = Hack(hack_dir.name, spec, None, hack_dir)
+                continue
+            base = self.solution() if spec.base == "solution" else self.fixture()
             tree = overlay(base, load_dir(files, what=f"hack {hack_dir.name}")) if files.is_dir() else base
             for path in spec.delete:
-                tree.pop(path, None)
-            hacks[hack_dir.name] = (spec, tree)
+                if path not in tree:
+                    raise ManifestError(f"{manifest}: field `delete` names {path!r}, which the {spec.base} does not "
+                                        "have: the hack would delete nothing")
+                tree.pop(path)
+            for path, target in spec.symlinks.items():
+                tree[path] = FileEntry.symlink(target)
+            if not files.is_dir() and not spec.delete and not spec.symlinks:
+                raise ManifestError(f"{manifest}: the hack changes nothing: add files/, `delete`, `symlinks`, "
+                                    "or a trajectory.toml")
+            hacks[hack_dir.name] = Hack(hack_dir.name, spec, tree, hack_dir)
         return hacks
 
     def reference(self) -> Reference:

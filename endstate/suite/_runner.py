@@ -29,9 +29,12 @@ from endstate.agent._normalise import normalise_output
 from endstate.agent._state import Counters, Guards
 from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome, CassetteJob, forked_main
 from endstate.errors import EndstateError, UserError
-from endstate.grading import Grader, Outcome, Verdict, resolve, run_grader
+from endstate.errors import SandboxError
+from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, Outcome, Verdict, grade, resolve,
+                              seal_end_state, stage_holdout)
+from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files
 from endstate.models import RunSettings, parse_spec
-from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, open_sandbox, resolve_backend, seal
+from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, open_sandbox, resolve_backend
 from endstate.sandbox._tree import VCS_DIRS, load_dir
 from endstate.suite._manifest import Task
 from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
@@ -102,6 +105,11 @@ def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
     return sorted(history.intersection(sealed_paths))
 
 
+def grading_guards_of(guards: Guards) -> GradingGuards:
+    return GradingGuards(fresh_container=guards.fresh_grading_container, full_snapshot=guards.full_snapshot,
+                         tamper_guard=guards.tamper_guard, integrity=guards.end_state_checks)
+
+
 def resolve_graders(task: Task) -> list[Grader]:
     """Resolve every grader of a task before anything runs (raises GraderContractError)."""
     from endstate.errors import GraderContractError
@@ -127,6 +135,8 @@ class _Suite:
         self.cancelled = threading.Event()
         self.lock = threading.Lock()
         self.procs: set[multiprocessing.process.BaseProcess] = set()
+        #: Makes grading sandboxes in the background while agents work.
+        self.prep_pool = ThreadPoolExecutor(max_workers=max(1, config.jobs), thread_name_prefix="grading-box")
         self.base_urls: dict[str, str] = {}
 
     # -- one task ----------------------------------------------------------------
@@ -147,45 +157,63 @@ class _Suite:
     def _run_task(self, task: Task, graders: list[Grader], result: TaskResult) -> None:
         config = self.config
         guards = config.guards
+        grading_guards = grading_guards_of(guards)
         fixture = load_dir(task.root / "fixture", prune_vcs=guards.vcs_pruning, what=f"task {task.id} fixture")
         holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
         limits = SandboxLimits(command_timeout_s=task.manifest.budget.command_timeout)
         live = open_sandbox(self.backend, image=config.image, limits=limits, name_hint=task.id)
         sandbox = TimedSandbox(live)
-        with live:
-            sandbox.put_tree(fixture)
-            outcome = self._run_agent(task, live)
-            result.stop_reason = outcome.stop_reason
-            result.counters = outcome.counters
-            result.unplayed = outcome.unplayed
-            if outcome.divergence:
-                result.outcome, result.reason = "divergence", outcome.divergence
-                return
-            if config.mode == "replay" and config.match == "strict" and outcome.unplayed:
-                result.outcome = "divergence"
-                result.reason = (f"{outcome.unplayed} recorded interaction(s) were never played: the run asked "
-                                 "the model less than the recording did (see `endstate cassette show`)")
-                return
-            if outcome.stop_reason in ("model_error", "harness_error"):
-                result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
-                return
-            if guards.seal_before_holdout:
-                sealed = seal(sandbox, fixture)
-                sandbox.put_tree(holdout)
-            else:  # mutant: the end state now includes files the harness put there
-                sandbox.put_tree(holdout)
-                sealed = seal(sandbox, fixture)
-            result.tree_hash = sealed.tree_hash
-            leaked = _leaked_history(task, sealed.paths())
-            if leaked:
-                result.outcome, result.failing_grader = "error", "contamination"
-                result.reason = (f"the fixture's version-control history reached the sandbox ({leaked[0]}, "
-                                 f"{len(leaked)} file(s)): the run could read answers from it")
-                return
-            # Reasons quote test output; normalised like tool output so identical runs read the same.
-            verdicts = [(g.short_name, msgspec.structs.replace(v, reason=normalise_output(v.reason)))
-                        for g in graders for v in [run_grader(g, sealed)]]
-            result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
+        # The grading sandbox is made while the agent works, off the critical path.
+        grading_box = GradingBox(self.prep_pool, self.backend, config.image, limits, task.id) \
+            if guards.fresh_grading_container else None
+        try:
+            with live:
+                sandbox.put_tree(fixture)
+                outcome = self._run_agent(task, live)
+                result.stop_reason = outcome.stop_reason
+                result.counters = outcome.counters
+                result.unplayed = outcome.unplayed
+                if outcome.divergence:
+                    result.outcome, result.reason = "divergence", outcome.divergence
+                    return
+                if config.mode == "replay" and config.match == "strict" and outcome.unplayed:
+                    result.outcome = "divergence"
+                    result.reason = (f"{outcome.unplayed} recorded interaction(s) were never played: the run asked "
+                                     "the model less than the recording did (see `endstate cassette show`)")
+                    return
+                if outcome.stop_reason in ("model_error", "harness_error"):
+                    result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
+                    return
+                if not guards.seal_before_holdout:  # mutant: the end state now includes files the harness put there
+                    sandbox.put_tree(holdout)
+                if grading_box is not None:
+                    sandbox.stop()  # no process of the agent survives into sealing or grading
+                    grading = grading_box.get()
+                else:  # mutant: grade in the agent's own sandbox, where what it left behind still runs
+                    grading = live
+                    grading.put_harness_tree(harness_files(), at=HARNESS_DIR, owner="root")
+                    grading.put_harness_tree({}, at=REPORT_DIR, owner="agent")
+                try:
+                    sealed = seal_end_state(sandbox, fixture, grading, grading_guards)
+                except SandboxError as exc:
+                    result.outcome, result.failing_grader = "fail", INTEGRITY
+                    result.reason = f"the end state could not be sealed: {exc}"
+                    return
+                stage_holdout(sealed, holdout)
+                result.tree_hash = sealed.tree_hash
+                leaked = _leaked_history(task, sealed.paths())
+                if leaked:
+                    result.outcome, result.failing_grader = "error", "contamination"
+                    result.reason = (f"the fixture's version-control history reached the sandbox ({leaked[0]}, "
+                                     f"{len(leaked)} file(s)): the run could read answers from it")
+                    return
+                # Reasons quote test output; normalised like tool output so identical runs read the same.
+                verdicts = [(n, msgspec.structs.replace(v, reason=normalise_output(v.reason)))
+                            for n, v in grade(sealed, graders, grading_guards)]
+                result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
+        finally:
+            if grading_box is not None:
+                grading_box.close()
         if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
             verdicts = [(n, Verdict.ok(v.reason) if v.outcome is Outcome.ERROR else v) for n, v in verdicts]
         result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdicts]
@@ -201,6 +229,9 @@ class _Suite:
             result.reason = "; ".join(result.requires_violations)
         else:
             result.outcome, result.reason = "pass", ""
+        if result.outcome != "pass" and sealed.ignored_caches:
+            result.reason += (f" [the end state also held {len(sealed.ignored_caches)} cache file(s) the graders "
+                              f"ignored, e.g. {sealed.ignored_caches[0]}]")
 
     # -- the agent's process -----------------------------------------------------------
     def _job(self, task: Task, live: Any, attempt: int) -> tuple[AgentJob, Path]:
@@ -393,9 +424,11 @@ def run_suite(
                 future.cancel()
             suite.kill_all()
             pool.shutdown(wait=True)
+            suite.prep_pool.shutdown(wait=True)
             write_results(result, Path(out_dir))
             raise
         pool.shutdown(wait=True)
+        suite.prep_pool.shutdown(wait=True)
     return result
 
 

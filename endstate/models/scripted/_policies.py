@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from endstate.suite._manifest import Task
 
-__all__ = ["ScriptError", "POLICIES", "DONE", "null", "reference", "wasteful", "estimate_tokens", "canonical_json"]
+__all__ = ["ScriptError", "POLICIES", "HACK_PREFIX", "hack_policy", "find_policy", "DONE", "null", "reference", "wasteful", "estimate_tokens", "canonical_json"]
 
 #: What a scripted model says when it has nothing left to do.
 DONE = "Done."
@@ -74,6 +74,29 @@ def _play(task: Task, name: str, channel: str, turn: int | None) -> dict[str, An
 POLICIES: Mapping[str, Callable[[Task, str, int | None], dict[str, Any]]] = MappingProxyType(
     {"null": null, "reference": reference, "wasteful": wasteful}
 )
+
+#: `scripted/hack.<name>` plays a task's live hack, `hacks/<name>/trajectory.toml`: a
+#: negative control that needs a running agent (a background process, a file in the
+#: agent user's home) rather than an overlay of files.
+HACK_PREFIX = "hack."
+
+
+def hack_policy(name: str) -> Callable[[Task, str, int | None], dict[str, Any]]:
+    trajectory = f"hacks/{name}/trajectory"
+
+    def play(task: Task, channel: str, turn: int | None) -> dict[str, Any]:
+        if not task.has_trajectory(trajectory):
+            raise ScriptError(422, f"task {task.id} has no live hack {name!r} ({trajectory}.toml)")
+        return _play(task, trajectory, channel, turn)
+
+    return play
+
+
+def find_policy(policy: str) -> Callable[[Task, str, int | None], dict[str, Any]] | None:
+    """The answer function `scripted/<policy>` names, or None."""
+    if policy.startswith(HACK_PREFIX) and len(policy) > len(HACK_PREFIX):
+        return hack_policy(policy[len(HACK_PREFIX):])
+    return POLICIES.get(policy)
 
 
 def canonical_json(value: Any) -> str:

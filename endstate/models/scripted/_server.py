@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from endstate.errors import ManifestError
 from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
-from endstate.models.scripted._policies import POLICIES, ScriptError, canonical_json, estimate_tokens
+from endstate.models.scripted._policies import POLICIES, ScriptError, canonical_json, estimate_tokens, find_policy
 
 if TYPE_CHECKING:
     from endstate.suite._manifest import Task
@@ -118,7 +118,7 @@ class _Handler(BaseHTTPRequestHandler):
         turn = self._turn()
         request = self._request_json()
         try:
-            message = POLICIES[policy](task, channel, turn)
+            message = find_policy(policy)(task, channel, turn)
         except ManifestError as exc:
             raise ScriptError(422, f"task {task_id!r} has no usable reference trajectory: {exc}") from None
         prompt_tokens = estimate_tokens(request["messages"])
@@ -148,8 +148,9 @@ class _Handler(BaseHTTPRequestHandler):
         if len(parts) != 7 or parts[1] != "scripted" or parts[4:] != ["v1", "chat", "completions"]:
             raise ScriptError(404, "no such endpoint: POST /scripted/<policy>/<task_id>/v1/chat/completions")
         policy, task_id = parts[2], parts[3]
-        if policy not in POLICIES:
-            raise ScriptError(404, f"unknown scripted policy {policy!r}: known policies are {', '.join(POLICIES)}")
+        if find_policy(policy) is None:
+            raise ScriptError(404, f"unknown scripted policy {policy!r}: known policies are {', '.join(POLICIES)}, "
+                                   "hack.<name>")
         if not _TASK_ID.match(task_id):
             raise ScriptError(404, f"unknown task {task_id!r}")
         return policy, task_id

@@ -1,0 +1,119 @@
+"""Seal, stage, grade: what happens to an end state between the agent's last step
+and its verdicts.
+
+    agent stops -> its sandbox is stopped (no process of the agent survives)
+                -> seal: the workspace is read once, links as links, caches left out,
+                   hashed and snapshotted
+                -> a fresh grading sandbox (made while the agent worked) receives exactly
+                   the snapshot, read-only to the user tests run as, plus the harness's
+                   own test entry point
+                -> the held-out tests are staged there
+                -> every grader runs, then `end_state` (the checks every task gets)
+
+`GradingGuards` are the switches the mutation check turns off one at a time.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import msgspec
+
+from endstate.grading._integrity import end_state
+from endstate.grading._resolve import Grader, run_grader
+from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files
+from endstate.grading._verdict import Verdict
+from endstate.sandbox import Sandbox, SandboxLimits, open_sandbox
+from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, without_caches
+from endstate.sandbox._tree import Tree
+from endstate.errors import SandboxError
+
+__all__ = ["GradingGuards", "GradingBox", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
+           "stage_holdout", "grade", "INTEGRITY"]
+
+#: The name the always-on end-state checks report under.
+INTEGRITY = "end_state"
+
+
+class GradingGuards(msgspec.Struct, frozen=True):
+    #: Grade in a fresh sandbox holding only the snapshot (off: grade in the agent's own).
+    fresh_container: bool = True
+    #: Snapshot links as links and keep caches out of the graded tree (off: the old blind spot,
+    #: caches and links reach the graders while the hash never sees them).
+    full_snapshot: bool = True
+    #: The guard plugin and canary inside every test run.
+    tamper_guard: bool = True
+    #: The end-state checks (escaping links, compiled code, source tripwires).
+    integrity: bool = True
+
+
+def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str) -> Sandbox:
+    """A fresh sandbox from the pristine image with the harness's test entry point in it."""
+    box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}")
+    try:
+        box.put_harness_tree(harness_files(), at=HARNESS_DIR, owner="root")
+        box.put_harness_tree({}, at=REPORT_DIR, owner="agent")
+    except BaseException:
+        box.close()
+        raise
+    return box
+
+
+class GradingBox:
+    """A grading sandbox made in the background while the agent works; closed with the task."""
+
+    def __init__(self, pool: ThreadPoolExecutor, backend: str, image: str, limits: SandboxLimits, name_hint: str):
+        self._future: Future[Sandbox] = pool.submit(prepare_grading_sandbox, backend, image, limits, name_hint)
+
+    def get(self) -> Sandbox:
+        return self._future.result()
+
+    def close(self) -> None:
+        try:
+            box = self._future.result()
+        except BaseException:
+            return
+        box.close()
+
+
+def _blind_snapshot(raw: Tree) -> Tree:
+    """What sealing used to see (mutant): regular files only, caches left out."""
+    return {path: entry for path, entry in without_caches(raw).items() if not entry.link}
+
+
+def seal_end_state(stopped: Any, fixture: Tree, grading: Sandbox, guards: GradingGuards = GradingGuards(), *,
+                   max_bytes: int = SNAPSHOT_MAX_BYTES) -> SealedSandbox:
+    """Seal the agent's (stopped) sandbox and give the grading sandbox exactly what was sealed."""
+    raw = stopped.get_tree(max_bytes=max_bytes)
+    return seal_overlay(raw, fixture, grading, guards)
+
+
+def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: GradingGuards = GradingGuards()) -> SealedSandbox:
+    """The same for a tree in hand (a task check's overlay, or a snapshot already read)."""
+    if guards.full_snapshot:
+        snapshot, graded = without_caches(raw), without_caches(raw)
+    else:
+        snapshot, graded = _blind_snapshot(raw), raw
+    if guards.fresh_container:
+        grading.put_harness_tree(graded, owner="root")
+    sealed = SealedSandbox(grading, snapshot, fixture, ignored_caches=cache_paths(raw))
+    sealed.tamper_guard = guards.tamper_guard
+    return sealed
+
+
+def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
+    if holdout:
+        sealed.grading.put_harness_tree(holdout, owner="root")
+        sealed.staged.update(holdout)
+
+
+def grade(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = GradingGuards()) -> list[tuple[str, Verdict]]:
+    """Every grader's verdict, then the end-state checks' (unless that guard is off)."""
+    verdicts = [(g.short_name, run_grader(g, sealed)) for g in graders]
+    if guards.integrity:
+        try:
+            verdicts.append((INTEGRITY, end_state(sealed)))
+        except SandboxError as exc:
+            verdicts.append((INTEGRITY, Verdict.error(f"end-state checks failed: {exc}")))
+    return verdicts

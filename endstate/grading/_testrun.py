@@ -1,0 +1,217 @@
+"""Test runs the end state cannot redirect.
+
+A task names its test command the way its project runs it (`python -m pytest -q
+tests`, `python -m unittest discover -s tests`); the harness does not run that
+string. It takes the runner and its arguments from it and runs them through its own
+entry point (`harness/endstate_runner.py`) in the grading sandbox:
+
+- with an interpreter that ignores the user's site folder and a clean environment;
+- with pytest (or unittest) imported before the workspace joins sys.path, so no
+  file of the end state stands in for them;
+- with plugin autoload off and the guard (`harness/endstate_guard.py`) loaded first;
+- with a *canary*: a test file staged next to the tests, under a random name, that
+  always fails. If the report says it passed (or skipped), something inside the
+  test process rewrote the outcomes;
+- with the report written to a harness folder and read back as a file, whatever
+  its size (never through capped command output).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shlex
+import xml.etree.ElementTree as ET
+from importlib import resources
+from typing import Any
+
+import msgspec
+
+from endstate.sandbox._base import WORKDIR
+from endstate.sandbox._tree import FileEntry, Tree
+
+__all__ = ["TestRun", "TestCommandError", "parse_test_command", "run_tests", "harness_files", "HARNESS_DIR",
+           "REPORT_DIR", "REPORT_MAX_BYTES"]
+
+HARNESS_DIR = "/opt/endstate/harness"
+REPORT_DIR = "/opt/endstate/report"
+#: A report larger than this is refused rather than read (700 tests with failures is ~1 MB).
+REPORT_MAX_BYTES = 64 * 1024 * 1024
+
+_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent", "TZ=UTC",
+        "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0")
+_PYTEST_PROGRAMS = {"pytest", "py.test", "pytest-3"}
+_PYTHONS = {"python", "python3"}
+
+
+class TestCommandError(ValueError):
+    """A task's test command the harness cannot run as a test runner invocation."""
+
+
+class TestRun(msgspec.Struct):
+    """What one graded test run reported (the canary left out of every count)."""
+
+    __test__ = False  # not a test class, whatever pytest thinks of the name
+
+    exit_code: int
+    timed_out: bool
+    output_tail: str
+    report_found: bool = False
+    tests: int = 0
+    failures: int = 0
+    errors: int = 0
+    skipped: int = 0
+    #: "failed" (as it must), "passed", "skipped", "missing" (not collected), or "off".
+    canary: str = "off"
+    #: What the guard saw change inside the test process; None when it never reported.
+    findings: list[str] | None = None
+
+
+def parse_test_command(command: str) -> tuple[str, list[str], list[str]]:
+    """(runner, its arguments, NAME=value environment words) of a task's test command.
+
+    Accepted: `[NAME=value ...] python[3] -m pytest ARGS`, `pytest ARGS`,
+    `python[3] -m unittest ARGS`. Anything else (pipes, `&&`, other programs) is a
+    TestCommandError: the harness runs test runners, not shell lines.
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise TestCommandError(f"test command {command!r} does not parse ({exc})") from None
+    env = []
+    while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
+        env.append(words.pop(0))
+    if any(w in ("|", "||", "&&", ";", "&", ">", "<") or w.startswith(("$(", "`")) for w in words):
+        raise TestCommandError(f"test command {command!r} is a shell line: give a plain pytest or unittest invocation")
+    if words and words[0] in _PYTEST_PROGRAMS:
+        return "pytest", words[1:], env
+    if len(words) >= 3 and words[0] in _PYTHONS and words[1] == "-m" and words[2] in ("pytest", "unittest"):
+        return words[2], words[3:], env
+    raise TestCommandError(
+        f"test command {command!r} is not a test runner invocation: use `python -m pytest ARGS` or "
+        "`python -m unittest ARGS`"
+    )
+
+
+def harness_files() -> Tree:
+    folder = resources.files("endstate.grading").joinpath("harness")
+    return {name: FileEntry(0o644, folder.joinpath(name).read_bytes())
+            for name in ("endstate_runner.py", "endstate_guard.py")}
+
+
+def _canary_folder(runner: str, args: list[str], tree_paths: set[str]) -> str:
+    """Where the canary goes so that the command collects it: the first path argument's folder."""
+    if runner == "unittest":
+        for flag in ("-s", "--start-directory"):
+            if flag in args and args.index(flag) + 1 < len(args):
+                return args[args.index(flag) + 1].strip("/").removeprefix("./")
+        return ""
+    folders = {p.rsplit("/", 1)[0] for p in tree_paths if "/" in p} | {
+        "/".join(p.split("/")[:i]) for p in tree_paths for i in range(1, p.count("/") + 1)}
+    for arg in args:
+        if arg.startswith("-"):
+            continue
+        path = arg.split("::", 1)[0].strip("/").removeprefix("./").rstrip("/")
+        if path in folders:
+            return path
+        if path in tree_paths:
+            return path.rsplit("/", 1)[0] if "/" in path else ""
+    return ""
+
+
+def _canary(folder: str) -> tuple[str, str, bytes, tuple[str, ...]]:
+    """(workspace path, test name, source, words that mark its output) of a test that
+    always fails and looks like any other."""
+    word = secrets.token_hex(4)
+    name = f"test_{word}"
+    left, right = str(secrets.randbelow(10**6)), str(10**6 + secrets.randbelow(10**6))
+    source = (f"import unittest\n\n\nclass Test{word.capitalize()}(unittest.TestCase):\n"
+              f"    def {name}(self):\n        self.assertEqual({left}, {right})\n")
+    path = f"{folder}/{name}.py" if folder else f"{name}.py"
+    return path, name, source.encode(), (word, left, right)
+
+
+def run_tests(sealed: Any, command: str, *, timeout: float | None = None) -> TestRun:
+    """Run a task's test command through the harness's entry point in the grading sandbox."""
+    runner, args, env = parse_test_command(command)
+    box = sealed.grading
+    guard = getattr(sealed, "tamper_guard", True)
+    nonce = secrets.token_hex(8)
+    canary_path, canary_name, marks = "", "", ()
+    if guard:
+        canary_path, canary_name, source, marks = _canary(_canary_folder(runner, args, set(sealed.paths()) | sealed.staged))
+        box.put_harness_tree({canary_path: FileEntry(0o644, source)}, owner="root")
+    argv = ["env", "-i", *_ENV, *env, "python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py", runner,
+            REPORT_DIR, nonce, "guard" if guard else "noguard", "--", *args]
+    # Nothing the test process started may outlive it into the next graded run.
+    line = f"{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
+    try:
+        result = box.exec(line, timeout=timeout)
+    finally:
+        if canary_path:
+            box.remove_paths([f"{WORKDIR}/{canary_path}"])
+    run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
+    try:
+        report = box.read_path(f"{REPORT_DIR}/{nonce}.xml", max_bytes=REPORT_MAX_BYTES)
+    except FileNotFoundError:
+        return run
+    parsed = _junit(report, canary_name)
+    if parsed is None:
+        return run
+    run.report_found = True
+    run.tests, run.failures, run.errors, run.skipped, run.canary = parsed
+    if not guard:
+        run.canary = "off"
+        return run
+    try:
+        guard_report = msgspec.json.decode(box.read_path(f"{REPORT_DIR}/{nonce}.guard.json", max_bytes=1 << 20))
+        run.findings = [str(f) for f in guard_report.get("findings", [])]
+    except (FileNotFoundError, msgspec.DecodeError, AttributeError):
+        run.findings = None
+    return run
+
+
+def _junit(xml_bytes: bytes, canary: str) -> tuple[int, int, int, int, str] | None:
+    """(tests, failures, errors, skipped, canary outcome) of a JUnit report, canary left out."""
+    try:
+        root = ET.fromstring(xml_bytes)
+    except ET.ParseError:
+        return None
+    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+    if not suites:
+        return None
+    tests = failures = errors = skipped = 0
+    canary_outcome = "missing"
+    for suite in suites:
+        for case in suite.iter("testcase"):
+            kinds = {child.tag for child in case}
+            outcome = ("error" if "error" in kinds else "failure" if "failure" in kinds
+                       else "skipped" if "skipped" in kinds else "passed")
+            if canary and case.get("name") == canary:
+                canary_outcome = "failed" if outcome == "failure" else outcome
+                continue
+            tests += 1
+            failures += outcome == "failure"
+            errors += outcome == "error"
+            skipped += outcome == "skipped"
+        if not list(suite.iter("testcase")):  # a report of counts only
+            for i, key in enumerate(("tests", "failures", "errors", "skipped")):
+                value = int(suite.get(key, "0"))
+                tests, failures, errors, skipped = [
+                    v + value if j == i else v for j, v in enumerate((tests, failures, errors, skipped))]
+    return tests, failures, errors, skipped, canary_outcome
+
+
+#: Closing lines of a runner whose counts include the canary; the verdict states its own counts.
+_SUMMARY = re.compile(r"^(\d+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)\b.*|"
+                      r"Ran \d+ tests? in .*|FAILED \(.*\)|OK( \(.*\))?)$")
+
+
+def _tail(text: str, marks: tuple[str, ...] = (), lines: int = 6) -> str:
+    """The last lines worth reading: rules, the report notice, the runner's closing
+    counts and anything of the canary's (random, so never twice the same) are left out."""
+    kept = [line for line in text.strip().splitlines()
+            if line.strip() and not line.startswith(("====", "----", "- generated xml", "-- generated xml"))
+            and "generated xml file" not in line and not _SUMMARY.match(line.strip())
+            and not any(mark in line for mark in marks)][-lines:]
+    return " | ".join(kept)[-600:]
