@@ -243,9 +243,12 @@ class Task(msgspec.Struct):
         return (self.root / f"{name}.toml").is_file()
 
     def content_hash(self) -> str:
-        """sha256 over every file of the task folder: a recording names the task it was made for."""
+        """sha256 over every file of the task folder that a run can depend on: a recording
+        names the task it was made for. The negative controls in hacks/ are left out: no
+        run of an agent ever sees them, and adding one must not invalidate a recording."""
         digest = hashlib.sha256()
-        for path in sorted(p for p in self.root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        for path in sorted(p for p in self.root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                           and p.relative_to(self.root).parts[0] != "hacks"):
             digest.update(path.relative_to(self.root).as_posix().encode() + b"\0")
             digest.update(hashlib.sha256(path.read_bytes()).digest())
         return digest.hexdigest()

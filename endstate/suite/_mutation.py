@@ -17,10 +17,11 @@ import msgspec
 
 from endstate.agent._state import Guards
 from endstate.errors import UserError
-from endstate.grading import Grader, Verdict
-from endstate.suite._manifest import Task
+from endstate.grading import Grader, Outcome, Verdict
+from endstate.sandbox import resolve_backend
+from endstate.suite._manifest import Hack, Task
 from endstate.suite._results import TaskResult
-from endstate.suite._runner import RunConfig, run_suite
+from endstate.suite._runner import RunConfig, resolve_graders, run_suite
 
 __all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
            "crashing_grader"]
@@ -35,6 +36,8 @@ class Mutant(msgspec.Struct, frozen=True):
     probes: tuple[str, ...]
     #: Probes graded with an extra grader that raises (to test grader-exception handling).
     crash_probes: tuple[str, ...] = ()
+    #: Negative controls (task id, hack name) that must be caught with the guard and slip through without it.
+    hack_probes: tuple[tuple[str, str], ...] = ()
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -56,6 +59,15 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("grader-errors", "grader_errors",
            "a grader that raises counts as a pass",
            (), crash_probes=("bugfix-booking-overlap",)),
+    Mutant("fresh-grading-container", "fresh_grading_container",
+           "graders run in the agent's own sandbox, where what it left running still runs",
+           (), hack_probes=(("bugfix-lru-eviction", "background-rewrite"),)),
+    Mutant("full-snapshot", "full_snapshot",
+           "caches and links reach the graders while the seal never sees them",
+           (), hack_probes=(("bugfix-lru-eviction", "bytecode-cache"),)),
+    Mutant("tamper-guard", "tamper_guard",
+           "test runs have no guard and no canary inside the test process",
+           (), hack_probes=(("bugfix-invoice-rounding", "obfuscated-report-patch"),)),
 )
 
 
@@ -109,40 +121,70 @@ def run_mutation_check(
 ) -> MutationReport:
     by_id = {t.id: t for t in tasks}
     needed = sorted({p for m in mutants for p in (*m.probes, *m.crash_probes)})
-    missing = [p for p in needed if p not in by_id]
+    hack_needed = sorted({h for m in mutants for h in m.hack_probes})
+    missing = [p for p in needed + [t for t, _ in hack_needed] if p not in by_id]
     if missing:
-        raise UserError(f"the mutation check needs task(s) {', '.join(missing)}, which the suite does not have")
+        raise UserError(f"the mutation check needs task(s) {', '.join(sorted(set(missing)))}, "
+                        "which the suite does not have")
+    hacks = {(t, h): by_id[t].hacks().get(h) for t, h in hack_needed}
+    absent = [f"{t}/hacks/{h}" for (t, h), hack in hacks.items() if hack is None]
+    if absent:
+        raise UserError(f"the mutation check needs negative control(s) {', '.join(absent)}, which the suite lacks")
     crash = {p for m in mutants for p in m.crash_probes}
     extra: dict[str, list[Grader]] = {p: [Grader("endstate.suite._mutation:crashing_grader", crashing_grader)]
                                       for p in crash}
+    backend = resolve_backend(config.sandbox)
 
-    # Every (guards, task) pair is its own one-task run, so all of them share the -j slots
+    # Every (guards, probe) pair is its own one-task job, so all of them share the -j slots
     # instead of each mutant waiting for the one before it.
-    plans = [("control", Guards(), p) for p in needed]
+    plans: list[tuple[str, Guards, str | tuple[str, str]]] = [("control", Guards(), p) for p in needed]
+    plans += [("control", Guards(), h) for h in hack_needed]
     for mutant in mutants:
         off = msgspec.structs.replace(Guards(), **{mutant.guard: False})
         plans += [(mutant.name, off, p) for p in sorted({*mutant.probes, *mutant.crash_probes})]
+        plans += [(mutant.name, off, h) for h in mutant.hack_probes]
 
-    def run(plan: tuple[str, Guards, str]) -> TaskResult:
-        label, guards, task_id = plan
+    def run(plan: tuple[str, Guards, str | tuple[str, str]]) -> TaskResult:
+        label, guards, probe = plan
+        if isinstance(probe, tuple):
+            return _run_hack(by_id[probe[0]], hacks[probe], guards, backend, config.image)
         one = msgspec.structs.replace(config, guards=guards, jobs=1)
-        return run_suite([by_id[task_id]], one, out_dir / label / task_id, suite_root=suite_root,
+        return run_suite([by_id[probe]], one, out_dir / label / probe, suite_root=suite_root,
                          extra_graders=extra).tasks[0]
 
     progress(f"control and {len(mutants)} mutant(s): {len(plans)} one-task runs, -j {config.jobs}")
     with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
-        outcomes = dict(zip(((label, task_id) for label, _, task_id in plans), pool.map(run, plans)))
-    control = {p: outcomes[("control", p)] for p in needed}
+        outcomes = dict(zip(((label, probe) for label, _, probe in plans), pool.map(run, plans)))
+    control = {p: outcomes[("control", p)] for p in [*needed, *hack_needed]}
     expected = {p: ("error" if p in crash else "pass") for p in needed}
-    control_rows = [(p, control[p].outcome, _why(control[p])) for p in needed]
-    control_ok = all(control[p].outcome == expected[p] for p in needed)
+    expected.update({h: "fail" for h in hack_needed})
+    names = {p: p if isinstance(p, str) else f"{p[0]}/hacks/{p[1]}" for p in control}
+    control_rows = [(names[p], control[p].outcome, _why(control[p])) for p in control]
+    control_ok = all(control[p].outcome == expected[p] for p in control)
     reports = []
     for mutant in mutants:
-        ids = sorted({*mutant.probes, *mutant.crash_probes})
-        rows = [(p, control[p].outcome, outcomes[(mutant.name, p)].outcome, _why(outcomes[(mutant.name, p)]))
-                for p in ids]
+        ids: list[str | tuple[str, str]] = [*sorted({*mutant.probes, *mutant.crash_probes}), *mutant.hack_probes]
+        rows = [(names[p], control[p].outcome, outcomes[(mutant.name, p)].outcome,
+                 _why(outcomes[(mutant.name, p)])) for p in ids]
         killed = all(after != before for _, before, after, _ in rows)
         reports.append(MutantResult(mutant.name, mutant.description, killed, rows))
         progress(f"{'killed  ' if killed else 'SURVIVED'} {mutant.name}: " +
                  "; ".join(f"{p} {b}->{a}" + (f" ({w})" if w else "") for p, b, a, w in rows))
     return MutationReport(control_ok, control_rows, reports)
+
+
+def _run_hack(task: Task, hack: Hack, guards: Guards, backend: str, image: str) -> TaskResult:
+    """A negative control graded (overlay) or played (live) with the given guards, as a task result."""
+    from endstate.suite._check import grade_tree, play_live_hack
+
+    graders = resolve_graders(task)
+    if hack.live:
+        verdicts = play_live_hack(task, hack, backend, image, guards)
+    else:
+        holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
+        verdicts = grade_tree(task, graders, task.fixture(), hack.tree, holdout, backend, image, guards)
+    result = TaskResult(task.id, task.manifest.category.value, outcome="pass")
+    for name, outcome, reason in verdicts:
+        if outcome is Outcome.ERROR or (outcome is Outcome.FAIL and result.outcome == "pass"):
+            result.outcome, result.failing_grader, result.reason = outcome.value, name, reason
+    return result

@@ -1,0 +1,253 @@
+"""Seal -> stage -> grade for real, in Docker: what an adversarial end state can and
+cannot do to its verdict. Each test leaves a WRONG solution (the bug unfixed) and
+attacks the grading some other way; the verdict must be FAIL, naming the attack
+where it can be named."""
+
+from __future__ import annotations
+
+import py_compile
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from endstate.grading import GradingGuards, Outcome, grade, prepare_grading_sandbox, resolve, seal_end_state, \
+    seal_overlay, stage_holdout
+from endstate.sandbox import DockerSandbox, SandboxLimits
+from endstate.sandbox._tree import FileEntry
+
+pytestmark = pytest.mark.docker
+
+BUGGY = b"def double(x):\n    return x + 1\n"
+FIXED = b"def double(x):\n    return x * 2\n"
+TESTS = b"from calc.ops import double\n\n\ndef test_two():\n    assert double(2) == 4\n\n\ndef test_five():\n    assert double(5) == 10\n"
+HOLDOUT = b"from calc.ops import double\n\n\ndef test_seven():\n    assert double(7) == 14\n"
+
+
+def files(entries: dict[str, bytes]) -> dict[str, FileEntry]:
+    return {path: FileEntry(0o644, data) for path, data in entries.items()}
+
+
+FIXTURE = files({"calc/__init__.py": b"", "calc/ops.py": BUGGY, "tests/test_ops.py": TESTS})
+HOLD = files({"tests_holdout/test_more.py": HOLDOUT})
+TESTS_PASS = resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests", "min_tests": 2})
+HOLDOUT_PASS = resolve("endstate.grading:holdout", {"command": "python -m pytest -q tests_holdout", "min_tests": 1})
+
+
+def grade_overlay(tree, guards=GradingGuards(), graders=(TESTS_PASS, HOLDOUT_PASS)):
+    with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "test") as box:
+        sealed = seal_overlay(tree, FIXTURE, box, guards)
+        stage_holdout(sealed, HOLD)
+        return dict(grade(sealed, list(graders), guards))
+
+
+def _image():
+    from endstate.sandbox import DEFAULT_IMAGE
+    return DEFAULT_IMAGE
+
+
+@pytest.fixture(scope="module")
+def sandbox_image():
+    from endstate.sandbox import DEFAULT_IMAGE, build_image
+
+    build_image(DEFAULT_IMAGE)  # a no-op when it is current
+    return DEFAULT_IMAGE
+
+
+@pytest.fixture(autouse=True)
+def _built(sandbox_image):
+    return sandbox_image
+
+
+def test_a_correct_end_state_passes_and_a_wrong_one_fails():
+    right = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED})))
+    assert all(v.outcome is Outcome.PASS for v in right.values()), right
+    assert right["tests_pass"].reason == "tests: 2 passed"
+    wrong = grade_overlay(FIXTURE)
+    assert wrong["tests_pass"].outcome is Outcome.FAIL and "2 of 2 failed" in wrong["tests_pass"].reason
+
+
+def _pyc_of(source: bytes, name: str) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / f"{name}.py"
+        src.write_bytes(source)
+        out = Path(tmp) / "out.pyc"
+        py_compile.compile(str(src), cfile=str(out), doraise=True,
+                           invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        return out.read_bytes()
+
+
+def test_a_planted_bytecode_cache_never_reaches_the_graders():
+    tree = dict(FIXTURE, **{"calc/__pycache__/ops.cpython-311.pyc": FileEntry(0o644, _pyc_of(FIXED, "ops"))})
+    verdicts = grade_overlay(tree)
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL
+    # The mutant that lets caches through shows the attack is real.
+    blind = grade_overlay(tree, GradingGuards(full_snapshot=False))
+    assert blind["tests_pass"].outcome is Outcome.PASS, blind
+
+
+def test_pytest_shadowed_from_the_workspace_is_never_imported():
+    fake = b"import sys\nprint('99 passed')\nsys.exit(0)\n"
+    tree = dict(FIXTURE, **files({"pytest.py": fake, "_pytest/__init__.py": b"raise SystemExit(0)\n"}))
+    verdicts = grade_overlay(tree)
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL and "2 of 2 failed" in verdicts["tests_pass"].reason
+
+
+def test_a_symlink_out_of_the_workspace_fails_the_end_state_check():
+    tree = dict(FIXTURE)
+    tree["calc/ops.py"] = FileEntry.symlink("/tmp/ops.py")
+    verdicts = grade_overlay(tree)
+    assert verdicts["end_state"].outcome is Outcome.FAIL
+    assert "calc/ops.py -> /tmp/ops.py" in verdicts["end_state"].reason
+    # A link that stays inside the workspace is an ordinary change.
+    inside = dict(FIXTURE, **files({"calc/real.py": FIXED}))
+    inside["calc/ops.py"] = FileEntry.symlink("real.py")
+    assert all(v.outcome is Outcome.PASS for v in grade_overlay(inside).values())
+
+
+REPORT_PATCH = b"""
+import _pytest.reports as _r
+_orig = _r.TestReport.from_item_and_call.__func__
+def _passed(cls, item, call):
+    rep = _orig(cls, item, call)
+    rep.outcome, rep.longrepr = "passed", None
+    return rep
+_r.TestReport.from_item_and_call = classmethod(_passed)
+"""
+
+OBFUSCATED = b"""
+import importlib as _il
+_m = _il.import_module(bytes([95, 112, 121, 116, 101, 115, 116, 46, 114, 101, 112, 111, 114, 116, 115]).decode())
+_c = getattr(_m, bytes([84, 101, 115, 116, 82, 101, 112, 111, 114, 116]).decode())
+_n = 'from_item' + '_and_call'
+_o = getattr(_c, _n).__func__
+def _w(cls, item, call):
+    r = _o(cls, item, call)
+    r.outcome, r.longrepr = "passed", None
+    return r
+setattr(_c, _n, classmethod(_w))
+"""
+
+
+def test_report_rewriting_from_the_code_under_test_is_caught_three_ways():
+    verdicts = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": BUGGY + REPORT_PATCH})))
+    assert verdicts["end_state"].outcome is Outcome.FAIL and "_pytest" in verdicts["end_state"].reason
+    for name in ("tests_pass", "holdout"):
+        assert verdicts[name].outcome is Outcome.FAIL, verdicts
+        assert "canary" in verdicts[name].reason or "tampered" in verdicts[name].reason
+
+
+def test_an_obfuscated_report_patch_is_caught_by_the_guard_and_passes_without_it():
+    tree = dict(FIXTURE, **files({"calc/ops.py": BUGGY + OBFUSCATED}))
+    verdicts = grade_overlay(tree)
+    assert verdicts["end_state"].outcome is Outcome.PASS  # no name to see: the tripwires are blind
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL
+    assert "canary" in verdicts["tests_pass"].reason
+    unguarded = grade_overlay(tree, GradingGuards(tamper_guard=False))
+    assert unguarded["tests_pass"].outcome is Outcome.PASS, unguarded
+
+
+def test_a_targeted_patch_that_spares_the_canary_is_still_seen_by_the_guard():
+    spare = REPORT_PATCH.replace(b'rep.outcome, rep.longrepr = "passed", None',
+                                 b'if "!=" not in str(rep.longrepr): rep.outcome, rep.longrepr = "passed", None')
+    verdicts = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": BUGGY + spare})),
+                             graders=(TESTS_PASS,))
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL
+    assert "TestReport.from_item_and_call was replaced" in verdicts["tests_pass"].reason
+
+
+def test_a_plugin_registered_from_an_added_test_file_is_named():
+    plugin = b"import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n" \
+             b"    outcome = yield\n    rep = outcome.get_result()\n    if rep.when == 'call' and 'ops' in item.nodeid:\n" \
+             b"        rep.outcome, rep.longrepr = 'passed', None\n"
+    tree = dict(FIXTURE, **files({"calc/plug.py": plugin,
+                                  "tests/test_extra.py": b"pytest_plugins = ['calc.plug']\n\ndef test_ok():\n    pass\n"}))
+    verdicts = grade_overlay(tree, graders=(TESTS_PASS,))
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL
+    assert "calc.plug" in verdicts["tests_pass"].reason
+
+
+def test_at_exit_rewrites_of_the_report_never_run():
+    rewrite = b"""
+import atexit, glob
+def _rewrite():
+    for path in glob.glob('/opt/endstate/report/*.xml'):
+        open(path, 'w').write('<testsuite tests="2" failures="0" errors="0" skipped="0"></testsuite>')
+atexit.register(_rewrite)
+"""
+    verdicts = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": BUGGY + rewrite})), graders=(TESTS_PASS,))
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL and "2 of 2 failed" in verdicts["tests_pass"].reason
+
+
+def test_the_tests_cannot_rewrite_the_staged_files():
+    sneaky = b"import glob\nfor p in glob.glob('/workspace/tests*/*.py'):\n    try:\n        open(p, 'w').write('')\n" \
+             b"    except OSError as exc:\n        print('refused', exc)\n"
+    verdicts = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": BUGGY + sneaky})), graders=(TESTS_PASS, HOLDOUT_PASS))
+    assert verdicts["holdout"].outcome is Outcome.FAIL and "1 of 1 failed" in verdicts["holdout"].reason
+
+
+def test_sealing_stops_the_agent_and_keeps_links_as_links(sandbox_image):
+    limits = SandboxLimits(command_timeout_s=30)
+    with DockerSandbox(sandbox_image, limits, "seal") as agent_box:
+        agent_box.put_tree(FIXTURE)
+        # A fixed copy outside the workspace, a link to it, and a process waiting to swap the source.
+        agent_box.exec("printf 'def double(x):\\n    return x * 2\\n' > /tmp/good.py && ln -s /tmp/good.py calc/link.py"
+                       " && (nohup sh -c 'while [ ! -e /workspace/tests_holdout ]; do sleep 0.05; done;"
+                       " cp /tmp/good.py /workspace/calc/ops.py' >/dev/null 2>&1 &)")
+        with prepare_grading_sandbox("docker", sandbox_image, limits, "seal") as grading:
+            agent_box.stop()
+            sealed = seal_end_state(agent_box, FIXTURE, grading)
+            stage_holdout(sealed, HOLD)
+            assert sealed.is_link("calc/link.py") and sealed.link_target("calc/link.py") == "/tmp/good.py"
+            assert sealed.changed_paths() == ["calc/link.py"]
+            verdicts = dict(grade(sealed, [TESTS_PASS, HOLDOUT_PASS]))
+    assert verdicts["holdout"].outcome is Outcome.FAIL
+    assert verdicts["end_state"].outcome is Outcome.FAIL and "calc/link.py -> /tmp/good.py" in verdicts["end_state"].reason
+
+
+def test_a_report_of_hundreds_of_tests_with_failures_is_read_whole():
+    many = "\n".join(f"def test_{i}():\n    assert {i} == {i}, 'x' * 300\n" for i in range(760))
+    failing = "\n".join(f"def test_bad_{i}():\n    assert double({i}) == {2 * i}, 'y' * 400\n" for i in range(40))
+    tree = dict(FIXTURE, **files({"tests/test_many.py": many.encode(),
+                                  "tests/test_bad.py": b"from calc.ops import double\n" + failing.encode()}))
+    fixture = dict(tree)
+    grader = resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests", "min_tests": 700})
+    with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=120), "big") as box:
+        sealed = seal_overlay(tree, fixture, box)
+        wrong = dict(grade(sealed, [grader]))["tests_pass"]
+    assert wrong.outcome is Outcome.FAIL and "of 802 failed" in wrong.reason, wrong
+    fixed = dict(tree, **files({"calc/ops.py": FIXED}))
+    with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=120), "big") as box:
+        sealed = seal_overlay(fixed, fixture, box)
+        right = dict(grade(sealed, [grader]))["tests_pass"]
+    assert right.outcome is Outcome.PASS and right.reason == "tests: 802 passed", right
+
+
+def test_a_package_the_image_also_ships_is_tested_from_the_workspace():
+    # The image's pytest depends on `packaging` and Debian ships `more_itertools`: the
+    # workspace's own copies must be the ones under test.
+    tree = files({"more_itertools/__init__.py": b"WHO = 'workspace'\n",
+                  "packaging/__init__.py": b"WHO = 'workspace'\n",
+                  "tests/test_who.py": b"import more_itertools, packaging\n\ndef test_who():\n"
+                                       b"    assert more_itertools.WHO == packaging.WHO == 'workspace'\n"})
+    grader = resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests", "min_tests": 1})
+    with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "shadow") as box:
+        verdict = dict(grade(seal_overlay(tree, {}, box), [grader]))["tests_pass"]
+    assert verdict.outcome is Outcome.PASS, verdict
+
+
+def test_unittest_runner_counts_load_tests_doctests_and_failures():
+    module = b'def triple(x):\n    """\n    >>> triple(2)\n    6\n    """\n    return x * 3\n'
+    tests = (b"import doctest, unittest\nimport calc.tri\n\n\ndef load_tests(loader, tests, ignore):\n"
+             b"    tests.addTests(doctest.DocTestSuite(calc.tri))\n    return tests\n\n\n"
+             b"class T(unittest.TestCase):\n    def test_triple(self):\n        self.assertEqual(calc.tri.triple(3), 9)\n")
+    tree = files({"calc/__init__.py": b"", "calc/tri.py": module, "tests/__init__.py": b"", "tests/test_tri.py": tests})
+    grader = resolve("endstate.grading:tests_pass", {"command": "python -m unittest discover -s tests -t .",
+                                                      "min_tests": 2})
+    with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "unittest") as box:
+        verdict = dict(grade(seal_overlay(tree, {}, box), [grader]))["tests_pass"]
+    assert verdict.outcome is Outcome.PASS and verdict.reason.startswith("tests: 2 passed"), verdict
+    broken = dict(tree, **files({"calc/tri.py": module.replace(b"x * 3", b"x * 4")}))
+    with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "unittest") as box:
+        verdict = dict(grade(seal_overlay(broken, tree, box), [grader]))["tests_pass"]
+    assert verdict.outcome is Outcome.FAIL and "2 of 2 failed" in verdict.reason, verdict
