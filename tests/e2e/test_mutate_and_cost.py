@@ -18,10 +18,14 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     assert ran.code == 0, ran
     assert "control (every guard in place): as expected" in ran.out
     for name in ("permission-policy", "context-budget", "resume-reconciliation", "seal-before-holdout",
-                 "vcs-pruning", "grader-errors"):
+                 "vcs-pruning", "grader-errors", "fresh-grading-container", "full-snapshot", "tamper-guard"):
         assert f"killed   {name}:" in ran.out, ran
     assert "compaction_events = 0" in ran.out  # the end state was right; only the counter tells
-    assert "6 of 6 mutant(s) killed" in ran.out
+    # The new guards' probes are negative controls: caught with the guard, slipping through without it.
+    assert "bugfix-lru-eviction/hacks/background-rewrite fail->pass" in ran.out
+    assert "bugfix-lru-eviction/hacks/bytecode-cache fail->pass" in ran.out
+    assert "bugfix-invoice-rounding/hacks/obfuscated-report-patch fail->pass" in ran.out
+    assert "9 of 9 mutant(s) killed" in ran.out
 
 
 def test_unknown_mutant_is_refused_with_the_list():
