@@ -147,6 +147,8 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="'required' forces a tool call every turn and adds a finish tool."),
         click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, path_type=Path),
                      help="Extra permission rules (TOML), added to the defaults."),
+        click.option("--attempts", type=click.IntRange(1, 100), default=1, show_default=True,
+                     help="Run each task K times, seeds seed..seed+K-1; attempt k>0 uses <task>.attempt-<k>.cassette."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -155,7 +157,7 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: str | None, temperature: float,
             seed: int, retries: int, request_timeout: float, tool_choice: str, policy_files: tuple[Path, ...],
-            **extra: Any):
+            attempts: int = 1, **extra: Any):
     from endstate.models import RunSettings, check_spec
     from endstate.models._spec import check_reachable
     from endstate.sandbox import DEFAULT_IMAGE
@@ -172,7 +174,7 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
                            tool_choice=tool_choice)
     return RunConfig(model=model, settings=settings, base_url=base_url, sandbox=sandbox,
                      image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
-                     **extra)
+                     attempts=attempts, **extra)
 
 
 def _load(suite: Path, only: tuple[str, ...]):
@@ -190,7 +192,8 @@ def _progress(total: int) -> Callable[[Any], None]:
     def show(result: Any) -> None:
         done[0] += 1
         reason = f"  {result.failing_grader}: {result.reason}" if result.outcome != "pass" and result.reason else ""
-        click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {result.task_id}{reason[:110]}")
+        name = result.task_id + (f" (attempt {result.attempt})" if result.attempt else "")
+        click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {name}{reason[:110]}")
 
     return show
 
@@ -214,7 +217,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         run_out = out if repeat == 1 else out / f"run-{attempt + 1}"
         if repeat > 1:
             click.echo(f"== run {attempt + 1} of {repeat}")
-        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded)))
+        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded) * config.attempts))
         _summary(result, run_out)
         results.append(result)
     status = 0
@@ -387,3 +390,22 @@ def report_command(runs: tuple[Path, ...], prices: Path | None, out: Path) -> No
     (out / "report.html").write_text(render_html(rows))
     click.echo(render_text(rows))
     click.echo(f"report: {out / 'report.json'}, {out / 'report.html'}")
+
+
+@main.command("compare")
+@click.argument("base", type=click.Path(exists=True, path_type=Path))
+@click.argument("cand", type=click.Path(exists=True, path_type=Path))
+@click.option("--by", "by", type=click.Choice(["category"]), default=None, help="Also compare per category.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@_user_errors
+def compare_command(base: Path, cand: Path, by: str | None, as_json: bool) -> None:
+    """Pair two runs task by task: both rates, the paired difference, discordant counts, exact McNemar p."""
+    import msgspec
+
+    from endstate.report import compare_folders, render_comparison
+
+    comparison = compare_folders(base, cand, by_category=by == "category")
+    if as_json:
+        click.echo(msgspec.json.format(msgspec.json.encode(comparison), indent=2))
+    else:
+        click.echo(render_comparison(comparison))
