@@ -1,0 +1,58 @@
+"""Synthetic runs for report tests: results written here, so the tests do not depend
+on a committed run that a new image or task pack would change."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
+
+ROOT = Path(__file__).resolve().parents[2]
+PACK = "a" * 64
+IMAGE_ID = "sha256:" + "b" * 64
+GRADERS = ("tests_pass", "holdout")
+
+
+def card(model: str = "scripted/reference", *, pack: str = PACK, image_id: str = IMAGE_ID, version: str = "0.1.0",
+         tasks: int = 3, attempts: int = 1, graders: dict[str, tuple[str, ...]] | None = None) -> RunCard:
+    return RunCard(endstate_version=version, model=model, provider=model.split("/")[0], temperature=0.0, seed=0,
+                   retry_ceiling=0, tool_choice="auto", network_policy="none", sandbox_backend="docker",
+                   image="endstate-sandbox:1", image_id=image_id, task_pack_hash=pack, tasks=tasks,
+                   attempts=attempts, graders=graders or {})
+
+
+def task(task_id: str, outcome: str, *, category: str = "bugfix", attempt: int = 0, steps: int = 3,
+         failing: str = "tests_pass") -> TaskResult:
+    verdicts = [GraderVerdict(g, "fail" if (outcome == "fail" and g == failing) else "pass",
+                              "tests: 1 of 4 failed" if (outcome == "fail" and g == failing) else "") for g in GRADERS]
+    result = TaskResult(task_id, category, outcome, attempt=attempt, verdicts=verdicts,
+                        failing_grader=failing if outcome == "fail" else "",
+                        reason="tests: 1 of 4 failed" if outcome == "fail" else "")
+    result.counters.steps = steps
+    return result
+
+
+def run(outcomes: dict[str, str | list[str]], model: str = "scripted/reference", **card_options) -> RunResult:
+    """`outcomes`: task id -> outcome, or a list of outcomes, one per attempt."""
+    tasks = []
+    for task_id, outcome in sorted(outcomes.items()):
+        category = task_id.split("-")[0]
+        for k, o in enumerate([outcome] if isinstance(outcome, str) else outcome):
+            tasks.append(task(task_id, o, category=category, attempt=k))
+    attempts = max(len(o) if isinstance(o, list) else 1 for o in outcomes.values())
+    graders = {tid: GRADERS for tid in outcomes}
+    card_options.setdefault("graders", graders)
+    return RunResult(card(model, tasks=len(outcomes), attempts=attempts, **card_options), tasks)
+
+
+def write(folder: Path, result: RunResult) -> Path:
+    write_results(result, folder)
+    return folder
+
+
+def endstate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run the real CLI in a subprocess (text output captured)."""
+    return subprocess.run([sys.executable, "-m", "endstate", *args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, timeout=300)
