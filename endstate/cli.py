@@ -374,22 +374,29 @@ def serve_local(port: int, n_ctx: int) -> None:
 # -- report ---------------------------------------------------------------------------------
 @main.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--controls", type=click.Path(exists=True, path_type=Path), nargs=2, default=None,
+              metavar="NULL_RUN REF_RUN", help="Run folders of the no-edit and known-fix arms every row is gated by.")
+@click.option("--strict", is_flag=True, help="Exit 1 when any row is not verified by the control arms.")
 @click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None,
               help="TOML price table: [\"provider/model\"] input = USD per 1M tokens, output = ...")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("runs/report"), show_default=True)
 @_user_errors
-def report_command(runs: tuple[Path, ...], prices: Path | None, out: Path) -> None:
-    """The benchmark table and card over one or more run folders (JSON and HTML)."""
+def report_command(runs: tuple[Path, ...], controls: tuple[Path, Path] | None, strict: bool, prices: Path | None,
+                   out: Path) -> None:
+    """The benchmark table and gated card over one or more run folders (JSON and HTML)."""
     import msgspec
 
     from endstate.report import benchmark, load_prices, render_html, render_text
 
-    rows = benchmark(list(runs), load_prices(prices))
+    report = benchmark(list(runs), load_prices(prices), controls or None)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(rows), indent=2) + b"\n")
-    (out / "report.html").write_text(render_html(rows))
-    click.echo(render_text(rows))
+    (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    (out / "report.html").write_text(render_html(report))
+    click.echo(render_text(report))
     click.echo(f"report: {out / 'report.json'}, {out / 'report.html'}")
+    if strict and not report.verified:
+        click.echo("endstate: --strict: a row is not verified by the control arms (reasons above)", err=True)
+        sys.exit(1)
 
 
 @main.command("compare")
