@@ -270,7 +270,10 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     folder = cassettes or Path("cassettes") / model_slug(kwargs["model"])
     if not overwrite:
         loaded, _ = _load(kwargs["suite"], only)
-        existing = [str(folder / f"{t.id}.cassette") for t in loaded if (folder / f"{t.id}.cassette").exists()]
+        from endstate.suite._results import attempt_stem
+
+        names = [f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(kwargs["attempts"])]
+        existing = [str(folder / name) for name in names if (folder / name).exists()]
         if existing:
             raise UserError(f"{len(existing)} cassette(s) already exist, e.g. {existing[0]}: "
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
