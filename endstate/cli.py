@@ -419,3 +419,18 @@ def compare_command(base: Path, cand: Path, by: str | None, as_json: bool) -> No
         click.echo(msgspec.json.format(msgspec.json.encode(comparison), indent=2))
     else:
         click.echo(render_comparison(comparison))
+
+
+@main.command("view")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("runs/report.html"), show_default=True)
+@click.option("--controls", type=click.Path(exists=True, path_type=Path), nargs=2, default=None,
+              metavar="NULL_RUN REF_RUN", help="Control arms that gate the table (as for `report`).")
+@click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None, help="TOML price table.")
+@_user_errors
+def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] | None, prices: Path | None) -> None:
+    """One self-contained, offline HTML file to read runs by: table, card, plots, every task's details."""
+    from endstate.report import load_prices, write_view
+
+    path = write_view(list(runs), out, load_prices(prices), controls or None)
+    click.echo(f"report: {path} ({path.stat().st_size // 1024} KiB; open it in any browser, offline)")

@@ -3,6 +3,7 @@ on a committed run that a new image or task pack would change."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,29 @@ def endstate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess
     """Run the real CLI in a subprocess (text output captured)."""
     return subprocess.run([sys.executable, "-m", "endstate", *args], capture_output=True, text=True,
                           cwd=cwd or ROOT, timeout=300)
+
+
+#: A failed task's transcript with a denial and a compaction summary, and its diff.
+TRANSCRIPT = [
+    {"role": "system", "content": "You are a software engineer."},
+    {"role": "user", "content": "Fix the bug.\n\nProgress so far (the earlier conversation was compacted):\nread lru.py"},
+    {"role": "assistant", "content": "Let me look.", "tool_calls": [
+        {"id": "call_0", "name": "bash", "arguments": "{\"command\": \"rm -rf tests\"}"}]},
+    {"role": "tool", "content": "denied: denied by policy rule 'recursive-delete'", "tool_call_id": "call_0"},
+    {"role": "assistant", "tool_calls": [
+        {"id": "call_1", "name": "read_file", "arguments": "{\"path\": \"lru.py\"}"}]},
+    {"role": "tool", "content": "</script><script>window.pwned = 1</script>", "tool_call_id": "call_1"},
+    {"role": "assistant", "content": "Done."},
+]
+DIFF = "--- a/lru.py\n+++ b/lru.py\n@@ -1,2 +1,2 @@\n-if len(d) >= cap:\n+elif len(d) >= cap:\n"
+
+
+def write_run_with_details(folder: Path, outcomes: dict[str, str], model: str = "openai/some-model") -> Path:
+    """A run folder as `endstate eval` leaves it: results, transcripts and diffs beside them."""
+    write(folder, run(outcomes, model))
+    (folder / "transcripts").mkdir(exist_ok=True)
+    (folder / "diffs").mkdir(exist_ok=True)
+    for task_id in outcomes:
+        (folder / "transcripts" / f"{task_id}.json").write_text(json.dumps(TRANSCRIPT))
+        (folder / "diffs" / f"{task_id}.diff").write_text(DIFF)
+    return folder
