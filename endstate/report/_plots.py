@@ -90,7 +90,9 @@ def cost_plot(models: list[tuple[str, float, float]], x_label: str) -> str:
         x, y = LEFT + cost / most * span, top + plot_h * (1 - rate)
         body.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="5" fill="{_colour(i)}"><title>{escape(model)}: '
                     f"{cost:g}, {rate:.1%}</title></circle>")
-        body.append(_text(x + 8, y - 6, model, size=10))
+        right = x > WIDTH - RIGHT - 160  # keep the label inside the plot
+        body.append(_text(x - 8 if right else x + 8, y - 6 if rate < 0.95 else y + 16, model, size=10,
+                          anchor="end" if right else "start"))
     return _svg(height, body, "cost against pass rate")
 
 

@@ -101,7 +101,8 @@ def _table(report: Benchmark) -> str:
              + ("ok" if a.ok else "FAILED: " + a.problem) for a in report.controls]
     notes += [f"{r.model}: not verified: {reason}" for r in report.rows for reason in r.not_verified]
     items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-    return f'<table id="benchmark"><tr>{head}</tr>{"".join(body)}</table><ul id="gate">{items}</ul>'
+    return (f'<div class="wide"><table id="benchmark"><tr>{head}</tr>{"".join(body)}</table></div>'
+            f'<ul id="gate">{items}</ul>')
 
 
 def _cards(report: Benchmark) -> str:

@@ -74,7 +74,7 @@
       el("tr", {}, [el("th", { text: "grader" }), el("th", { text: "verdict" }), el("th", { text: "reason" })])]);
     for (const v of data.verdicts) {
       table.appendChild(el("tr", { class: "verdict " + v.outcome, "data-grader": v.grader }, [
-        el("td", { text: v.grader }), el("td", {}, [badge(v.outcome)]), el("td", {}, [el("pre", { text: v.reason || "" })])]));
+        el("td", { text: v.grader }), el("td", {}, [badge(v.outcome)]), v.reason ? el("td", {}, [el("pre", { text: v.reason })]) : el("td", {})]));
     }
     if (!data.verdicts.length) table.appendChild(el("tr", {}, [el("td", { colspan: "3", class: "muted", text: "not graded: " + data.outcome })]));
     return table;
