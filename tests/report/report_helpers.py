@@ -14,6 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PACK = "a" * 64
 IMAGE_ID = "sha256:" + "b" * 64
 GRADERS = ("tests_pass", "holdout")
+DIVERGENCE = ("replay diverged in task x at agent turn 0: request 393bcd9c has no recorded answer\n"
+              "--- recorded #0\n+++ this request\n@@ -1 +1 @@\n-settings: {\"temperature\": 0.0}\n"
+              "+settings: {\"temperature\": 0.5}\n")
 
 
 def card(model: str = "scripted/reference", *, pack: str = PACK, image_id: str = IMAGE_ID, version: str = "0.1.0",
@@ -28,6 +31,8 @@ def task(task_id: str, outcome: str, *, category: str = "bugfix", attempt: int =
          failing: str = "tests_pass") -> TaskResult:
     verdicts = [GraderVerdict(g, "fail" if (outcome == "fail" and g == failing) else "pass",
                               "tests: 1 of 4 failed" if (outcome == "fail" and g == failing) else "") for g in GRADERS]
+    if outcome == "divergence":  # never graded: the reason is the request diff
+        return TaskResult(task_id, category, outcome, attempt=attempt, reason=DIVERGENCE)
     result = TaskResult(task_id, category, outcome, attempt=attempt, verdicts=verdicts,
                         failing_grader=failing if outcome == "fail" else "",
                         reason="tests: 1 of 4 failed" if outcome == "fail" else "")

@@ -58,11 +58,12 @@ def _open(browser, report: Path):
 
 @pytest.mark.browser
 def test_open_a_failed_task_and_see_why(browser, tmp_path: Path) -> None:
-    folder = write_run_with_details(tmp_path / "run", {"bugfix-a": "fail", "bugfix-b": "pass", "feature-c": "pass"})
+    folder = write_run_with_details(tmp_path / "run", {"bugfix-a": "fail", "bugfix-b": "pass", "feature-c": "pass",
+                                                         "feature-d": "divergence"})
     report = write_view([folder], tmp_path / "report.html", load_prices(None))
     page, problems, requests = _open(browser, report)
 
-    assert page.locator("#tasks tr.task").count() == 3
+    assert page.locator("#tasks tr.task").count() == 4
     assert page.locator("svg.plot").count() == 4
     page.select_option("#outcome", "fail")
     assert page.locator("#tasks tr.task").count() == 1
@@ -84,6 +85,14 @@ def test_open_a_failed_task_and_see_why(browser, tmp_path: Path) -> None:
     assert "window.pwned" in detail.inner_text()
     page.click('#tasks tr.task[data-task="bugfix-a"]')
     assert page.locator(".detail").count() == 0
+
+    page.select_option("#outcome", "divergence")
+    page.click('#tasks tr.task[data-task="feature-d"]')
+    diverged = page.locator('.detail[data-task="feature-d"]')
+    diverged.wait_for()
+    assert "Replay divergence: request diff" in diverged.inner_text()
+    assert diverged.locator(".diff .add").first.inner_text().startswith('+settings: {"temperature": 0.5}')
+    assert "not graded: divergence" in diverged.inner_text()
     assert problems == [] and requests == []
 
 
