@@ -25,7 +25,7 @@ from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.suite._results import RunResult
 
 __all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
-           "render_html", "CARD_FORMAT_VERSION"]
+           "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells"]
 
 CARD_FORMAT_VERSION = 1
 
