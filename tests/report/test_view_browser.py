@@ -85,6 +85,9 @@ def test_open_a_failed_task_and_see_why(browser, tmp_path: Path) -> None:
     assert "window.pwned" in detail.inner_text()
     page.click('#tasks tr.task[data-task="bugfix-a"]')
     assert page.locator(".detail").count() == 0
+    page.focus('#tasks tr.task[data-task="bugfix-a"]')
+    page.keyboard.press("Enter")  # the list works from the keyboard too
+    assert page.locator('.detail[data-task="bugfix-a"]').count() == 1
 
     page.select_option("#outcome", "divergence")
     page.click('#tasks tr.task[data-task="feature-d"]')

@@ -36,7 +36,7 @@
     const matching = rows();
     for (const t of matching.slice(0, state.shown)) {
       const [id, category, attempt, outcome, grader, reason, steps, detail] = t;
-      const tr = el("tr", { class: "task", "data-task": id, "data-detail": detail }, [
+      const tr = el("tr", { class: "task", "data-task": id, "data-detail": detail, tabindex: "0" }, [
         el("td", { text: id + (attempt ? " (attempt " + attempt + ")" : "") }),
         el("td", { text: category }),
         el("td", {}, [badge(outcome)]),
@@ -44,6 +44,7 @@
         el("td", { text: grader ? grader + ": " + reason : reason }),
       ]);
       tr.addEventListener("click", () => toggle(tr));
+      tr.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); toggle(tr); } });
       body.appendChild(tr);
     }
     const more = document.getElementById("more");
