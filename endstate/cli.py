@@ -146,6 +146,8 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="'required' forces a tool call every turn and adds a finish tool."),
         click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, path_type=Path),
                      help="Extra permission rules (TOML), added to the defaults."),
+        click.option("--attempts", type=click.IntRange(1, 100), default=1, show_default=True,
+                     help="Run each task K times, seeds seed..seed+K-1; attempt k>0 uses <task>.attempt-<k>.cassette."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -154,7 +156,7 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: str | None, temperature: float,
             seed: int, retries: int, request_timeout: float, tool_choice: str, policy_files: tuple[Path, ...],
-            **extra: Any):
+            attempts: int = 1, **extra: Any):
     from endstate.models import RunSettings, check_spec
     from endstate.models._spec import check_reachable
     from endstate.sandbox import DEFAULT_IMAGE
@@ -171,7 +173,7 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
                            tool_choice=tool_choice)
     return RunConfig(model=model, settings=settings, base_url=base_url, sandbox=sandbox,
                      image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
-                     **extra)
+                     attempts=attempts, **extra)
 
 
 def _load(suite: Path, only: tuple[str, ...]):
@@ -189,7 +191,8 @@ def _progress(total: int) -> Callable[[Any], None]:
     def show(result: Any) -> None:
         done[0] += 1
         reason = f"  {result.failing_grader}: {result.reason}" if result.outcome != "pass" and result.reason else ""
-        click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {result.task_id}{reason[:110]}")
+        name = result.task_id + (f" (attempt {result.attempt})" if result.attempt else "")
+        click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {name}{reason[:110]}")
 
     return show
 
@@ -213,7 +216,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         run_out = out if repeat == 1 else out / f"run-{attempt + 1}"
         if repeat > 1:
             click.echo(f"== run {attempt + 1} of {repeat}")
-        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded)))
+        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded) * config.attempts))
         _summary(result, run_out)
         results.append(result)
     status = 0
@@ -266,7 +269,10 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     folder = cassettes or Path("cassettes") / model_slug(kwargs["model"])
     if not overwrite:
         loaded, _ = _load(kwargs["suite"], only)
-        existing = [str(folder / f"{t.id}.cassette") for t in loaded if (folder / f"{t.id}.cassette").exists()]
+        from endstate.suite._results import attempt_stem
+
+        names = [f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(kwargs["attempts"])]
+        existing = [str(folder / name) for name in names if (folder / name).exists()]
         if existing:
             raise UserError(f"{len(existing)} cassette(s) already exist, e.g. {existing[0]}: "
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
@@ -370,19 +376,60 @@ def serve_local(port: int, n_ctx: int) -> None:
 # -- report ---------------------------------------------------------------------------------
 @main.command("report")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--controls", type=click.Path(exists=True, path_type=Path), nargs=2, default=None,
+              metavar="NULL_RUN REF_RUN", help="Run folders of the no-edit and known-fix arms every row is gated by.")
+@click.option("--strict", is_flag=True, help="Exit 1 when any row is not verified by the control arms.")
 @click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None,
               help="TOML price table: [\"provider/model\"] input = USD per 1M tokens, output = ...")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("runs/report"), show_default=True)
 @_user_errors
-def report_command(runs: tuple[Path, ...], prices: Path | None, out: Path) -> None:
-    """The benchmark table and card over one or more run folders (JSON and HTML)."""
+def report_command(runs: tuple[Path, ...], controls: tuple[Path, Path] | None, strict: bool, prices: Path | None,
+                   out: Path) -> None:
+    """The benchmark table and gated card over one or more run folders (JSON and HTML)."""
     import msgspec
 
     from endstate.report import benchmark, load_prices, render_html, render_text
 
-    rows = benchmark(list(runs), load_prices(prices))
+    report = benchmark(list(runs), load_prices(prices), controls or None)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(rows), indent=2) + b"\n")
-    (out / "report.html").write_text(render_html(rows))
-    click.echo(render_text(rows))
+    (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    (out / "report.html").write_text(render_html(report))
+    click.echo(render_text(report))
     click.echo(f"report: {out / 'report.json'}, {out / 'report.html'}")
+    if strict and not report.verified:
+        click.echo("endstate: --strict: a row is not verified by the control arms (reasons above)", err=True)
+        sys.exit(1)
+
+
+@main.command("compare")
+@click.argument("base", type=click.Path(exists=True, path_type=Path))
+@click.argument("cand", type=click.Path(exists=True, path_type=Path))
+@click.option("--by", "by", type=click.Choice(["category"]), default=None, help="Also compare per category.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@_user_errors
+def compare_command(base: Path, cand: Path, by: str | None, as_json: bool) -> None:
+    """Pair two runs task by task: both rates, the paired difference, discordant counts, exact McNemar p."""
+    import msgspec
+
+    from endstate.report import compare_folders, render_comparison
+
+    comparison = compare_folders(base, cand, by_category=by == "category")
+    if as_json:
+        click.echo(msgspec.json.format(msgspec.json.encode(comparison), indent=2))
+    else:
+        click.echo(render_comparison(comparison))
+
+
+@main.command("view")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("runs/report.html"), show_default=True)
+@click.option("--controls", type=click.Path(exists=True, path_type=Path), nargs=2, default=None,
+              metavar="NULL_RUN REF_RUN", help="Control arms that gate the table (as for `report`).")
+@click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None, help="TOML price table.")
+@_user_errors
+def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] | None, prices: Path | None) -> None:
+    """One self-contained, offline HTML file to read runs by: table, card, plots, every task's details."""
+    from endstate.report import load_prices, write_view
+
+    path = write_view(list(runs), out, load_prices(prices), controls or None)
+    click.echo(f"report: {path} ({path.stat().st_size // 1024} KiB; open it in any browser, offline)")

@@ -14,10 +14,12 @@ environment variable ENDSTATE_LLAMA_PYTHON names another interpreter.
 
 Chat format (as of llama-cpp-python 0.3.36): the model's own template (the server's default) puts neither the tools
 nor tool results in the prompt and ignores tool_choice, so the model only ever
-answers in text. `chatml-function-calling` (used here) lists the tools and
-constrains the arguments to each tool's JSON schema, so the model does call tools,
-but that handler only knows tool_choice "auto": "required" is answered with HTTP 500,
-and tool results never reach the prompt.
+answers in text. `chatml-function-calling` lists the tools and constrains the
+arguments to each tool's JSON schema, so the model does call tools, but it drops
+tool results from the prompt, and only knows tool_choice "auto": "required" is
+answered with HTTP 500. The server therefore runs through `_smollm2_server.py`,
+which registers `endstate-chatml-tools`: the same handler, fed tool results as user
+turns, so the model sees what its tools printed.
 
     EndstateError
     ├── UserError
@@ -59,12 +61,13 @@ __all__ = [
 MODEL_ALIAS = "smollm2"
 #: The context SmolLM2-135M-Instruct was trained with (the gguf's llama.context_length).
 MODEL_CONTEXT = 8192
-#: Half the trained context. A longer one would only hold more of the model's own
-#: calls (tool results never reach its prompt, see above) and would let a runaway
-#: tool call run longer: the server ignores max_tokens while it writes a call's
-#: arguments and stops only when the context is full.
+#: Half the trained context: a longer one would let a runaway tool call run longer
+#: (the server ignores max_tokens while it writes a call's arguments and stops only
+#: when the context is full).
 DEFAULT_N_CTX = 4096
-CHAT_FORMAT = "chatml-function-calling"
+CHAT_FORMAT = "endstate-chatml-tools"
+#: Starts llama_cpp's server with CHAT_FORMAT registered; run by path (needs no endstate).
+SERVER_SCRIPT = Path(__file__).with_name("_smollm2_server.py")
 #: Names the Python interpreter that has llama_cpp, when it is not the one running endstate.
 LLAMA_PYTHON_ENV = "ENDSTATE_LLAMA_PYTHON"
 
@@ -172,7 +175,7 @@ class LocalModelServer:
     def command(self) -> list[str]:
         """The server's command line (the port is fixed by `start`)."""
         return [
-            self.python, "-m", "llama_cpp.server",
+            self.python, str(SERVER_SCRIPT),
             "--model", str(self.model_path),
             "--model_alias", MODEL_ALIAS,
             "--chat_format", self.chat_format,

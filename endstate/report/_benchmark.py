@@ -1,16 +1,17 @@
-"""The benchmark table and card across runs: `endstate report RUN...`.
+"""The benchmark table and its gated card across runs: `endstate report RUN...`.
 
-Pass rate alone hides too much, so each row also carries steps, tokens, cost,
-latency and the counters the differentiating tasks depend on. Intervals come
-from a bootstrap over tasks with a fixed seed, so the same runs always give the
-same report.
+Pass rate alone hides too much, so each row also carries pass@k and pass^k over
+attempts and repeats, steps, tokens, cost, latency and the counters the
+differentiating tasks depend on. Intervals come from a bootstrap over tasks with a
+fixed seed, so the same runs always give the same report. Every row passes through
+the gate (`_gate`): without both control arms on the same footing it is marked
+"not verified", with the reason.
 """
 
 from __future__ import annotations
 
 import html
 import math
-import random
 import statistics
 import tomllib
 from pathlib import Path
@@ -18,9 +19,15 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
-from endstate.suite._results import RunResult, read_results
+from endstate.report._gate import ControlArm, check_control, gate_reasons
+from endstate.report._runs import attempts_by_task, load_run
+from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
+from endstate.suite._results import RunResult
 
-__all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "benchmark", "render_text", "render_html"]
+__all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
+           "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells"]
+
+CARD_FORMAT_VERSION = 1
 
 
 class Price(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -56,14 +63,19 @@ def _price_for(model: str, prices: dict[str, Price]) -> Price | None:
 class BenchmarkRow(msgspec.Struct):
     provider: str
     model: str
+    #: Run folders of this model (repeats), and attempts per task in each.
     runs: int
+    attempts: int
     tasks: int
+    #: Mean over tasks of the share of the task's attempts (all runs) that passed.
     pass_rate: float
-    #: 95% bootstrap interval of the pass rate over tasks (first run).
+    #: 95% bootstrap interval of the pass rate over tasks.
     pass_rate_low: float
     pass_rate_high: float
-    #: Share of tasks that passed in every run (pass^k, k = runs).
-    pass_all_runs: float
+    #: k = attempts per task over all runs; pass@k: some attempt passes; pass^k: all do.
+    k: int
+    pass_at_k: float
+    pass_hat_k: float
     median_steps: float
     mean_input_tokens: float
     mean_output_tokens: float
@@ -71,17 +83,21 @@ class BenchmarkRow(msgspec.Struct):
     p95_wall_s: float
     compaction_events_per_task: float
     denied_calls_per_task: float
+    verified: bool
+    not_verified: list[str]
     vector: list[tuple[str, str]]
+    #: The benchmark card: what was run, how, and against which controls.
     card: dict
 
 
-def _bootstrap(outcomes: list[bool], *, draws: int = 2000, seed: int = 0) -> tuple[float, float]:
-    if not outcomes:
-        return 0.0, 0.0
-    rng = random.Random(seed)
-    n = len(outcomes)
-    rates = sorted(sum(rng.choice(outcomes) for _ in range(n)) / n for _ in range(draws))
-    return rates[int(0.025 * draws)], rates[min(draws - 1, int(0.975 * draws))]
+class Benchmark(msgspec.Struct):
+    rows: list[BenchmarkRow]
+    controls: list[ControlArm]
+    format_version: int = CARD_FORMAT_VERSION
+
+    @property
+    def verified(self) -> bool:
+        return all(r.verified for r in self.rows)
 
 
 def _p95(values: list[float]) -> float:
@@ -91,78 +107,132 @@ def _p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
 
 
-def benchmark(run_dirs: list[Path], prices: dict[str, Price]) -> list[BenchmarkRow]:
+def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[dict], flake_rate: float | None,
+          reasons: list[str]) -> dict:
+    card = results[0].card
+    return {
+        "model": card.model, "provider": card.provider,
+        "task_pack_hash": card.task_pack_hash, "image": card.image, "image_id": card.image_id,
+        "harness_version": card.endstate_version,
+        "settings": {"temperature": card.temperature, "seed": card.seed, "retry_ceiling": card.retry_ceiling,
+                     "tool_choice": card.tool_choice, "network_policy": card.network_policy,
+                     "sandbox_backend": card.sandbox_backend, "mode": card.mode, "match": card.match,
+                     "guards_disabled": list(card.guards_disabled)},
+        "runs": len(results), "attempts": card.attempts,
+        "controls": [msgspec.to_builtins(arm) for arm in controls],
+        "excluded_tasks": excluded, "flake_rate": flake_rate,
+        "verified": not reasons, "not_verified": reasons,
+    }
+
+
+def _row(model: str, results: list[RunResult], prices: dict[str, Price],
+         controls: list[tuple[ControlArm, RunResult]] | None) -> BenchmarkRow:
+    pooled: dict[str, list] = {}
+    for result in results:
+        for task_id, attempts in attempts_by_task(result).items():
+            pooled.setdefault(task_id, []).extend(attempts)
+    everything = [t for attempts in pooled.values() for t in attempts]
+    counts = [(len(a), sum(t.outcome == "pass" for t in a)) for a in pooled.values()]
+    fractions = [c / n for n, c in counts]
+    k = min((n for n, _ in counts), default=1)
+    low, high = bootstrap_mean(fractions)
+    n_tasks = max(1, len(pooled))
+    price = _price_for(model, prices)
+    usd = None
+    if price is not None and everything:
+        usd = sum(t.counters.input_tokens * price.input + t.counters.output_tokens * price.output
+                  for t in everything) / 1e6 / len(everything)
+    n = max(1, len(everything))
+    flake_rate = None
+    if k > 1:
+        flake_rate = sum(len({t.outcome for t in a}) > 1 for a in pooled.values()) / n_tasks
+    excluded = []
+    if controls:
+        pack = {t.task_id for _, control in controls[:1] for t in control.tasks}
+        excluded = [{"task": tid, "rule": "in the control arms' task pack but not run in this row (--task subset)"}
+                    for tid in sorted(pack - set(pooled))]
+    reasons = gate_reasons(results, controls)
+    first = results[0]
+    return BenchmarkRow(
+        provider=first.card.provider, model=model, runs=len(results), attempts=first.card.attempts,
+        tasks=len(pooled), pass_rate=sum(fractions) / n_tasks, pass_rate_low=low, pass_rate_high=high, k=k,
+        pass_at_k=sum(pass_at_k(n_, c, k) for n_, c in counts) / n_tasks,
+        pass_hat_k=sum(pass_hat_k(n_, c, k) for n_, c in counts) / n_tasks,
+        median_steps=statistics.median([t.counters.steps for t in everything]) if everything else 0.0,
+        mean_input_tokens=sum(t.counters.input_tokens for t in everything) / n,
+        mean_output_tokens=sum(t.counters.output_tokens for t in everything) / n,
+        usd_per_task=usd, p95_wall_s=_p95([t.wall_s for t in everything]),
+        compaction_events_per_task=sum(t.counters.compaction_events for t in everything) / n,
+        denied_calls_per_task=sum(t.counters.denied_calls for t in everything) / n,
+        verified=not reasons, not_verified=reasons, vector=first.vector,
+        card=_card(results, [arm for arm, _ in controls or []], excluded, flake_rate, reasons),
+    )
+
+
+def benchmark(run_dirs: list[Path], prices: dict[str, Price],
+              controls: tuple[Path, Path] | None = None) -> Benchmark:
+    """One row per model (its run folders are repeats), each gated by the control arms."""
+    arms = None
+    if controls is not None:
+        arms = [(check_control(role, path, result), result)
+                for role, path in zip(("null", "reference"), controls) for result in [load_run(path)]]
     groups: dict[str, list[RunResult]] = {}
     for folder in run_dirs:
-        try:
-            result = read_results(folder)
-        except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise UserError(f"{folder}: not a readable results.json ({exc})") from None
+        result = load_run(folder)
         groups.setdefault(result.card.model, []).append(result)
-    rows = []
-    for model, results in sorted(groups.items()):
-        first = results[0]
-        tasks = first.tasks
-        passed = [t.outcome == "pass" for t in tasks]
-        low, high = _bootstrap(passed)
-        all_runs = {t.task_id for t in tasks}
-        for r in results:
-            all_runs &= {t.task_id for t in r.tasks if t.outcome == "pass"}
-        everything = [t for r in results for t in r.tasks]
-        price = _price_for(model, prices)
-        usd = None
-        if price is not None and everything:
-            usd = sum(t.counters.input_tokens * price.input + t.counters.output_tokens * price.output
-                      for t in everything) / 1e6 / len(everything)
-        n = max(1, len(everything))
-        rows.append(BenchmarkRow(
-            provider=first.card.provider, model=model, runs=len(results), tasks=len(tasks),
-            pass_rate=sum(passed) / max(1, len(tasks)), pass_rate_low=low, pass_rate_high=high,
-            pass_all_runs=len(all_runs) / max(1, len(tasks)),
-            median_steps=statistics.median([t.counters.steps for t in everything]) if everything else 0.0,
-            mean_input_tokens=sum(t.counters.input_tokens for t in everything) / n,
-            mean_output_tokens=sum(t.counters.output_tokens for t in everything) / n,
-            usd_per_task=usd, p95_wall_s=_p95([t.wall_s for t in everything]),
-            compaction_events_per_task=sum(t.counters.compaction_events for t in everything) / n,
-            denied_calls_per_task=sum(t.counters.denied_calls for t in everything) / n,
-            vector=first.vector, card=msgspec.to_builtins(first.card),
-        ))
-    return rows
+    rows = [_row(model, results, prices, arms) for model, results in sorted(groups.items())]
+    return Benchmark(rows, [arm for arm, _ in arms or []])
 
 
-_COLUMNS = ("provider", "model", "pass rate (95% CI)", "pass^k", "median steps", "in tok/task", "out tok/task",
-            "USD/task", "p95 s", "compactions/task", "denied/task")
+COLUMNS = ("provider", "model", "verified", "pass rate (95% CI)", "pass@k", "pass^k", "median steps",
+           "in tok/task", "out tok/task", "USD/task", "p95 s", "compactions/task", "denied/task")
 
 
-def _cells(row: BenchmarkRow) -> list[str]:
+def cells(row: BenchmarkRow) -> list[str]:
     return [
-        row.provider, row.model,
+        row.provider, row.model, "yes" if row.verified else "NOT VERIFIED",
         f"{row.pass_rate:.0%} ({row.pass_rate_low:.0%}-{row.pass_rate_high:.0%}) of {row.tasks}",
-        f"{row.pass_all_runs:.0%} (k={row.runs})", f"{row.median_steps:g}",
+        f"{row.pass_at_k:.0%} (k={row.k})", f"{row.pass_hat_k:.0%} (k={row.k})", f"{row.median_steps:g}",
         f"{row.mean_input_tokens:.0f}", f"{row.mean_output_tokens:.0f}",
         "n/a" if row.usd_per_task is None else f"{row.usd_per_task:.4f}",
         f"{row.p95_wall_s:.1f}", f"{row.compaction_events_per_task:.2f}", f"{row.denied_calls_per_task:.2f}",
     ]
 
 
-def render_text(rows: list[BenchmarkRow]) -> str:
-    table = [list(_COLUMNS)] + [_cells(r) for r in rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(_COLUMNS))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in table)
+def _controls_lines(report: Benchmark) -> list[str]:
+    lines = []
+    for arm in report.controls:
+        state = "ok" if arm.ok else "FAILED: " + arm.problem
+        lines.append(f"control {arm.role}: {arm.model} {arm.passes}/{arm.tasks} passed, "
+                     f"pack {arm.task_pack_hash[:12]} ({arm.path}): {state}")
+    return lines
 
 
-def render_html(rows: list[BenchmarkRow]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in _COLUMNS)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in _cells(r)) + "</tr>" for r in rows)
+def render_text(report: Benchmark) -> str:
+    table = [list(COLUMNS)] + [cells(r) for r in report.rows]
+    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in table]
+    lines += [""] + _controls_lines(report)
+    for row in report.rows:
+        for reason in row.not_verified:
+            lines.append(f"{row.model}: not verified: {reason}")
+    return "\n".join(lines)
+
+
+def render_html(report: Benchmark) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells(r)) + "</tr>" for r in report.rows)
+    notes = "".join(f"<li>{html.escape(line)}</li>" for line in _controls_lines(report))
+    notes += "".join(f"<li>{html.escape(r.model)}: not verified: {html.escape(reason)}</li>"
+                     for r in report.rows for reason in r.not_verified)
     cards = "".join(
-        f"<h2>{html.escape(r.model)}</h2><table>"
-        + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(str(v))}</td></tr>" for k, v in r.card.items())
-        + "</table><p>" + " ".join(f"<span class='{o}'>{html.escape(t)}</span>" for t, o in r.vector) + "</p>"
-        for r in rows
+        f"<h2>{html.escape(r.model)}</h2><pre>{html.escape(msgspec.json.format(msgspec.json.encode(r.card)).decode())}"
+        "</pre><p>" + " ".join(f"<span class='{o}'>{html.escape(t)}</span>" for t, o in r.vector) + "</p>"
+        for r in report.rows
     )
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
              "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
              "span{display:inline-block;margin:2px;padding:2px 6px;border-radius:3px}"
              ".pass{background:#cfc}.fail{background:#fcc}.error{background:#fc9}.divergence{background:#ccf}")
     return (f"<!doctype html><meta charset='utf-8'><title>endstate benchmark</title><style>{style}</style>"
-            f"<h1>endstate benchmark</h1><table><tr>{head}</tr>{body}</table>{cards}\n")
+            f"<h1>endstate benchmark</h1><table><tr>{head}</tr>{body}</table><ul>{notes}</ul>{cards}\n")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from endstate.suite._results import RunResult
+from endstate.suite._results import RunResult, attempt_stem
 
 __all__ = ["summary_table", "compare_repeats"]
 
@@ -17,7 +17,7 @@ def summary_table(result: RunResult) -> str:
     for t in result.tasks:
         c = t.counters
         why = f"{t.failing_grader}: {t.reason}" if t.failing_grader else t.reason
-        rows.append([t.task_id, t.outcome, t.stop_reason, str(c.steps), str(c.input_tokens), str(c.output_tokens),
+        rows.append([attempt_stem(t.task_id, t.attempt), t.outcome, t.stop_reason, str(c.steps), str(c.input_tokens), str(c.output_tokens),
                      str(c.denied_calls), str(c.compaction_events), str(c.resumes), f"{t.wall_s:.1f}",
                      why if len(why) <= 70 else why[:69] + "…"])
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -44,10 +44,10 @@ def compare_repeats(results: list[RunResult]) -> tuple[str, bool]:
     """Whether repeated runs agree: pass/fail vectors, sealed tree hashes, flake rate."""
     vectors = [r.vector for r in results]
     same_vector = all(v == vectors[0] for v in vectors)
-    hashes = [{t.task_id: t.tree_hash for t in r.tasks} for r in results]
+    hashes = [{attempt_stem(t.task_id, t.attempt): t.tree_hash for t in r.tasks} for r in results]
     task_ids = sorted(set().union(*hashes))
     differing_hash = [tid for tid in task_ids if len({h.get(tid) for h in hashes}) > 1]
-    outcomes = [{t.task_id: t.outcome for t in r.tasks} for r in results]
+    outcomes = [{attempt_stem(t.task_id, t.attempt): t.outcome for t in r.tasks} for r in results]
     flaky = [tid for tid in task_ids if len({o.get(tid) for o in outcomes}) > 1]
     rate = len(flaky) / len(task_ids) if task_ids else 0.0
     lines = [

@@ -159,6 +159,12 @@ class SealedSandbox:
         except KeyError:
             raise FileNotFoundError(f"{path} is not in the task's fixture") from None
 
+    def fixture_bytes(self, path: str) -> bytes:
+        try:
+            return self._fixture[path].data
+        except KeyError:
+            raise FileNotFoundError(f"{path} is not in the task's fixture") from None
+
     def fixture_exists(self, path: str) -> bool:
         return path in self._fixture
 

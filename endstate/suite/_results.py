@@ -9,7 +9,7 @@ import msgspec
 from endstate.agent._state import Counters
 
 __all__ = ["FORMAT_VERSION", "RunCard", "GraderVerdict", "TaskResult", "RunResult", "vector_of",
-           "write_results", "read_results"]
+           "attempt_stem", "write_results", "read_results"]
 
 FORMAT_VERSION = 1
 
@@ -34,6 +34,10 @@ class RunCard(msgspec.Struct, frozen=True):
     replay_from: str = ""
     match: str = ""
     guards_disabled: tuple[str, ...] = ()
+    #: Runs per task (`--attempts`), with seeds seed .. seed + attempts - 1.
+    attempts: int = 1
+    #: Task id -> the graders that judged it, so two runs can be checked for the same grading.
+    graders: dict[str, tuple[str, ...]] = {}
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):
@@ -57,6 +61,10 @@ class TaskResult(msgspec.Struct):
     wall_s: float = 0.0
     sandbox_s: float = 0.0
     unplayed: int = 0
+    #: Which of the task's attempts this is (0-based; seed = the card's seed + attempt).
+    attempt: int = 0
+    #: The task's `requires` bounds, counter -> [min, max] (null: unbounded).
+    requires: dict[str, tuple[int | None, int | None]] = {}
 
 
 class RunResult(msgspec.Struct):
@@ -71,7 +79,13 @@ class RunResult(msgspec.Struct):
 
 def vector_of(tasks: list[TaskResult]) -> list[tuple[str, str]]:
     """Task id and outcome, sorted by id: the value two runs are compared by."""
-    return sorted((t.task_id, t.outcome) for t in tasks)
+    return sorted((attempt_stem(t.task_id, t.attempt), t.outcome) for t in tasks)
+
+
+def attempt_stem(task_id: str, attempt: int) -> str:
+    """File name stem of one attempt's cassette, transcript and diff: attempt 0 keeps the
+    plain task id, so single-attempt runs and their cassettes read as before."""
+    return task_id if attempt == 0 else f"{task_id}.attempt-{attempt}"
 
 
 def write_results(result: RunResult, out_dir: Path) -> Path:

@@ -37,7 +37,8 @@ from endstate.models import RunSettings, parse_spec
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, open_sandbox, resolve_backend
 from endstate.sandbox._tree import VCS_DIRS, load_dir
 from endstate.suite._manifest import Task
-from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
+from endstate.suite._enddiff import end_state_diff
+from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, attempt_stem, write_results
 from endstate.sandbox._timed import TimedSandbox
 
 __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requires"]
@@ -70,6 +71,8 @@ class RunConfig(msgspec.Struct, frozen=True):
     match: str = "strict"
     overwrite: bool = False
     policy_files: tuple[str, ...] = ()
+    #: Runs per task, seeded seed .. seed + attempts - 1 (each with its own cassette).
+    attempts: int = 1
 
 
 def model_slug(spec: str) -> str:
@@ -140,9 +143,10 @@ class _Suite:
         self.base_urls: dict[str, str] = {}
 
     # -- one task ----------------------------------------------------------------
-    def run_task(self, task: Task, graders: list[Grader]) -> TaskResult:
+    def run_task(self, task: Task, graders: list[Grader], attempt: int = 0) -> TaskResult:
         started = time.monotonic()
-        result = TaskResult(task.id, task.manifest.category.value, outcome="error")
+        result = TaskResult(task.id, task.manifest.category.value, outcome="error", attempt=attempt,
+                            requires={n: (b.min, b.max) for n, b in task.manifest.requires.bounds().items()})
         try:
             self._run_task(task, graders, result)
         except UserError as exc:
@@ -169,7 +173,7 @@ class _Suite:
         try:
             with live:
                 sandbox.put_tree(fixture)
-                outcome = self._run_agent(task, live)
+                outcome = self._run_agent(task, live, result.attempt)
                 result.stop_reason = outcome.stop_reason
                 result.counters = outcome.counters
                 result.unplayed = outcome.unplayed
@@ -201,6 +205,9 @@ class _Suite:
                     return
                 stage_holdout(sealed, holdout)
                 result.tree_hash = sealed.tree_hash
+                diffs = self.out_dir / "diffs"
+                diffs.mkdir(parents=True, exist_ok=True)
+                (diffs / f"{attempt_stem(task.id, result.attempt)}.diff").write_text(end_state_diff(sealed))
                 leaked = _leaked_history(task, sealed.paths())
                 if leaked:
                     result.outcome, result.failing_grader = "error", "contamination"
@@ -236,15 +243,19 @@ class _Suite:
                               f"graded, e.g. {bytecode[0]}]")
 
     # -- the agent's process -----------------------------------------------------------
-    def _job(self, task: Task, live: Any, attempt: int) -> tuple[AgentJob, Path]:
+    def _job(self, task: Task, live: Any, attempt: int, trial: int = 0) -> tuple[AgentJob, Path]:
         config = self.config
-        work = self.out_dir / "work" / task.id
+        stem = attempt_stem(task.id, trial)
+        work = self.out_dir / "work" / stem
+        settings = config.settings
+        if trial and settings.seed is not None:
+            settings = msgspec.structs.replace(settings, seed=settings.seed + trial)
         work.mkdir(parents=True, exist_ok=True)
         cassette = None
         if config.mode in ("record", "replay"):
             cassette = CassetteJob(
                 mode=config.mode,
-                path=str(Path(config.cassettes) / f"{task.id}.cassette"),
+                path=str(Path(config.cassettes) / f"{stem}.cassette"),
                 match=config.match,
                 overwrite=config.overwrite,
                 header={"model": config.model, "task_id": task.id, "task_hash": task.content_hash(),
@@ -257,13 +268,13 @@ class _Suite:
             sandbox=live.handle(),
             model=config.model,
             base_url=self.base_urls.get(task.id) or config.base_url or self._replay_base_url(cassette),
-            settings=msgspec.to_builtins(config.settings),
+            settings=msgspec.to_builtins(settings),
             budget=task.manifest.budget,
             policy=policy,
             policy_files=list(config.policy_files),
             guards=config.guards,
             journal=str(work / "journal.json"),
-            transcript=str(self.out_dir / "transcripts" / f"{task.id}.json"),
+            transcript=str(self.out_dir / "transcripts" / f"{stem}.json"),
             outcome=str(work / "outcome.json"),
             kill_at=task.manifest.kill_at,
             attempt=attempt,
@@ -291,8 +302,9 @@ class _Suite:
                 return f"http://127.0.0.1:9{prefix}"
         return None
 
-    def _run_agent(self, task: Task, live: Any) -> AgentOutcome:
-        work = self.out_dir / "work" / task.id
+    def _run_agent(self, task: Task, live: Any, trial: int = 0) -> AgentOutcome:
+        """Run the agent for one attempt (`trial`, from --attempts; `attempt` below counts resumes)."""
+        work = self.out_dir / "work" / attempt_stem(task.id, trial)
         shutil.rmtree(work, ignore_errors=True)  # a journal or played-set left by an earlier run must not leak in
         (self.out_dir / "transcripts").mkdir(parents=True, exist_ok=True)
         deadline = task.manifest.budget.wall_seconds + 60
@@ -300,7 +312,7 @@ class _Suite:
         while True:
             if self.cancelled.is_set():
                 raise KeyboardInterrupt
-            job, path = self._job(task, live, attempt)
+            job, path = self._job(task, live, attempt, trial)
             killed = self._spawn(path, work / f"worker-{attempt}.log", deadline)
             if killed and attempt == 0:
                 attempt += 1  # the checkpoint task's kill point: resume in a fresh process
@@ -402,6 +414,8 @@ def run_suite(
         replay_from=config.cassettes or "" if config.mode == "replay" else "",
         match=config.match if config.mode == "replay" else "",
         guards_disabled=tuple(name for name in Guards.__struct_fields__ if not getattr(config.guards, name)),
+        attempts=config.attempts,
+        graders={t.id: tuple(g.short_name for g in graders[t.id]) for t in tasks},
         **(card_extra or {}),
     )
     result = RunResult(card, [])
@@ -409,7 +423,7 @@ def run_suite(
     with _scripted_urls(config, tasks, suite_root) as urls:
         suite.base_urls = urls
         pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
-        futures = {pool.submit(suite.run_task, t, graders[t.id]): t for t in tasks}
+        futures = {pool.submit(suite.run_task, t, graders[t.id], k): t for t in tasks for k in range(config.attempts)}
         try:
             pending = set(futures)
             while pending:
@@ -417,7 +431,7 @@ def run_suite(
                 for future in done:
                     task_result = future.result()
                     result.tasks.append(task_result)
-                    result.tasks.sort(key=lambda r: r.task_id)
+                    result.tasks.sort(key=lambda r: (r.task_id, r.attempt))
                     write_results(result, Path(out_dir))
                     progress(task_result)
         except KeyboardInterrupt:

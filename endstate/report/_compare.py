@@ -1,0 +1,152 @@
+"""`endstate compare BASE CAND`: is the candidate better than the base on this suite?
+
+Two pass rates side by side invite an unpaired reading. This pairs the runs task by
+task (same task pack, same graders, or no comparison at all), then reports both rates
+with intervals, the paired difference with a bootstrap interval over tasks, the
+discordant counts and an exact McNemar p-value, overall and per category. With
+several attempts per task each side of a pair is the task's pass fraction; the
+discordant counts become the sign test's split, which is McNemar's when k = 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from endstate.errors import UserError
+from endstate.report._runs import attempts_by_task, load_run, same_grading
+from endstate.report._stats import bootstrap_mean, discordant, mcnemar_exact, paired_bootstrap
+from endstate.suite._results import RunResult
+
+__all__ = ["TaskPair", "PairedSummary", "Comparison", "compare_runs", "compare_folders", "render_comparison"]
+
+
+class TaskPair(msgspec.Struct, frozen=True):
+    task_id: str
+    category: str
+    #: Share of the task's attempts that passed (0 or 1 with one attempt).
+    base: float
+    cand: float
+    base_outcomes: tuple[str, ...]
+    cand_outcomes: tuple[str, ...]
+
+
+class PairedSummary(msgspec.Struct, frozen=True):
+    group: str
+    tasks: int
+    base_rate: float
+    base_low: float
+    base_high: float
+    cand_rate: float
+    cand_low: float
+    cand_high: float
+    #: cand - base, averaged over tasks, with a 95% paired bootstrap interval.
+    difference: float
+    difference_low: float
+    difference_high: float
+    #: Tasks where the base did better, and where the candidate did.
+    base_better: int
+    cand_better: int
+    #: Exact two-sided McNemar (sign test) p-value on the discordant tasks.
+    p_value: float
+
+
+class Comparison(msgspec.Struct, frozen=True):
+    base_model: str
+    cand_model: str
+    task_pack_hash: str
+    base_attempts: int
+    cand_attempts: int
+    pairs: list[TaskPair]
+    summaries: list[PairedSummary]
+    #: Tasks present in only one run (not paired, not counted).
+    only_in_base: list[str]
+    only_in_cand: list[str]
+    #: Paired tasks where a side errored or diverged: counted as not passed, listed so nobody misses it.
+    not_graded: list[str]
+
+
+def _check_comparable(base: RunResult, cand: RunResult, base_name: str, cand_name: str) -> None:
+    if base.card.task_pack_hash != cand.card.task_pack_hash:
+        raise UserError(f"{base_name} and {cand_name} ran different task packs (pack hash "
+                        f"{base.card.task_pack_hash[:12]} vs {cand.card.task_pack_hash[:12]}): "
+                        "re-run both on the same tasks/ to compare them")
+    difference = same_grading(base, cand)
+    if difference:
+        raise UserError(f"{base_name} and {cand_name} were graded differently ({difference}): "
+                        "re-run both with the same graders to compare them")
+
+
+def _summary(group: str, pairs: list[TaskPair], seed: int) -> PairedSummary:
+    base = [p.base for p in pairs]
+    cand = [p.cand for p in pairs]
+    n = max(1, len(pairs))
+    b_low, b_high = bootstrap_mean(base, seed=seed)
+    c_low, c_high = bootstrap_mean(cand, seed=seed)
+    diff, d_low, d_high = paired_bootstrap(base, cand, seed=seed)
+    base_better, cand_better = discordant(base, cand)
+    return PairedSummary(group, len(pairs), sum(base) / n, b_low, b_high, sum(cand) / n, c_low, c_high,
+                         diff, d_low, d_high, base_better, cand_better, mcnemar_exact(base_better, cand_better))
+
+
+def compare_runs(base: RunResult, cand: RunResult, *, by_category: bool = False, seed: int = 0,
+                 names: tuple[str, str] = ("BASE", "CAND")) -> Comparison:
+    _check_comparable(base, cand, *names)
+    a, b = attempts_by_task(base), attempts_by_task(cand)
+    shared = sorted(set(a) & set(b))
+    if not shared:
+        raise UserError(f"{names[0]} and {names[1]} share no task id: nothing to pair")
+    pairs = []
+    for task_id in shared:
+        ta, tb = a[task_id], b[task_id]
+        pairs.append(TaskPair(task_id, ta[0].category,
+                              sum(t.outcome == "pass" for t in ta) / len(ta),
+                              sum(t.outcome == "pass" for t in tb) / len(tb),
+                              tuple(t.outcome for t in ta), tuple(t.outcome for t in tb)))
+    summaries = [_summary("all", pairs, seed)]
+    if by_category:
+        for category in sorted({p.category for p in pairs}):
+            summaries.append(_summary(category, [p for p in pairs if p.category == category], seed))
+    not_graded = [p.task_id for p in pairs
+                  if {"error", "divergence"} & (set(p.base_outcomes) | set(p.cand_outcomes))]
+    return Comparison(base.card.model, cand.card.model, base.card.task_pack_hash,
+                      max(len(v) for v in a.values()), max(len(v) for v in b.values()), pairs, summaries,
+                      sorted(set(a) - set(b)), sorted(set(b) - set(a)), not_graded)
+
+
+def compare_folders(base: Path, cand: Path, *, by_category: bool = False) -> Comparison:
+    return compare_runs(load_run(base), load_run(cand), by_category=by_category, names=(str(base), str(cand)))
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def _share(value: float, attempts: int) -> str:
+    return ("pass" if value == 1 else "fail") if attempts == 1 else f"{value:.2f}"
+
+
+def render_comparison(c: Comparison) -> str:
+    lines = [f"base: {c.base_model} ({c.base_attempts} attempt(s) per task)",
+             f"cand: {c.cand_model} ({c.cand_attempts} attempt(s) per task)",
+             f"task pack {c.task_pack_hash[:12]}, {len(c.pairs)} paired task(s)", ""]
+    rows = [["task", "category", "base", "cand", ""]]
+    for p in c.pairs:
+        mark = "cand better" if p.cand > p.base else "base better" if p.base > p.cand else ""
+        rows.append([p.task_id, p.category, _share(p.base, c.base_attempts), _share(p.cand, c.cand_attempts), mark])
+    lines += _table(rows) + [""]
+    rows = [["group", "tasks", "base rate (95% CI)", "cand rate (95% CI)", "cand - base (95% CI)",
+             "base better", "cand better", "McNemar p"]]
+    for s in c.summaries:
+        rows.append([s.group, str(s.tasks), f"{s.base_rate:.1%} ({s.base_low:.0%}-{s.base_high:.0%})",
+                     f"{s.cand_rate:.1%} ({s.cand_low:.0%}-{s.cand_high:.0%})",
+                     f"{s.difference:+.1%} ({s.difference_low:+.0%} to {s.difference_high:+.0%})",
+                     str(s.base_better), str(s.cand_better), f"{s.p_value:.3g}"])
+    lines += _table(rows)
+    if c.only_in_base or c.only_in_cand:
+        lines.append(f"not paired: {len(c.only_in_base)} task(s) only in base, {len(c.only_in_cand)} only in cand")
+    if c.not_graded:
+        lines.append(f"errored or diverged (counted as not passed): {', '.join(c.not_graded)}")
+    return "\n".join(lines)

@@ -1,0 +1,91 @@
+"""The gate in front of a benchmark row: were the control arms run, on the same
+footing, and did they behave?
+
+A score means something only if, on the very same task pack, image, harness
+version and graders, the no-edit arm failed every task (no grader accepts the
+untouched fixture) and the known-fix arm passed every task (every task can be
+passed). A row that cannot show this is reported "not verified", with the reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from endstate.report._runs import attempts_by_task, same_grading
+from endstate.suite._results import RunResult
+
+__all__ = ["ControlArm", "check_control", "gate_reasons", "NO_CONTROLS"]
+
+NO_CONTROLS = "no control arms given (pass --controls NULL_RUN REF_RUN)"
+
+
+class ControlArm(msgspec.Struct, frozen=True):
+    #: "null" (must fail every task) or "reference" (must pass every task).
+    role: str
+    path: str
+    model: str
+    task_pack_hash: str
+    image_id: str
+    harness_version: str
+    tasks: int
+    passes: int
+    ok: bool
+    problem: str = ""
+
+
+def _examples(ids: list[str]) -> str:
+    return ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+
+
+def check_control(role: str, path: Path, result: RunResult) -> ControlArm:
+    tasks = [t for attempts in attempts_by_task(result).values() for t in attempts]
+    passes = [t.task_id for t in tasks if t.outcome == "pass"]
+    unclean = [t.task_id for t in tasks if t.outcome in ("error", "divergence")]
+    problem = ""
+    if not tasks:
+        problem = f"the {role} arm ran no task"
+    elif unclean:
+        problem = f"the {role} arm errored or diverged on {len(unclean)} task(s) ({_examples(unclean)}): it did not run cleanly"
+    elif role == "null" and passes:
+        problem = (f"the null arm passed {len(passes)} task(s) ({_examples(passes)}): "
+                   "a grader accepts an untouched fixture")
+    elif role == "reference" and len(passes) < len(tasks):
+        failed = [t.task_id for t in tasks if t.outcome != "pass"]
+        problem = (f"the reference arm failed {len(failed)} task(s) ({_examples(failed)}): "
+                   "a known fix does not pass, so a failure there says nothing about the model")
+    card = result.card
+    return ControlArm(role, str(path), card.model, card.task_pack_hash, card.image_id, card.endstate_version,
+                      len(attempts_by_task(result)), len(passes), not problem, problem)
+
+
+def _mismatches(run: RunResult, arm: ControlArm, control: RunResult) -> list[str]:
+    card, reasons = run.card, []
+    if card.task_pack_hash != arm.task_pack_hash:
+        reasons.append(f"the {arm.role} arm ran another task pack ({arm.task_pack_hash[:12]}, "
+                       f"this row {card.task_pack_hash[:12]})")
+    if card.image_id != arm.image_id:
+        reasons.append(f"the {arm.role} arm ran on another image ({arm.image_id[:19] or 'none'}, "
+                       f"this row {card.image_id[:19] or 'none'})")
+    if card.endstate_version != arm.harness_version:
+        reasons.append(f"the {arm.role} arm ran another harness version ({arm.harness_version}, "
+                       f"this row {card.endstate_version})")
+    grading = same_grading(run, control)
+    if grading:
+        reasons.append(f"the {arm.role} arm was graded differently: {grading}")
+    missing = sorted({t.task_id for t in run.tasks} - {t.task_id for t in control.tasks})
+    if missing:
+        reasons.append(f"the {arm.role} arm did not run {len(missing)} of this row's task(s) ({_examples(missing)})")
+    return reasons
+
+
+def gate_reasons(runs: list[RunResult], controls: list[tuple[ControlArm, RunResult]] | None) -> list[str]:
+    """Why a row (its repeated runs) is not verified; empty when it is."""
+    if not controls:
+        return [NO_CONTROLS]
+    reasons = [arm.problem for arm, _ in controls if not arm.ok]
+    for run in runs:
+        for arm, control in controls:
+            reasons += [r for r in _mismatches(run, arm, control) if r not in reasons]
+    return reasons

@@ -1,0 +1,160 @@
+"""`endstate view RUN... -o report.html`: one self-contained HTML file to read runs by.
+
+Everything is inside the file: styles, script, inline SVG plots, and the data as
+JSON. The benchmark table, card and plots are static HTML; the task list is drawn
+by the script a page at a time, and a task's details (verdicts, counters, the
+transcript turn by turn, the end state's diff) stay unparsed JSON until the task is
+opened, so a run of thousands of tasks opens at once. No network, no server.
+"""
+
+from __future__ import annotations
+
+import html
+from importlib import resources
+from pathlib import Path
+
+import msgspec
+
+from endstate.report._benchmark import COLUMNS, Benchmark, Price, benchmark, cells
+from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
+from endstate.report._runs import load_run
+from endstate.suite._results import RunResult, TaskResult, attempt_stem
+
+__all__ = ["render_view", "write_view"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+def _script_json(value: object, element_id: str) -> str:
+    # "<" only occurs inside JSON strings, where \u003c means the same: no "</script>" can end the block.
+    payload = _encode(value).replace(b"<", b"\\u003c").decode()
+    return f'<script type="application/json" id="{element_id}">{payload}</script>'
+
+
+def _folder(path: Path) -> Path:
+    return path if path.is_dir() else path.parent
+
+
+def _beside(folder: Path, kind: str, stem: str, suffix: str) -> Path | None:
+    path = folder / kind / f"{stem}{suffix}"
+    return path if path.is_file() else None
+
+
+def _detail(task: TaskResult, folder: Path) -> dict:
+    stem = attempt_stem(task.task_id, task.attempt)
+    transcript_path = _beside(folder, "transcripts", stem, ".json")
+    diff_path = _beside(folder, "diffs", stem, ".diff")
+    detail = msgspec.to_builtins(task)
+    detail["counters"] = msgspec.to_builtins(task.counters)
+    detail["transcript"] = msgspec.json.decode(transcript_path.read_bytes()) if transcript_path else None
+    detail["diff"] = diff_path.read_text(errors="replace") if diff_path else None
+    return detail
+
+
+def _short(text: str, limit: int = 160) -> str:
+    line = text.split("\n", 1)[0]
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _plots(report: Benchmark, runs: list[RunResult]) -> str:
+    rows = report.rows
+    figures = [("Pass rate per model", pass_rate_plot([(r.model, r.pass_rate, r.pass_rate_low, r.pass_rate_high)
+                                                       for r in rows]))]
+    if any(r.usd_per_task for r in rows):
+        figures.append(("Cost against pass rate",
+                        cost_plot([(r.model, r.usd_per_task or 0.0, r.pass_rate) for r in rows], "USD per task")))
+    else:  # all free (local or scripted): tokens are the cost that still differs
+        figures.append(("Tokens against pass rate (no priced model)",
+                        cost_plot([(r.model, r.mean_input_tokens + r.mean_output_tokens, r.pass_rate) for r in rows],
+                                  "tokens per task (input + output)")))
+    by_model: dict[str, list[TaskResult]] = {}
+    for run in runs:
+        by_model.setdefault(run.card.model, []).extend(run.tasks)
+    models = sorted(by_model)
+    figures.append(("Steps per task", steps_plot([(m, [(t.counters.steps, t.outcome) for t in by_model[m]])
+                                                  for m in models])))
+    categories = sorted({t.category for tasks in by_model.values() for t in tasks})
+    rates = []
+    for m in models:
+        per = []
+        for c in categories:
+            done = [t.outcome == "pass" for t in by_model[m] if t.category == c]
+            per.append(sum(done) / len(done) if done else None)
+        rates.append((m, per))
+    figures.append(("Pass rate per category", category_plot(categories, rates)))
+    return "".join(f"<figure><figcaption>{html.escape(title)}</figcaption>{svg}</figure>" for title, svg in figures)
+
+
+def _table(report: Benchmark) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+    body = []
+    for row in report.rows:
+        tds = []
+        for column, cell in zip(COLUMNS, cells(row)):
+            if column == "verified":
+                cls = "verified" if row.verified else "unverified"
+                tds.append(f'<td><span class="badge {cls}">{html.escape(cell)}</span></td>')
+            else:
+                tds.append(f"<td>{html.escape(cell)}</td>")
+        body.append("<tr>" + "".join(tds) + "</tr>")
+    notes = [f"control {a.role}: {a.model}, {a.passes}/{a.tasks} passed, pack {a.task_pack_hash[:12]}: "
+             + ("ok" if a.ok else "FAILED: " + a.problem) for a in report.controls]
+    notes += [f"{r.model}: not verified: {reason}" for r in report.rows for reason in r.not_verified]
+    items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    return (f'<div class="wide"><table id="benchmark"><tr>{head}</tr>{"".join(body)}</table></div>'
+            f'<ul id="gate">{items}</ul>')
+
+
+def _cards(report: Benchmark) -> str:
+    return "".join(
+        f"<details><summary>{html.escape(r.model)}</summary><pre>"
+        f"{html.escape(msgspec.json.format(_encode(r.card), indent=2).decode())}</pre></details>"
+        for r in report.rows)
+
+
+_TASKS = """<div class="controls"><label>run <select id="run"></select></label>
+<label>filter <input id="filter" type="search" placeholder="task, category, grader, reason"></label>
+<label>outcome <select id="outcome"><option value="">any</option><option>pass</option><option>fail</option>
+<option>error</option><option>divergence</option></select></label> <span id="count"></span></div>
+<table id="tasks"><thead><tr><th>task</th><th>category</th><th>outcome</th><th>steps</th><th>why</th></tr></thead>
+<tbody></tbody></table><button id="more" hidden>show more</button>
+<p class="muted">Click a task for its graders, counters, end-state diff and transcript.</p>"""
+
+
+def render_view(run_paths: list[Path], prices: dict[str, Price],
+                controls: tuple[Path, Path] | None = None) -> str:
+    report = benchmark(run_paths, prices, controls)
+    runs = [load_run(p) for p in run_paths]
+    index_runs, details = [], []
+    for r, (path, run) in enumerate(zip(run_paths, runs)):
+        tasks = []
+        for i, task in enumerate(sorted(run.tasks, key=lambda t: (t.task_id, t.attempt))):
+            element = f"d-{r}-{i}"
+            tasks.append([task.task_id, task.category, task.attempt, task.outcome, task.failing_grader,
+                          _short(task.reason), task.counters.steps, element])
+            details.append(_script_json(_detail(task, _folder(Path(path))), element))
+        index_runs.append({"label": str(path), "model": run.card.model, "tasks": tasks})
+    package = resources.files("endstate.report") / "viewer"
+    css = (package / "viewer.css").read_text()
+    js = (package / "viewer.js").read_text()
+    return "".join([
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">',
+        f"<title>endstate report</title><style>{css}</style></head><body>",
+        "<h1>endstate report</h1>",
+        "<p class='muted'>" + html.escape(", ".join(str(p) for p in run_paths)) + "</p>",
+        "<h2>Benchmark</h2>", _table(report),
+        '<h2>Plots</h2><div class="plots">', _plots(report, runs), "</div>",
+        "<h2>Cards</h2>", _cards(report),
+        "<h2>Tasks</h2>", _TASKS,
+        _script_json({"runs": index_runs}, "index"),
+        "\n".join(details),
+        f"<script>{js}</script></body></html>\n",
+    ])
+
+
+def write_view(run_paths: list[Path], out: Path, prices: dict[str, Price],
+               controls: tuple[Path, Path] | None = None) -> Path:
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_view(run_paths, prices, controls))
+    return out

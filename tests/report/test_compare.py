@@ -1,0 +1,65 @@
+"""Paired comparison of two runs: pairing, refusals, attempts, and the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from endstate.errors import UserError
+from endstate.report import compare_runs, render_comparison
+from report_helpers import endstate, run, write
+
+BASE = {"bugfix-a": "pass", "bugfix-b": "fail", "bugfix-c": "fail", "feature-d": "pass", "feature-e": "fail"}
+CAND = {"bugfix-a": "pass", "bugfix-b": "pass", "bugfix-c": "pass", "feature-d": "fail", "feature-e": "fail"}
+
+
+def test_pairs_tasks_and_counts_discordant_per_category() -> None:
+    c = compare_runs(run(BASE, "a/base"), run(CAND, "b/cand"), by_category=True)
+    overall, bugfix, feature = c.summaries
+    assert (overall.group, overall.tasks) == ("all", 5)
+    assert overall.base_rate == pytest.approx(0.4) and overall.cand_rate == pytest.approx(0.6)
+    assert overall.difference == pytest.approx(0.2)
+    assert (overall.base_better, overall.cand_better) == (1, 2)
+    assert overall.p_value == pytest.approx(1.0)  # 2 * (1 + 3)/8 capped
+    assert (bugfix.base_better, bugfix.cand_better, bugfix.p_value) == (0, 2, pytest.approx(0.5))
+    assert (feature.base_better, feature.cand_better) == (1, 0)
+    assert [p.task_id for p in c.pairs if p.cand > p.base] == ["bugfix-b", "bugfix-c"]
+    text = render_comparison(c)
+    assert "cand better" in text and "McNemar p" in text
+
+
+def test_attempts_compare_pass_fractions() -> None:
+    base = run({"bugfix-a": ["pass", "fail", "fail"], "bugfix-b": ["pass", "pass", "pass"]})
+    cand = run({"bugfix-a": ["pass", "pass", "fail"], "bugfix-b": ["pass", "pass", "pass"]})
+    c = compare_runs(base, cand)
+    assert (c.base_attempts, c.cand_attempts) == (3, 3)
+    assert [(p.base, p.cand) for p in c.pairs] == [(pytest.approx(1 / 3), pytest.approx(2 / 3)), (1.0, 1.0)]
+    assert c.summaries[0].difference == pytest.approx(1 / 6)
+    assert (c.summaries[0].base_better, c.summaries[0].cand_better) == (0, 1)
+
+
+def test_refuses_another_task_pack() -> None:
+    with pytest.raises(UserError, match="different task packs .*aaaaaaaaaaaa vs cccccccccccc"):
+        compare_runs(run(BASE), run(CAND, pack="c" * 64))
+
+
+def test_refuses_other_graders_naming_the_task() -> None:
+    graders = {tid: ("tests_pass", "holdout") for tid in CAND}
+    graders["feature-d"] = ("tests_pass",)
+    with pytest.raises(UserError, match="graded differently .*task feature-d"):
+        compare_runs(run(BASE), run(CAND, graders=graders))
+
+
+def test_cli_prints_json_and_refuses_with_exit_2(tmp_path: Path) -> None:
+    base, cand = write(tmp_path / "base", run(BASE, "a/base")), write(tmp_path / "cand", run(CAND, "b/cand"))
+    ran = endstate("compare", str(base), str(cand), "--by", "category", "--json")
+    assert ran.returncode == 0, ran.stderr
+    data = json.loads(ran.stdout)
+    assert [s["group"] for s in data["summaries"]] == ["all", "bugfix", "feature"]
+    assert data["summaries"][0]["cand_better"] == 2
+    other = write(tmp_path / "other", run(CAND, pack="c" * 64))
+    ran = endstate("compare", str(base), str(other))
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.count("\n") == 1 and "different task packs" in ran.stderr and "Traceback" not in ran.stderr

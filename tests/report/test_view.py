@@ -1,0 +1,67 @@
+"""The viewer's HTML without a browser: self-contained, safe to embed agent output in,
+deterministic, and lazy (task details stay JSON until opened)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from endstate.report import load_prices, render_view
+from report_helpers import DIFF, ROOT, TRANSCRIPT, endstate, run, write, write_run_with_details
+
+OUTCOMES = {"bugfix-a": "fail", "bugfix-b": "pass", "feature-c": "pass"}
+
+
+def _blocks(page: str) -> dict[str, object]:
+    return {m.group(1): json.loads(m.group(2)) for m in
+            re.finditer(r'<script type="application/json" id="([^"]+)">(.*?)</script>', page, re.S)}
+
+
+def test_page_is_self_contained_and_carries_every_detail(tmp_path: Path) -> None:
+    folder = write_run_with_details(tmp_path / "run", OUTCOMES)
+    page = render_view([folder], load_prices(None))
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
+    assert "<link rel=\"stylesheet\"" not in page and "@import" not in page
+    blocks = _blocks(page)
+    index = blocks.pop("index")
+    (listed,) = index["runs"]
+    assert [t[0] for t in listed["tasks"]] == sorted(OUTCOMES)
+    failed = blocks[listed["tasks"][0][7]]
+    assert failed["outcome"] == "fail" and failed["failing_grader"] == "tests_pass"
+    assert failed["transcript"] == TRANSCRIPT and failed["diff"] == DIFF
+    assert [v["grader"] for v in failed["verdicts"]] == ["tests_pass", "holdout"]
+    assert page.count("<svg") == 4
+
+
+def test_agent_output_cannot_close_the_script_block(tmp_path: Path) -> None:
+    page = render_view([write_run_with_details(tmp_path / "run", OUTCOMES)], load_prices(None))
+    assert "window.pwned" in page
+    assert page.count("</script>") == page.count("<script")  # only the page's own blocks close
+    assert "</script><script>window.pwned" not in page
+
+
+def test_same_runs_give_the_same_bytes(tmp_path: Path) -> None:
+    folder = write_run_with_details(tmp_path / "run", OUTCOMES)
+    assert render_view([folder], load_prices(None)) == render_view([folder], load_prices(None))
+
+
+def test_thousands_of_tasks_render_lazily(tmp_path: Path) -> None:
+    many = {f"bugfix-{i:04d}": "pass" if i % 3 else "fail" for i in range(3000)}
+    page = render_view([write(tmp_path / "run", run(many))], load_prices(None))
+    assert len(_blocks(page)["index"]["runs"][0]["tasks"]) == 3000
+    assert '<tr class="task"' not in page  # rows are drawn by the script, a page at a time
+
+
+def test_works_from_results_json_alone_and_via_the_cli(tmp_path: Path) -> None:
+    write(tmp_path / "bare", run(OUTCOMES))
+    out = tmp_path / "out" / "report.html"
+    ran = endstate("view", str(tmp_path / "bare" / "results.json"), "-o", str(out))
+    assert ran.returncode == 0, ran.stderr
+    details = [v for k, v in _blocks(out.read_text()).items() if k != "index"]
+    assert details and all(d["transcript"] is None and d["diff"] is None for d in details)
+    controls = ROOT / "bench" / "results" / "controls"
+    ran = endstate("view", str(controls / "scripted-null"), "--controls", str(controls / "scripted-null"),
+                   str(controls / "scripted-reference"), "-o", str(out))
+    assert ran.returncode == 0, ran.stderr
+    assert 'class="badge verified"' in out.read_text()
