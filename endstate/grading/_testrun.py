@@ -47,6 +47,8 @@ _PYTHONS = {"python", "python3"}
 class TestCommandError(ValueError):
     """A task's test command the harness cannot run as a test runner invocation."""
 
+    __test__ = False
+
 
 class TestRun(msgspec.Struct):
     """What one graded test run reported (the canary left out of every count)."""

@@ -95,3 +95,39 @@ def test_archives_are_reproducible_and_normalised(tmp_path):
     assert {m.mtime for m in members.values()} == {FIXED_MTIME}
     assert (members["x.sh"].mode, members["a/f.txt"].mode) == (0o755, 0o644)
     assert tar_to_tree(first) == load_dir(tmp_path)
+
+
+# -- links -----------------------------------------------------------------------------
+def test_a_link_is_an_entry_of_its_own_in_the_hash():
+    linked = {**TREE, "src/app.py": FileEntry.symlink("/tmp/app.py")}
+    other = {**TREE, "src/app.py": FileEntry.symlink("/tmp/other.py")}
+    assert len({tree_hash(TREE), tree_hash(linked), tree_hash(other)}) == 3
+    # A regular file's hash is what it always was: committed tree hashes stay valid.
+    assert tree_hash({"a": FileEntry(0o644, b"x")}) == tree_hash({"a": FileEntry(0o644, b"x", "")})
+
+
+def test_links_survive_the_archive_round_trip_and_hard_links_read_as_files():
+    import io
+    import tarfile
+
+    tree = {**TREE, "src/link.py": FileEntry.symlink("app.py"), "out": FileEntry.symlink("/etc/passwd")}
+    assert tar_to_tree(tree_to_tar(tree)) == tree
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("ws/a.txt")
+        info.size = 3
+        tar.addfile(info, io.BytesIO(b"abc"))
+        hard = tarfile.TarInfo("ws/b.txt")
+        hard.type, hard.linkname = tarfile.LNKTYPE, "ws/a.txt"
+        tar.addfile(hard)
+    assert tar_to_tree(buffer.getvalue(), strip="ws/") == {"a.txt": FileEntry(0o644, b"abc"),
+                                                           "b.txt": FileEntry(0o644, b"abc")}
+
+
+def test_reading_an_archive_stops_at_its_ceiling():
+    from endstate.sandbox._tree import TreeTooLarge
+
+    big = {f"f{i}": FileEntry(0o644, b"x" * 1000) for i in range(10)}
+    assert len(tar_to_tree(tree_to_tar(big), max_bytes=10_000)) == 10
+    with pytest.raises(TreeTooLarge):
+        tar_to_tree(tree_to_tar(big), max_bytes=9_999)

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from endstate.errors import ManifestError
+from endstate.sandbox._tree import FileEntry
 from endstate.suite import load_suite, load_task
 
 GOOD = """
@@ -91,3 +92,51 @@ def test_kill_at_beyond_the_reference_trajectory_is_refused(tmp_path):
     (folder / "reference.toml").write_text('[[steps]]\ncalls = [{ tool = "bash", args = { command = "ls" } }]\n')
     with pytest.raises(ManifestError, match="`kill_at` is 3 but the reference trajectory makes only 1"):
         load_task(folder)
+
+
+# -- negative controls -----------------------------------------------------------------
+def _hack(folder: Path, name: str, toml: str, files: dict[str, str] | None = None) -> Path:
+    hack = folder / "hacks" / name
+    hack.mkdir(parents=True)
+    (hack / "hack.toml").write_text(toml)
+    for path, text in (files or {}).items():
+        (hack / path).parent.mkdir(parents=True, exist_ok=True)
+        (hack / path).write_text(text)
+    return hack
+
+
+def test_hacks_overlay_delete_and_link_and_name_several_catchers(tmp_path):
+    folder = make_task(tmp_path, GOOD)
+    (folder / "fixture" / "README.md").write_text("read me\n")
+    _hack(folder, "links", 'description = "d"\nsymlinks = { "pkg.py" = "/tmp/x" }\ncaught_by = ["end_state", "holdout"]\n')
+    _hack(folder, "gone", 'description = "d"\ndelete = ["README.md"]\ncaught_by = "changed_paths_within"\n')
+    _hack(folder, "live", 'description = "d"\n', {"trajectory.toml": '[[steps]]\nsay = "done"\n'})
+    hacks = load_task(folder).hacks()
+    assert hacks["links"].tree["pkg.py"] == FileEntry.symlink("/tmp/x")
+    assert hacks["links"].spec.catchers() == ["end_state", "holdout"]
+    assert "README.md" not in hacks["gone"].tree and hacks["gone"].spec.catchers() == ["changed_paths_within"]
+    assert hacks["live"].live and hacks["live"].tree is None
+
+
+@pytest.mark.parametrize("toml, files, message", [
+    ('description = "d"\n', {"pkg.py": "x"}, "lie loose in the hack folder"),
+    ('description = "d"\ndelete = ["nope.py"]\n', {}, "names 'nope.py', which the fixture does not have"),
+    ('description = "d"\n', {}, "the hack changes nothing"),
+    ('description = "d"\ndelete = ["README.md"]\n', {"trajectory.toml": '[[steps]]\nsay = "x"\n'},
+     r"a live hack \(trajectory.toml\) starts from the fixture"),
+])
+def test_a_hack_that_could_not_apply_is_an_error(tmp_path, toml, files, message):
+    folder = make_task(tmp_path, GOOD)
+    (folder / "fixture" / "README.md").write_text("read me\n")
+    _hack(folder, "bad", toml, files)
+    with pytest.raises(ManifestError, match=message):
+        load_task(folder).hacks()
+
+
+def test_hacks_are_not_part_of_the_task_hash(tmp_path):
+    folder = make_task(tmp_path, GOOD)
+    before = load_task(folder).content_hash()
+    _hack(folder, "new", 'description = "d"\n', {"files/x.py": "x"})
+    assert load_task(folder).content_hash() == before
+    (folder / "prompt.md").write_text("something else\n")
+    assert load_task(folder).content_hash() != before

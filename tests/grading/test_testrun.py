@@ -1,0 +1,73 @@
+"""The harness's test runs, apart from Docker: command parsing, canary placement,
+report reading, and the output tail (which must never show the random canary)."""
+
+from __future__ import annotations
+
+import pytest
+
+from endstate.grading._testrun import TestCommandError, _canary, _canary_folder, _junit, _tail, parse_test_command
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("python -m pytest -q tests", ("pytest", ["-q", "tests"], [])),
+    ("python3 -m pytest", ("pytest", [], [])),
+    ("pytest -x tests/test_a.py::test_b", ("pytest", ["-x", "tests/test_a.py::test_b"], [])),
+    ("PYTHONPATH=src python -m pytest tests", ("pytest", ["tests"], ["PYTHONPATH=src"])),
+    ("python -m unittest discover -s tests -t .", ("unittest", ["discover", "-s", "tests", "-t", "."], [])),
+])
+def test_test_commands_parse_into_runner_and_arguments(command, expected):
+    assert parse_test_command(command) == expected
+
+
+@pytest.mark.parametrize("command", ["make test", "python -m pytest tests && echo ok", "python run_tests.py",
+                                     "pytest tests | tee log", "python -c 'import pytest'", "bash -c pytest"])
+def test_anything_but_a_test_runner_is_refused(command):
+    with pytest.raises(TestCommandError):
+        parse_test_command(command)
+
+
+PATHS = {"pkg/a.py", "tests/test_a.py", "tests/unit/test_b.py", "tests_holdout/test_h.py"}
+
+
+@pytest.mark.parametrize("runner, args, folder", [
+    ("pytest", ["-q", "tests"], "tests"),
+    ("pytest", ["-q", "tests/unit/test_b.py::test_x"], "tests/unit"),
+    ("pytest", ["-q", "./tests_holdout/"], "tests_holdout"),
+    ("pytest", ["-q"], ""),
+    ("unittest", ["discover", "-s", "tests", "-t", "."], "tests"),
+    ("unittest", ["tests.test_a"], ""),
+])
+def test_the_canary_goes_where_the_command_collects(runner, args, folder):
+    assert _canary_folder(runner, args, PATHS) == folder
+
+
+def test_each_canary_is_new_and_fails_by_construction():
+    first, second = _canary("tests"), _canary("tests")
+    assert first[0] != second[0] and first[0].startswith("tests/test_") and first[0].endswith(".py")
+    source = first[2].decode()
+    assert "class Test" in source and f"def {first[1]}(self)" in source and "assertEqual" in source
+    left, right = first[3][1:]
+    assert left != right and f"assertEqual({left}, {right})" in source
+
+
+def _report(cases: str) -> bytes:
+    return f'<testsuites><testsuite name="pytest">{cases}</testsuite></testsuites>'.encode()
+
+
+def test_the_canary_is_left_out_of_the_counts_and_its_outcome_kept():
+    cases = ('<testcase name="test_a"/><testcase name="test_b"><failure message="x"/></testcase>'
+             '<testcase name="test_c"><skipped/></testcase><testcase name="test_1234abcd"><failure/></testcase>')
+    assert _junit(_report(cases), "test_1234abcd") == (3, 1, 0, 1, "failed")
+    flipped = cases.replace('<testcase name="test_1234abcd"><failure/></testcase>', '<testcase name="test_1234abcd"/>')
+    assert _junit(_report(flipped), "test_1234abcd") == (3, 1, 0, 1, "passed")
+    assert _junit(_report('<testcase name="test_a"/>'), "test_1234abcd")[4] == "missing"
+    assert _junit(b"not xml", "x") is None
+
+
+def test_the_tail_drops_the_canary_and_the_runners_own_counts():
+    output = ("FAILED tests/test_a.py::test_b - assert 1 == 2\n"
+              "FAILED tests/test_9f8e7d6c.py::Test9f8e7d6c::test_9f8e7d6c - AssertionError: 123 != 1000456\n"
+              "E   AssertionError: 123 != 1000456\n"
+              "2 failed, 20 passed in 0.31s\n"
+              "- generated xml file: /opt/endstate/report/abc.xml -\n")
+    assert _tail(output, ("9f8e7d6c", "123", "1000456")) == "FAILED tests/test_a.py::test_b - assert 1 == 2"
