@@ -126,10 +126,38 @@ def test_put_and_get_tree_round_trip(box):
     assert box.exec("echo more >> rt/data.bin && rm rt/deep/er/empty.txt").ok
 
 
-def test_get_tree_keeps_regular_files_only(box):
-    box.exec("mkdir -p gt && echo a > gt/a && ln -s a gt/link && ln -s /etc/passwd gt/out && mkfifo gt/fifo")
-    paths = sorted(p for p in box.get_tree() if p.startswith("gt/"))
-    assert paths == ["gt/a"]
+def test_get_tree_keeps_files_and_links_as_links(box):
+    box.exec("mkdir -p gt && echo a > gt/a && ln -s a gt/link && ln -s /etc/passwd gt/out && mkfifo gt/fifo"
+             " && ln gt/a gt/hard")
+    tree = {p: e for p, e in box.get_tree().items() if p.startswith("gt/")}
+    assert sorted(tree) == ["gt/a", "gt/hard", "gt/link", "gt/out"]  # the fifo is not a file
+    assert tree["gt/link"] == FileEntry.symlink("a") and tree["gt/out"] == FileEntry.symlink("/etc/passwd")
+    assert tree["gt/hard"].data == tree["gt/a"].data == b"a\n"
+
+
+def test_a_stopped_sandbox_keeps_its_files_and_runs_nothing(sandbox_image):
+    with DockerSandbox(sandbox_image, SandboxLimits(command_timeout_s=30), "stop") as stopped:
+        stopped.exec("echo kept > kept.txt && (nohup sleep 600 >/dev/null 2>&1 &)")
+        stopped.stop()
+        assert stopped.get_tree()["kept.txt"].data == b"kept\n"
+        with pytest.raises(SandboxError):
+            stopped.exec("true")
+
+
+def test_harness_files_are_read_only_to_the_agent_user(sandbox_image):
+    with DockerSandbox(sandbox_image, LIMITS, "harness") as box:
+        _harness_files_checks(box)
+
+
+def _harness_files_checks(box):
+    box.put_harness_tree({"ro/file.txt": FileEntry(0o644, b"harness\n")}, owner="root")
+    result = box.exec("echo x > ro/file.txt; echo y > ro/new.txt; rm -f ro/file.txt; cat ro/file.txt")
+    assert result.stdout == "harness\n" and "Permission denied" in result.stderr
+    box.put_harness_tree({}, at="/opt/endstate/report", owner="agent")
+    assert box.exec("echo r > /opt/endstate/report/r && echo x > /opt/endstate/nope").exit_code != 0
+    assert box.read_path("/opt/endstate/report/r", max_bytes=10) == b"r\n"
+    with pytest.raises(SandboxError):
+        box.read_path("/opt/endstate/report/r", max_bytes=1)
 
 
 def test_read_and_write_files(box):
