@@ -86,6 +86,7 @@ class Agent:
         tool_choice: Literal["auto", "required"] = "auto",
         on_tool_done: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        reconcile: bool = True,
     ) -> None:
         self.model = model
         self.sandbox = sandbox
@@ -98,6 +99,10 @@ class Agent:
         self.on_tool_done = on_tool_done or (lambda n: None)
         self.clock = clock
         self.started = clock()
+        #: Hash the workspace before each call, so a killed and resumed run can tell whether
+        #: the call in flight took effect. A full read per call: only runs that will be
+        #: killed and resumed (checkpoint tasks) pay for it.
+        self.reconcile = reconcile
 
     # -- running -----------------------------------------------------------------
     def run(self, prompt: str) -> tuple[RunState, RunEnded]:
@@ -192,7 +197,7 @@ class Agent:
         if not decision.allowed:
             counters.denied_calls += 1
             return f"denied: {decision.reason}"
-        state.pending = Pending(call, tree_hash(self.sandbox.get_tree()))
+        state.pending = Pending(call, tree_hash(self.sandbox.get_tree()) if self.reconcile else "")
         self.journal.write(state)
         try:
             text = run_tool(self.sandbox, call.name, args, timeout=self.budget.command_timeout)
@@ -208,7 +213,7 @@ class Agent:
         if not self.guards.resume_reconciliation:
             state.counters.tool_calls -= 1  # counted again by _call
             return self._call(state, pending.call)
-        if tree_hash(self.sandbox.get_tree()) == pending.tree_hash_before:
+        if pending.tree_hash_before and tree_hash(self.sandbox.get_tree()) == pending.tree_hash_before:
             state.counters.tool_calls -= 1
             return self._call(state, pending.call)
         return ("[endstate: the run was interrupted while this call ran; the workspace shows it "

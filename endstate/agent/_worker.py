@@ -104,7 +104,8 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker)
         model = open_model(job.model, settings=settings, base_url=job.base_url)
         try:
             agent = Agent(model, sandbox, policy=Policy.load(*job.policy, *map(Path, job.policy_files)), budget=job.budget, journal=journal,
-                          guards=job.guards, tool_choice=settings.tool_choice, on_tool_done=on_tool_done)
+                          guards=job.guards, tool_choice=settings.tool_choice, on_tool_done=on_tool_done,
+                          reconcile=job.kill_at is not None)
             state, end = agent.run(job.prompt)
         except ReplayDivergence as exc:
             # Replay met a request it has no answer for: the harness or the recording changed.

@@ -22,7 +22,7 @@ import msgspec
 
 from endstate.grading._integrity import end_state
 from endstate.grading._resolve import Grader, run_grader
-from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files
+from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import Sandbox, SandboxLimits, open_sandbox
 from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, without_caches
@@ -90,26 +90,35 @@ def seal_end_state(stopped: Any, fixture: Tree, grading: Sandbox, guards: Gradin
 
 
 def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: GradingGuards = GradingGuards()) -> SealedSandbox:
-    """The same for a tree in hand (a task check's overlay, or a snapshot already read)."""
+    """The same for a tree in hand (a task check's overlay, or a snapshot already read).
+    Nothing reaches the grading sandbox until `stage_holdout`."""
     if guards.full_snapshot:
         snapshot, graded = without_caches(raw), without_caches(raw)
     else:
         snapshot, graded = _blind_snapshot(raw), raw
-    if guards.fresh_container:
-        grading.put_harness_tree(graded, owner="root")
     sealed = SealedSandbox(grading, snapshot, fixture, ignored_caches=cache_paths(raw))
     sealed.tamper_guard = guards.tamper_guard
+    sealed.graded = graded if guards.fresh_container else {}
     return sealed
 
 
 def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
-    if holdout:
-        sealed.grading.put_harness_tree(holdout, owner="root")
-        sealed.staged.update(holdout)
+    """Give the grading sandbox, in one write, the sealed tree, the held-out tests and the
+    canaries (one per folder that holds tests), all read-only to the test user."""
+    staged = dict(holdout)
+    if sealed.tamper_guard:
+        canaries = plant_canaries(set(sealed.paths()) | set(holdout))
+        sealed.canaries = [(name, marks) for name, _, marks in canaries.values()]
+        staged.update({path: source for path, (_, source, _) in canaries.items()})
+    sealed.grading.put_harness_tree({**sealed.graded, **staged}, owner="root")
+    sealed.staged.update(staged)
+    sealed.stage_done = True
 
 
 def grade(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = GradingGuards()) -> list[tuple[str, Verdict]]:
     """Every grader's verdict, then the end-state checks' (unless that guard is off)."""
+    if sealed._grading is not None and not sealed.stage_done:
+        stage_holdout(sealed, {})  # nothing held out: the graded tree still has to get there
     verdicts = [(g.short_name, run_grader(g, sealed)) for g in graders]
     if guards.integrity:
         try:

@@ -30,8 +30,8 @@ import msgspec
 from endstate.sandbox._base import WORKDIR
 from endstate.sandbox._tree import FileEntry, Tree
 
-__all__ = ["TestRun", "TestCommandError", "parse_test_command", "run_tests", "harness_files", "HARNESS_DIR",
-           "REPORT_DIR", "REPORT_MAX_BYTES"]
+__all__ = ["TestRun", "TestCommandError", "parse_test_command", "run_tests", "harness_files", "plant_canaries",
+           "HARNESS_DIR", "REPORT_DIR", "REPORT_MAX_BYTES"]
 
 HARNESS_DIR = "/opt/endstate/harness"
 REPORT_DIR = "/opt/endstate/report"
@@ -101,24 +101,31 @@ def harness_files() -> Tree:
             for name in ("endstate_runner.py", "endstate_guard.py")}
 
 
-def _canary_folder(runner: str, args: list[str], tree_paths: set[str]) -> str:
-    """Where the canary goes so that the command collects it: the first path argument's folder."""
-    if runner == "unittest":
-        for flag in ("-s", "--start-directory"):
-            if flag in args and args.index(flag) + 1 < len(args):
-                return args[args.index(flag) + 1].strip("/").removeprefix("./")
-        return ""
-    folders = {p.rsplit("/", 1)[0] for p in tree_paths if "/" in p} | {
-        "/".join(p.split("/")[:i]) for p in tree_paths for i in range(1, p.count("/") + 1)}
-    for arg in args:
-        if arg.startswith("-"):
-            continue
-        path = arg.split("::", 1)[0].strip("/").removeprefix("./").rstrip("/")
-        if path in folders:
-            return path
-        if path in tree_paths:
-            return path.rsplit("/", 1)[0] if "/" in path else ""
-    return ""
+#: At most this many canaries: one per folder holding tests, shallowest first.
+MAX_CANARIES = 32
+
+
+def _test_folders(paths: set[str]) -> list[str]:
+    """Folders that hold test files (test_*.py, *_test.py), shallowest first; "" is the root."""
+    folders = set()
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+            folders.add(folder)
+    return sorted(folders, key=lambda f: (f.count("/") if f else -1, f))[:MAX_CANARIES]
+
+
+def plant_canaries(paths: set[str]) -> dict[str, tuple[str, FileEntry, tuple[str, ...]]]:
+    """A canary per folder holding tests: path -> (test name, file, words marking its output).
+
+    Staged with the tests, so whichever folders a command collects, it collects their
+    canary too; every collected canary must be reported failed.
+    """
+    planted = {}
+    for folder in _test_folders(paths) or [""]:
+        path, name, source, marks = _canary(folder)
+        planted[path] = (name, FileEntry(0o644, source), marks)
+    return planted
 
 
 def _canary(folder: str) -> tuple[str, str, bytes, tuple[str, ...]]:
@@ -134,30 +141,26 @@ def _canary(folder: str) -> tuple[str, str, bytes, tuple[str, ...]]:
 
 
 def run_tests(sealed: Any, command: str, *, timeout: float | None = None) -> TestRun:
-    """Run a task's test command through the harness's entry point in the grading sandbox."""
+    """Run a task's test command through the harness's entry point in the grading sandbox:
+    one command and one read of its report folder."""
     runner, args, env = parse_test_command(command)
     box = sealed.grading
     guard = getattr(sealed, "tamper_guard", True)
+    canaries = list(getattr(sealed, "canaries", []))
     nonce = secrets.token_hex(8)
-    canary_path, canary_name, marks = "", "", ()
-    if guard:
-        canary_path, canary_name, source, marks = _canary(_canary_folder(runner, args, set(sealed.paths()) | sealed.staged))
-        box.put_harness_tree({canary_path: FileEntry(0o644, source)}, owner="root")
     argv = ["env", "-i", *_ENV, *env, "python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py", runner,
             REPORT_DIR, nonce, "guard" if guard else "noguard", "--", *args]
     # Nothing the test process started may outlive it into the next graded run.
     line = f"{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
-    try:
-        result = box.exec(line, timeout=timeout)
-    finally:
-        if canary_path:
-            box.remove_paths([f"{WORKDIR}/{canary_path}"])
+    result = box.exec(line, timeout=timeout)
+    marks = tuple(mark for _, words in canaries for mark in words)
     run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
     try:
-        report = box.read_path(f"{REPORT_DIR}/{nonce}.xml", max_bytes=REPORT_MAX_BYTES)
+        reports = box.read_folder(f"{REPORT_DIR}/{nonce}", max_bytes=REPORT_MAX_BYTES)
     except FileNotFoundError:
         return run
-    parsed = _junit(report, canary_name)
+    report = reports.get("report.xml")
+    parsed = _junit(report.data, {name for name, _ in canaries}) if report and not report.link else None
     if parsed is None:
         return run
     run.report_found = True
@@ -165,16 +168,20 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None) -> Tes
     if not guard:
         run.canary = "off"
         return run
+    findings = reports.get("guard.json")
     try:
-        guard_report = msgspec.json.decode(box.read_path(f"{REPORT_DIR}/{nonce}.guard.json", max_bytes=1 << 20))
-        run.findings = [str(f) for f in guard_report.get("findings", [])]
-    except (FileNotFoundError, msgspec.DecodeError, AttributeError):
+        run.findings = [str(f) for f in msgspec.json.decode(findings.data).get("findings", [])] if findings else None
+    except (msgspec.DecodeError, AttributeError):
         run.findings = None
     return run
 
 
-def _junit(xml_bytes: bytes, canary: str) -> tuple[int, int, int, int, str] | None:
-    """(tests, failures, errors, skipped, canary outcome) of a JUnit report, canary left out."""
+def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, str] | None:
+    """(tests, failures, errors, skipped, canary outcome) of a JUnit report, canaries left out.
+
+    The canary outcome is "failed" when every collected canary failed, "missing" when
+    none was collected, else the outcome of one that did not fail.
+    """
     try:
         root = ET.fromstring(xml_bytes)
     except ET.ParseError:
@@ -183,25 +190,27 @@ def _junit(xml_bytes: bytes, canary: str) -> tuple[int, int, int, int, str] | No
     if not suites:
         return None
     tests = failures = errors = skipped = 0
-    canary_outcome = "missing"
+    seen: list[str] = []
     for suite in suites:
         for case in suite.iter("testcase"):
             kinds = {child.tag for child in case}
             outcome = ("error" if "error" in kinds else "failure" if "failure" in kinds
                        else "skipped" if "skipped" in kinds else "passed")
-            if canary and case.get("name") == canary:
-                canary_outcome = "failed" if outcome == "failure" else outcome
+            if case.get("name") in canaries:
+                seen.append("failed" if outcome == "failure" else outcome)
                 continue
             tests += 1
             failures += outcome == "failure"
             errors += outcome == "error"
             skipped += outcome == "skipped"
         if not list(suite.iter("testcase")):  # a report of counts only
-            for i, key in enumerate(("tests", "failures", "errors", "skipped")):
-                value = int(suite.get(key, "0"))
-                tests, failures, errors, skipped = [
-                    v + value if j == i else v for j, v in enumerate((tests, failures, errors, skipped))]
-    return tests, failures, errors, skipped, canary_outcome
+            tests += int(suite.get("tests", "0"))
+            failures += int(suite.get("failures", "0"))
+            errors += int(suite.get("errors", "0"))
+            skipped += int(suite.get("skipped", "0"))
+    wrong = [outcome for outcome in seen if outcome != "failed"]
+    canary = wrong[0] if wrong else "failed" if seen else "missing"
+    return tests, failures, errors, skipped, canary
 
 
 #: Closing lines of a runner whose counts include the canary; the verdict states its own counts.

@@ -96,6 +96,11 @@ class Sandbox(abc.ABC):
         """Delete files (absolute paths) as the harness."""
 
     @abc.abstractmethod
+    def read_folder(self, path: str, *, max_bytes: int) -> Tree:
+        """Every regular file below an absolute folder, read as the harness in one go;
+        FileNotFoundError if there is none, SandboxError past `max_bytes`."""
+
+    @abc.abstractmethod
     def read_path(self, path: str, *, max_bytes: int) -> bytes:
         """Bytes of a file anywhere in the sandbox (absolute path), read as the
         harness; FileNotFoundError if there is none, SandboxError past `max_bytes`."""

@@ -279,6 +279,19 @@ class LocalSandbox(Sandbox):
         for path in paths:
             self._host_of(path).unlink(missing_ok=True)
 
+    def read_folder(self, path: str, *, max_bytes: int) -> Tree:
+        host = self._host_of(path)
+        if not host.is_dir():
+            raise FileNotFoundError(f"{path} is not a folder in the sandbox")
+        tree: Tree = {}
+        total = 0
+        for file in sorted(p for p in host.rglob("*") if p.is_file() and not p.is_symlink()):
+            total += file.stat().st_size
+            if total > max_bytes:
+                raise SandboxError(f"{path} holds more than {max_bytes} bytes")
+            tree[file.relative_to(host).as_posix()] = FileEntry(normalise_mode(file.stat().st_mode), file.read_bytes())
+        return tree
+
     def read_path(self, path: str, *, max_bytes: int) -> bytes:
         host = self._host_of(path)
         if host.is_symlink() or not host.is_file():

@@ -107,6 +107,12 @@ class SealedSandbox:
         self.ignored_caches = list(ignored_caches or [])
         #: Paths the harness staged into the grading sandbox after sealing (held-out tests).
         self.staged: set[str] = set()
+        #: What the grading sandbox received of the end state (the snapshot, unless a mutant says otherwise).
+        self.graded: Tree = self._snapshot
+        #: Whether the grading sandbox has received what it grades (see grading.stage_holdout).
+        self.stage_done = False
+        #: The harness's canary tests staged beside the tests: (test name, words marking its output).
+        self.canaries: list[tuple[str, tuple[str, ...]]] = []
 
     # -- the end state -------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
@@ -182,23 +188,9 @@ class SealedSandbox:
         return self.grading.exec(command, timeout=timeout)
 
 
-def seal(stopped: Sandbox, fixture: Tree, *, grading: Sandbox | None = None,
-         max_bytes: int = SNAPSHOT_MAX_BYTES) -> SealedSandbox:
-    """Snapshot the (stopped) sandbox's workspace; call before staging anything for grading.
-
-    The grading sandbox, if given, receives exactly the snapshot, read-only to the
-    agent user. Raises SandboxError when the workspace holds more than `max_bytes`.
-    """
+def seal(stopped: Sandbox, fixture: Tree, *, max_bytes: int = SNAPSHOT_MAX_BYTES) -> SealedSandbox:
+    """Snapshot a (stopped) sandbox's workspace, for file questions only; grading goes
+    through `endstate.grading.seal_end_state`, which also prepares the grading sandbox.
+    Raises SandboxError when the workspace holds more than `max_bytes`."""
     raw = stopped.get_tree(max_bytes=max_bytes)
-    snapshot = without_caches(raw)
-    if grading is not None:
-        grading.put_harness_tree(snapshot, owner="root")
-    return SealedSandbox(grading, snapshot, fixture, ignored_caches=cache_paths(raw))
-
-
-def seal_tree(tree: Tree, fixture: Tree, *, grading: Sandbox | None = None) -> SealedSandbox:
-    """The same as `seal`, for a tree already in hand (a task check's overlay)."""
-    snapshot = without_caches(tree)
-    if grading is not None:
-        grading.put_harness_tree(snapshot, owner="root")
-    return SealedSandbox(grading, snapshot, fixture, ignored_caches=cache_paths(tree))
+    return SealedSandbox(None, without_caches(raw), fixture, ignored_caches=cache_paths(raw))

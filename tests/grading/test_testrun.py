@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.grading._testrun import TestCommandError, _canary, _canary_folder, _junit, _tail, parse_test_command
+from endstate.grading._testrun import TestCommandError, _canary, _junit, _tail, parse_test_command, plant_canaries
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -26,19 +26,17 @@ def test_anything_but_a_test_runner_is_refused(command):
         parse_test_command(command)
 
 
-PATHS = {"pkg/a.py", "tests/test_a.py", "tests/unit/test_b.py", "tests_holdout/test_h.py"}
+PATHS = {"pkg/a.py", "tests/test_a.py", "tests/unit/test_b.py", "tests_holdout/test_h.py", "tests/helpers.py"}
 
 
-@pytest.mark.parametrize("runner, args, folder", [
-    ("pytest", ["-q", "tests"], "tests"),
-    ("pytest", ["-q", "tests/unit/test_b.py::test_x"], "tests/unit"),
-    ("pytest", ["-q", "./tests_holdout/"], "tests_holdout"),
-    ("pytest", ["-q"], ""),
-    ("unittest", ["discover", "-s", "tests", "-t", "."], "tests"),
-    ("unittest", ["tests.test_a"], ""),
-])
-def test_the_canary_goes_where_the_command_collects(runner, args, folder):
-    assert _canary_folder(runner, args, PATHS) == folder
+def test_a_canary_goes_beside_every_folder_of_tests():
+    planted = plant_canaries(PATHS)
+    folders = sorted(path.rsplit("/", 1)[0] for path in planted)
+    assert folders == ["tests", "tests/unit", "tests_holdout"]
+    names = [name for name, _, _ in planted.values()]
+    assert len(set(names)) == 3 and all(path.endswith(f"/{name}.py") for path, (name, _, _) in planted.items())
+    # A project with no test files yet still gets one, at the root.
+    assert [p.count("/") for p in plant_canaries({"pkg/a.py"})] == [0]
 
 
 def test_each_canary_is_new_and_fails_by_construction():
@@ -57,11 +55,11 @@ def _report(cases: str) -> bytes:
 def test_the_canary_is_left_out_of_the_counts_and_its_outcome_kept():
     cases = ('<testcase name="test_a"/><testcase name="test_b"><failure message="x"/></testcase>'
              '<testcase name="test_c"><skipped/></testcase><testcase name="test_1234abcd"><failure/></testcase>')
-    assert _junit(_report(cases), "test_1234abcd") == (3, 1, 0, 1, "failed")
+    assert _junit(_report(cases), {"test_1234abcd", "test_other"}) == (3, 1, 0, 1, "failed")
     flipped = cases.replace('<testcase name="test_1234abcd"><failure/></testcase>', '<testcase name="test_1234abcd"/>')
-    assert _junit(_report(flipped), "test_1234abcd") == (3, 1, 0, 1, "passed")
-    assert _junit(_report('<testcase name="test_a"/>'), "test_1234abcd")[4] == "missing"
-    assert _junit(b"not xml", "x") is None
+    assert _junit(_report(flipped), {"test_1234abcd"}) == (3, 1, 0, 1, "passed")
+    assert _junit(_report('<testcase name="test_a"/>'), {"test_1234abcd"})[4] == "missing"
+    assert _junit(b"not xml", {"x"}) is None
 
 
 def test_the_tail_drops_the_canary_and_the_runners_own_counts():

@@ -8,9 +8,9 @@ with RUNNER `pytest` or `unittest`, and ARGS the task's own arguments for it. It
 imports the test runner (and the guard) before the workspace joins sys.path, so
 no file of the end state (`pytest.py`, `_pytest/`, `unittest/`, a `.pyc`) can stand
 in for them; then puts the workspace first on sys.path, the way `python -m pytest`
-puts the working directory, and runs. The report is written to REPORT_DIR as
-NONCE.xml (JUnit XML, from pytest's own writer or from the recorder below); the
-guard's findings as NONCE.guard.json, after the run has finished.
+puts the working directory, and runs. The report is written to REPORT_DIR/NONCE/
+as report.xml (JUnit XML, from pytest's own writer or from the recorder below), the
+guard's findings as guard.json once the run has finished.
 """
 
 import importlib
@@ -128,7 +128,9 @@ def main(argv):
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
         os.environ.pop(name, None)
-    report = os.path.join(report_dir, nonce + ".xml")
+    folder = os.path.join(report_dir, nonce)
+    os.mkdir(folder)
+    report = os.path.join(folder, "report.xml")
     os.chdir(WORKSPACE)
     if runner == "pytest":
         code = _run_pytest(report, guard, args)
@@ -138,7 +140,7 @@ def main(argv):
         print(f"endstate_runner: unknown runner {runner!r}", file=sys.stderr)
         return 64
     if findings is not None:
-        with open(os.path.join(report_dir, nonce + ".guard.json"), "w", encoding="utf-8") as out:
+        with open(os.path.join(folder, "guard.json"), "w", encoding="utf-8") as out:
             json.dump({"findings": findings()}, out)
     return int(code)
 
