@@ -43,6 +43,8 @@ from endstate.cassettes._match import MatchMode, RequestKeys, canonical_body, ch
 from endstate.cassettes._render import request_lines
 from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
 from endstate.errors import CassetteError, ReplayDivergence
+from endstate.models._secrets import Scrubber
+from endstate.models._spec import RunSettings
 
 if TYPE_CHECKING:
     from endstate.agent._worker import CassetteJob
@@ -97,12 +99,13 @@ class Tape:
 
 @contextlib.contextmanager
 def open_session(job: CassetteJob, *, task_id: str, state_dir: str | Path,
-                 resumed: bool | None = None) -> Iterator[Tape]:
+                 resumed: bool | None = None, scrubber: Scrubber | None = None) -> Iterator[Tape]:
     """Record or replay the model traffic of one task's agent while the block runs.
 
     `state_dir` holds the session journal. `resumed` says whether this process
     continues a killed one; None infers it from the journal (a session that was
-    opened and never closed). Raises CassetteError before anything runs when the
+    opened and never closed). `scrubber` replaces the run's secret values in
+    everything recorded, and in what replay hashes. Raises CassetteError before anything runs when the
     cassette is missing, corrupt, for another task or model, or would be
     overwritten; ReplayDivergence (from the model call) when replay has no answer.
     """
@@ -113,7 +116,8 @@ def open_session(job: CassetteJob, *, task_id: str, state_dir: str | Path,
     path = Path(job.path)
     sidecar = _Sidecar(Path(state_dir) / SIDECAR_NAME)
     session = _record if job.mode == "record" else _replay
-    with session(job, path, task_id, match, sidecar, resumed) as tape:
+    keys = RequestKeys(scrubber)
+    with session(job, path, task_id, match, sidecar, resumed, keys) as tape:
         yield tape
 
 
@@ -137,7 +141,7 @@ def _check_vcrpy() -> None:
 
 @contextlib.contextmanager
 def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: _Sidecar,
-            resumed: bool | None) -> Iterator[Tape]:
+            resumed: bool | None, keys: RequestKeys) -> Iterator[Tape]:
     journal = sidecar.read()
     if resumed is None:
         resumed = journal.is_open(path, "record")
@@ -159,7 +163,6 @@ def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
 
     tape = Tape(mode="record", match=match, path=path, task_id=task_id, header=header, channels=[], played=set(),
                 notes=[])
-    keys = RequestKeys()
     error = ""
     try:
         with _use_cassette(path, RecordMode.ALL, match, keys, _Persister(None, writer)) as cassette:
@@ -188,6 +191,7 @@ def _new_header(job: CassetteJob, task_id: str) -> Header:
         task_hash=str(expected.get("task_hash", "")),
         image_id=str(expected.get("image_id", "")),
         created=utc_now(),
+        settings=msgspec.convert(expected["settings"], RunSettings) if expected.get("settings") else None,
     )
 
 
@@ -210,7 +214,7 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
         append(request, response)
         if len(cassette.data) != before + 1:
             raise CassetteError(f"vcrpy dropped the exchange {request.method} {request.path} instead of recording it")
-        writer.append(to_interaction(*cassette.data[-1], keys))
+        writer.append(to_interaction(*cassette.data[-1], keys, keys.scrubber))
         tape.recorded += 1
 
     cassette.can_play_response_for = checked_can_play
@@ -222,7 +226,7 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
 
 @contextlib.contextmanager
 def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: _Sidecar,
-            resumed: bool | None) -> Iterator[Tape]:
+            resumed: bool | None, keys: RequestKeys) -> Iterator[Tape]:
     if not path.is_file():
         model = job.header.get("model") or "<provider/model>"
         raise CassetteError(
@@ -245,7 +249,6 @@ def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
 
     tape = Tape(mode="replay", match=match, path=path, task_id=task_id, header=recording.header,
                 channels=[i.request.channel for i in recording.interactions], played=played, notes=notes)
-    keys = RequestKeys()
     try:
         with _use_cassette(path, RecordMode.NONE, match, keys, _Persister(recording, None)) as cassette:
             if len(cassette.data) != len(recording.interactions):
@@ -340,7 +343,8 @@ def _divergence(request: Request, recording: Recording, played: set[int], keys: 
         state = "already played" if closest in played else "not played"
         summary = f"#{closest} {other.channel} turn {other.turn} {other.request_hash[:16]} ({state})"
         lines.append(f"closest recorded request: {summary}")
-        lines += _body_diff(other.body, _request_body(request), f"recorded #{closest}", "this request")
+        lines += _body_diff(other.body, keys.scrubber.bytes(_request_body(request)), f"recorded #{closest}",
+                            "this request")
     lines.append("The harness, the task or the agent's inputs changed since the recording: re-record with "
                  "`endstate record`, or replay with --match sequence to serve answers in recorded order.")
     return ReplayDivergence("\n".join(lines), task=tape.task_id, turn=turn, request_hash=made_hash, closest=summary)
@@ -359,7 +363,7 @@ def _closest(request: Request, interactions: list[Any], played: set[int], keys: 
     same_turn = [i for i in candidates if interactions[i].request.turn == turn]
     if same_turn:
         return min(same_turn, key=lambda i: (i in played, i))
-    made = request_lines(_request_body(request), limit=None)
+    made = request_lines(keys.scrubber.bytes(_request_body(request)), limit=None)
 
     def distance(index: int) -> tuple[float, bool, int]:
         recorded = request_lines(interactions[index].request.body, limit=None)

@@ -80,11 +80,15 @@ def sdk_options(settings: RunSettings, api_key: str, base_url: str | None,
     timeout, and an HTTP client whose request hook counts every attempt."""
     import httpx2
 
+    from endstate.models._secrets import split_query
+
     counter = AttemptCounter()
     http = httpx2.Client(event_hooks={"request": [counter]}, follow_redirects=True, timeout=settings.timeout_s)
+    base_url, query = split_query(base_url) if base_url else (base_url, {})
     return counter, {
         "api_key": api_key,
         "base_url": base_url,
+        "default_query": query or None,
         "max_retries": settings.max_retries,
         "timeout": settings.timeout_s,
         "default_headers": dict(extra_headers or {}),
