@@ -38,8 +38,9 @@ from vcr.record_mode import RecordMode
 from vcr.request import Request
 
 from endstate import __version__
-from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, load, utc_now
+from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, utc_now
 from endstate.cassettes._match import MatchMode, RequestKeys, canonical_body, check_match_mode
+from endstate.cassettes._preflight import check_header, open_cassette
 from endstate.cassettes._render import request_lines
 from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
 from endstate.errors import CassetteError, ReplayDivergence
@@ -148,7 +149,7 @@ def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
     if resumed:
         writer, recording = CassetteWriter.resume(path)
         try:
-            _check_header(recording, job, task_id, strict=True, verb="resume recording")
+            check_header(recording, job.header, task_id, strict=True, verb="resume recording")
         except CassetteError:
             writer.close()
             raise
@@ -227,14 +228,8 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
 @contextlib.contextmanager
 def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: _Sidecar,
             resumed: bool | None, keys: RequestKeys) -> Iterator[Tape]:
-    if not path.is_file():
-        model = job.header.get("model") or "<provider/model>"
-        raise CassetteError(
-            f"no cassette for task {task_id} at {path}: record it with `endstate record --model {model}` "
-            "or pass the right --replay folder"
-        )
-    recording = load(path)
-    notes = _check_header(recording, job, task_id, strict=match == "strict", verb="replay")
+    recording = open_cassette(path, task_id, job.header.get("model"))
+    notes = check_header(recording, job.header, task_id, strict=match == "strict", verb="replay")
     identity = _header_id(recording.header)
     journal = sidecar.read()
     if resumed is None:
@@ -260,39 +255,6 @@ def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
             yield tape
     finally:
         sidecar.close()
-
-
-def _check_header(recording: Recording, job: CassetteJob, task_id: str, *, strict: bool, verb: str) -> list[str]:
-    """Refuse a cassette for another task or model, or (strict) a changed task; return notes."""
-    header, expected, path = recording.header, job.header, recording.path
-    notes: list[str] = []
-    if header.task_id != task_id:
-        raise CassetteError(f"cannot {verb}: cassette {path} was recorded for task {header.task_id}, not {task_id}")
-    model = expected.get("model")
-    if model and header.model != model:
-        raise CassetteError(
-            f"cannot {verb}: cassette {path} was recorded with model {header.model}, this run uses {model}: "
-            f"pass the --replay folder of {model}'s cassettes, or record them"
-        )
-    task_hash = expected.get("task_hash")
-    if task_hash and header.task_hash != task_hash:
-        if strict:
-            raise CassetteError(
-                f"cannot {verb}: task {task_id} changed since cassette {path} was recorded (task hash "
-                f"{header.task_hash[:12]} then, {str(task_hash)[:12]} now): re-record it with `endstate record`, "
-                "or replay with --match sequence"
-            )
-        notes.append(f"task {task_id} changed since it was recorded (task hash {header.task_hash[:12]} then, "
-                     f"{str(task_hash)[:12]} now); sequence matching ignores request bodies")
-    image_id = expected.get("image_id")
-    if image_id and header.image_id and header.image_id != image_id:
-        notes.append(f"recorded on sandbox image {header.image_id[:19]}, running on {str(image_id)[:19]}")
-    version = expected.get("endstate_version")
-    if version and header.endstate_version != version:
-        notes.append(f"recorded by endstate {header.endstate_version}, replayed by {version}")
-    if verb == "replay" and not recording.complete:
-        notes.append(f"cassette {path} has no end marker: its recording was cut short")
-    return notes
 
 
 def _hook_replay(cassette: Any, recording: Recording, tape: Tape, keys: RequestKeys, sidecar: _Sidecar) -> None:
