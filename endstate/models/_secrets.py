@@ -88,8 +88,9 @@ def split_query(url: str) -> tuple[str, dict[str, str]]:
 def _forms(value: str) -> set[str]:
     """The ways `value` may be written: as is, percent-encoded, percent-decoded, JSON-escaped."""
     forms = {value, quote(value, safe=""), quote_plus(value, safe=""), unquote(value)}
-    forms |= {msgspec.json.encode(form).decode()[1:-1] for form in list(forms)}
-    return forms
+    escaped = {msgspec.json.encode(form).decode()[1:-1] for form in forms}
+    # Some JSON encoders also escape "/" (as "\\/").
+    return forms | escaped | {form.replace("/", "\\/") for form in escaped}
 
 
 def _url_secrets(url: str) -> set[str]:
