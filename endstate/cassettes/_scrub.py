@@ -5,7 +5,10 @@ Two layers, so one mistake does not leak a key:
 1. vcrpy's own filters (`SECRET_HEADERS`, `SECRET_QUERY_KEYS`) plus `scrub_request`
    as its before_record_request hook, on every request it sees;
 2. when an interaction becomes a record, headers are cut down to an allowlist
-   and the query is filtered again.
+   and the query is filtered again;
+3. every value the run's Scrubber knows (keys, URL passwords, query keys) is
+   replaced wherever it is left: bodies, kept headers, path, query, reason. A
+   server may echo a key anywhere; the request hash is taken after this.
 
 Response headers go through the same allowlist, which also drops dates, cookies
 and request ids: the header's `created` stays the only time value in a file.

@@ -178,8 +178,10 @@ def check_reachable(spec: str, base_url: str, *, timeout: float = 3.0) -> None:
         with socket.create_connection((url.hostname or "localhost", port), timeout=timeout):
             pass
     except OSError as exc:
+        from endstate.models._secrets import Scrubber
+
         raise ModelSpecError(
-            f"{spec}: nothing answers at {base_url} ({exc.strerror or exc}): start the server "
+            f"{spec}: nothing answers at {Scrubber().url(base_url)} ({exc.strerror or exc}): start the server "
             "(for SmolLM2: `endstate serve-local`) or fix --base-url"
         ) from None
 
