@@ -229,7 +229,9 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         for problem in problems:
             click.echo(f"endstate: error: {problem} (task skipped)", err=True)
         errors += problems
-        if problems and not loaded:
+        if not loaded:
+            if not errors:
+                click.echo("endstate: error: no task to replay", err=True)
             sys.exit(2)
     out = out or Path("runs") / model_slug(config.model)
     results = []
