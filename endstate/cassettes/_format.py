@@ -76,6 +76,7 @@ class Header(msgspec.Struct, tag_field="kind", tag="header"):
     #: ISO 8601 UTC; the only time value a cassette holds.
     created: str
     #: How every completion was requested (version 2 on); replay takes them from here.
+    #: RunSettings refuses unknown fields, so a new setting is a new format version.
     settings: RunSettings | None = None
 
 
