@@ -127,8 +127,9 @@ def image_build(tag: str | None, offline_seed: str) -> None:
 def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True),
-        click.option("--model", "model", required=True, help="provider/model, e.g. scripted/reference, "
-                     "openai/gpt-4.1-2025-04-14, anthropic/..., openai-compatible/NAME with --base-url."),
+        click.option("--model", "model", default=None, help="provider/model, e.g. scripted/reference, "
+                     "openai/gpt-4.1-2025-04-14, anthropic/..., openai-compatible/NAME with --base-url "
+                     "(a replay takes it from the cassettes)."),
         click.option("--base-url", default=None, help="Server URL for openai-compatible models."),
         click.option("--task", "only", multiple=True, help="Run only this task id (repeatable)."),
         click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True),
@@ -165,13 +166,15 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
     mode = extra.get("mode", "live")
     import os
 
+    if mode != "replay" and not model:
+        raise click.UsageError("Missing option '--model' (only a replay takes it from the cassettes).")
     if mode != "replay":
         provider, _ = check_spec(model, base_url, os.environ)  # fails before any container starts
         if base_url and provider == "openai-compatible":
             check_reachable(model, base_url)
     settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, timeout_s=request_timeout,
                            tool_choice=tool_choice)
-    return RunConfig(model=model, settings=settings, base_url=base_url, sandbox=sandbox,
+    return RunConfig(model=model or "", settings=settings, base_url=base_url, sandbox=sandbox,
                      image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
                      attempts=attempts, **extra)
 
@@ -205,11 +208,33 @@ def _summary(result: Any, out: Path) -> None:
     click.echo(f"results: {out / 'results.json'}")
 
 
+# Options that set a run setting, by RunSettings field: on replay the cassettes set them.
+_SETTING_OPTIONS = {"temperature": "temperature", "seed": "seed", "retries": "max_retries",
+                    "request_timeout": "timeout_s", "tool_choice": "tool_choice"}
+
+
+def _explicit_settings() -> set[str]:
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return {field for option, field in _SETTING_OPTIONS.items()
+            if ctx.get_parameter_source(option) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
+
+
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, **kwargs: Any) -> None:
-    from endstate.suite import model_slug, run_suite
+    from endstate.suite import model_slug, prepare_replay, run_suite
 
     config = _config(**kwargs)
     loaded, errors = _load(suite, only)
+    if config.mode == "replay":  # every cassette checked, model and settings read, before any container
+        loaded, config, problems = prepare_replay(loaded, config, _explicit_settings())
+        for problem in problems:
+            click.echo(f"endstate: error: {problem} (task skipped)", err=True)
+        errors += problems
+        if not loaded:
+            if not errors:
+                click.echo("endstate: error: no task to replay", err=True)
+            sys.exit(2)
     out = out or Path("runs") / model_slug(config.model)
     results = []
     for attempt in range(repeat):
@@ -266,6 +291,8 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     """A live run that records every model exchange into cassettes."""
     from endstate.suite import model_slug
 
+    if not kwargs["model"]:
+        raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / model_slug(kwargs["model"])
     if not overwrite:
         loaded, _ = _load(kwargs["suite"], only)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 
+from endstate.models._secrets import Scrubber
 from endstate.models._types import Message, ToolCall
 
 __all__ = ["Counters", "Pending", "RunState", "Journal", "Guards"]
@@ -73,12 +74,17 @@ class Guards(msgspec.Struct, frozen=True):
 
 
 class Journal:
-    def __init__(self, path: Path) -> None:
+    """The run state on disk, with the run's secret values scrubbed (a server may echo a
+    key into the conversation). A process resumed from it sees the placeholder, as
+    replay of the recording does, so both send the same requests."""
+
+    def __init__(self, path: Path, scrubber: Scrubber | None = None) -> None:
         self.path = Path(path)
+        self.scrubber = scrubber or Scrubber()
 
     def write(self, state: RunState) -> None:
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_bytes(msgspec.json.encode(state))
+        tmp.write_bytes(self.scrubber.json(state))
         os.replace(tmp, self.path)
 
     def read(self) -> RunState | None:

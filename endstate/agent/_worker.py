@@ -9,6 +9,14 @@ hand, which is handy for debugging one task.
 When the job names a kill point, the worker reports it after that tool call has
 run and before its result is journaled (KILL_MARKER, on the runner's pipe or on
 stdout), then waits to be SIGKILLed.
+
+Secrets never reach the job file: its base URL has credentials replaced by a
+placeholder, and the real one comes out of band (an argument through the fork
+server's pipe, or BASE_URL_ENV for a job run by hand); API keys come from the
+environment. The worker builds one Scrubber from them and applies it to
+everything it writes: cassette, journal, transcript, outcome and its log.
+An input error met here (a cassette that went bad after the runner checked it)
+is one line in the log and the `input_error` stop reason, never a traceback.
 """
 
 from __future__ import annotations
@@ -27,11 +35,17 @@ import msgspec
 
 from endstate.agent._policy import Policy
 from endstate.agent._state import Counters, Guards, Journal
+from endstate.errors import UserError
+from endstate.models._secrets import Scrubber
 from endstate.suite._manifest import Budget
 
-__all__ = ["AgentJob", "AgentOutcome", "CassetteJob", "KILL_MARKER", "run_job", "main", "forked_main"]
+__all__ = ["AgentJob", "AgentOutcome", "CassetteJob", "KILL_MARKER", "BASE_URL_ENV", "run_job", "main",
+           "forked_main"]
 
 KILL_MARKER = "ENDSTATE-KILL-POINT"
+
+#: Where a job run by hand finds its real base URL when the job file's is redacted.
+BASE_URL_ENV = "ENDSTATE_BASE_URL"
 
 
 class CassetteJob(msgspec.Struct, frozen=True):
@@ -79,9 +93,13 @@ def _print_marker() -> None:
     print(KILL_MARKER, flush=True)
 
 
-def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker) -> AgentOutcome:
+def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker, base_url: str | None = None,
+            scrubber: Scrubber | None = None) -> AgentOutcome:
     """Run the job's agent to its end. At a checkpoint task's kill point, call
-    `at_kill_point` (which tells the runner) and wait to be killed."""
+    `at_kill_point` (which tells the runner) and wait to be killed.
+
+    `base_url` is the real one when the job's is redacted; `scrubber` (default:
+    built from it and the environment) cleans what is written."""
     from endstate.agent._loop import Agent, RunEnded
     from endstate.errors import ReplayDivergence
     from endstate.models import RunSettings, open_model
@@ -91,17 +109,19 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker)
 
     sandbox = TimedSandbox(BACKENDS[job.sandbox["backend"]].attach(job.sandbox))
     settings = msgspec.convert(job.settings, RunSettings)
-    journal = Journal(Path(job.journal))
+    base_url = base_url or job.base_url
+    scrubber = scrubber or Scrubber.for_run(base_url, os.environ)
+    journal = Journal(Path(job.journal), scrubber)
 
     def on_tool_done(calls: int) -> None:
         if job.kill_at is not None and job.attempt == 0 and calls == job.kill_at:
             at_kill_point()
             time.sleep(3600)  # the runner kills this process now
 
-    session = _cassette_session(job)
+    session = _cassette_session(job, scrubber)
     divergence = ""
     with session as tape:
-        model = open_model(job.model, settings=settings, base_url=job.base_url)
+        model = open_model(job.model, settings=settings, base_url=base_url)
         try:
             agent = Agent(model, sandbox, policy=Policy.load(*job.policy, *map(Path, job.policy_files)), budget=job.budget, journal=journal,
                           guards=job.guards, tool_choice=settings.tool_choice, on_tool_done=on_tool_done,
@@ -112,7 +132,7 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker)
             state, end, divergence = journal.read(), RunEnded(str(exc)), str(exc)
         finally:
             model.close()
-    Path(job.transcript).write_bytes(msgspec.json.format(msgspec.json.encode(state.messages), indent=1))
+    Path(job.transcript).write_bytes(msgspec.json.format(scrubber.json(state.messages), indent=1))
     outcome = AgentOutcome(end.stop_reason, end.detail, state.counters, sandbox_s=round(sandbox.seconds, 3))
     if tape is not None:
         outcome.divergence = tape.divergence or divergence
@@ -120,37 +140,77 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker)
     return outcome
 
 
-def forked_main(job_path: str, log_path: str, conn: Connection) -> None:
+def forked_main(job_path: str, log_path: str, conn: Connection, base_url: str | None = None) -> None:
     """Entry point of a worker forked from the runner's preloaded fork server: the same
-    as `main`, with output to the task's log and the kill point reported on `conn`."""
+    as `main`, with output to the task's log and the kill point reported on `conn`.
+    `base_url` is the real base URL when the job file holds a redacted one."""
     with open(log_path, "ab", buffering=0) as log:
         os.dup2(log.fileno(), 1)
         os.dup2(log.fileno(), 2)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)
-    sys.stderr = open(2, "w", buffering=1, closefd=False)
-    main([job_path], at_kill_point=lambda: conn.send(KILL_MARKER))
+    job = msgspec.json.decode(Path(job_path).read_bytes(), type=AgentJob)
+    scrubber = Scrubber.for_run(base_url or job.base_url, os.environ)
+    sys.stdout = _ScrubbedLines(open(1, "w", buffering=1, closefd=False), scrubber)
+    sys.stderr = _ScrubbedLines(open(2, "w", buffering=1, closefd=False), scrubber)
+    main([job_path], at_kill_point=lambda: conn.send(KILL_MARKER), base_url=base_url)
 
 
-def _cassette_session(job: AgentJob):
+class _ScrubbedLines:
+    """A text stream that writes whole lines, each scrubbed (a secret split across two
+    `write` calls is still caught); what is left of a line goes out on flush."""
+
+    def __init__(self, stream: Any, scrubber: Scrubber) -> None:
+        self._stream = stream
+        self._scrubber = scrubber
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        lines, newline, self._pending = self._pending.rpartition("\n")
+        if newline:
+            self._stream.write(self._scrubber.text(lines + newline))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._stream.write(self._scrubber.text(self._pending))
+            self._pending = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _cassette_session(job: AgentJob, scrubber: Scrubber):
     if job.cassette is None:
         return contextlib.nullcontext(None)
     from endstate.cassettes import open_session
 
     return open_session(job.cassette, task_id=job.task_id, state_dir=Path(job.journal).parent,
-                        resumed=job.attempt > 0)
+                        resumed=job.attempt > 0, scrubber=scrubber)
 
 
-def main(argv: list[str] | None = None, *, at_kill_point: Callable[[], None] = _print_marker) -> int:
+def main(argv: list[str] | None = None, *, at_kill_point: Callable[[], None] = _print_marker,
+         base_url: str | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     job = msgspec.json.decode(Path(argv[0]).read_bytes(), type=AgentJob)
+    base_url = base_url or os.environ.get(BASE_URL_ENV) or job.base_url
+    scrubber = Scrubber.for_run(base_url, os.environ)
     try:
-        outcome = run_job(job, at_kill_point=at_kill_point)
+        outcome = run_job(job, at_kill_point=at_kill_point, base_url=base_url, scrubber=scrubber)
+    except UserError as exc:  # bad input, found late: one line, no traceback
+        print(f"endstate: error: {exc}", flush=True)
+        outcome = _failed(job, "input_error", str(exc))
     except Exception as exc:  # reported as the task's ERROR; the runner carries on
         traceback.print_exc()
-        state = Journal(Path(job.journal)).read()
-        outcome = AgentOutcome("harness_error", f"{type(exc).__name__}: {exc}",
-                               state.counters if state else Counters())
-    Path(job.outcome).write_bytes(msgspec.json.encode(outcome))
+        outcome = _failed(job, "harness_error", f"{type(exc).__name__}: {exc}")
+    Path(job.outcome).write_bytes(scrubber.json(outcome))
+    sys.stdout.flush()
+    sys.stderr.flush()
     return 0
+
+
+def _failed(job: AgentJob, stop_reason: str, detail: str) -> AgentOutcome:
+    state = Journal(Path(job.journal)).read()
+    return AgentOutcome(stop_reason, detail, state.counters if state else Counters())
 
 

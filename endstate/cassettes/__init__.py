@@ -6,6 +6,7 @@
     load(path) -> Recording                         the checked contents of a cassette file
     finalize(path)                                  rewrite a cassette as one compact frame
     request_hash(method, path, body) -> str         what strict replay matches on
+    check_replay_folder(folder, tasks, ...)         every cassette of a replay checked up front
 
 Every failure to read a cassette is a CassetteError; replay meeting a request it
 has no answer for is a ReplayDivergence (both in endstate.errors).
@@ -24,6 +25,7 @@ from endstate.cassettes._format import (
     load,
 )
 from endstate.cassettes._match import MATCH_MODES, request_hash
+from endstate.cassettes._preflight import ReplaySource, check_replay_folder, replay_settings
 from endstate.cassettes._session import Tape, open_session
 
 __all__ = [
@@ -34,6 +36,9 @@ __all__ = [
     "load",
     "finalize",
     "request_hash",
+    "check_replay_folder",
+    "replay_settings",
+    "ReplaySource",
     "MATCH_MODES",
     "FORMAT_VERSION",
     "Recording",

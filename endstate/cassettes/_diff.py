@@ -12,6 +12,8 @@ import difflib
 import os
 from collections import Counter
 
+import msgspec
+
 from endstate.cassettes._format import Interaction, Recording, load
 from endstate.cassettes._render import request_lines, request_messages, response_lines
 
@@ -86,6 +88,7 @@ def _header_lines(recording: Recording) -> list[str]:
         f"  model {header.model}",
         f"  task {header.task_id} (task hash {header.task_hash[:16]})",
         f"  image {header.image_id or '-'}",
+        f"  settings {_settings_text(header)}",
         f"  {count} interaction{'s' if count != 1 else ''}, {state}",
     ]
     if recording.end is not None and recording.end.error:
@@ -133,7 +136,15 @@ def _header_notes(left: Recording, right: Recording) -> list[str]:
         one, other = getattr(left.header, field), getattr(right.header, field)
         if one != other:
             notes.append(f"note: {field} differs: {one} vs {other}")
+    if left.header.settings != right.header.settings:
+        notes.append(f"note: settings differ: {_settings_text(left.header)} vs {_settings_text(right.header)}")
     return notes
+
+
+def _settings_text(header) -> str:
+    if header.settings is None:
+        return "- (format 1 does not record them)"
+    return ", ".join(f"{name} {value}" for name, value in msgspec.structs.asdict(header.settings).items())
 
 
 def _report(notes: list[str], where: str, one: Interaction | None, other: Interaction | None,

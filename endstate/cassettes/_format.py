@@ -10,7 +10,9 @@ interaction's request body (bytes kept from its head and tail, new bytes
 between): an agent re-sends its whole conversation each turn, so this keeps
 both the file and the work of loading it proportional to what is new.
 
-The first record is the header. While recording, every interaction is its own
+The first record is the header. Version 2 added the run settings to it (a
+version 1 file has none, and still loads: replay then takes the settings from the
+command line, as it always did). While recording, every interaction is its own
 chunk, written with one `write` call as soon as the answer arrives, so a process
 killed mid-run leaves a file that loads up to its last answer, and the process
 that resumes the run appends chunks to it. `finalize` rewrites a file as a single
@@ -31,6 +33,7 @@ import msgspec
 import zstandard
 
 from endstate.errors import CassetteError
+from endstate.models._spec import RunSettings
 
 __all__ = [
     "FORMAT_VERSION",
@@ -48,8 +51,10 @@ __all__ = [
     "utc_now",
 ]
 
-#: The version of the layout above; a file of any other version is refused, not guessed at.
-FORMAT_VERSION = 1
+#: The version of the layout above, written into every new file.
+FORMAT_VERSION = 2
+#: The versions this endstate reads; a file of any other version is refused, not guessed at.
+READABLE_VERSIONS: tuple[int, ...] = (1, 2)
 
 MAGIC = b"\x89endstate-cassette\r\n\x1a"
 _VERSION = struct.Struct(">H")
@@ -70,6 +75,9 @@ class Header(msgspec.Struct, tag_field="kind", tag="header"):
     image_id: str
     #: ISO 8601 UTC; the only time value a cassette holds.
     created: str
+    #: How every completion was requested (version 2 on); replay takes them from here.
+    #: RunSettings refuses unknown fields, so a new setting is a new format version.
+    settings: RunSettings | None = None
 
 
 class RecordedRequest(msgspec.Struct):
@@ -228,7 +236,7 @@ def _parse(data: bytes, path: Path) -> Recording:
             records += _decoder.decode(decompressor.decompress(data[start:offset]))
         except (zstandard.ZstdError, msgspec.DecodeError) as exc:
             raise _damaged(path, f"the chunk at byte {start} does not decode ({exc})") from None
-    return _assemble(records, path)
+    return _assemble(records, path, _VERSION.unpack_from(data, len(MAGIC))[0])
 
 
 def _check_prefix(data: bytes, path: Path) -> None:
@@ -239,19 +247,20 @@ def _check_prefix(data: bytes, path: Path) -> None:
     if not data.startswith(MAGIC):
         raise _foreign(path, data)
     (version,) = _VERSION.unpack_from(data, len(MAGIC))
-    if version != FORMAT_VERSION:
+    if version not in READABLE_VERSIONS:
+        readable = ", ".join(map(str, READABLE_VERSIONS))
         raise CassetteError(
-            f"cassette {path} has format version {version}, but this endstate reads version "
-            f"{FORMAT_VERSION}: re-record it with this endstate, or use the endstate that wrote it"
+            f"cassette {path} has format version {version}, but this endstate reads versions "
+            f"{readable}: re-record it with this endstate, or use the endstate that wrote it"
         )
 
 
-def _assemble(records: list[Header | _StoredInteraction | End], path: Path) -> Recording:
+def _assemble(records: list[Header | _StoredInteraction | End], path: Path, version: int) -> Recording:
     if not records or not isinstance(records[0], Header):
         raise _damaged(path, "it does not start with a header record")
     header = records[0]
-    if header.format_version != FORMAT_VERSION:
-        raise _damaged(path, f"its header says format version {header.format_version}, its prefix {FORMAT_VERSION}")
+    if header.format_version != version:
+        raise _damaged(path, f"its header says format version {header.format_version}, its prefix {version}")
     interactions: list[Interaction] = []
     end: End | None = None
     for number, record in enumerate(records[1:], start=1):
@@ -287,8 +296,8 @@ def _chunk(records: list[Header | _StoredInteraction | End], level: int) -> byte
     return _LENGTH.pack(len(frame)) + frame
 
 
-def _prefix() -> bytes:
-    return MAGIC + _VERSION.pack(FORMAT_VERSION)
+def _prefix(header: Header) -> bytes:
+    return MAGIC + _VERSION.pack(header.format_version)
 
 
 class CassetteWriter:
@@ -317,7 +326,7 @@ class CassetteWriter:
                 f"cassette {path} already exists: pass --overwrite to record over it, or record elsewhere"
             ) from None
         writer = cls(path, fd)
-        writer._write(_prefix() + _chunk([header], _APPEND_LEVEL))
+        writer._write(_prefix(header) + _chunk([header], _APPEND_LEVEL))
         return writer
 
     @classmethod
@@ -366,7 +375,7 @@ def write(path: str | os.PathLike[str], recording: Recording, *, level: int = _F
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with temporary.open("wb") as out:
-            out.write(_prefix() + _chunk(records, level))
+            out.write(_prefix(recording.header) + _chunk(records, level))
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)

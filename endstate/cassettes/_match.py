@@ -22,6 +22,7 @@ import msgspec
 from vcr.request import Request
 
 from endstate.errors import CassetteError
+from endstate.models._secrets import Scrubber
 from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
 
 __all__ = ["MATCH_MODES", "MatchMode", "request_hash", "canonical_body", "RequestKeys", "check_match_mode"]
@@ -73,15 +74,23 @@ class RequestKeys:
     vcrpy asks a matcher about every recorded request for each request made, so
     the hash of a long conversation would otherwise be recomputed many times.
     The matchers are bound methods registered on one VCR instance.
+
+    The hash is taken over the request with every secret value scrubbed, as the
+    recording stored it: a key a server echoed into the conversation comes back
+    in the next request, and must hash the same whether it was scrubbed on the
+    way to disk (record) or is already the placeholder (replay).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, scrubber: Scrubber | None = None) -> None:
         self._hashes: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
+        self.scrubber = scrubber or Scrubber()
 
     def hash_of(self, request: Request) -> str:
         known = self._hashes.get(request)
         if known is None:
-            known = request_hash(request.method, urlsplit(request.uri).path, _body_bytes(request))
+            scrub = self.scrubber
+            known = request_hash(request.method, scrub.text(urlsplit(request.uri).path),
+                                 scrub.bytes(_body_bytes(request) or b""))
             self._hashes[request] = known
         return known
 

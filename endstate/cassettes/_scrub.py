@@ -5,7 +5,10 @@ Two layers, so one mistake does not leak a key:
 1. vcrpy's own filters (`SECRET_HEADERS`, `SECRET_QUERY_KEYS`) plus `scrub_request`
    as its before_record_request hook, on every request it sees;
 2. when an interaction becomes a record, headers are cut down to an allowlist
-   and the query is filtered again.
+   and the query is filtered again;
+3. every value the run's Scrubber knows (keys, URL passwords, query keys) is
+   replaced wherever it is left: bodies, kept headers, path, query, reason. A
+   server may echo a key anywhere; the request hash is taken after this.
 
 Response headers go through the same allowlist, which also drops dates, cookies
 and request ids: the header's `created` stays the only time value in a file.
@@ -23,6 +26,7 @@ from vcr.request import Request
 
 from endstate.cassettes._format import Interaction, RecordedRequest, RecordedResponse
 from endstate.cassettes._match import RequestKeys, request_hash
+from endstate.models._secrets import SECRET_QUERY_KEYS, Scrubber, is_secret_query_key
 from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
 
 __all__ = [
@@ -48,19 +52,6 @@ SECRET_HEADERS: tuple[str, ...] = (
     "set-cookie",
 )
 
-#: Query parameters that carry credentials (Azure, Gemini and gateways use these).
-SECRET_QUERY_KEYS: tuple[str, ...] = (
-    "api_key",
-    "api-key",
-    "apikey",
-    "key",
-    "token",
-    "access_token",
-    "auth",
-    "signature",
-    "sig",
-)
-
 # What a recording keeps: enough to route and replay the exchange, nothing about
 # the account, the machine or the clock.
 _REQUEST_HEADERS = frozenset(
@@ -72,14 +63,12 @@ _RESPONSE_HEADERS = frozenset({"content-type", "content-encoding", "retry-after"
 #: matching never looks at it, and `.invalid` can never resolve.
 PLACEHOLDER_ORIGIN = "http://recorded.invalid"
 
-
-def _is_secret_query_key(key: str) -> bool:
-    key = key.lower()
-    return key in SECRET_QUERY_KEYS or key.endswith(("_key", "-key", "_token", "-token", "secret"))
+_NOTHING = Scrubber()
 
 
-def _clean_query(query: str) -> list[tuple[str, str]]:
-    return [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if not _is_secret_query_key(k)]
+def _clean_query(query: str, scrubber: Scrubber = _NOTHING) -> list[tuple[str, str]]:
+    return [(scrubber.text(k), scrubber.text(v)) for k, v in parse_qsl(query, keep_blank_values=True)
+            if not is_secret_query_key(k)]
 
 
 def scrub_request(request: Request) -> Request:
@@ -97,13 +86,13 @@ def scrub_request(request: Request) -> Request:
     return request
 
 
-def _kept(headers: Mapping[str, Any], allowed: frozenset[str]) -> dict[str, list[str]]:
+def _kept(headers: Mapping[str, Any], allowed: frozenset[str], scrubber: Scrubber) -> dict[str, list[str]]:
     kept: dict[str, list[str]] = {}
     for name, value in headers.items():
         if name.lower() not in allowed or name.lower() in SECRET_HEADERS:
             continue
         values = value if isinstance(value, (list, tuple)) else [value]
-        kept.setdefault(name.lower(), []).extend(str(v) for v in values)
+        kept.setdefault(name.lower(), []).extend(scrubber.text(str(v)) for v in values)
     return kept
 
 
@@ -142,29 +131,34 @@ def _body(body: Any) -> bytes:
     return b"".join(body)
 
 
-def to_interaction(request: Request, response: Mapping[str, Any], keys: RequestKeys) -> Interaction:
-    """A record of one exchange as vcrpy captured it, scrubbed for disk."""
+def to_interaction(request: Request, response: Mapping[str, Any], keys: RequestKeys,
+                   scrubber: Scrubber = _NOTHING) -> Interaction:
+    """A record of one exchange as vcrpy captured it, scrubbed for disk.
+
+    Every secret value is replaced before the request hash is taken, so replay,
+    which hashes the scrubbed form of what it is asked, matches the record.
+    """
     parts = urlsplit(request.uri)
-    body = _body(request.body)
-    path = parts.path or "/"
+    body = scrubber.bytes(_body(request.body))
+    path = scrubber.text(parts.path or "/")
     status = response.get("status", {})
-    headers = _kept(response.get("headers", {}), _RESPONSE_HEADERS)
+    headers = _kept(response.get("headers", {}), _RESPONSE_HEADERS, scrubber)
     return Interaction(
         request=RecordedRequest(
             method=request.method.upper(),
             path=path,
             body=body,
-            headers=_kept(request.headers, _REQUEST_HEADERS),
+            headers=_kept(request.headers, _REQUEST_HEADERS, scrubber),
             channel=keys.channel_of(request),
             turn=keys.turn_of(request),
             request_hash=request_hash(request.method, path, body),
-            query=_clean_query(parts.query),
+            query=_clean_query(parts.query, scrubber),
         ),
         response=RecordedResponse(
             status=int(status.get("code", 0)),
             headers=headers,
-            body=_decoded(headers, _body(response.get("body", {}).get("string"))),
-            reason=str(status.get("message") or ""),
+            body=scrubber.bytes(_decoded(headers, _body(response.get("body", {}).get("string")))),
+            reason=scrubber.text(str(status.get("message") or "")),
         ),
     )
 

@@ -38,11 +38,14 @@ from vcr.record_mode import RecordMode
 from vcr.request import Request
 
 from endstate import __version__
-from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, load, utc_now
+from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, utc_now
 from endstate.cassettes._match import MatchMode, RequestKeys, canonical_body, check_match_mode
+from endstate.cassettes._preflight import check_header, open_cassette
 from endstate.cassettes._render import request_lines
 from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
 from endstate.errors import CassetteError, ReplayDivergence
+from endstate.models._secrets import Scrubber
+from endstate.models._spec import RunSettings
 
 if TYPE_CHECKING:
     from endstate.agent._worker import CassetteJob
@@ -97,12 +100,13 @@ class Tape:
 
 @contextlib.contextmanager
 def open_session(job: CassetteJob, *, task_id: str, state_dir: str | Path,
-                 resumed: bool | None = None) -> Iterator[Tape]:
+                 resumed: bool | None = None, scrubber: Scrubber | None = None) -> Iterator[Tape]:
     """Record or replay the model traffic of one task's agent while the block runs.
 
     `state_dir` holds the session journal. `resumed` says whether this process
     continues a killed one; None infers it from the journal (a session that was
-    opened and never closed). Raises CassetteError before anything runs when the
+    opened and never closed). `scrubber` replaces the run's secret values in
+    everything recorded, and in what replay hashes. Raises CassetteError before anything runs when the
     cassette is missing, corrupt, for another task or model, or would be
     overwritten; ReplayDivergence (from the model call) when replay has no answer.
     """
@@ -113,7 +117,8 @@ def open_session(job: CassetteJob, *, task_id: str, state_dir: str | Path,
     path = Path(job.path)
     sidecar = _Sidecar(Path(state_dir) / SIDECAR_NAME)
     session = _record if job.mode == "record" else _replay
-    with session(job, path, task_id, match, sidecar, resumed) as tape:
+    keys = RequestKeys(scrubber)
+    with session(job, path, task_id, match, sidecar, resumed, keys) as tape:
         yield tape
 
 
@@ -137,14 +142,14 @@ def _check_vcrpy() -> None:
 
 @contextlib.contextmanager
 def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: _Sidecar,
-            resumed: bool | None) -> Iterator[Tape]:
+            resumed: bool | None, keys: RequestKeys) -> Iterator[Tape]:
     journal = sidecar.read()
     if resumed is None:
         resumed = journal.is_open(path, "record")
     if resumed:
         writer, recording = CassetteWriter.resume(path)
         try:
-            _check_header(recording, job, task_id, strict=True, verb="resume recording")
+            check_header(recording, job.header, task_id, strict=True, verb="resume recording")
         except CassetteError:
             writer.close()
             raise
@@ -159,7 +164,6 @@ def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
 
     tape = Tape(mode="record", match=match, path=path, task_id=task_id, header=header, channels=[], played=set(),
                 notes=[])
-    keys = RequestKeys()
     error = ""
     try:
         with _use_cassette(path, RecordMode.ALL, match, keys, _Persister(None, writer)) as cassette:
@@ -188,6 +192,7 @@ def _new_header(job: CassetteJob, task_id: str) -> Header:
         task_hash=str(expected.get("task_hash", "")),
         image_id=str(expected.get("image_id", "")),
         created=utc_now(),
+        settings=msgspec.convert(expected["settings"], RunSettings) if expected.get("settings") else None,
     )
 
 
@@ -210,7 +215,7 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
         append(request, response)
         if len(cassette.data) != before + 1:
             raise CassetteError(f"vcrpy dropped the exchange {request.method} {request.path} instead of recording it")
-        writer.append(to_interaction(*cassette.data[-1], keys))
+        writer.append(to_interaction(*cassette.data[-1], keys, keys.scrubber))
         tape.recorded += 1
 
     cassette.can_play_response_for = checked_can_play
@@ -222,15 +227,9 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
 
 @contextlib.contextmanager
 def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: _Sidecar,
-            resumed: bool | None) -> Iterator[Tape]:
-    if not path.is_file():
-        model = job.header.get("model") or "<provider/model>"
-        raise CassetteError(
-            f"no cassette for task {task_id} at {path}: record it with `endstate record --model {model}` "
-            "or pass the right --replay folder"
-        )
-    recording = load(path)
-    notes = _check_header(recording, job, task_id, strict=match == "strict", verb="replay")
+            resumed: bool | None, keys: RequestKeys) -> Iterator[Tape]:
+    recording = open_cassette(path, task_id, job.header.get("model"))
+    notes = check_header(recording, job.header, task_id, strict=match == "strict", verb="replay")
     identity = _header_id(recording.header)
     journal = sidecar.read()
     if resumed is None:
@@ -245,7 +244,6 @@ def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
 
     tape = Tape(mode="replay", match=match, path=path, task_id=task_id, header=recording.header,
                 channels=[i.request.channel for i in recording.interactions], played=played, notes=notes)
-    keys = RequestKeys()
     try:
         with _use_cassette(path, RecordMode.NONE, match, keys, _Persister(recording, None)) as cassette:
             if len(cassette.data) != len(recording.interactions):
@@ -257,39 +255,6 @@ def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
             yield tape
     finally:
         sidecar.close()
-
-
-def _check_header(recording: Recording, job: CassetteJob, task_id: str, *, strict: bool, verb: str) -> list[str]:
-    """Refuse a cassette for another task or model, or (strict) a changed task; return notes."""
-    header, expected, path = recording.header, job.header, recording.path
-    notes: list[str] = []
-    if header.task_id != task_id:
-        raise CassetteError(f"cannot {verb}: cassette {path} was recorded for task {header.task_id}, not {task_id}")
-    model = expected.get("model")
-    if model and header.model != model:
-        raise CassetteError(
-            f"cannot {verb}: cassette {path} was recorded with model {header.model}, this run uses {model}: "
-            f"pass the --replay folder of {model}'s cassettes, or record them"
-        )
-    task_hash = expected.get("task_hash")
-    if task_hash and header.task_hash != task_hash:
-        if strict:
-            raise CassetteError(
-                f"cannot {verb}: task {task_id} changed since cassette {path} was recorded (task hash "
-                f"{header.task_hash[:12]} then, {str(task_hash)[:12]} now): re-record it with `endstate record`, "
-                "or replay with --match sequence"
-            )
-        notes.append(f"task {task_id} changed since it was recorded (task hash {header.task_hash[:12]} then, "
-                     f"{str(task_hash)[:12]} now); sequence matching ignores request bodies")
-    image_id = expected.get("image_id")
-    if image_id and header.image_id and header.image_id != image_id:
-        notes.append(f"recorded on sandbox image {header.image_id[:19]}, running on {str(image_id)[:19]}")
-    version = expected.get("endstate_version")
-    if version and header.endstate_version != version:
-        notes.append(f"recorded by endstate {header.endstate_version}, replayed by {version}")
-    if verb == "replay" and not recording.complete:
-        notes.append(f"cassette {path} has no end marker: its recording was cut short")
-    return notes
 
 
 def _hook_replay(cassette: Any, recording: Recording, tape: Tape, keys: RequestKeys, sidecar: _Sidecar) -> None:
@@ -340,7 +305,8 @@ def _divergence(request: Request, recording: Recording, played: set[int], keys: 
         state = "already played" if closest in played else "not played"
         summary = f"#{closest} {other.channel} turn {other.turn} {other.request_hash[:16]} ({state})"
         lines.append(f"closest recorded request: {summary}")
-        lines += _body_diff(other.body, _request_body(request), f"recorded #{closest}", "this request")
+        lines += _body_diff(other.body, keys.scrubber.bytes(_request_body(request)), f"recorded #{closest}",
+                            "this request")
     lines.append("The harness, the task or the agent's inputs changed since the recording: re-record with "
                  "`endstate record`, or replay with --match sequence to serve answers in recorded order.")
     return ReplayDivergence("\n".join(lines), task=tape.task_id, turn=turn, request_hash=made_hash, closest=summary)
@@ -359,7 +325,7 @@ def _closest(request: Request, interactions: list[Any], played: set[int], keys: 
     same_turn = [i for i in candidates if interactions[i].request.turn == turn]
     if same_turn:
         return min(same_turn, key=lambda i: (i in played, i))
-    made = request_lines(_request_body(request), limit=None)
+    made = request_lines(keys.scrubber.bytes(_request_body(request)), limit=None)
 
     def distance(index: int) -> tuple[float, bool, int]:
         recorded = request_lines(interactions[index].request.body, limit=None)

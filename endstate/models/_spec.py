@@ -80,11 +80,15 @@ def sdk_options(settings: RunSettings, api_key: str, base_url: str | None,
     timeout, and an HTTP client whose request hook counts every attempt."""
     import httpx2
 
+    from endstate.models._secrets import split_query
+
     counter = AttemptCounter()
     http = httpx2.Client(event_hooks={"request": [counter]}, follow_redirects=True, timeout=settings.timeout_s)
+    base_url, query = split_query(base_url) if base_url else (base_url, {})
     return counter, {
         "api_key": api_key,
         "base_url": base_url,
+        "default_query": query or None,
         "max_retries": settings.max_retries,
         "timeout": settings.timeout_s,
         "default_headers": dict(extra_headers or {}),
@@ -174,8 +178,10 @@ def check_reachable(spec: str, base_url: str, *, timeout: float = 3.0) -> None:
         with socket.create_connection((url.hostname or "localhost", port), timeout=timeout):
             pass
     except OSError as exc:
+        from endstate.models._secrets import Scrubber
+
         raise ModelSpecError(
-            f"{spec}: nothing answers at {base_url} ({exc.strerror or exc}): start the server "
+            f"{spec}: nothing answers at {Scrubber().url(base_url)} ({exc.strerror or exc}): start the server "
             "(for SmolLM2: `endstate serve-local`) or fix --base-url"
         ) from None
 

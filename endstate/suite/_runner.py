@@ -34,6 +34,7 @@ from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, Outc
                               seal_end_state, stage_holdout)
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files
 from endstate.models import RunSettings, parse_spec
+from endstate.models._secrets import Scrubber
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, open_sandbox, resolve_backend
 from endstate.sandbox._tree import VCS_DIRS, load_dir
 from endstate.suite._manifest import Task
@@ -141,6 +142,10 @@ class _Suite:
         #: Makes grading sandboxes in the background while agents work.
         self.prep_pool = ThreadPoolExecutor(max_workers=max(1, config.jobs), thread_name_prefix="grading-box")
         self.base_urls: dict[str, str] = {}
+        # Job files hold base URLs with credentials redacted; workers get the real one
+        # (keyed by job file) through the fork server's pipe.
+        self.scrubber = Scrubber.for_run(config.base_url, os.environ)
+        self.real_base_urls: dict[str, str] = {}
 
     # -- one task ----------------------------------------------------------------
     def run_task(self, task: Task, graders: list[Grader], attempt: int = 0) -> TaskResult:
@@ -156,7 +161,7 @@ class _Suite:
         except Exception as exc:  # never lose the other tasks' results
             result.outcome, result.reason = "error", f"harness bug: {type(exc).__name__}: {exc}"
         result.wall_s = round(time.monotonic() - started, 3)
-        return result
+        return self.scrubber.struct(result)
 
     def _run_task(self, task: Task, graders: list[Grader], result: TaskResult) -> None:
         config = self.config
@@ -185,7 +190,7 @@ class _Suite:
                     result.reason = (f"{outcome.unplayed} recorded interaction(s) were never played: the run asked "
                                      "the model less than the recording did (see `endstate cassette show`)")
                     return
-                if outcome.stop_reason in ("model_error", "harness_error"):
+                if outcome.stop_reason in ("model_error", "harness_error", "input_error"):
                     result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
                     return
                 if not guards.seal_before_holdout:  # mutant: the end state now includes files the harness put there
@@ -259,15 +264,20 @@ class _Suite:
                 match=config.match,
                 overwrite=config.overwrite,
                 header={"model": config.model, "task_id": task.id, "task_hash": task.content_hash(),
-                        "image_id": live.describe().get("image_id", ""), "endstate_version": __version__},
+                        "image_id": live.describe().get("image_id", ""), "endstate_version": __version__,
+                        "settings": msgspec.to_builtins(settings)},
             )
         policy = [task.manifest.policy] if task.manifest.policy else []
+        base_url = self.base_urls.get(task.id) or config.base_url or self._replay_base_url(cassette)
+        path = work / "job.json"
+        if self.scrubber.url(base_url) != base_url:
+            self.real_base_urls[str(path)] = base_url
         job = AgentJob(
             task_id=task.id,
             prompt=task.prompt,
             sandbox=live.handle(),
             model=config.model,
-            base_url=self.base_urls.get(task.id) or config.base_url or self._replay_base_url(cassette),
+            base_url=self.scrubber.url(base_url),
             settings=msgspec.to_builtins(settings),
             budget=task.manifest.budget,
             policy=policy,
@@ -280,8 +290,7 @@ class _Suite:
             attempt=attempt,
             cassette=cassette,
         )
-        path = work / "job.json"
-        path.write_bytes(msgspec.json.encode(job))
+        path.write_bytes(self.scrubber.json(job))
         return job, path
 
     def _replay_base_url(self, cassette: CassetteJob | None) -> str | None:
@@ -331,7 +340,8 @@ class _Suite:
         paying the imports again.
         """
         receiver, sender = _FORKS.Pipe(duplex=False)
-        proc = _FORKS.Process(target=forked_main, args=(str(job_path), str(log_path), sender), daemon=True)
+        proc = _FORKS.Process(target=forked_main, daemon=True,
+                              args=(str(job_path), str(log_path), sender, self.real_base_urls.get(str(job_path))))
         proc.start()
         sender.close()
         with self.lock:

@@ -46,7 +46,9 @@ def answer_for(request: dict[str, Any]) -> dict[str, Any]:
 
 
 class ChatServer:
-    def __init__(self) -> None:
+    """`echo_key`: every answer also quotes the bearer key it was sent, as a careless server might."""
+
+    def __init__(self, *, echo_key: bool = False) -> None:
         self.seen: list[dict[str, Any]] = []
         owner = self
 
@@ -55,7 +57,11 @@ class ChatServer:
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 owner.seen.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                    "body": body})
-                data = json.dumps(answer_for(json.loads(body))).encode()
+                answer = answer_for(json.loads(body))
+                if echo_key:
+                    message = answer["choices"][0]["message"]
+                    message["content"] = f"{message['content']} (your key: {self.headers['authorization'][7:]})"
+                data = json.dumps(answer).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))

@@ -146,7 +146,7 @@ def test_another_format_version_names_both_versions(tmp_path):
     with pytest.raises(CassetteError) as caught:
         load(path)
     message = str(caught.value)
-    assert f"format version {FORMAT_VERSION + 1}" in message and f"reads version {FORMAT_VERSION}" in message
+    assert f"format version {FORMAT_VERSION + 1}" in message and "reads versions 1, 2" in message
 
 
 def test_other_files_and_missing_files_are_refused(tmp_path):
@@ -177,3 +177,28 @@ def test_request_bodies_are_stored_as_edits_of_the_previous_one(tmp_path):
     assert sum(isinstance(body, BodyDelta) for body in stored) == 28  # the 28 that follow a similar body
     finalize(path)
     assert [i.request.body for i in load(path).interactions] == bodies
+
+
+def test_format_2_headers_carry_the_run_settings(tmp_path):
+    from endstate.models import RunSettings
+
+    settings = RunSettings(temperature=0.8, seed=1, tool_choice="required")
+    path = tmp_path / "t.cassette"
+    writer = CassetteWriter.create(path, msgspec.structs.replace(HEADER, settings=settings))
+    writer.end(0)
+    writer.close()
+    finalize(path)
+    assert load(path).header.settings == settings
+
+
+def test_format_1_files_still_load_and_keep_their_version(tmp_path):
+    path = tmp_path / "old.cassette"
+    writer = CassetteWriter.create(path, msgspec.structs.replace(HEADER, format_version=1))
+    writer.append(interaction(1))
+    writer.end(1)
+    writer.close()
+    finalize(path)
+    assert path.read_bytes()[len(MAGIC): len(MAGIC) + 2] == b"\x00\x01"
+    recording = load(path)
+    assert (recording.header.format_version, recording.header.settings) == (1, None)
+    assert len(recording.interactions) == 1

@@ -21,6 +21,7 @@ from endstate.cassettes import load, open_session, request_hash
 from endstate.cassettes._format import MAGIC
 from endstate.cassettes._scrub import scrub_request
 from endstate.errors import CassetteError, ReplayDivergence
+from endstate.models._secrets import Scrubber
 
 HERE = Path(__file__).parent
 
@@ -87,6 +88,37 @@ def test_credential_query_parameters_are_dropped(server, tmp_path):
     with open_session(job(path, "replay"), task_id=TASK, state_dir=tmp_path / "play") as tape:
         ask(openai.OpenAI(api_key="other", base_url=server.url, max_retries=0), 1, PROMPTS[0])
     assert tape.unplayed() == 0
+
+
+@pytest.mark.parametrize("replay_knows_the_key", [False, True])
+def test_an_echoed_key_is_scrubbed_and_the_recording_still_matches(tmp_path, replay_knows_the_key):
+    """The key comes back in an answer, and the agent sends it again on its next turn.
+    Hashes are taken over scrubbed bytes, so replay matches whether it is handed the
+    placeholder (what the recording serves) or the key itself."""
+    server = ChatServer(echo_key=True)
+    path = tmp_path / "demo.cassette"
+    try:
+        with open_session(job(path), task_id=TASK, state_dir=tmp_path / "rec", scrubber=Scrubber([SECRET])):
+            sdk = client(server.url)
+            first = ask(sdk, 1, PROMPTS[0])["choices"][0]["message"]["content"]
+            ask(sdk, 2, PROMPTS[1], history=[{"role": "assistant", "content": first}])
+    finally:
+        server.stop()
+    assert first.endswith(f"(your key: {SECRET})")
+    assert SECRET.encode() in server.seen[1]["body"]  # the echoed key really went out again
+    assert_no_secrets(path)
+    recording = load(path)
+    assert b"(your key: REDACTED)" in recording.interactions[0].response.body
+    assert b"(your key: REDACTED)" in recording.interactions[1].request.body
+
+    scrubber = Scrubber([SECRET]) if replay_knows_the_key else Scrubber()
+    with open_session(job(path, "replay"), task_id=TASK, state_dir=tmp_path / "play", scrubber=scrubber) as tape:
+        sdk = client(server.url)
+        served = ask(sdk, 1, PROMPTS[0])["choices"][0]["message"]["content"]
+        assert served.endswith("(your key: REDACTED)")
+        said = first if replay_knows_the_key else served
+        ask(sdk, 2, PROMPTS[1], history=[{"role": "assistant", "content": said}])
+    assert (tape.divergence, tape.unplayed()) == (None, 0)
 
 
 def test_the_request_hook_always_returns_the_request():

@@ -102,24 +102,83 @@ def cassettes(tmp_path) -> Path:
     return folder
 
 
+def _flip_a_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+# How a cassette is spoiled, and what the error must say about it.
+DAMAGE = {
+    "missing": (lambda p: p.unlink(), "no cassette for task"),
+    "truncated": (lambda p: p.write_bytes(p.read_bytes()[: len(p.read_bytes()) // 2]), "truncated or corrupt"),
+    "flipped-bytes": (_flip_a_byte, "truncated or corrupt"),
+    "other-task": (lambda p: shutil.copy(p.parent / f"{GOOD_TASK}.cassette", p), f"recorded for task {GOOD_TASK}"),
+    "other-model": (lambda p: shutil.copy(CASSETTES / "scripted-null" / p.name, p), "recorded with model scripted/null"),
+    "directory": (lambda p: (p.unlink(), p.mkdir()), "is a directory, not a cassette file"),
+}
+
+
+def no_traceback_in_logs(out: Path) -> None:
+    for log in out.rglob("*.log"):
+        assert "Traceback" not in log.read_text(errors="replace"), log
+
+
 @pytest.mark.docker
-@pytest.mark.parametrize("damage", ["missing", "truncated", "other-task"])
-def test_damaged_cassette_is_an_error_for_that_task_only(suite, cassettes, tmp_path, damage):
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_damaged_cassette_is_refused_before_its_task_starts(suite, cassettes, tmp_path, damage):
     target = cassettes / f"{OTHER_TASK}.cassette"
-    if damage == "missing":
-        target.unlink()
-    elif damage == "truncated":
-        target.write_bytes(target.read_bytes()[: len(target.read_bytes()) // 2])
-    else:
-        shutil.copy(cassettes / f"{GOOD_TASK}.cassette", target)
-    ran = _replay(suite, cassettes, tmp_path / "out")
-    assert ran.code != 0, ran
-    results = {t.task_id: t for t in read_results(tmp_path / "out").tasks}
-    assert results[GOOD_TASK].outcome == "pass"
-    broken = results[OTHER_TASK]
-    assert broken.outcome in ("error", "divergence"), broken
-    assert str(target) in broken.reason or target.name in broken.reason, broken.reason
-    assert "record" in broken.reason, broken.reason
+    spoil, says = DAMAGE[damage]
+    spoil(target)
+    out = tmp_path / "out"
+    ran = _replay(suite, cassettes, out)
+    assert ran.code == 2, ran
+    [line] = [line for line in ran.err.splitlines() if str(target) in line]
+    assert line.startswith("endstate: error: ") and says in line and line.endswith("(task skipped)"), line
+    results = {t.task_id: t for t in read_results(out).tasks}
+    assert list(results) == [GOOD_TASK] and results[GOOD_TASK].outcome == "pass", results
+    assert not (out / "work" / OTHER_TASK).exists()  # no sandbox, no agent: nothing ran for it
+    no_traceback(ran)
+    no_traceback_in_logs(out)
+
+
+def test_bad_cassettes_are_found_before_any_container_starts(suite, cassettes, tmp_path):
+    """No engine at all: every cassette is checked before one would be needed."""
+    for task_id, damage in ((GOOD_TASK, "flipped-bytes"), (OTHER_TASK, "directory")):
+        DAMAGE[damage][0](cassettes / f"{task_id}.cassette")
+    ran = endstate("eval", "--suite", str(suite), "--replay", str(cassettes), "--sandbox", "docker",
+                   "--out", str(tmp_path / "out"), env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert ran.code == 2, ran
+    assert f"cassette {cassettes / GOOD_TASK}.cassette is truncated or corrupt" in ran.err, ran
+    assert f"{cassettes / OTHER_TASK}.cassette is a directory" in ran.err, ran
+    assert "Docker" not in ran.err and not (tmp_path / "out").exists(), ran
+    no_traceback(ran)
+
+
+def test_a_folder_of_two_models_asks_for_model(suite, cassettes, tmp_path):
+    DAMAGE["other-model"][0](cassettes / f"{OTHER_TASK}.cassette")
+    ran = endstate("eval", "--suite", str(suite), "--replay", str(cassettes), "--out", str(tmp_path / "out"),
+                   env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert ran.code == 2, ran
+    assert "recorded with 2 models: scripted/null (1:" in ran.err and "pass --model" in ran.err, ran
+    no_traceback(ran)
+
+
+def test_an_option_that_contradicts_the_recorded_settings_is_refused(suite, cassettes, tmp_path):
+    import msgspec
+
+    from endstate.cassettes import load
+    from endstate.cassettes._format import write
+    from endstate.models import RunSettings
+
+    for path in cassettes.iterdir():  # as a format-2 recording would have them
+        recording = load(path)
+        header = msgspec.structs.replace(recording.header, format_version=2, settings=RunSettings(seed=7))
+        write(path, msgspec.structs.replace(recording, header=header))
+    ran = endstate("eval", "--suite", str(suite), "--replay", str(cassettes), "--seed", "3",
+                   "--out", str(tmp_path / "out"), env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert ran.code == 2, ran
+    assert f"--seed 3 contradicts the cassettes in {cassettes}, recorded with seed 7: drop --seed" in ran.err, ran
     no_traceback(ran)
 
 

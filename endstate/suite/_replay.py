@@ -1,0 +1,34 @@
+"""Preparing a replay: its inputs checked, its model and settings taken from the cassettes."""
+
+from __future__ import annotations
+
+import msgspec
+
+from endstate.cassettes import check_replay_folder, replay_settings
+from endstate.errors import CassetteError
+from endstate.suite._manifest import Task
+from endstate.suite._runner import RunConfig
+
+__all__ = ["prepare_replay"]
+
+
+def prepare_replay(tasks: list[Task], config: RunConfig,
+                   explicit: set[str] = frozenset()) -> tuple[list[Task], RunConfig, list[CassetteError]]:
+    """The tasks whose cassettes are usable, the config to replay them with, and what is
+    wrong with each other task's cassette; all found before any sandbox starts.
+
+    `config.model` (empty: not given) and the settings named in `explicit`
+    (RunSettings field names the user set) must agree with the cassettes; the
+    rest comes from them. Raises CassetteError when the replay as a whole cannot
+    be made sense of (see check_replay_folder and replay_settings).
+    """
+    if config.mode != "replay" or config.cassettes is None:
+        raise ValueError("prepare_replay needs a replay config with a cassette folder")
+    source = check_replay_folder(config.cassettes, {t.id: t.content_hash() for t in tasks},
+                                 model=config.model or None, match=config.match)
+    problems = [source.problems[task_id] for task_id in sorted(source.problems)]
+    usable = [t for t in tasks if t.id in set(source.usable)]
+    if source.model is None:
+        return usable, config, problems
+    settings = replay_settings(source, config.settings, set(explicit))
+    return usable, msgspec.structs.replace(config, model=source.model, settings=settings), problems
