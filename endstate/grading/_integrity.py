@@ -35,7 +35,7 @@ SOURCE_TRIPWIRES = re.compile(
   | \b_getframe\b | \bf_back\b | \bf_locals\b | \bf_globals\b | \bco_consts\b | \bget_referrers\b
   | \bcurrentframe\b | \binspect\s*\.\s*stack\b | \b__import__\b | \bbuiltins\b | \b__builtins__\b
   | \batexit\b | \bos\s*\.\s*_exit\b | \bctypes\b | \bmarshal\b
-  | (?<![\w.])exec\s*\( | (?<![\w.])eval\s*\(
+  | (?<![\w.])exec\s*\( | (?<![\w.])eval\s*\( | (?<![\w.])compile\s*\( | \bco_filename\b
     """
 )
 

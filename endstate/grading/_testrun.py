@@ -18,6 +18,7 @@ entry point (`harness/endstate_runner.py`) in the grading sandbox:
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import shlex
@@ -168,11 +169,29 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None) -> Tes
     if not guard:
         run.canary = "off"
         return run
-    findings = reports.get("guard.json")
+    guard_file = reports.get("guard.json")
     try:
-        run.findings = [str(f) for f in msgspec.json.decode(findings.data).get("findings", [])] if findings else None
+        guard_report = msgspec.json.decode(guard_file.data) if guard_file else None
+        run.findings = [str(f) for f in guard_report.get("findings", [])] if guard_report else None
+        digest = guard_report.get("report_sha256") if guard_report else None
     except (msgspec.DecodeError, AttributeError):
-        run.findings = None
+        run.findings, digest = None, None
+    if run.findings is not None and digest and hashlib.sha256(report.data).hexdigest() != digest:
+        run.findings.append("the report was rewritten after the test process finished")
+    observed = guard_report.get("observed") if run.findings is not None else None
+    if isinstance(observed, dict):
+        names = {name for name, _ in canaries}
+        by_name = observed.get("by_name") or {}
+        seen = [o for n, o in by_name.items() if n in names]
+        canary = next((o for o in seen if o != "failure"), "failed" if seen else "missing")
+        canary = "failed" if canary == "failure" else canary
+        expected = (observed.get("tests", 0) - len(seen), observed.get("failures", 0) - seen.count("failure"),
+                    observed.get("errors", 0) - seen.count("error"), observed.get("skipped", 0) - seen.count("skipped"),
+                    canary)
+        if expected != parsed:
+            run.findings.append(f"the written report ({parsed[0]} tests, {parsed[1]} failed, {parsed[2]} errors) "
+                                f"disagrees with what the test process observed ({expected[0]} tests, "
+                                f"{expected[1]} failed, {expected[2]} errors)")
     return run
 
 

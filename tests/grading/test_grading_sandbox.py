@@ -251,3 +251,61 @@ def test_unittest_runner_counts_load_tests_doctests_and_failures():
     with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "unittest") as box:
         verdict = dict(grade(seal_overlay(broken, tree, box), [grader]))["tests_pass"]
     assert verdict.outcome is Outcome.FAIL and "2 of 2 failed" in verdict.reason, verdict
+
+
+SPOOFED_PLUGIN = b"""
+import re
+import types
+
+def _hook(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    # Spare anything shaped like the harness's canary, so only the real failures flip.
+    if rep.failed and not re.search(r"\\d+ != \\d+", str(rep.longrepr)):
+        rep.outcome, rep.longrepr = "passed", None
+
+_hook.pytest_impl = {"hookwrapper": True}
+plugin = types.ModuleType("_pytest.helpers")
+plugin.pytest_runtest_makereport = _hook
+
+import gc
+for obj in gc.get_objects():
+    if type(obj).__name__ == "PytestPluginManager":
+        obj.register(plugin, "helpers")
+        break
+"""
+
+
+def test_a_plugin_that_lies_about_its_module_and_spares_the_canary_is_caught():
+    verdicts = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": BUGGY + SPOOFED_PLUGIN})), graders=(TESTS_PASS,),
+                             guards=GradingGuards(integrity=False))
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL, verdicts
+    assert "hook pytest_runtest_makereport" in verdicts["tests_pass"].reason, verdicts
+
+
+THREAD_REWRITE = b"""
+import glob, os, re, threading, time
+
+def _forge():
+    while True:
+        for path in glob.glob('/opt/endstate/report/*/report.xml'):
+            try:
+                text = open(path).read()
+            except OSError:
+                continue
+            if 'forged' in text or '<testsuite' not in text:
+                continue
+            names = re.findall(r'name="(test_[0-9a-f]{8})"', text)
+            cases = ''.join(f'<testcase name="{n}"><failure message="{n}"/></testcase>' for n in names)
+            cases += ''.join(f'<testcase name="t{i}" classname="forged"/>' for i in range(3))
+            open(path, 'w').write(f'<testsuites><testsuite name="pytest">{cases}</testsuite></testsuites>')
+        time.sleep(0.001)
+
+threading.Thread(target=_forge, daemon=True).start()
+"""
+
+
+def test_a_thread_that_forges_the_report_is_caught():
+    verdicts = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": BUGGY + THREAD_REWRITE})), graders=(TESTS_PASS,),
+                             guards=GradingGuards(integrity=False))
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL, verdicts

@@ -23,8 +23,18 @@ says plainly what remains possible.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sys
 import types
+
+try:
+    from pluggy import HookimplMarker
+
+    hookimpl = HookimplMarker("pytest")
+except ImportError:  # an image with unittest only: this module is then never a pytest plugin
+    def hookimpl(**_options):  # noqa: ANN001, ANN202
+        return lambda function: function
 
 _WATCHED_ROOTS = ("_pytest", "pytest", "pluggy", "unittest", "doctest", "builtins", "iniconfig")
 _ALLOWED_PLUGIN_ROOTS = ("_pytest", "pytest", "pluggy", __name__)
@@ -122,9 +132,82 @@ def _allowed_plugin(plugin: object) -> bool:
         path.rsplit("/", 1)[-1] == "conftest.py"
 
 
+def _pytest_home() -> str:
+    import _pytest
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(_pytest.__file__))) + "/"
+
+
+def _code_home_allowed(filename: str, pytest_home: str) -> bool:
+    here = os.path.abspath(__file__)
+    return (filename.startswith(pytest_home) or filename == here
+            or (filename.startswith(workspace + "/") and filename.rsplit("/", 1)[-1] == "conftest.py"))
+
+
+#: Each test's outcome as the test process itself reported it (nodeid -> outcome), kept in
+#: memory: the harness compares the written report with it.
+observed: dict[str, str] = {}
+_RANK = {"passed": 0, "skipped": 1, "failure": 2, "error": 3}
+
+
+def _observe(nodeid: str, outcome: str) -> None:
+    if _RANK[outcome] >= _RANK.get(observed.get(nodeid, "passed"), 0):
+        observed[nodeid] = outcome
+
+
+def pytest_runtest_logreport(report) -> None:  # noqa: ANN001
+    if report.when == "call":
+        outcome = "failure" if report.failed else "skipped" if report.skipped else "passed"
+    else:  # setup and teardown: a failure there is an error, a skip in setup a skip
+        outcome = "error" if report.failed else "skipped" if report.skipped else "passed"
+    _observe(report.nodeid, outcome)
+
+
+def pytest_collectreport(report) -> None:  # noqa: ANN001
+    # The report writer lists a collector that failed or skipped as a test case of its own.
+    if report.failed:
+        _observe(report.nodeid or "<collection>", "error")
+    elif report.skipped:
+        _observe(report.nodeid or "<collection>", "skipped")
+
+
+def tally() -> dict[str, object]:
+    """Counts of what the process observed, by test name (the last part of its id)."""
+    outcomes = list(observed.items())
+    return {
+        "tests": len(outcomes),
+        "failures": sum(1 for _, o in outcomes if o == "failure"),
+        "errors": sum(1 for _, o in outcomes if o == "error"),
+        "skipped": sum(1 for _, o in outcomes if o == "skipped"),
+        "by_name": {nodeid.rsplit("::", 1)[-1]: outcome for nodeid, outcome in outcomes},
+    }
+
+
+#: sha256 of the report as pytest wrote it, taken right after its writer ran.
+report_digest: str | None = None
+report_path = ""
+
+
+@hookimpl(trylast=True)
 def pytest_sessionfinish(session) -> None:  # noqa: ANN001 - pytest's hook signature
+    global report_digest
     manager = session.config.pluginmanager
     for plugin in manager.get_plugins():
         if plugin is None or _allowed_plugin(plugin):
             continue
         _plugins_seen.append((manager.get_name(plugin) or repr(plugin), _origin(plugin)))
+    # Every hook implementation must be pytest's own, this guard's or a fixture conftest's:
+    # a plugin can lie about its module name, its code's home is harder to fake.
+    home = _pytest_home()
+    for name in dir(manager.hook):
+        caller = getattr(manager.hook, name, None)
+        get_impls = getattr(caller, "get_hookimpls", None)
+        if get_impls is None:
+            continue
+        for impl in get_impls():
+            code = getattr(getattr(impl, "function", None), "__code__", None)
+            if code is not None and not _code_home_allowed(os.path.abspath(code.co_filename), home):
+                _plugins_seen.append((f"hook {name}", code.co_filename))
+    if report_path and os.path.exists(report_path):
+        with open(report_path, "rb") as report:
+            report_digest = hashlib.sha256(report.read()).hexdigest()

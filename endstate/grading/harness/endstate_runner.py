@@ -13,12 +13,15 @@ as report.xml (JUnit XML, from pytest's own writer or from the recorder below), 
 guard's findings as guard.json once the run has finished.
 """
 
+import hashlib
 import importlib
 import json
 import os
 import sys
 
 HARNESS = os.path.dirname(os.path.abspath(__file__))
+#: What the unittest recorder observed, for the guard's report.
+_unittest_tally = {}
 WORKSPACE = "/workspace"
 
 
@@ -66,6 +69,7 @@ def _run_unittest(report, guard, args):
     sys.path.insert(0, WORKSPACE)
 
     cases = []
+    _unittest_tally.clear()
 
     class Recorder(unittest.TextTestResult):
         def _add(self, test, outcome, detail=""):
@@ -101,6 +105,7 @@ def _run_unittest(report, guard, args):
     counts = {"tests": len(cases), "failures": sum(1 for c in cases if c[1] == "failure"),
               "errors": sum(1 for c in cases if c[1] == "error"),
               "skipped": sum(1 for c in cases if c[1] == "skipped")}
+    _unittest_tally.update(counts, by_name={c[0].rpartition(".")[2]: c[1] for c in cases})
     lines = ['<testsuites><testsuite name="unittest" ' +
              " ".join(f'{k}="{v}"' for k, v in counts.items()) + ">"]
     for test_id, outcome, detail in cases:
@@ -131,6 +136,8 @@ def main(argv):
     folder = os.path.join(report_dir, nonce)
     os.mkdir(folder)
     report = os.path.join(folder, "report.xml")
+    if guard is not None:
+        guard.report_path = report
     os.chdir(WORKSPACE)
     if runner == "pytest":
         code = _run_pytest(report, guard, args)
@@ -140,8 +147,16 @@ def main(argv):
         print(f"endstate_runner: unknown runner {runner!r}", file=sys.stderr)
         return 64
     if findings is not None:
+        found = findings()
+        now = None
+        if os.path.exists(report):
+            with open(report, "rb") as written:
+                now = hashlib.sha256(written.read()).hexdigest()
+        if guard.report_digest is not None and now != guard.report_digest:
+            found.append("the report was rewritten after pytest wrote it")
+        observed = guard.tally() if runner == "pytest" else _unittest_tally
         with open(os.path.join(folder, "guard.json"), "w", encoding="utf-8") as out:
-            json.dump({"findings": findings()}, out)
+            json.dump({"findings": found, "report_sha256": guard.report_digest, "observed": observed}, out)
     return int(code)
 
 
