@@ -147,6 +147,10 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="'required' forces a tool call every turn and adds a finish tool."),
         click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, path_type=Path),
                      help="Extra permission rules (TOML), added to the defaults."),
+        click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="Where tasks run: here, or one Ray task each on a Ray cluster (endstate[ray])."),
+        click.option("--ray-address", default=None, help="Ray cluster to join (head host:port); "
+                     "default RAY_ADDRESS, else a Ray instance on this machine."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -203,9 +207,11 @@ def _summary(result: Any, out: Path) -> None:
     click.echo(f"results: {out / 'results.json'}")
 
 
-def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, **kwargs: Any) -> None:
-    from endstate.suite import model_slug, run_suite
+def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
+         ray_address: str | None, **kwargs: Any) -> None:
+    from endstate.suite import model_slug, suite_runner
 
+    run_suite = suite_runner(executor, ray_address)
     config = _config(**kwargs)
     loaded, errors = _load(suite, only)
     out = out or Path("runs") / model_slug(config.model)

@@ -3,6 +3,7 @@
 from endstate.suite._check import CheckRow, TaskCheck, check_tasks, missing_hack_assertions
 from endstate.suite._manifest import COUNTERS, Category, Manifest, Task, load_suite, load_task
 from endstate.suite._results import RunCard, RunResult, TaskResult, read_results, vector_of, write_results
+from endstate.suite._ray import suite_runner
 from endstate.suite._runner import RunConfig, check_requires, model_slug, resolve_graders, run_suite, task_pack_hash
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "write_results",
     "RunConfig",
     "run_suite",
+    "suite_runner",
     "check_requires",
     "model_slug",
     "resolve_graders",
