@@ -15,10 +15,12 @@ Ray is an optional extra: `pip install 'endstate[ray]'`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import logging
 import os
+import shutil
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -38,6 +40,8 @@ from endstate.suite._runner import RunConfig, resolve_graders, run_suite, task_p
 __all__ = ["INSTALL_HINT", "RAY_RETRIES", "task_resources", "run_suite_on_ray", "suite_runner"]
 
 INSTALL_HINT = "--executor ray needs Ray on this machine and on every node: pip install 'endstate[ray]'"
+
+_SCRATCH_PREFIX = "endstate-ray-"
 
 #: How often Ray re-runs a task whose worker process or node died.
 RAY_RETRIES = 3
@@ -82,8 +86,10 @@ def _pack(folder: Path) -> bytes:
 
 def run_on_node(job: _NodeJob) -> _NodeReturn:
     """Run one task exactly as a local run would, in a scratch folder, and return its files."""
-    with tempfile.TemporaryDirectory(prefix="endstate-ray-") as scratch:
+    _sweep_dead_attempts()
+    with tempfile.TemporaryDirectory(prefix=_SCRATCH_PREFIX) as scratch:
         root = Path(scratch)
+        (root / "owner").write_text(str(os.getpid()))
         suite = root / "suite"
         with tarfile.open(fileobj=io.BytesIO(job.task_files)) as tar:
             tar.extractall(suite, filter="tar")
@@ -108,6 +114,46 @@ def run_on_node(job: _NodeJob) -> _NodeReturn:
         recorded = cassettes / f"{job.task_id}.cassette"
         cassette = recorded.read_bytes() if config.mode == "record" and recorded.is_file() else None
         return _NodeReturn(result, files, cassette, str(out), str(cassettes))
+
+
+def _sweep_dead_attempts() -> None:
+    """Remove what attempts killed on this node left: a worker that died mid-task never
+    ran its cleanup, so its sandbox container and scratch folder are still here."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
+        try:
+            owner = int((folder / "owner").read_text())
+        except (OSError, ValueError):
+            continue
+        if _alive(owner):
+            continue
+        for job in folder.glob("out/work/*/job.json"):
+            with contextlib.suppress(Exception):  # best effort: a half-written job has no sandbox yet
+                _remove_container(msgspec.json.decode(job.read_bytes())["sandbox"])
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_container(handle: dict[str, Any]) -> None:
+    if handle.get("backend") != "docker" or not handle.get("container"):
+        return
+    from endstate.sandbox._docker import LABEL, connect
+
+    client = connect()
+    try:
+        container = client.containers.get(handle["container"])
+        if LABEL in container.labels:  # only ever one of endstate's own sandboxes
+            container.remove(force=True)
+    finally:
+        client.close()
 
 
 # -- on the driver -----------------------------------------------------------------------
