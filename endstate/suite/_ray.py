@@ -251,7 +251,7 @@ def run_suite_on_ray(
         resolve_graders(task)  # a grader that breaks the contract fails here, before the cluster is asked
     out_dir = Path(out_dir)
     driver = _Driver(tasks, config, out_dir, card_extra)
-    started_here = _connect(ray, address)
+    connected_here = _connect(ray, address)
     remote = ray.remote(max_retries=RAY_RETRIES, retry_exceptions=False)(run_on_node)
     waiting = list(tasks)
     running: dict[Any, Task] = {}
@@ -273,7 +273,7 @@ def run_suite_on_ray(
         write_results(driver.result, out_dir)
         raise
     finally:
-        if started_here:
+        if connected_here:
             ray.shutdown()
     if not driver.result.tasks:
         write_results(driver.result, out_dir)
@@ -281,7 +281,7 @@ def run_suite_on_ray(
 
 
 def _connect(ray: Any, address: str | None) -> bool:
-    """Join the cluster (or start a Ray instance here); True when this call started it."""
+    """Join the cluster (or start a Ray instance here); True when this call connected."""
     if ray.is_initialized():
         return False
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False, "configure_logging": False}

@@ -27,7 +27,18 @@ CASSETTES = ROOT / "cassettes"
 #: A bug fix, the checkpoint task (killed and resumed on the node) and a denial task.
 SUBSET = ["bugfix-lru-eviction", "checkpoint-append-migration", "deny-recursive-delete"]
 
-pytestmark = [pytest.mark.docker]
+
+
+def test_without_ray_the_executor_says_how_to_install_it(tmp_path):
+    (tmp_path / "ray.py").write_text("raise ImportError('No module named ray')\n")  # Ray, as if not installed
+    ran = subprocess.run([sys.executable, "-m", "endstate", "eval", "--model", "scripted/reference", "--replay",
+                          str(CASSETTES / "scripted-reference"), "--task", SUBSET[0], "--out", str(tmp_path / "run"),
+                          "--executor", "ray"], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.strip() == ("endstate: error: --executor ray needs Ray on this machine and on every node: "
+                                  "pip install 'endstate[ray]'")
+    assert not (tmp_path / "run").exists()  # nothing ran
 
 
 def _ray_or_skip() -> None:
@@ -74,6 +85,7 @@ def _comparable(run: Path) -> dict:
     return raw
 
 
+@pytest.mark.docker
 @pytest.mark.parametrize("arm", ["reference", "null"])
 def test_replay_on_ray_matches_the_local_executor(cluster, tmp_path, arm):
     local = _run("replay", arm, tmp_path / "local")
@@ -94,6 +106,7 @@ def test_replay_on_ray_matches_the_local_executor(cluster, tmp_path, arm):
         assert resumed["checkpoint-append-migration"] == 1  # killed and resumed on the node
 
 
+@pytest.mark.docker
 def test_recording_on_ray_writes_the_same_cassettes_as_a_local_recording(cluster, tmp_path):
     local = _run("record", "reference", tmp_path / "local")
     on_ray = _run("record", "reference", tmp_path / "ray", "--executor", "ray", "--ray-address", cluster)
@@ -139,6 +152,7 @@ def _container_exists(container: str) -> bool:
         client.close()
 
 
+@pytest.mark.docker
 def test_a_worker_killed_mid_task_is_retried_and_every_task_recorded_once(cluster, tmp_path):
     run = subprocess.Popen(
         [sys.executable, "-m", "endstate", "eval", "--model", "scripted/reference", "--suite", str(TASKS),
