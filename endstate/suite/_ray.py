@@ -21,6 +21,7 @@ import io
 import logging
 import os
 import shutil
+import socket
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -77,13 +78,6 @@ def task_resources(task: Task) -> dict[str, float]:
 
 
 # -- on the node -------------------------------------------------------------------------
-def _pack(folder: Path) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        tar.add(folder, arcname=folder.name, filter=lambda info: None if "__pycache__" in info.name else info)
-    return buffer.getvalue()
-
-
 def run_on_node(job: _NodeJob) -> _NodeReturn:
     """Run one task exactly as a local run would, in a scratch folder, and return its files."""
     _sweep_dead_attempts()
@@ -163,6 +157,13 @@ def _import_ray() -> Any:
     except ImportError:
         raise UserError(INSTALL_HINT) from None
     return ray
+
+
+def _pack(folder: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(folder, arcname=folder.name, filter=lambda info: None if "__pycache__" in info.name else info)
+    return buffer.getvalue()
 
 
 def _node_job(task: Task, config: RunConfig) -> _NodeJob:
@@ -285,14 +286,29 @@ def _connect(ray: Any, address: str | None) -> bool:
     if ray.is_initialized():
         return False
     options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False, "configure_logging": False}
-    if not (address or os.environ.get("RAY_ADDRESS")):
+    target = address or os.environ.get("RAY_ADDRESS")
+    if not target:
         options["include_dashboard"] = False  # only a new instance takes this
+    else:
+        _check_reachable(target)
     try:
         ray.init(address=address, **options)
     except ConnectionError as exc:
         raise UserError(f"cannot reach the Ray cluster at {address or os.environ.get('RAY_ADDRESS')}: {exc}; "
                         "check --ray-address (host:port of the head node, or 'auto' on a node)") from None
     return True
+
+
+def _check_reachable(address: str) -> None:
+    """Fail in seconds on a head that does not answer (Ray itself keeps retrying for minutes)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or "://" in address or not port.isdigit():
+        return  # "auto", "ray://..." and the like: Ray resolves those itself
+    try:
+        socket.create_connection((host, int(port)), timeout=10).close()
+    except OSError as exc:
+        raise UserError(f"cannot reach the Ray head at {address}: {exc.strerror or exc}; check --ray-address "
+                        "(host:port of the head node, as `ray start --head` printed it)") from None
 
 
 def _why(ray: Any, exc: Exception) -> str:

@@ -50,6 +50,17 @@ def _ray_or_skip() -> None:
         pytest.skip("ray is not installed (pip install -e '.[ray]')")
 
 
+def test_an_unreachable_head_is_one_line_and_exit_2(tmp_path):
+    _ray_or_skip()
+    ran = endstate("eval", "--model", "scripted/reference", "--replay", str(CASSETTES / "scripted-reference"),
+                   "--task", SUBSET[0], "--out", str(tmp_path / "run"), "--executor", "ray",
+                   "--ray-address", "127.0.0.1:1", timeout=120)
+    assert ran.returncode == 2, ran.stderr
+    assert ran.stderr.startswith("endstate: error: cannot reach the Ray head at 127.0.0.1:1: ")
+    assert len(ran.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.fixture(scope="module")
 def cluster():
     _ray_or_skip()
