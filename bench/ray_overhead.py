@@ -4,12 +4,12 @@
     python bench/ray_overhead.py --all        # the whole suite
 
 Starts a throwaway cluster on this machine (a head and one worker node, one CPU each,
-so Ray runs as many tasks at once as the local -j 2), replays the reference arm's
-cassettes with `--executor local` and twice with `--executor ray` (the first on fresh
-Ray workers, which import endstate and start their agent fork server; the second on
-warm ones), and prints wall times, the ratio, and the overhead per task:
-(Ray wall - local wall) x jobs / tasks, i.e. the extra time each task held a slot.
-Cluster start-up is printed apart and counted in neither.
+so Ray runs as many tasks at once as the local -j 2) and replays the reference arm's
+cassettes: once on fresh Ray workers (which import endstate and start their agent
+fork server), then local and Ray alternately, ROUNDS times each, so that drift in the
+machine's load hits both alike. Prints each wall time, the best of each executor,
+their ratio, and the overhead per task: (Ray wall - local wall) x jobs / tasks, the
+extra time each task held a slot. Cluster start-up is printed apart, counted in neither.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from ray_cluster import LocalRayCluster  # noqa: E402
 SUBSET = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "checkpoint-append-migration", "deny-recursive-delete",
           "feature-recipe-scaling", "refactor-dedupe-validators"]
 JOBS = 2
+ROUNDS = 2
 
 
 def replay(tasks: list[str], *executor: str) -> float:
@@ -44,18 +45,24 @@ def main(argv: list[str]) -> None:
 
     tasks = sorted(t.id for t in load_suite(ROOT / "tasks")[0]) if "--all" in argv else SUBSET
     n = len(tasks)
-    local = replay(tasks)
-    print(f"local  -j {JOBS}, {n} tasks:             {local:6.1f} s")
+
+    def overhead(wall: float, local: float) -> str:
+        return f"{wall / local:.2f}x local, {(wall - local) * JOBS / n:+.2f} s per task"
+
     start = time.perf_counter()
     with LocalRayCluster(cpus_per_node=1) as cluster:
         print(f"ray cluster start (2 nodes, not counted): {time.perf_counter() - start:6.1f} s")
         ray_args = ("--executor", "ray", "--ray-address", cluster.address)
         cold = replay(tasks, *ray_args)
-        warm = replay(tasks, *ray_args)
-    for label, wall in (("ray, fresh workers", cold), ("ray, warm workers ", warm)):
-        per_task = (wall - local) * JOBS / n
-        print(f"{label} -j {JOBS}, {n} tasks:  {wall:6.1f} s  ({wall / local:.2f}x local; "
-              f"{per_task:+.2f} s per task)")
+        print(f"ray, fresh workers: {cold:6.1f} s")
+        walls: dict[str, list[float]] = {"local": [], "ray": []}
+        for round_ in range(ROUNDS):
+            walls["local"].append(replay(tasks))
+            walls["ray"].append(replay(tasks, *ray_args))
+            print(f"round {round_ + 1}: local {walls['local'][-1]:6.1f} s, ray {walls['ray'][-1]:6.1f} s")
+    local, on_ray = min(walls["local"]), min(walls["ray"])
+    print(f"{n} tasks, -j {JOBS}, best of {ROUNDS}: local {local:.1f} s, ray {on_ray:.1f} s "
+          f"({overhead(on_ray, local)}); fresh workers: {overhead(cold, local)}")
 
 
 if __name__ == "__main__":
