@@ -5,9 +5,10 @@
 
 Starts a throwaway cluster on this machine (a head and one worker node, one CPU each,
 so Ray runs as many tasks at once as the local -j 2) and replays the reference arm's
-cassettes: once on fresh Ray workers (which import endstate and start their agent
-fork server), then local and Ray alternately, ROUNDS times each, so that drift in the
-machine's load hits both alike. Prints each wall time, the best of each executor,
+cassettes: once first on the new cluster (its nodes' caches cold), then local and Ray
+alternately, ROUNDS times each, so that drift in the machine's load hits both alike.
+Every Ray run is a new Ray job, so its workers import endstate and start their agent
+fork server afresh: a fixed cost per run and per slot, that more tasks per run amortise. Prints each wall time, the best of each executor,
 their ratio, and the overhead per task: (Ray wall - local wall) x jobs / tasks, the
 extra time each task held a slot. Cluster start-up is printed apart, counted in neither.
 """
@@ -54,7 +55,7 @@ def main(argv: list[str]) -> None:
         print(f"ray cluster start (2 nodes, not counted): {time.perf_counter() - start:6.1f} s")
         ray_args = ("--executor", "ray", "--ray-address", cluster.address)
         cold = replay(tasks, *ray_args)
-        print(f"ray, fresh workers: {cold:6.1f} s")
+        print(f"ray, first run on the new cluster: {cold:6.1f} s")
         walls: dict[str, list[float]] = {"local": [], "ray": []}
         for round_ in range(ROUNDS):
             walls["local"].append(replay(tasks))
@@ -62,7 +63,7 @@ def main(argv: list[str]) -> None:
             print(f"round {round_ + 1}: local {walls['local'][-1]:6.1f} s, ray {walls['ray'][-1]:6.1f} s")
     local, on_ray = min(walls["local"]), min(walls["ray"])
     print(f"{n} tasks, -j {JOBS}, best of {ROUNDS}: local {local:.1f} s, ray {on_ray:.1f} s "
-          f"({overhead(on_ray, local)}); fresh workers: {overhead(cold, local)}")
+          f"({overhead(on_ray, local)}); first run on the new cluster: {overhead(cold, local)}")
 
 
 if __name__ == "__main__":
