@@ -7,10 +7,11 @@ Starts a throwaway cluster on this machine (a head and one worker node, one CPU 
 so Ray runs as many tasks at once as the local -j 2) and replays the reference arm's
 cassettes: once first on the new cluster (its nodes' caches cold), then local and Ray
 alternately, ROUNDS times each, so that drift in the machine's load hits both alike.
-Every Ray run is a new Ray job, so its workers import endstate and start their agent
-fork server afresh: a fixed cost per run and per slot, that more tasks per run amortise. Prints each wall time, the best of each executor,
-their ratio, and the overhead per task: (Ray wall - local wall) x jobs / tasks, the
-extra time each task held a slot. Cluster start-up is printed apart, counted in neither.
+Prints each wall time, the best of each executor, their ratio, and the overhead per
+task: (Ray wall - local wall) x jobs / tasks, the extra time each task held a slot.
+Every Ray run is a new Ray job whose workers import endstate and start their agent
+fork server afresh: a fixed cost per run and slot, which more tasks per run amortise.
+Cluster start-up is printed apart, counted in neither.
 """
 
 from __future__ import annotations
