@@ -149,6 +149,10 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Extra permission rules (TOML), added to the defaults."),
         click.option("--attempts", type=click.IntRange(1, 100), default=1, show_default=True,
                      help="Run each task K times, seeds seed..seed+K-1; attempt k>0 uses <task>.attempt-<k>.cassette."),
+        click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="Where tasks run: here, or one Ray task each on a Ray cluster (endstate[ray])."),
+        click.option("--ray-address", default=None, help="Ray cluster to join (head host:port); "
+                     "default RAY_ADDRESS, else a Ray instance on this machine."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -221,9 +225,11 @@ def _explicit_settings() -> set[str]:
             if ctx.get_parameter_source(option) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
 
 
-def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, **kwargs: Any) -> None:
-    from endstate.suite import model_slug, prepare_replay, run_suite
+def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
+         ray_address: str | None, **kwargs: Any) -> None:
+    from endstate.suite import model_slug, prepare_replay, suite_runner
 
+    run_suite = suite_runner(executor, ray_address)
     config = _config(**kwargs)
     loaded, errors = _load(suite, only)
     if config.mode == "replay":  # every cassette checked, model and settings read, before any container

@@ -4,6 +4,7 @@ from endstate.suite._check import CheckRow, TaskCheck, check_tasks, missing_hack
 from endstate.suite._manifest import COUNTERS, Category, Manifest, Task, load_suite, load_task
 from endstate.suite._results import RunCard, RunResult, TaskResult, read_results, vector_of, write_results
 from endstate.suite._replay import prepare_replay
+from endstate.suite._ray import suite_runner
 from endstate.suite._runner import RunConfig, check_requires, model_slug, resolve_graders, run_suite, task_pack_hash
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "RunConfig",
     "run_suite",
     "prepare_replay",
+    "suite_runner",
     "check_requires",
     "model_slug",
     "resolve_graders",

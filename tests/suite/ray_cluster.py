@@ -1,0 +1,108 @@
+"""A throwaway Ray cluster on this machine: a head and one extra worker node.
+
+Both are `ray start --block` processes of our own, stopped by their pid (SIGTERM
+makes `ray start --block` stop everything it started); `ray stop` is never used, since
+it kills every Ray process of the user, not only ours. Used by the Ray tests and by
+bench/ray_overhead.py.
+
+The cluster runs without Ray's token authentication, and while it is up this process
+(and the drivers it starts) say so through RAY_AUTH_MODE: a throwaway cluster has no
+token to share, and none is written to the user's home.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["LocalRayCluster"]
+
+_RAY = str(Path(sys.executable).with_name("ray"))
+
+
+class LocalRayCluster:
+    def __init__(self, cpus_per_node: int = 1) -> None:
+        self.cpus_per_node = cpus_per_node
+        self.procs: list[subprocess.Popen] = []
+        self.address = ""
+        # Short: Ray's unix sockets live under it and their paths are length-limited.
+        self.temp_dir = tempfile.mkdtemp(prefix="es-ray-", dir="/tmp")
+
+    def _start(self, *args: str) -> subprocess.Popen:
+        env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+        proc = subprocess.Popen([_RAY, "start", "--block", "--num-cpus", str(self.cpus_per_node),
+                                 "--object-store-memory", str(80 * 1024 * 1024), "--disable-usage-stats", *args],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+                                start_new_session=True)
+        self.procs.append(proc)
+        return proc
+
+    def __enter__(self) -> LocalRayCluster:
+        self.saved_env = {name: os.environ.get(name) for name in ("RAY_AUTH_MODE", "RAY_ADDRESS")}
+        os.environ["RAY_AUTH_MODE"] = "disabled"
+        os.environ.pop("RAY_ADDRESS", None)
+        try:
+            head = self._start("--head", "--port", "0", "--include-dashboard=false", "--temp-dir", self.temp_dir)
+            log = []
+            for line in head.stdout:  # the head prints how to join it, then blocks
+                log.append(line)
+                found = re.search(r"ray start --address='([^']+)'", line)
+                if found:
+                    self.address = found.group(1)
+                    break
+            if not self.address:
+                raise RuntimeError("the Ray head did not start:\n" + "".join(log[-30:]))
+            self._drain(head)
+            self._drain(self._start("--address", self.address))
+            self._wait_for_nodes(2)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @staticmethod
+    def _drain(proc: subprocess.Popen) -> None:
+        """Keep reading what a node prints, so it never blocks on a full pipe."""
+        import threading
+
+        threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+
+    def _wait_for_nodes(self, count: int, timeout: float = 120) -> None:
+        import ray
+
+        ray.init(address=self.address, log_to_driver=False, configure_logging=False)
+        try:
+            deadline = time.monotonic() + timeout
+            while sum(node["Alive"] for node in ray.nodes()) < count:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{count} Ray nodes did not come up in {timeout}s")
+                time.sleep(0.5)
+        finally:
+            ray.shutdown()
+
+    def stop(self) -> None:
+        for proc in reversed(self.procs):  # the worker node first, then the head
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                try:
+                    proc.wait(60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)  # its own session: only what it started
+                    proc.wait()
+        self.procs.clear()
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
+        for name, value in getattr(self, "saved_env", {}).items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

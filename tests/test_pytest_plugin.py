@@ -1,0 +1,102 @@
+"""The pytest plugin, run as a user's CI would: `pytest --endstate-suite ... --endstate-replay ...`
+in a fresh pytest process, over a few tasks of the shipped suite and both control arms."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from endstate.suite import read_results
+
+ROOT = Path(__file__).resolve().parents[1]
+TASKS = ROOT / "tasks"
+CASSETTES = ROOT / "cassettes"
+#: -k picks a bug fix and the checkpoint task (killed and resumed), out of the whole suite.
+PICK = "lru or append-migration"
+PICKED = ["bugfix-lru-eviction", "checkpoint-append-migration"]
+
+
+def pytest_run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A fresh pytest process in `cwd` (not this project: none of its tests or settings)."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=900)
+
+
+def test_without_its_option_the_plugin_changes_nothing(tmp_path):
+    (tmp_path / "test_plain.py").write_text(
+        "import sys\n"
+        "def test_plain(request):\n"
+        "    assert request.config.pluginmanager.has_plugin('endstate')\n"
+        "    heavy = [m for m in ('endstate.suite', 'endstate.sandbox', 'docker', 'ray') if m in sys.modules]\n"
+        "    assert not heavy, heavy\n"
+        "def test_other():\n"
+        "    pass\n")
+    ran = pytest_run("-q", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "2 passed" in ran.stdout
+    with_plugin = pytest_run("--collect-only", "-q", cwd=tmp_path)
+    without = pytest_run("--collect-only", "-q", "-p", "no:endstate", cwd=tmp_path)
+    def collected(ran: subprocess.CompletedProcess) -> list[str]:
+        return [line for line in ran.stdout.splitlines() if "::" in line]
+
+    assert collected(with_plugin) == collected(without) == ["test_plain.py::test_plain", "test_plain.py::test_other"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--endstate-suite", "tasks"], "--endstate-suite needs --endstate-replay DIR"),
+    (["--endstate-suite", "no-such-folder", "--endstate-replay", "x"], "--endstate-suite no-such-folder: no such"),
+])
+def test_bad_options_are_one_line(tmp_path, args, message):
+    (tmp_path / "tasks").mkdir()
+    ran = pytest_run(*args, cwd=tmp_path)
+    assert ran.returncode == 4, ran.stdout + ran.stderr
+    assert message in ran.stderr
+    assert "Traceback" not in ran.stderr + ran.stdout
+
+
+@pytest.mark.docker
+def test_reference_arm_passes_one_item_per_selected_task(tmp_path):
+    ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay", str(CASSETTES / "scripted-reference"),
+                     "-k", PICK, "--endstate-jobs", "2", "--endstate-out", str(tmp_path / "run"), "-v", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "2 passed, 20 deselected" in ran.stdout
+    for task in PICKED:
+        assert f"::{task} PASSED" in ran.stdout
+    result = read_results(tmp_path / "run")  # the usual results folder, model read from the cassettes
+    assert result.vector == [(task, "pass") for task in PICKED]
+    assert result.card.model == "scripted/reference" and result.card.mode == "replay"
+
+
+@pytest.mark.docker
+def test_null_arm_fails_each_item_with_its_graders_reason(tmp_path):
+    ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay", str(CASSETTES / "scripted-null"),
+                     "-k", PICK, "--endstate-jobs", "2", "--endstate-out", str(tmp_path / "run"), cwd=tmp_path)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "2 failed, 20 deselected" in ran.stdout
+    result = read_results(tmp_path / "run")
+    for task in result.tasks:
+        assert task.outcome == "fail"
+        # The failure section is the task's report: outcome, failing grader and its reason, verdicts.
+        section = ran.stdout.split(f"endstate task {task.task_id} ")[1].split("\n_____")[0]
+        assert f"fail: {task.failing_grader}: {task.reason[:60]}" in section
+        assert "graders: " in section and "transcript: " in section
+    assert "Traceback" not in ran.stdout and "def runtest" not in ran.stdout
+
+
+@pytest.mark.docker
+def test_a_task_that_cannot_replay_fails_with_the_harness_reason(tmp_path):
+    """Another model's cassettes: the item says why in one line, as `endstate eval` would."""
+    wrong = tmp_path / "cassettes"
+    wrong.mkdir()
+    (wrong / "bugfix-lru-eviction.cassette").write_bytes(
+        (CASSETTES / "scripted-null" / "bugfix-lru-eviction.cassette").read_bytes())
+    ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay", str(wrong), "-k", "lru",
+                     "--endstate-model", "scripted/reference", "--endstate-out", str(tmp_path / "run"), cwd=tmp_path)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    (task,) = read_results(tmp_path / "run").tasks
+    assert task.outcome == "error" and "recorded with model scripted/null" in task.reason
+    assert f"error: {task.reason}" in ran.stdout
+    assert "Traceback" not in ran.stdout
