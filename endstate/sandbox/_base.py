@@ -25,6 +25,8 @@ class ExecResult(msgspec.Struct, frozen=True):
     #: True when stdout or stderr was cut at the output cap (the text says so too).
     truncated: bool = False
     duration_s: float = 0.0
+    #: True when the kernel killed a process of the command for want of memory (the text says so too).
+    oom_killed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -40,6 +42,12 @@ class SandboxLimits(msgspec.Struct, frozen=True):
     #: Bytes of stdout and of stderr kept per command; the rest is cut and reported.
     output_cap_bytes: int = 64 * 1024
     network: bool = False
+    #: The workspace may hold this much (apparent size); past it the run ends (WorkspaceFull).
+    workspace_mb: int = 512
+    #: Size of each tmpfs outside the workspace (/tmp, /var/tmp, /dev/shm, the agent's home).
+    tmp_mb: int = 256
+    #: The largest file a command may write (`ulimit -f`); a larger write fails with SIGXFSZ.
+    file_mb: int = 256
 
 
 class Sandbox(abc.ABC):
