@@ -13,6 +13,7 @@ import hashlib
 import multiprocessing
 import multiprocessing.connection
 import os
+import secrets
 import shutil
 import signal
 import threading
@@ -35,6 +36,7 @@ from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, open_sandbox, resolve
 from endstate.sandbox._tree import VCS_DIRS, load_dir
 from endstate.suite._manifest import Task
 from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
+from endstate.suite._resume import digest, discard_partial, run_key, start_run
 from endstate.sandbox._timed import TimedSandbox
 
 __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requires"]
@@ -128,6 +130,8 @@ class _Suite:
         self.lock = threading.Lock()
         self.procs: set[multiprocessing.process.BaseProcess] = set()
         self.base_urls: dict[str, str] = {}
+        #: Labels this run's containers, so what a killed run left behind can be found.
+        self.run_id = secrets.token_hex(8)
 
     # -- one task ----------------------------------------------------------------
     def run_task(self, task: Task, graders: list[Grader]) -> TaskResult:
@@ -150,7 +154,7 @@ class _Suite:
         fixture = load_dir(task.root / "fixture", prune_vcs=guards.vcs_pruning, what=f"task {task.id} fixture")
         holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
         limits = SandboxLimits(command_timeout_s=task.manifest.budget.command_timeout)
-        live = open_sandbox(self.backend, image=config.image, limits=limits, name_hint=task.id)
+        live = open_sandbox(self.backend, image=config.image, limits=limits, name_hint=task.id, run_id=self.run_id)
         sandbox = TimedSandbox(live)
         with live:
             sandbox.put_tree(fixture)
@@ -168,6 +172,9 @@ class _Suite:
                 return
             if outcome.stop_reason in ("model_error", "harness_error"):
                 result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
+                return
+            if outcome.stop_reason == "disk_limit":  # never read an oversized end state
+                result.outcome, result.failing_grader, result.reason = "fail", "disk_limit", outcome.detail
                 return
             if guards.seal_before_holdout:
                 sealed = seal(sandbox, fixture)
@@ -339,10 +346,13 @@ def run_suite(
     progress: Callable[[TaskResult], None] = lambda r: None,
     card_extra: dict[str, Any] | None = None,
     extra_graders: dict[str, list[Grader]] | None = None,
+    resume: bool = False,
 ) -> RunResult:
     """Run every task; returns (and keeps writing) the run's results.
 
     `extra_graders` adds graders to some tasks (the mutation check's probes).
+    `resume` continues the killed run in `out_dir` (see `_resume`): its finished
+    tasks are kept, the others run afresh; UserError if the settings differ.
     """
     tasks = sorted(tasks, key=lambda t: t.id)
     _FORKS.set_forkserver_preload(_PRELOAD)
@@ -371,12 +381,22 @@ def run_suite(
         guards_disabled=tuple(name for name in Guards.__struct_fields__ if not getattr(config.guards, name)),
         **(card_extra or {}),
     )
-    result = RunResult(card, [])
-    suite = _Suite(config, Path(out_dir), backend, progress)
+    out_dir = Path(out_dir)
+    kept = start_run(out_dir, run_key(card, _settings_key(config)), resume=resume)
+    result = RunResult(card, sorted(kept, key=lambda r: r.task_id))
+    write_results(result, out_dir)  # the card is on disk before the first task starts
+    finished = {r.task_id for r in kept}
+    todo = [t for t in tasks if t.id not in finished]
+    for task in todo if resume else []:
+        recording = Path(config.cassettes) / f"{task.id}.cassette" if config.mode == "record" else None
+        discard_partial(out_dir, task.id, recording)
+    for kept_result in result.tasks:
+        progress(kept_result)
+    suite = _Suite(config, out_dir, backend, progress)
     with _scripted_urls(config, tasks, suite_root) as urls:
         suite.base_urls = urls
         pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
-        futures = {pool.submit(suite.run_task, t, graders[t.id]): t for t in tasks}
+        futures = {pool.submit(suite.run_task, t, graders[t.id]): t for t in todo}
         try:
             pending = set(futures)
             while pending:
@@ -397,6 +417,16 @@ def run_suite(
             raise
         pool.shutdown(wait=True)
     return result
+
+
+def _settings_key(config: RunConfig) -> dict[str, Any]:
+    """Settings a resumed run must share that are not on the card."""
+    return {
+        "settings": msgspec.to_builtins(config.settings),
+        "base_url": digest(config.base_url),
+        "cassettes": config.cassettes or "",
+        "policy_files": {path: digest(Path(path).read_text()) for path in config.policy_files},
+    }
 
 
 def _describe_backend(backend: str, config: RunConfig) -> dict[str, str]:
