@@ -39,6 +39,7 @@ import os
 import posixpath
 import re
 import secrets
+import signal
 import socket
 import time
 import weakref
@@ -335,6 +336,8 @@ class DockerSandbox(Sandbox):
         stderr = output_text(err_data, err_dropped)
         if oom_killed:
             stderr += "[endstate: killed: out of memory]\n"
+        elif code == 128 + signal.SIGXFSZ:
+            stderr += f"[endstate: killed: a file reached the size limit of {self.limits.file_mb} MiB]\n"
         return ExecResult(
             exit_code=124 if fired else code,
             stdout=output_text(out_data, out_dropped),
@@ -405,7 +408,7 @@ class DockerSandbox(Sandbox):
             return PermissionError(f"{path} resolves to {said}, outside the workspace: refused")
         if code == 4:
             return IsADirectoryError(f"{path} is a directory in the sandbox")
-        said = said.replace("cat: ", "").replace("/workspace/", "")
+        said = re.sub(r"^(cat|bash: line \d+): ", "", said).replace(WORKDIR + "/", "")
         return PermissionError(f"{path}: {said or f'failed with exit code {code}'}")
 
     def read_file(self, path: str) -> bytes:
