@@ -45,7 +45,19 @@ __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requ
 #: Agent workers fork from a server that imported these once (see _Suite._spawn).
 _FORKS = multiprocessing.get_context("forkserver")
 _PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.models._openai",
-            "endstate.models._anthropic", "endstate.cassettes", "endstate.sandbox"]
+            "endstate.models._anthropic", "endstate.cassettes", "endstate.sandbox", "endstate.suite._runner"]
+
+
+def _worker(job_path: str, log_path: str, conn: multiprocessing.connection.Connection) -> None:
+    """An agent worker that dies with the fork server, which dies with the run: when the
+    run is killed, no orphan agent goes on calling the model or writing into the run folder."""
+    import ctypes
+
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG (Linux)
+    if os.getppid() != parent:
+        os._exit(1)  # the fork server was gone before the request took effect
+    forked_main(job_path, log_path, conn)
 
 
 def _recv(conn: multiprocessing.connection.Connection) -> object:
@@ -293,7 +305,7 @@ class _Suite:
         paying the imports again.
         """
         receiver, sender = _FORKS.Pipe(duplex=False)
-        proc = _FORKS.Process(target=forked_main, args=(str(job_path), str(log_path), sender), daemon=True)
+        proc = _FORKS.Process(target=_worker, args=(str(job_path), str(log_path), sender), daemon=True)
         proc.start()
         sender.close()
         with self.lock:

@@ -87,3 +87,30 @@ def test_resuming_with_other_settings_or_tasks_is_refused_naming_the_difference(
     again = endstate(*RUN[:-2], "--out", str(out), "--resume")  # same settings, all finished: nothing to do
     assert again.code == 0, again
     assert (out / "results.json").read_bytes() == before
+
+
+def test_a_sigkilled_recording_is_resumed_into_cassettes_that_replay(tmp_path):
+    cassettes, out = tmp_path / "cassettes", tmp_path / "out"
+    record = ["record", "--suite", str(TASKS), "--model", "scripted/reference", "-j", "2",
+              *[a for t in TASK_IDS[:3] for a in ("--task", t)], "--cassettes", str(cassettes), "--out", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "endstate", *record], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None and not _finished(out):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert 1 <= len(_finished(out)) < 3
+    kept = {t["task_id"]: (cassettes / f"{t['task_id']}.cassette").read_bytes() for t in _finished(out)}
+
+    resumed = endstate(*record, "--resume")
+    assert resumed.code == 0, resumed
+    assert [t["outcome"] for t in _finished(out)] == ["pass"] * 3
+    assert sorted(p.name for p in cassettes.iterdir()) == [f"{t}.cassette" for t in TASK_IDS[:3]]
+    for task_id, recording in kept.items():  # a finished task's recording is kept, not made again
+        assert (cassettes / f"{task_id}.cassette").read_bytes() == recording
+
+    replay = endstate("eval", "--suite", str(TASKS), "--model", "scripted/reference", "--replay", str(cassettes),
+                      *[a for t in TASK_IDS[:3] for a in ("--task", t)], "--out", str(tmp_path / "replay"))
+    assert replay.code == 0, replay  # strict: every request matched, every recorded answer played
+    assert [t["outcome"] for t in _finished(tmp_path / "replay")] == ["pass"] * 3
