@@ -69,15 +69,19 @@ class Sandbox(abc.ABC):
     def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
         """Run a shell command. Never raises for a failing or timed-out command:
         the result says so. A timeout kills the command and every process it
-        started. Raises SandboxError if the sandbox itself is gone."""
+        started. Raises SandboxError if the sandbox itself is gone, and WorkspaceFull
+        (after killing every process of the agent) once the workspace has grown past
+        `SandboxLimits.workspace_mb`."""
 
     @abc.abstractmethod
     def read_file(self, path: str) -> bytes:
-        """Bytes of a file. Raises FileNotFoundError if there is none."""
+        """Bytes of a file, read as the agent would. Raises FileNotFoundError if there is
+        none, PermissionError if it resolves out of the workspace or the agent may not read it."""
 
     @abc.abstractmethod
     def write_file(self, path: str, data: bytes) -> None:
-        """Create or replace a file, making parent folders as needed."""
+        """Create or replace a file as the agent would, making parent folders as needed;
+        an executable file stays executable. PermissionError as for `read_file`."""
 
     @abc.abstractmethod
     def put_tree(self, tree: Tree) -> None:
