@@ -30,9 +30,11 @@ def run_key(card: RunCard, extra: dict[str, Any]) -> dict[str, Any]:
     return msgspec.json.decode(msgspec.json.encode(key))  # as it reads back from disk (tuples are lists)
 
 
-def digest(text: str | None) -> str:
+def digest(value: str | bytes | None) -> str:
     """A stand-in for a value that may hold a credential (a base URL): equal iff the values are."""
-    return hashlib.sha256(text.encode()).hexdigest()[:16] if text else ""
+    if not value:
+        return ""
+    return hashlib.sha256(value.encode() if isinstance(value, str) else value).hexdigest()[:16]
 
 
 def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool) -> list[TaskResult]:

@@ -54,9 +54,11 @@ def _worker(job_path: str, log_path: str, conn: multiprocessing.connection.Conne
     import ctypes
 
     parent = os.getppid()
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG (Linux)
-    if os.getppid() != parent:
-        os._exit(1)  # the fork server was gone before the request took effect
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)  # Linux only
+    if prctl is not None:
+        prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)  # the fork server was gone before the request took effect
     forked_main(job_path, log_path, conn)
 
 
@@ -437,7 +439,7 @@ def _settings_key(config: RunConfig) -> dict[str, Any]:
         "settings": msgspec.to_builtins(config.settings),
         "base_url": digest(config.base_url),
         "cassettes": config.cassettes or "",
-        "policy_files": {path: digest(Path(path).read_text()) for path in config.policy_files},
+        "policy_files": {path: digest(Path(path).read_bytes()) for path in config.policy_files},
     }
 
 
