@@ -39,6 +39,7 @@ bench: setup
 	$(PY) bench/sandbox_overhead.py
 	$(PY) bench/cassette_format.py
 	$(PY) bench/suite_timing.py
+	$(PY) bench/disk_fill.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info
