@@ -7,7 +7,7 @@ SIGKILL, the engine closes the stream and the container stops by itself. It is
 not removed then (its workspace can still be read from the stopped container):
 the next endstate command removes it (see `_reaper`).
 
-/tmp, /var/tmp, /run/lock and /home/agent are tmpfs of a fixed size. Every
+/tmp, /var/tmp, /dev/shm, /run/lock and /home/agent are tmpfs of a fixed size. Every
 command is a `docker exec` of a small root shell, the *runner*, which:
 
 - starts the command as user `agent` (uid 1000) through `setpriv`;
