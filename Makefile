@@ -41,6 +41,7 @@ bench: setup
 	$(PY) bench/suite_timing.py
 	$(PY) bench/grading_container.py
 	$(PY) bench/viewer_scale.py
+	$(PY) bench/disk_fill.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info

@@ -44,8 +44,19 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
 def main() -> None:
     """Evaluate coding agents by the end state they leave in a sandbox."""
     # A CI job being cancelled sends SIGTERM: clean up as for Ctrl-C (results kept,
-    # sandboxes removed) instead of dying with containers left behind.
+    # sandboxes removed) instead of dying with containers left behind. A command started
+    # in the background by a script inherits SIGINT ignored: handle it all the same.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _terminate)
+
+
+def _reap() -> None:
+    """Remove the containers of endstate runs whose process is gone (killed, crashed)."""
+    from endstate.sandbox import reap
+
+    removed = reap()
+    if removed:
+        click.echo(f"removed {len(removed)} sandbox container(s) left by endstate runs that were killed", err=True)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -69,6 +80,8 @@ def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, ima
     """Graders must FAIL on the fixture, PASS with solution/, FAIL on every hack."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.suite import check_tasks, load_suite, resolve_graders
+
+    _reap()
 
     loaded, errors = load_suite(suite, only=list(only) or None)
     for error in errors:
@@ -153,6 +166,8 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Where tasks run: here, or one Ray task each on a Ray cluster (endstate[ray])."),
         click.option("--ray-address", default=None, help="Ray cluster to join (head host:port); "
                      "default RAY_ADDRESS, else a Ray instance on this machine."),
+        click.option("--resume", is_flag=True, help="Continue the killed run in --out: finished tasks are kept, "
+                     "the others run afresh; refused if any setting or the task pack differs."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -226,8 +241,9 @@ def _explicit_settings() -> set[str]:
 
 
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
-         ray_address: str | None, **kwargs: Any) -> None:
+         ray_address: str | None, resume: bool, **kwargs: Any) -> None:
     from endstate.suite import model_slug, prepare_replay, suite_runner
+    from endstate.suite._resume import RUN_FILE
 
     run_suite = suite_runner(executor, ray_address)
     config = _config(**kwargs)
@@ -242,12 +258,16 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
                 click.echo("endstate: error: no task to replay", err=True)
             sys.exit(2)
     out = out or Path("runs") / model_slug(config.model)
+    _reap()
     results = []
     for attempt in range(repeat):
         run_out = out if repeat == 1 else out / f"run-{attempt + 1}"
         if repeat > 1:
             click.echo(f"== run {attempt + 1} of {repeat}")
-        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded) * config.attempts))
+        # Of repeated runs, those not begun before the kill simply start.
+        again = resume and (repeat == 1 or (run_out / RUN_FILE).is_file())
+        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded) * config.attempts),
+                           resume=again)
         _summary(result, run_out)
         results.append(result)
     status = 0
@@ -300,7 +320,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / model_slug(kwargs["model"])
-    if not overwrite:
+    if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
         from endstate.suite._results import attempt_stem
 
@@ -340,6 +360,7 @@ def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...]
         click.echo(f"endstate: error: {error} (task skipped)", err=True)
     config = RunConfig(model=model, settings=RunSettings(), sandbox=sandbox, image=image or DEFAULT_IMAGE, jobs=jobs,
                        mode="replay", cassettes=str(replay), match="sequence")
+    _reap()
     report = run_mutation_check(loaded, config, out, suite_root=suite, mutants=mutants, progress=click.echo)
     click.echo("")
     click.echo("control (every guard in place): " + ("as expected" if report.control_ok else "NOT as expected"))

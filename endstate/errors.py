@@ -10,6 +10,7 @@
     │   ├── CassetteError          a cassette that is missing, corrupt or foreign
     │   └── SandboxUnavailable     the requested backend cannot run here
     ├── SandboxError               the sandbox failed while a task ran
+    │   └── WorkspaceFull          the workspace grew past its size ceiling
     └── ReplayDivergence           replay met a request with no recorded answer
 
 A user error is raised before the work it concerns starts, so the CLI can print it
@@ -30,6 +31,7 @@ __all__ = [
     "CassetteError",
     "SandboxUnavailable",
     "SandboxError",
+    "WorkspaceFull",
     "ReplayDivergence",
 ]
 
@@ -74,6 +76,11 @@ class SandboxUnavailable(UserError):
 
 class SandboxError(EndstateError):
     """The sandbox failed while a task was running (an ERROR outcome, not a FAIL)."""
+
+
+class WorkspaceFull(SandboxError):
+    """A command left the workspace larger than its ceiling; the agent's processes were killed.
+    The agent loop ends the run on it (stop reason `disk_limit`), and the task fails."""
 
 
 class ReplayDivergence(EndstateError):

@@ -18,6 +18,7 @@ from endstate.agent._normalise import normalise_output
 from endstate.agent._policy import Policy
 from endstate.agent._state import Counters, Guards, Journal, Pending, RunState
 from endstate.agent._tools import FINISH_TOOL, TOOLS, ToolError, parse_arguments, run_tool
+from endstate.errors import WorkspaceFull
 from endstate.models._types import Message, Model, ToolCall
 from endstate.sandbox._base import Sandbox
 from endstate.sandbox._tree import tree_hash
@@ -204,6 +205,8 @@ class Agent:
         except ToolError as exc:
             counters.tool_errors += 1
             text = f"error: {exc}"
+        except WorkspaceFull as exc:  # the agent's processes are dead already; the task fails
+            raise LimitsExceeded("disk_limit", str(exc)) from None
         # The worst moment to die: the call has changed the workspace, its result is not journaled.
         self.on_tool_done(counters.tool_calls)
         return text

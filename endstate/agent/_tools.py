@@ -121,24 +121,34 @@ def run_tool(sandbox: Sandbox, name: str, args: dict[str, Any], *, timeout: floa
             raise ToolError(f"no file {path!r}") from None
         except IsADirectoryError:
             raise ToolError(f"{path!r} is a directory") from None
+        except OSError as exc:  # the agent user may not read it, or it leads out of the workspace
+            raise ToolError(str(exc)) from None
         text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
         if len(data) > MAX_READ_BYTES:
             text += f"\n[endstate: file truncated: {len(data) - MAX_READ_BYTES} more bytes]"
         return text
     if name == "write_file":
-        sandbox.write_file(path, args["content"].encode("utf-8"))
+        try:
+            sandbox.write_file(path, args["content"].encode("utf-8"))
+        except OSError as exc:
+            raise ToolError(str(exc)) from None
         return f"wrote {len(args['content'].encode('utf-8'))} bytes to {path}"
     if name == "edit_file":
         try:
             text = sandbox.read_file(path).decode("utf-8")
         except FileNotFoundError:
             raise ToolError(f"no file {path!r}") from None
+        except OSError as exc:
+            raise ToolError(str(exc)) from None
         count = text.count(args["old"]) if args["old"] else 0
         if count == 0:
             raise ToolError(f"`old` does not occur in {path}; read the file and copy the text exactly")
         if count > 1:
             raise ToolError(f"`old` occurs {count} times in {path}; include more context so it is unique")
-        sandbox.write_file(path, text.replace(args["old"], args["new"], 1).encode("utf-8"))
+        try:
+            sandbox.write_file(path, text.replace(args["old"], args["new"], 1).encode("utf-8"))
+        except OSError as exc:
+            raise ToolError(str(exc)) from None
         return f"edited {path}"
     raise ToolError(f"unknown tool {name!r}")
 

@@ -15,6 +15,7 @@ from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
 from endstate.sandbox._docker import DockerSandbox, connect, engine_answers
 from endstate.sandbox._image import DEFAULT_IMAGE, build_image
 from endstate.sandbox._local import LocalSandbox
+from endstate.sandbox._reaper import reap
 from endstate.sandbox._sealed import SealedSandbox, seal
 from endstate.sandbox._tree import FileEntry, Tree, load_dir, tree_hash
 
@@ -36,6 +37,7 @@ __all__ = [
     "LocalSandbox",
     "build_image",
     "DEFAULT_IMAGE",
+    "reap",
 ]
 
 #: Every backend by the short name `--sandbox` takes.
@@ -65,7 +67,9 @@ def open_sandbox(
     image: str = DEFAULT_IMAGE,
     limits: SandboxLimits | None = None,
     name_hint: str = "task",
+    run_id: str = "",
 ) -> Sandbox:
-    """A fresh sandbox of the given backend; close it (or use `with`) when done."""
+    """A fresh sandbox of the given backend; close it (or use `with`) when done.
+    `run_id` names the run it belongs to (a label on Docker containers)."""
     backend = BACKENDS[resolve_backend(kind)]
-    return backend(image, limits or SandboxLimits(), name_hint)
+    return backend(image, limits or SandboxLimits(), name_hint, run_id=run_id)

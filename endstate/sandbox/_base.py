@@ -25,6 +25,8 @@ class ExecResult(msgspec.Struct, frozen=True):
     #: True when stdout or stderr was cut at the output cap (the text says so too).
     truncated: bool = False
     duration_s: float = 0.0
+    #: True when the kernel killed a process of the command for want of memory (the text says so too).
+    oom_killed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -40,6 +42,12 @@ class SandboxLimits(msgspec.Struct, frozen=True):
     #: Bytes of stdout and of stderr kept per command; the rest is cut and reported.
     output_cap_bytes: int = 64 * 1024
     network: bool = False
+    #: The workspace may hold this much (apparent size); past it the run ends (WorkspaceFull).
+    workspace_mb: int = 512
+    #: Size of each tmpfs outside the workspace (/tmp, /var/tmp, /dev/shm, the agent's home).
+    tmp_mb: int = 256
+    #: The largest file a command may write (`ulimit -f`); a larger write fails with SIGXFSZ.
+    file_mb: int = 256
 
 
 class Sandbox(abc.ABC):
@@ -61,15 +69,19 @@ class Sandbox(abc.ABC):
     def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
         """Run a shell command. Never raises for a failing or timed-out command:
         the result says so. A timeout kills the command and every process it
-        started. Raises SandboxError if the sandbox itself is gone."""
+        started. Raises SandboxError if the sandbox itself is gone, and WorkspaceFull
+        (after killing every process of the agent) once the workspace has grown past
+        `SandboxLimits.workspace_mb`."""
 
     @abc.abstractmethod
     def read_file(self, path: str) -> bytes:
-        """Bytes of a file. Raises FileNotFoundError if there is none."""
+        """Bytes of a file, read as the agent would. Raises FileNotFoundError if there is
+        none, PermissionError if it resolves out of the workspace or the agent may not read it."""
 
     @abc.abstractmethod
     def write_file(self, path: str, data: bytes) -> None:
-        """Create or replace a file, making parent folders as needed."""
+        """Create or replace a file as the agent would, making parent folders as needed;
+        an executable file stays executable. PermissionError as for `read_file`."""
 
     @abc.abstractmethod
     def put_tree(self, tree: Tree) -> None:

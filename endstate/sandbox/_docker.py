@@ -1,8 +1,14 @@
 """The Docker backend: one disposable container per sandbox.
 
-The container's first process only sleeps (under Docker's init, which reaps
-orphans so zombies never eat the pids limit). Every command is a `docker exec`
-of a small root shell, the *runner*, which:
+The container's first process (under Docker's init, which reaps orphans so
+zombies never eat the pids limit) reads its standard input until end of file.
+The process that made the sandbox holds that stream open; when it dies, even by
+SIGKILL, the engine closes the stream and the container stops by itself. It is
+not removed then (its workspace can still be read from the stopped container):
+the next endstate command removes it (see `_reaper`).
+
+/tmp, /var/tmp, /dev/shm, /run/lock and /home/agent are tmpfs of a fixed size. Every
+command is a `docker exec` of a small root shell, the *runner*, which:
 
 - starts the command as user `agent` (uid 1000) through `setpriv`;
 - copies at most `output_cap_bytes` of each stream and counts the rest
@@ -11,9 +17,17 @@ of a small root shell, the *runner*, which:
   SIGKILL to every process that user owns (`kill -1`). It is forked before the
   command starts and only `exec`s afterwards, so it still fires when a fork bomb
   has used up the pids limit;
+- limits the size of any file the command writes (`ulimit -f`), and watches
+  the workspace's size while it runs (`du`, twice a second): past the ceiling
+  every process of the agent user is killed and `exec` raises WorkspaceFull;
+- notes whether the container's memory cgroup killed a process meanwhile (OOM);
 - ends both streams with a trailer carrying a per-command nonce, which the
   agent cannot read (it travels in the root shell's environment), so the
-  trailer cannot be forged from inside.
+  trailer cannot be forged from inside. The trailer also carries the
+  workspace's size, measured after the command, at no extra round trip.
+
+The file tools run as the agent user too (`read_file`, `write_file`): they see
+what the agent may see, and refuse any path that resolves out of the workspace.
 
 The container keeps only SETUID and SETGID (for `setpriv`) and runs with
 no-new-privileges, so the agent user cannot become root again.
@@ -21,13 +35,12 @@ no-new-privileges, so the agent user cannot become root again.
 
 from __future__ import annotations
 
-import io
 import os
 import posixpath
 import re
 import secrets
+import signal
 import socket
-import tarfile
 import time
 import weakref
 from typing import Any
@@ -36,17 +49,14 @@ import docker
 import docker.errors
 import msgspec
 
-from endstate.errors import SandboxError, SandboxUnavailable
+from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
-from endstate.sandbox._tree import FileEntry, Tree, TreeTooLarge, tar_to_tree, tree_to_tar
+from endstate.sandbox._reaper import LABEL, owner_labels
+from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, TreeTooLarge, tar_to_tree, tree_to_tar
 
 __all__ = [
     "DockerSandbox", "connect", "engine_answers", "engine_url", "output_text", "LABEL", "HOSTNAME", "SANDBOX_ENV",
 ]
-
-#: Every container endstate makes carries this label, so leftovers can be found:
-#: `docker rm -f $(docker ps -aq --filter label=endstate)`.
-LABEL = "endstate"
 
 AGENT_UID = 1000
 HOSTNAME = "sandbox"
@@ -66,12 +76,23 @@ SANDBOX_ENV = {
 _BACKSTOP_S = 30.0
 _CHUNK = 64 * 1024
 
-# $1 = output cap in bytes, $2 = seconds allowed, $3 = the command.
+# $1 = output cap in bytes, $2 = seconds allowed, $3 = largest file in 1 KiB blocks,
+# $4 = workspace ceiling in bytes, $5 = the command.
 # fd 5 is the exec's real stderr; the runner's own chatter goes to /dev/null.
 _RUNNER = r"""
 nonce=$ENDSTATE_NONCE; unset ENDSTATE_NONCE
-cap=$1 limit=$2 cmd=$3
+cap=$1 limit=$2 fsize=$3 ceiling=$4 cmd=$5
 exec 5>&2 2>/dev/null
+oom_kills() {
+  oom=0
+  local file key value
+  for file in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+    [ -r "$file" ] || continue
+    while read -r key value; do [ "$key" = oom_kill ] && oom=$value; done < "$file"
+    return
+  done
+}
+oom_kills; oom_before=$oom
 capped() { head -c "$cap"; printf '\n%s %s\n' "$nonce" "$(wc -c)"; }
 exec 3> >(capped); out=$!
 exec 4> >(exec 3>&-; capped >&5); err=$!
@@ -82,14 +103,52 @@ exec 4> >(exec 3>&-; capped >&5); err=$!
   exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c 'kill -s KILL -1; exit 99'
 ) </dev/null >/dev/null 3>&- 4>&- 5>&- &
 watchdog=$!
-setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" </dev/null >&3 2>&4 3>&- 4>&- 5>&- &
+(
+  trap 'exit 0' TERM
+  exec 6<> <(:)  # a pipe nobody writes to: `read -t` on it sleeps without forking
+  while :; do
+    read -t 0.5 -u 6
+    used=0; read -r used _ < <(du -sxbl /workspace)
+    if [ "${used:-0}" -gt "$ceiling" ]; then
+      exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c 'kill -s KILL -1; exit 98'
+    fi
+  done
+) </dev/null >/dev/null 3>&- 4>&- 5>&- &
+diskwatch=$!
+( ulimit -f "$fsize" && exec setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" ) \
+  </dev/null >&3 2>&4 3>&- 4>&- 5>&- &
 wait $!; status=$?
 exec 3>&- 4>&-
 wait $out $err
-kill -TERM $watchdog; wait $watchdog; fired=$?
-printf '%s status %s %s\n' "$nonce" "$status" "$fired" >&5
+kill -TERM $watchdog $diskwatch; wait $watchdog; fired=$?; wait $diskwatch; full=$?
+used=0; read -r used _ < <(du -sxbl /workspace)
+oom_kills
+printf '%s status %s %s %s %s %s\n' "$nonce" "$status" "$fired" "$full" "$used" "$((oom - oom_before))" >&5
 """
 _WATCHDOG_FIRED = 99
+_DISK_WATCH_FIRED = 98
+_MIB = 1024 * 1024
+
+# Runs as the agent user. $1 = the workspace path asked for. Exit 3: it resolves out
+# of the workspace; 4: it is a folder; 2: there is no such file. Otherwise cat's own.
+_READ = r"""
+real=$(realpath -e -- "$1") || exit 2
+case $real in /workspace/*) ;; *) printf '%s' "$real" >&2; exit 3;; esac
+[ -d "$real" ] && exit 4
+exec cat -- "$real"
+"""
+
+# Runs as the agent user, the new bytes on stdin. $1 = the workspace path, $2 = the
+# fixed mtime. Writes through a link that stays inside the workspace; a file that was
+# executable stays so; a new file is 0644.
+_WRITE = r"""
+real=$(realpath -m -- "$1") || exit 2
+case $real in /workspace/*) ;; *) printf '%s' "$real" >&2; exit 3;; esac
+[ -d "$real" ] && exit 4
+mode=644
+[ -x "$real" ] && mode=755
+mkdir -p -- "${real%/*}" && cat > "$real" && chmod "$mode" -- "$real" && touch -h -d "@$2" -- "$real"
+"""
 
 
 def engine_url() -> str:
@@ -194,9 +253,11 @@ def _why(exc: docker.errors.APIError) -> str:
     return str(exc.explanation or exc)
 
 
-def _remove(client: docker.DockerClient, container_id: str, owner_pid: int) -> None:
+def _remove(client: docker.DockerClient, container_id: str, owner_pid: int, lifeline: Any = None) -> None:
     if os.getpid() != owner_pid:
         return  # a forked child exiting must not take its parent's container along
+    if lifeline is not None:
+        lifeline.close()
     try:
         client.api.remove_container(container_id, force=True, v=True)
     except docker.errors.NotFound:
@@ -209,7 +270,8 @@ def _remove(client: docker.DockerClient, container_id: str, owner_pid: int) -> N
 class DockerSandbox(Sandbox):
     backend = "docker"
 
-    def __init__(self, image: str, limits: SandboxLimits | None = None, name_hint: str = "task") -> None:
+    def __init__(self, image: str, limits: SandboxLimits | None = None, name_hint: str = "task",
+                 *, run_id: str = "") -> None:
         self.limits = limits or SandboxLimits()
         self.image = image
         self._client = connect()
@@ -220,11 +282,17 @@ class DockerSandbox(Sandbox):
                 f"Docker image {image} does not exist here: run `endstate image build` first"
             ) from None
         name = "endstate-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", name_hint)[:40] + "-" + secrets.token_hex(4)
+        tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
         self._container = self._client.containers.create(
             image,
-            ["sleep", "infinity"],
+            ["cat"],  # ends at end of input: when the owner's stream closes (see the module docstring)
             name=name,
             init=True,
+            user="root",
+            stdin_open=True,  # with detach off, docker-py sets StdinOnce: one client's hang-up ends the input
+            tmpfs={"/tmp": f"{tmp},mode=1777", "/var/tmp": f"{tmp},mode=1777", "/run/lock": "size=1m,mode=1777",
+                   "/home/agent": f"{tmp},mode=0755,uid={AGENT_UID},gid={AGENT_UID}"},
+            shm_size=f"{self.limits.tmp_mb}m",
             hostname=HOSTNAME,
             environment=SANDBOX_ENV,
             working_dir=WORKDIR,
@@ -236,16 +304,21 @@ class DockerSandbox(Sandbox):
             cap_drop=["ALL"],
             cap_add=["SETUID", "SETGID"],
             security_opt=["no-new-privileges"],
-            labels={LABEL: "1"},
+            labels=owner_labels(run_id or secrets.token_hex(8)),
         )
+        self._lifeline: Any = None
         # From here on the container exists: make sure it goes away whatever happens,
         # including interpreter exit without close() (KeyboardInterrupt, forgotten with).
-        self._finalizer: weakref.finalize | None = weakref.finalize(
-            self, _remove, self._client, self._container.id, os.getpid()
-        )
+        self._finalizer: weakref.finalize | None = None
         try:
+            # Attached before the start, so there is no moment when the container runs unheld.
+            self._lifeline = self._client.api.attach_socket(self._container.id, params={"stdin": 1, "stream": 1})
+            self._finalizer = weakref.finalize(self, _remove, self._client, self._container.id, os.getpid(),
+                                               self._lifeline)
             self._container.start()
         except BaseException:
+            if self._finalizer is None:
+                _remove(self._client, self._container.id, os.getpid(), self._lifeline)
             self.close()
             raise
 
@@ -261,7 +334,8 @@ class DockerSandbox(Sandbox):
         try:
             exec_id = self._client.api.exec_create(
                 self._container.id,
-                ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), f"{limit:.3f}", command],
+                ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), f"{limit:.3f}",
+                 str(self.limits.file_mb * 1024), str(self.limits.workspace_mb * _MIB), command],
                 user="root",
                 workdir=WORKDIR,
                 environment={"ENDSTATE_NONCE": nonce},
@@ -276,22 +350,36 @@ class DockerSandbox(Sandbox):
         marker = b"\n" + nonce.encode()
         out_data, _, out_tail = stdout.partition(marker)
         err_data, _, err_tail = stderr.partition(marker)
-        # out_tail: " <dropped>\n"; err_tail: " <dropped>\n<nonce> status <code> <watchdog>\n"
+        # out_tail: " <dropped>\n"
+        # err_tail: " <dropped>\n<nonce> status <code> <watchdog> <disk watch> <workspace bytes> <oom kills>\n"
         words = err_tail.split()
-        if len(words) != 5 or len(out_tail.split()) != 1:
+        if len(words) != 8 or len(out_tail.split()) != 1:
             raise SandboxError(
                 f"command runner in container {self._container.short_id} died "
                 f"(container state: {self._state()}); the sandbox is unusable"
             )
         out_dropped, err_dropped = int(out_tail.split()[0]), int(words[0])
         code, fired = int(words[3]), int(words[4]) == _WATCHDOG_FIRED
+        used, oom_killed = int(words[6]), int(words[7]) > 0
+        ceiling = self.limits.workspace_mb * _MIB
+        if int(words[5]) == _DISK_WATCH_FIRED or used > ceiling:
+            raise WorkspaceFull(
+                f"the workspace grew past its ceiling of {self.limits.workspace_mb} MiB "
+                f"({max(used, ceiling + 1) / _MIB:.0f} MiB); every process of the agent was killed"
+            )
+        stderr = output_text(err_data, err_dropped)
+        if oom_killed:
+            stderr += "[endstate: killed: out of memory]\n"
+        elif code == 128 + signal.SIGXFSZ:
+            stderr += f"[endstate: killed: a file reached the size limit of {self.limits.file_mb} MiB]\n"
         return ExecResult(
             exit_code=124 if fired else code,
             stdout=output_text(out_data, out_dropped),
-            stderr=output_text(err_data, err_dropped),
+            stderr=stderr,
             timed_out=fired,
             truncated=bool(out_dropped or err_dropped),
             duration_s=round(duration, 3),
+            oom_killed=oom_killed,
         )
 
     def _stream(self, exec_id: str, deadline: float) -> tuple[bytes, bytes]:
@@ -319,49 +407,54 @@ class DockerSandbox(Sandbox):
             return "removed"
 
     # -- files --------------------------------------------------------------------
-    def read_file(self, path: str) -> bytes:
-        target = _inside(path)
-        for _ in range(16):  # symlink hops
-            member, data = self._fetch_one(target, path)
-            if member.issym():
-                target = posixpath.normpath(posixpath.join(posixpath.dirname(target), member.linkname))
-                continue
-            if member.isdir():
-                raise IsADirectoryError(f"{path} is a directory in the sandbox")
-            return data
-        raise OSError(f"{path}: too many levels of symbolic links")
-
-    def _fetch_one(self, target: str, path: str) -> tuple[tarfile.TarInfo, bytes]:
+    def _as_agent(self, script: str, args: list[str], data: bytes | None = None) -> tuple[int, bytes, bytes]:
+        """Run a small script as the agent user; its exit code and both streams."""
+        deadline = time.monotonic() + self.limits.command_timeout_s + _BACKSTOP_S
         try:
-            stream, _ = self._client.api.get_archive(self._container.id, target)
-            archive = b"".join(stream)
+            exec_id = self._client.api.exec_create(
+                self._container.id, ["bash", "-c", script, "endstate", *args], user=f"{AGENT_UID}:{AGENT_UID}",
+                workdir=WORKDIR, environment=SANDBOX_ENV, stdin=data is not None,
+            )["Id"]
+            sock = self._client.api.exec_start(exec_id, socket=True)
+            raw = getattr(sock, "_sock", sock)
+            try:
+                if data is not None:
+                    raw.sendall(data)
+                    raw.shutdown(socket.SHUT_WR)  # end of input: the script's `cat` ends
+                stdout, stderr = _read_frames(raw, deadline)
+            finally:
+                sock.close()
+            code = self._client.api.exec_inspect(exec_id)["ExitCode"]
         except docker.errors.NotFound:
-            if self._state() != "running":
-                raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
-            raise FileNotFoundError(f"{path} does not exist in the sandbox") from None
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            member = tar.next()
-            if member is None:
-                raise FileNotFoundError(f"{path} does not exist in the sandbox")
-            extracted = tar.extractfile(member) if member.isfile() else None
-            return member, extracted.read() if extracted else b""
+            raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"sandbox container {self._container.short_id} failed: {_why(exc)}") from None
+        except OSError as exc:
+            raise SandboxError(f"file tool in container {self._container.short_id} failed: {exc}") from None
+        return code, stdout, stderr
+
+    @staticmethod
+    def _file_error(path: str, code: int, stderr: bytes) -> OSError:
+        said = stderr.decode("utf-8", errors="replace").strip()
+        if code == 2:
+            return FileNotFoundError(f"{path} does not exist in the sandbox")
+        if code == 3:
+            return PermissionError(f"{path} resolves to {said}, outside the workspace: refused")
+        if code == 4:
+            return IsADirectoryError(f"{path} is a directory in the sandbox")
+        said = re.sub(r"^(cat|bash: line \d+): ", "", said).replace(WORKDIR + "/", "")
+        return PermissionError(f"{path}: {said or f'failed with exit code {code}'}")
+
+    def read_file(self, path: str) -> bytes:
+        code, data, stderr = self._as_agent(_READ, [_inside(path)])
+        if code != 0:
+            raise self._file_error(path, code, stderr)
+        return data
 
     def write_file(self, path: str, data: bytes) -> None:
-        rel = posixpath.relpath(_inside(path), WORKDIR)
-        stat = self._stat(_inside(path))
-        # Rewriting a script keeps it executable.
-        mode = 0o755 if stat and stat["mode"] & 0o111 else 0o644
-        self._put({rel: FileEntry(mode, data)})
-
-    def _stat(self, target: str) -> dict[str, Any] | None:
-        """What the engine knows of a path (name, size, mode, ...) without its bytes."""
-        api = self._client.api
-        response = api.head(api._url("/containers/{0}/archive", self._container.id), params={"path": target})
-        if response.status_code == 404:
-            return None
-        api._raise_for_status(response)
-        header = response.headers.get("X-Docker-Container-Path-Stat")
-        return docker.utils.decode_json_header(header) if header else None
+        code, _, stderr = self._as_agent(_WRITE, [_inside(path), str(FIXED_MTIME)], data)
+        if code != 0:
+            raise self._file_error(path, code, stderr)
 
     def put_tree(self, tree: Tree) -> None:
         self._put({posixpath.relpath(_inside(p), WORKDIR): entry for p, entry in tree.items()})

@@ -6,14 +6,17 @@ the host is mounted read-only, except what a sandbox must not see at all: /root,
 /tmp is a fresh tmpfs per command. Each command gets its own user, PID, network,
 IPC and UTS namespaces: no network, hostname `sandbox`, uid 1000.
 
-Weaker than Docker, and different in three ways worth knowing:
-memory, pids and CPU limits are not enforced (only the timeout and the output
-cap are); /tmp does not survive from one command to the next; and a command's
-background processes die with it, because its PID namespace ends when it does.
+Weaker than Docker, and different in four ways worth knowing:
+memory, pids and CPU limits are not enforced (the timeout, the output cap, the
+tmpfs sizes and the largest file are); /tmp does not survive from one command to
+the next; a command's background processes die with it, because its PID
+namespace ends when it does; and the workspace ceiling is checked after each
+command, not while it runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -29,7 +32,7 @@ from typing import IO, Any
 
 import msgspec
 
-from endstate.errors import SandboxError, SandboxUnavailable
+from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
 from endstate.sandbox._docker import HOSTNAME, SANDBOX_ENV, output_text
 from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, TreeTooLarge, normalise_mode
@@ -40,6 +43,7 @@ __all__ = ["LocalSandbox"]
 _NOT_SHARED = frozenset({"proc", "dev", "tmp", "run", "home", "root", "sys", "lost+found", WORKDIR.strip("/")})
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _CHUNK = 64 * 1024
+_MIB = 1024 * 1024
 
 
 def _remove_dir(path: str, owner_pid: int) -> None:
@@ -77,8 +81,10 @@ class _CappedReader(threading.Thread):
 class LocalSandbox(Sandbox):
     backend = "local"
 
-    def __init__(self, image: str = "", limits: SandboxLimits | None = None, name_hint: str = "task") -> None:
-        """`image` is accepted so every backend is made the same way; the host is the image."""
+    def __init__(self, image: str = "", limits: SandboxLimits | None = None, name_hint: str = "task",
+                 *, run_id: str = "") -> None:
+        """`image` and `run_id` are accepted so every backend is made the same way; the host is the image,
+        and the workspace, a host folder, goes with the process (`--die-with-parent`)."""
         self.limits = limits or SandboxLimits()
         self._bwrap = shutil.which("bwrap")
         if self._bwrap is None:
@@ -123,8 +129,11 @@ class LocalSandbox(Sandbox):
         args += [
             "--ro-bind-try", "/sys", "/sys",
             "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--tmpfs", "/run", "--tmpfs", "/root",
-            "--tmpfs", "/home", "--dir", SANDBOX_ENV["HOME"],
+        ]
+        for folder in ("/tmp", "/run", "/root", "/home"):
+            args += ["--size", str(self.limits.tmp_mb * _MIB), "--tmpfs", folder]
+        args += [
+            "--dir", SANDBOX_ENV["HOME"],
             "--ro-bind" if self._readonly_workspace else "--bind", str(self.workspace), WORKDIR,
         ]
         for inside, (host, writable) in sorted(self._harness_dirs.items()):
@@ -135,7 +144,9 @@ class LocalSandbox(Sandbox):
         ]
         for key, value in SANDBOX_ENV.items():
             args += ["--setenv", key, value]
-        return args + ["bash", "-c", command]
+        # The file-size limit is set before the command's own shell starts, so it cannot be raised.
+        limit_files = 'ulimit -f "$1" && exec bash -c "$2"'
+        return args + ["bash", "-c", limit_files, "bash", str(self.limits.file_mb * 1024), command]
 
     # -- commands -----------------------------------------------------------------
     def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
@@ -164,6 +175,10 @@ class LocalSandbox(Sandbox):
         for reader in readers:
             reader.join()
         out, err = readers
+        used = self._workspace_bytes()
+        if used > self.limits.workspace_mb * _MIB:
+            raise WorkspaceFull(f"the workspace grew past its ceiling of {self.limits.workspace_mb} MiB "
+                                f"({used / _MIB:.0f} MiB)")
         return ExecResult(
             exit_code=124 if timed_out else proc.returncode,
             stdout=output_text(bytes(out.kept), out.dropped),
@@ -172,6 +187,14 @@ class LocalSandbox(Sandbox):
             truncated=bool(out.dropped or err.dropped),
             duration_s=round(time.monotonic() - started, 3),
         )
+
+    def _workspace_bytes(self) -> int:
+        total = 0
+        for dirpath, _, filenames in os.walk(self.workspace):
+            for name in filenames:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+        return total
 
     # -- files --------------------------------------------------------------------
     def _host_path(self, path: str) -> Path:

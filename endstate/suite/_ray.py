@@ -242,6 +242,7 @@ def run_suite_on_ray(
     address: str | None = None,
     progress: Callable[[TaskResult], None] = lambda r: None,
     card_extra: dict[str, Any] | None = None,
+    resume: bool = False,
 ) -> RunResult:
     """`run_suite`, with each task run as a Ray task on the cluster at `address`
     (None: RAY_ADDRESS, else a Ray instance started here). At most `config.jobs` tasks
@@ -252,9 +253,9 @@ def run_suite_on_ray(
         resolve_graders(task)  # a grader that breaks the contract fails here, before the cluster is asked
     out_dir = Path(out_dir)
     driver = _Driver(tasks, config, out_dir, card_extra)
-    if config.attempts > 1:
-        raise UserError("--attempts with --executor ray is not supported yet: run the attempts with the local "
-                        "executor, or one Ray run per seed (--seed)")
+    if config.attempts > 1 or resume:
+        raise UserError(f"{'--attempts' if config.attempts > 1 else '--resume'} with --executor ray is not supported "
+                        "yet: use the local executor for it")
     connected_here = _connect(ray, address)
     remote = ray.remote(max_retries=RAY_RETRIES, retry_exceptions=False)(run_on_node)
     waiting = list(tasks)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import msgspec
@@ -9,7 +10,7 @@ import msgspec
 from endstate.agent._state import Counters
 
 __all__ = ["FORMAT_VERSION", "RunCard", "GraderVerdict", "TaskResult", "RunResult", "vector_of",
-           "attempt_stem", "write_results", "read_results"]
+           "attempt_stem", "write_results", "write_atomically", "read_results"]
 
 FORMAT_VERSION = 1
 
@@ -93,10 +94,24 @@ def write_results(result: RunResult, out_dir: Path) -> Path:
     payload = msgspec.to_builtins(result)
     payload["vector"] = [list(pair) for pair in result.vector]
     path = out_dir / "results.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(payload), indent=2) + b"\n")
-    tmp.replace(path)
+    write_atomically(path, msgspec.json.format(msgspec.json.encode(payload), indent=2) + b"\n")
     return path
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that a kill at any moment leaves the old or the new
+    bytes, never a mix, and a power cut after return keeps the new ones."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as file:
+        file.write(data)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(tmp, path)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 def read_results(path: Path) -> RunResult:

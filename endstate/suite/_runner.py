@@ -13,6 +13,7 @@ import hashlib
 import multiprocessing
 import multiprocessing.connection
 import os
+import secrets
 import shutil
 import signal
 import threading
@@ -40,6 +41,7 @@ from endstate.sandbox._tree import VCS_DIRS, load_dir
 from endstate.suite._manifest import Task
 from endstate.suite._enddiff import end_state_diff
 from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, attempt_stem, write_results
+from endstate.suite._resume import digest, discard_partial, run_key, start_run
 from endstate.sandbox._timed import TimedSandbox
 
 __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requires"]
@@ -48,7 +50,22 @@ __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requ
 #: Agent workers fork from a server that imported these once (see _Suite._spawn).
 _FORKS = multiprocessing.get_context("forkserver")
 _PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.models._openai",
-            "endstate.models._anthropic", "endstate.cassettes", "endstate.sandbox"]
+            "endstate.models._anthropic", "endstate.cassettes", "endstate.sandbox", "endstate.suite._runner"]
+
+
+def _worker(job_path: str, log_path: str, conn: multiprocessing.connection.Connection,
+            base_url: str | None = None) -> None:
+    """An agent worker that dies with the fork server, which dies with the run: when the
+    run is killed, no orphan agent goes on calling the model or writing into the run folder."""
+    import ctypes
+
+    parent = os.getppid()
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)  # Linux only
+    if prctl is not None:
+        prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)  # the fork server was gone before the request took effect
+    forked_main(job_path, log_path, conn, base_url)
 
 
 def _recv(conn: multiprocessing.connection.Connection) -> object:
@@ -146,6 +163,8 @@ class _Suite:
         # (keyed by job file) through the fork server's pipe.
         self.scrubber = Scrubber.for_run(config.base_url, os.environ)
         self.real_base_urls: dict[str, str] = {}
+        #: Labels this run's containers, so what a killed run left behind can be found.
+        self.run_id = secrets.token_hex(8)
 
     # -- one task ----------------------------------------------------------------
     def run_task(self, task: Task, graders: list[Grader], attempt: int = 0) -> TaskResult:
@@ -170,7 +189,7 @@ class _Suite:
         fixture = load_dir(task.root / "fixture", prune_vcs=guards.vcs_pruning, what=f"task {task.id} fixture")
         holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
         limits = SandboxLimits(command_timeout_s=task.manifest.budget.command_timeout)
-        live = open_sandbox(self.backend, image=config.image, limits=limits, name_hint=task.id)
+        live = open_sandbox(self.backend, image=config.image, limits=limits, name_hint=task.id, run_id=self.run_id)
         sandbox = TimedSandbox(live)
         # The grading sandbox is made while the agent works, off the critical path.
         grading_box = GradingBox(self.prep_pool, self.backend, config.image, limits, task.id) \
@@ -192,6 +211,9 @@ class _Suite:
                     return
                 if outcome.stop_reason in ("model_error", "harness_error", "input_error"):
                     result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
+                    return
+                if outcome.stop_reason == "disk_limit":  # never read an oversized end state
+                    result.outcome, result.failing_grader, result.reason = "fail", "disk_limit", outcome.detail
                     return
                 if not guards.seal_before_holdout:  # mutant: the end state now includes files the harness put there
                     sandbox.put_tree(holdout)
@@ -340,7 +362,7 @@ class _Suite:
         paying the imports again.
         """
         receiver, sender = _FORKS.Pipe(duplex=False)
-        proc = _FORKS.Process(target=forked_main, daemon=True,
+        proc = _FORKS.Process(target=_worker, daemon=True,
                               args=(str(job_path), str(log_path), sender, self.real_base_urls.get(str(job_path))))
         proc.start()
         sender.close()
@@ -394,10 +416,13 @@ def run_suite(
     progress: Callable[[TaskResult], None] = lambda r: None,
     card_extra: dict[str, Any] | None = None,
     extra_graders: dict[str, list[Grader]] | None = None,
+    resume: bool = False,
 ) -> RunResult:
     """Run every task; returns (and keeps writing) the run's results.
 
     `extra_graders` adds graders to some tasks (the mutation check's probes).
+    `resume` continues the killed run in `out_dir` (see `_resume`): its finished
+    tasks are kept, the others run afresh; UserError if the settings differ.
     """
     tasks = sorted(tasks, key=lambda t: t.id)
     _FORKS.set_forkserver_preload(_PRELOAD)
@@ -428,12 +453,23 @@ def run_suite(
         graders={t.id: tuple(g.short_name for g in graders[t.id]) for t in tasks},
         **(card_extra or {}),
     )
-    result = RunResult(card, [])
-    suite = _Suite(config, Path(out_dir), backend, progress)
+    out_dir = Path(out_dir)
+    kept = start_run(out_dir, run_key(card, _settings_key(config)), resume=resume)
+    result = RunResult(card, sorted(kept, key=lambda r: (r.task_id, r.attempt)))
+    write_results(result, out_dir)  # the card is on disk before the first task starts
+    finished = {(r.task_id, r.attempt) for r in kept}
+    todo = [(t, k) for t in tasks for k in range(config.attempts) if (t.id, k) not in finished]
+    for task, k in todo if resume else []:
+        stem = attempt_stem(task.id, k)
+        recording = Path(config.cassettes) / f"{stem}.cassette" if config.mode == "record" else None
+        discard_partial(out_dir, stem, recording)
+    for kept_result in result.tasks:
+        progress(kept_result)
+    suite = _Suite(config, out_dir, backend, progress)
     with _scripted_urls(config, tasks, suite_root) as urls:
         suite.base_urls = urls
         pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
-        futures = {pool.submit(suite.run_task, t, graders[t.id], k): t for t in tasks for k in range(config.attempts)}
+        futures = {pool.submit(suite.run_task, t, graders[t.id], k): t for t, k in todo}
         try:
             pending = set(futures)
             while pending:
@@ -456,6 +492,16 @@ def run_suite(
         pool.shutdown(wait=True)
         suite.prep_pool.shutdown(wait=True)
     return result
+
+
+def _settings_key(config: RunConfig) -> dict[str, Any]:
+    """Settings a resumed run must share that are not on the card."""
+    return {
+        "settings": msgspec.to_builtins(config.settings),
+        "base_url": digest(config.base_url),
+        "cassettes": config.cassettes or "",
+        "policy_files": {path: digest(Path(path).read_bytes()) for path in config.policy_files},
+    }
 
 
 def _describe_backend(backend: str, config: RunConfig) -> dict[str, str]:

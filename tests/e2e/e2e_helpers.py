@@ -29,3 +29,25 @@ def endstate(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT, ti
                           capture_output=True, text=True, timeout=timeout)
     return Ran(proc)
 
+
+
+DISK_FILL_STEPS = [
+    "dd if=/dev/zero of=/tmp/fill bs=1M count=2048",  # 2 GiB into /tmp: stops at its tmpfs size
+    "dd if=/dev/zero of=big bs=1M count=2048",  # 2 GiB into one file: stops at the file-size limit
+    "for i in $(seq 1 12); do dd if=/dev/zero of=fill-$i bs=1M count=256; done",  # 3 GiB more: the ceiling
+]
+
+
+def disk_fill_suite(root: Path) -> Path:
+    """A one-task suite whose reference trajectory tries to write several GiB into /tmp and the workspace."""
+    import shutil
+
+    source = TASKS / "bugfix-lru-eviction"
+    task = root / "disk-fill"
+    shutil.copytree(source, task, ignore=shutil.ignore_patterns("reference.toml", "hacks"))
+    manifest = task / "task.toml"
+    manifest.write_text(manifest.read_text().replace('id = "bugfix-lru-eviction"', 'id = "disk-fill"'))
+    steps = "".join(f'[[steps]]\ncalls = [{{ tool = "bash", args = {{ command = "{c}" }} }}]\n\n'
+                    for c in DISK_FILL_STEPS)
+    (task / "reference.toml").write_text(steps + '[[steps]]\nsay = "done"\n')
+    return root

@@ -16,7 +16,7 @@ def test_public_names():
     assert set(sandbox_pkg.__all__) == {
         "Sandbox", "ExecResult", "SandboxLimits", "WORKDIR", "SealedSandbox", "seal", "Tree",
         "FileEntry", "tree_hash", "load_dir", "open_sandbox", "resolve_backend", "BACKENDS",
-        "DockerSandbox", "LocalSandbox", "build_image", "DEFAULT_IMAGE",
+        "DockerSandbox", "LocalSandbox", "build_image", "DEFAULT_IMAGE", "reap",
     }
     assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
 

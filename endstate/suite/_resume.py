@@ -1,0 +1,69 @@
+"""Continuing a killed run in its own output folder.
+
+A run writes `run.json` before its first task starts: the run card plus the
+settings that are not on the card. `--resume` reads it back and refuses to go on
+when anything differs (naming the field), keeps every task that has a result in
+`results.json`, and reruns the others from scratch: their partial transcript,
+work folder (journal, job, logs) and, when recording, partial cassette go first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from endstate.errors import UserError
+from endstate.suite._results import RunCard, TaskResult, read_results, write_atomically
+
+__all__ = ["RUN_FILE", "run_key", "digest", "start_run", "discard_partial"]
+
+RUN_FILE = "run.json"
+
+
+def run_key(card: RunCard, extra: dict[str, Any]) -> dict[str, Any]:
+    """What a resumed run must share with the run it continues, field by field."""
+    key = {**msgspec.to_builtins(card), **extra}
+    return msgspec.json.decode(msgspec.json.encode(key))  # as it reads back from disk (tuples are lists)
+
+
+def digest(value: str | bytes | None) -> str:
+    """A stand-in for a value that may hold a credential (a base URL): equal iff the values are."""
+    if not value:
+        return ""
+    return hashlib.sha256(value.encode() if isinstance(value, str) else value).hexdigest()[:16]
+
+
+def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool) -> list[TaskResult]:
+    """Begin a run in `out_dir`; returns the results of tasks a resumed run keeps.
+
+    Raises UserError when there is nothing to resume or the settings differ."""
+    path = out_dir / RUN_FILE
+    if not resume:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, msgspec.json.format(msgspec.json.encode(key), indent=2) + b"\n")
+        return []
+    if not path.is_file():
+        raise UserError(f"cannot resume: {out_dir} holds no run ({RUN_FILE} is missing); run without --resume")
+    try:
+        before = msgspec.json.decode(path.read_bytes(), type=dict[str, Any])
+    except msgspec.DecodeError as exc:
+        raise UserError(f"cannot resume: {path} is damaged ({exc}); run without --resume into a fresh --out") from None
+    differ = [f"{field} was {before.get(field)!r}, now {key.get(field)!r}"
+              for field in sorted(set(before) | set(key)) if before.get(field) != key.get(field)]
+    if differ:
+        raise UserError(f"cannot resume the run in {out_dir}: {'; '.join(differ)}. Resume with the same "
+                        "settings and tasks, or start afresh without --resume")
+    results = out_dir / "results.json"
+    return list(read_results(results).tasks) if results.is_file() else []
+
+
+def discard_partial(out_dir: Path, task_id: str, cassette: Path | None) -> None:
+    """Remove what an unfinished attempt at a task left behind."""
+    (out_dir / "transcripts" / f"{task_id}.json").unlink(missing_ok=True)
+    shutil.rmtree(out_dir / "work" / task_id, ignore_errors=True)
+    if cassette is not None:
+        cassette.unlink(missing_ok=True)

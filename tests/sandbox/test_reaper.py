@@ -1,0 +1,66 @@
+"""A container outlives no harness: it stops when its owner dies, and reap() removes it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from endstate.sandbox import reap
+from endstate.sandbox._reaper import owner_alive, owner_labels
+
+OWNER = """
+import sys, time
+from endstate.sandbox import DockerSandbox
+box = DockerSandbox(sys.argv[1], name_hint="reaper-test", run_id="reaper-test")
+print(box.container_id, flush=True)
+time.sleep(600)
+"""
+
+
+def test_owner_labels_name_this_process_and_a_dead_one_is_known_dead():
+    labels = owner_labels("run-1")
+    assert labels["endstate"] == "1" and labels["endstate.run"] == "run-1"
+    assert labels["endstate.owner.pid"] == str(os.getpid())
+    assert owner_alive(labels) is True
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        reused = {**labels, "endstate.owner.pid": str(child.pid)}
+        assert owner_alive(reused) is False  # a live process, but not the one that started then
+    finally:
+        child.kill()
+        child.wait()
+    assert owner_alive({**labels, "endstate.owner.pid": str(child.pid)}) is False
+    assert owner_alive({**labels, "endstate.owner.boot": "another-boot"}) is False
+    # What this process cannot judge is left alone.
+    assert owner_alive({"endstate": "1"}) is None
+    assert owner_alive({**labels, "endstate.owner.host": "elsewhere"}) is None
+    assert owner_alive({**labels, "endstate.owner.pidns": "pid:[1]"}) is None
+
+
+@pytest.mark.docker
+def test_a_sigkilled_owner_leaves_no_running_container_and_reap_removes_it(sandbox_image, engine):
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, sandbox_image], stdout=subprocess.PIPE, text=True)
+    container_id = owner.stdout.readline().strip()
+    try:
+        container = engine.containers.get(container_id)
+        assert container.status == "running"
+        assert container.labels["endstate.owner.pid"] == str(owner.pid)
+        assert container.labels["endstate.run"] == "reaper-test"
+        assert container_id not in reap()  # a live owner's container is kept
+        assert engine.containers.get(container_id).status == "running"
+    finally:
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait()
+    deadline = time.monotonic() + 10
+    while engine.api.inspect_container(container_id)["State"]["Running"] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    state = engine.api.inspect_container(container_id)["State"]
+    assert not state["Running"], "the container should stop by itself once its owner is gone"
+    assert container_id in reap()
+    assert engine.containers.list(all=True, filters={"id": container_id}) == []
