@@ -28,7 +28,6 @@ from typing import Any
 
 import msgspec
 
-from endstate.sandbox._base import WORKDIR
 from endstate.sandbox._tree import FileEntry, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "run_tests", "harness_files", "plant_canaries",

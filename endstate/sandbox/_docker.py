@@ -35,8 +35,10 @@ no-new-privileges, so the agent user cannot become root again.
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
+import tarfile
 import re
 import secrets
 import signal
@@ -52,7 +54,7 @@ import msgspec
 from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
 from endstate.sandbox._reaper import LABEL, owner_labels
-from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, TreeTooLarge, tar_to_tree, tree_to_tar
+from endstate.sandbox._tree import FIXED_MTIME, Tree, TreeTooLarge, tar_to_tree, tree_to_tar
 
 __all__ = [
     "DockerSandbox", "connect", "engine_answers", "engine_url", "output_text", "LABEL", "HOSTNAME", "SANDBOX_ENV",

@@ -35,7 +35,7 @@ import msgspec
 from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
 from endstate.sandbox._docker import HOSTNAME, SANDBOX_ENV, output_text
-from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, TreeTooLarge, normalise_mode
+from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, normalise_mode
 
 __all__ = ["LocalSandbox"]
 
