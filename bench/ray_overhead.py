@@ -16,12 +16,12 @@ Cluster start-up is printed apart, counted in neither.
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-from _common import ROOT, timed
+from _common import ROOT
 
 sys.path.insert(0, str(ROOT / "tests" / "suite"))
 from ray_cluster import LocalRayCluster  # noqa: E402
@@ -32,11 +32,14 @@ JOBS = 2
 ROUNDS = 2
 
 
-def replay(tasks: list[str], *executor: str) -> float:
+def replay(tasks: list[str], *executor: str, cluster: LocalRayCluster | None = None) -> float:
     with tempfile.TemporaryDirectory() as tmp:
         only = [arg for task in tasks for arg in ("--task", task)]
-        elapsed, proc = timed("eval", "--model", "scripted/reference", "--replay", "cassettes/scripted-reference",
-                              *only, "-j", str(JOBS), "--expect", "pass", "--out", tmp, *executor)
+        argv = [sys.executable, "-m", "endstate", "eval", "--model", "scripted/reference", "--replay",
+                "cassettes/scripted-reference", *only, "-j", str(JOBS), "--expect", "pass", "--out", tmp, *executor]
+        start = time.perf_counter()
+        proc = subprocess.run(cluster.wrap(argv) if cluster else argv, cwd=ROOT, capture_output=True, text=True)
+        elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"the replay did not pass every task:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     return elapsed
@@ -55,12 +58,12 @@ def main(argv: list[str]) -> None:
     with LocalRayCluster(cpus_per_node=1) as cluster:
         print(f"ray cluster start (2 nodes, not counted): {time.perf_counter() - start:6.1f} s")
         ray_args = ("--executor", "ray", "--ray-address", cluster.address)
-        cold = replay(tasks, *ray_args)
+        cold = replay(tasks, *ray_args, cluster=cluster)
         print(f"ray, first run on the new cluster: {cold:6.1f} s")
         walls: dict[str, list[float]] = {"local": [], "ray": []}
         for round_ in range(ROUNDS):
             walls["local"].append(replay(tasks))
-            walls["ray"].append(replay(tasks, *ray_args))
+            walls["ray"].append(replay(tasks, *ray_args, cluster=cluster))
             print(f"round {round_ + 1}: local {walls['local'][-1]:6.1f} s, ray {walls['ray'][-1]:6.1f} s")
     local, on_ray = min(walls["local"]), min(walls["ray"])
     print(f"{n} tasks, -j {JOBS}, best of {ROUNDS}: local {local:.1f} s, ray {on_ray:.1f} s "

@@ -66,13 +66,26 @@ def cluster():
     _ray_or_skip()
     from ray_cluster import LocalRayCluster
 
+    global _CLUSTER
     with LocalRayCluster(cpus_per_node=1) as running:
-        yield running.address
+        _CLUSTER = running
+        try:
+            yield running.address
+        finally:
+            _CLUSTER = None
+
+
+#: The running test cluster: drivers of Ray runs join it inside its network namespace.
+_CLUSTER = None
+
+
+def _argv(args: tuple[str, ...]) -> list[str]:
+    argv = [sys.executable, "-m", "endstate", *args]
+    return _CLUSTER.wrap(argv) if _CLUSTER is not None and "ray" in args else argv
 
 
 def endstate(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "endstate", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(_argv(args), cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def _task_args() -> list[str]:
@@ -166,9 +179,9 @@ def _container_exists(container: str) -> bool:
 @pytest.mark.docker
 def test_a_worker_killed_mid_task_is_retried_and_every_task_recorded_once(cluster, tmp_path):
     run = subprocess.Popen(
-        [sys.executable, "-m", "endstate", "eval", "--model", "scripted/reference", "--suite", str(TASKS),
-         "--replay", str(CASSETTES / "scripted-reference"), *_task_args(), "-j", "2", "--out", str(tmp_path / "run"),
-         "--expect", "pass", "--executor", "ray", "--ray-address", cluster],
+        _argv(("eval", "--model", "scripted/reference", "--suite", str(TASKS),
+               "--replay", str(CASSETTES / "scripted-reference"), *_task_args(), "-j", "2", "--out", str(tmp_path / "run"),
+               "--expect", "pass", "--executor", "ray", "--ray-address", cluster)),
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     killed, scratch, container = None, None, ""
     try:
