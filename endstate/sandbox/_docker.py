@@ -133,11 +133,15 @@ _MIB = 1024 * 1024
 
 # Runs as the agent user. $1 = the workspace path asked for. Exit 3: it resolves out
 # of the workspace; 4: it is a folder; 2: there is no such file. Otherwise cat's own.
+#: Ends a file tool's output, so output the engine lost is told from an empty file.
+_EOF = b"[endstate-eof-5c1e]"
+
 _READ = r"""
 real=$(realpath -e -- "$1") || exit 2
 case $real in /workspace/*) ;; *) printf '%s' "$real" >&2; exit 3;; esac
 [ -d "$real" ] && exit 4
-exec cat -- "$real"
+cat -- "$real" || exit 5
+printf '%s' "$ENDSTATE_EOF"
 """
 
 # Runs as the agent user, the new bytes on stdin. $1 = the workspace path, $2 = the
@@ -149,7 +153,8 @@ case $real in /workspace/*) ;; *) printf '%s' "$real" >&2; exit 3;; esac
 [ -d "$real" ] && exit 4
 mode=644
 [ -x "$real" ] && mode=755
-mkdir -p -- "${real%/*}" && cat > "$real" && chmod "$mode" -- "$real" && touch -h -d "@$2" -- "$real"
+mkdir -p -- "${real%/*}" && cat > "$real" && chmod "$mode" -- "$real" && touch -h -d "@$2" -- "$real" || exit 5
+printf '%s %s' "$ENDSTATE_EOF" "$(stat -c %s -- "$real")"
 """
 
 
@@ -415,7 +420,7 @@ class DockerSandbox(Sandbox):
         try:
             exec_id = self._client.api.exec_create(
                 self._container.id, ["bash", "-c", script, "endstate", *args], user=f"{AGENT_UID}:{AGENT_UID}",
-                workdir=WORKDIR, environment=SANDBOX_ENV, stdin=data is not None,
+                workdir=WORKDIR, environment={**SANDBOX_ENV, "ENDSTATE_EOF": _EOF.decode()}, stdin=data is not None,
             )["Id"]
             sock = self._client.api.exec_start(exec_id, socket=True)
             raw = getattr(sock, "_sock", sock)
@@ -427,6 +432,11 @@ class DockerSandbox(Sandbox):
             finally:
                 sock.close()
             code = self._client.api.exec_inspect(exec_id)["ExitCode"]
+            for _ in range(50):  # the engine may not have recorded the end of the exec yet
+                if code is not None:
+                    break
+                time.sleep(0.01)
+                code = self._client.api.exec_inspect(exec_id)["ExitCode"]
         except docker.errors.NotFound:
             raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
         except docker.errors.APIError as exc:
@@ -447,16 +457,29 @@ class DockerSandbox(Sandbox):
         said = re.sub(r"^(cat|bash: line \d+): ", "", said).replace(WORKDIR + "/", "")
         return PermissionError(f"{path}: {said or f'failed with exit code {code}'}")
 
+    # A busy engine can lose the output of a short exec; each file tool ends its output with a
+    # marker (and the written size), and is retried when the marker did not arrive.
+    _FILE_TOOL_TRIES = 3
+
     def read_file(self, path: str) -> bytes:
-        code, data, stderr = self._as_agent(_READ, [_inside(path)])
-        if code != 0:
-            raise self._file_error(path, code, stderr)
-        return data
+        for _ in range(self._FILE_TOOL_TRIES):
+            code, data, stderr = self._as_agent(_READ, [_inside(path)])
+            if code != 0:
+                raise self._file_error(path, code, stderr)
+            if data.endswith(_EOF):
+                return data[:-len(_EOF)]
+        raise SandboxError(f"reading {path} in container {self._container.short_id} lost its output "
+                           f"{self._FILE_TOOL_TRIES} times")
 
     def write_file(self, path: str, data: bytes) -> None:
-        code, _, stderr = self._as_agent(_WRITE, [_inside(path), str(FIXED_MTIME)], data)
-        if code != 0:
-            raise self._file_error(path, code, stderr)
+        for _ in range(self._FILE_TOOL_TRIES):
+            code, out, stderr = self._as_agent(_WRITE, [_inside(path), str(FIXED_MTIME)], data)
+            if code != 0:
+                raise self._file_error(path, code, stderr)
+            if out == _EOF + b" " + str(len(data)).encode():
+                return
+        raise SandboxError(f"writing {path} in container {self._container.short_id} did not land whole "
+                           f"{self._FILE_TOOL_TRIES} times")
 
     def put_tree(self, tree: Tree) -> None:
         self._put({posixpath.relpath(_inside(p), WORKDIR): entry for p, entry in tree.items()})
