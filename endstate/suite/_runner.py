@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.forkserver
 import os
 import shutil
 import signal
@@ -47,8 +48,23 @@ __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requ
 
 #: Agent workers fork from a server that imported these once (see _Suite._spawn).
 _FORKS = multiprocessing.get_context("forkserver")
-_PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.models._openai",
-            "endstate.models._anthropic", "endstate.cassettes", "endstate.sandbox"]
+_PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.cassettes", "endstate.sandbox"]
+
+
+def preload_for(provider: str) -> list[str]:
+    """What the fork server imports for a run: the agent's modules and only the SDK adapter
+    its provider uses (anthropic's alone takes seconds to import; scripted and replayed runs
+    go through the OpenAI one)."""
+    adapter = "endstate.models._anthropic" if provider == "anthropic" else "endstate.models._openai"
+    return [*_PRELOAD, adapter]
+
+
+def start_fork_server(provider: str) -> None:
+    """Start the fork server now, so that its imports overlap the first task's container
+    start-up instead of delaying its agent. Its preload is fixed when it first starts: a later
+    run in the same process with another provider imports its SDK in each worker instead."""
+    _FORKS.set_forkserver_preload(preload_for(provider))
+    multiprocessing.forkserver.ensure_running()
 
 
 def _recv(conn: multiprocessing.connection.Connection) -> object:
@@ -335,7 +351,7 @@ class _Suite:
     def _spawn(self, job_path: Path, log_path: Path, deadline: float) -> bool:
         """Run one worker; return True when it reached its kill point and was SIGKILLed.
 
-        Workers are forked from a fork server that has the agent's modules (the SDKs,
+        Workers are forked from a fork server that has the agent's modules (the run provider's SDK,
         vcrpy, docker) imported already: each still gets a process of its own, without
         paying the imports again.
         """
@@ -400,11 +416,11 @@ def run_suite(
     `extra_graders` adds graders to some tasks (the mutation check's probes).
     """
     tasks = sorted(tasks, key=lambda t: t.id)
-    _FORKS.set_forkserver_preload(_PRELOAD)
+    provider, _ = parse_spec(config.model)
+    start_fork_server(provider)
     extra_graders = extra_graders or {}
     graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
     backend = resolve_backend(config.sandbox)
-    provider, _ = parse_spec(config.model)
     probe = _describe_backend(backend, config)
     card = RunCard(
         endstate_version=__version__,
