@@ -41,6 +41,8 @@ bench: setup
 	$(PY) bench/suite_timing.py
 	$(PY) bench/grading_container.py
 	$(PY) bench/viewer_scale.py
+	$(PY) bench/floor.py
+	$(PY) bench/per_step.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info
