@@ -74,6 +74,13 @@ def test_preload_names_only_the_providers_adapter(provider, adapter, absent):
     assert "endstate.agent._worker" in modules
 
 
+@pytest.mark.parametrize("provider", ["scripted", "anthropic"])
+def test_every_preloaded_name_imports(provider):
+    # The fork server skips a name that fails to import without a word: a typo would only cost time.
+    done = _run("import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in preload_for(provider)))
+    assert done.returncode == 0, done.stderr
+
+
 @pytest.mark.parametrize(("provider", "loaded", "absent"), [
     ("scripted", "openai", "anthropic"),
     ("anthropic", "anthropic", "openai"),
