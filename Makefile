@@ -42,6 +42,8 @@ bench: setup
 	$(PY) bench/grading_container.py
 	$(PY) bench/viewer_scale.py
 	$(PY) bench/disk_fill.py
+	$(PY) bench/floor.py
+	$(PY) bench/per_step.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info

@@ -174,6 +174,18 @@ def connect(timeout: float = 60.0) -> docker.DockerClient:
     return client
 
 
+#: Sandboxes of one process share one client (a client costs two engine round trips);
+#: keyed by pid so that a forked child never uses its parent's connections.
+_SHARED: dict[int, docker.DockerClient] = {}
+
+
+def _shared_client() -> docker.DockerClient:
+    client = _SHARED.get(os.getpid())
+    if client is None:
+        client = _SHARED[os.getpid()] = connect()
+    return client
+
+
 def engine_answers(timeout: float = 3.0) -> bool:
     try:
         connect(timeout).close()
@@ -281,7 +293,7 @@ class DockerSandbox(Sandbox):
                  *, run_id: str = "") -> None:
         self.limits = limits or SandboxLimits()
         self.image = image
-        self._client = connect()
+        self._client = _shared_client()
         try:
             self.image_id = self._client.images.get(image).id
         except docker.errors.ImageNotFound:
@@ -579,7 +591,7 @@ class DockerSandbox(Sandbox):
         self = cls.__new__(cls)
         self.limits = msgspec.convert(handle.get("limits", {}), SandboxLimits)
         self.image = handle["image"]
-        self._client = connect()
+        self._client = _shared_client()
         try:
             self._container = self._client.containers.get(handle["container"])
         except docker.errors.NotFound:

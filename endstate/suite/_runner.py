@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import multiprocessing
 import multiprocessing.connection
+import multiprocessing.forkserver
 import os
 import secrets
 import shutil
@@ -49,8 +50,26 @@ __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requ
 
 #: Agent workers fork from a server that imported these once (see _Suite._spawn).
 _FORKS = multiprocessing.get_context("forkserver")
-_PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.models._openai",
-            "endstate.models._anthropic", "endstate.cassettes", "endstate.sandbox", "endstate.suite._runner"]
+_PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.cassettes", "endstate.sandbox",
+            "endstate.suite._runner"]
+
+
+def preload_for(provider: str) -> list[str]:
+    """What the fork server imports for a run: the agent's modules and only the SDK adapter
+    its provider uses (anthropic's alone takes seconds to import; scripted and replayed runs
+    go through the OpenAI one), with what the SDK would otherwise import lazily in every
+    worker on its first request (its chat resources and the HTTP transport, ~50 ms)."""
+    if provider == "anthropic":
+        return [*_PRELOAD, "endstate.models._anthropic", "anthropic.resources.messages", "httpcore2"]
+    return [*_PRELOAD, "endstate.models._openai", "openai.resources.chat", "httpcore2"]
+
+
+def start_fork_server(provider: str) -> None:
+    """Start the fork server now, so that its imports overlap the first task's container
+    start-up instead of delaying its agent. Its preload is fixed when it first starts: a later
+    run in the same process with another provider imports its SDK in each worker instead."""
+    _FORKS.set_forkserver_preload(preload_for(provider))
+    multiprocessing.forkserver.ensure_running()
 
 
 def _worker(job_path: str, log_path: str, conn: multiprocessing.connection.Connection,
@@ -357,7 +376,7 @@ class _Suite:
     def _spawn(self, job_path: Path, log_path: Path, deadline: float) -> bool:
         """Run one worker; return True when it reached its kill point and was SIGKILLed.
 
-        Workers are forked from a fork server that has the agent's modules (the SDKs,
+        Workers are forked from a fork server that has the agent's modules (the run provider's SDK,
         vcrpy, docker) imported already: each still gets a process of its own, without
         paying the imports again.
         """
@@ -425,11 +444,11 @@ def run_suite(
     tasks are kept, the others run afresh; UserError if the settings differ.
     """
     tasks = sorted(tasks, key=lambda t: t.id)
-    _FORKS.set_forkserver_preload(_PRELOAD)
+    provider, _ = parse_spec(config.model)
+    start_fork_server(provider)
     extra_graders = extra_graders or {}
     graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
     backend = resolve_backend(config.sandbox)
-    provider, _ = parse_spec(config.model)
     probe = _describe_backend(backend, config)
     card = RunCard(
         endstate_version=__version__,
