@@ -1,6 +1,7 @@
 """files_unchanged(paths, allow_new=...): existing tests frozen, new ones welcome where the task says."""
 
-from endstate.grading import Outcome, files_unchanged, no_new_skips, tests_pass
+from endstate.grading import Outcome, files_unchanged, no_new_skips
+from endstate.grading import tests_pass as grade_tests_pass
 from endstate.sandbox._sealed import SealedSandbox
 from endstate.sandbox._tree import FileEntry
 
@@ -50,5 +51,5 @@ def test_allowed_new_files_still_face_the_skip_and_config_checks():
     conftest = sealed(tests__conftest_py=b"collect_ignore = ['test_a.py']\n")
     assert grade(conftest).passed
     # The test graders refuse the run before anything executes (this sandbox has no live side).
-    verdict = tests_pass(conftest, "python -m pytest -q tests")
+    verdict = grade_tests_pass(conftest, "python -m pytest -q tests")
     assert verdict.outcome is Outcome.FAIL and "tests/conftest.py" in verdict.reason
