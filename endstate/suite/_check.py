@@ -15,9 +15,11 @@ import msgspec
 
 from endstate.errors import EndstateError
 from endstate.grading import Grader, Outcome, run_grader
-from endstate.sandbox import SandboxLimits, open_sandbox, seal
+from endstate.sandbox import open_sandbox, seal
 from endstate.sandbox._tree import Tree
 from endstate.suite._manifest import HACK_ASSERTIONS, Task
+from endstate.suite._reference_check import check_reference
+from endstate.suite._task_sandbox import task_sandbox
 
 __all__ = ["CheckRow", "TaskCheck", "check_task", "check_tasks", "missing_hack_assertions"]
 
@@ -50,7 +52,8 @@ def missing_hack_assertions(task: Task) -> list[str]:
 
 def _grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, holdout: Tree,
                 backend: str, image: str) -> list[tuple[str, Outcome, str]]:
-    with open_sandbox(backend, image=image, limits=SandboxLimits(), name_hint=f"check-{task.id}") as box:
+    where = task_sandbox(task, backend, image)
+    with open_sandbox(backend, image=where.image, limits=where.limits, name_hint=f"check-{task.id}") as box:
         box.put_tree(tree)
         sealed = seal(box, fixture)
         box.put_tree(holdout)

@@ -34,6 +34,8 @@ class RunCard(msgspec.Struct, frozen=True):
     replay_from: str = ""
     match: str = ""
     guards_disabled: tuple[str, ...] = ()
+    #: Task id -> image id, for tasks that run in their own image ([sandbox] in task.toml).
+    task_images: dict[str, str] = {}
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):

@@ -31,9 +31,10 @@ from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome, Cassette
 from endstate.errors import EndstateError, UserError
 from endstate.grading import Grader, Outcome, Verdict, resolve, run_grader
 from endstate.models import RunSettings, parse_spec
-from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, open_sandbox, resolve_backend, seal
+from endstate.sandbox import DEFAULT_IMAGE, open_sandbox, resolve_backend, seal
 from endstate.sandbox._tree import VCS_DIRS, load_dir
 from endstate.suite._manifest import Task
+from endstate.suite._task_sandbox import own_image_ids, task_sandbox
 from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
 from endstate.sandbox._timed import TimedSandbox
 
@@ -73,10 +74,13 @@ def model_slug(spec: str) -> str:
     return spec.replace("/", "-").replace(":", "-")
 
 
-def task_pack_hash(tasks: list[Task]) -> str:
+def task_pack_hash(tasks: list[Task], images: dict[str, str] | None = None) -> str:
+    """sha256 over the tasks' contents and, for tasks with their own image, that image's id."""
     digest = hashlib.sha256()
     for task in sorted(tasks, key=lambda t: t.id):
         digest.update(f"{task.id}:{task.content_hash()}\n".encode())
+        if images and task.id in images:
+            digest.update(f"{task.id}:image:{images[task.id]}\n".encode())
     return digest.hexdigest()
 
 
@@ -149,8 +153,8 @@ class _Suite:
         guards = config.guards
         fixture = load_dir(task.root / "fixture", prune_vcs=guards.vcs_pruning, what=f"task {task.id} fixture")
         holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
-        limits = SandboxLimits(command_timeout_s=task.manifest.budget.command_timeout)
-        live = open_sandbox(self.backend, image=config.image, limits=limits, name_hint=task.id)
+        where = task_sandbox(task, self.backend, config.image)
+        live = open_sandbox(self.backend, image=where.image, limits=where.limits, name_hint=task.id)
         sandbox = TimedSandbox(live)
         with live:
             sandbox.put_tree(fixture)
@@ -351,6 +355,7 @@ def run_suite(
     backend = resolve_backend(config.sandbox)
     provider, _ = parse_spec(config.model)
     probe = _describe_backend(backend, config)
+    task_images = own_image_ids(tasks, backend, config.image)  # built (or found) before any task starts
     card = RunCard(
         endstate_version=__version__,
         model=config.model,
@@ -363,7 +368,8 @@ def run_suite(
         sandbox_backend=backend,
         image=config.image if backend == "docker" else "",
         image_id=probe.get("image_id", ""),
-        task_pack_hash=task_pack_hash(tasks),
+        task_pack_hash=task_pack_hash(tasks, task_images),
+        task_images=task_images,
         tasks=len(tasks),
         mode=config.mode,
         replay_from=config.cassettes or "" if config.mode == "replay" else "",
