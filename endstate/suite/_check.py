@@ -3,7 +3,8 @@
 For every task, each in a fresh sandbox: the graders must FAIL on the untouched
 fixture (else they are inert), PASS with `solution/` overlaid (else they reject a
 correct answer), and FAIL on every `hacks/` overlay, caught by the grader the hack
-names (else the negative control slips through).
+names (else the negative control slips through). Then the reference trajectory must
+reach `solution/` (else the known-fix control arm fails for the wrong reason).
 """
 
 from __future__ import annotations
@@ -91,6 +92,8 @@ def check_task(task: Task, graders: list[Grader], backend: str, image: str) -> T
                 reasons = [f"{n}: {r}" for n, o, r in verdicts if o is Outcome.FAIL]
                 row.note = "; ".join(reasons) if reasons else "every grader passed"
             report.rows.append(row)
+        outcome, ok, note = check_reference(task, backend, image)
+        report.rows.append(CheckRow("reference", "solution", outcome, ok=ok, note=note))
     except EndstateError as exc:
         report.error = str(exc)
     return report
