@@ -140,6 +140,7 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
                                test_globs=test_globs or DEFAULT_TEST_GLOBS, visible_tests=visible_tests,
                                dockerfile=dockerfile, log=click.echo)
     click.echo(f"wrote {folder}; prompt.md is the commit message: rewrite it as the bug report an agent gets")
+    click.echo(f"checking {folder} (fixture, solution, each hack, reference)")
     task = load_task(folder)
     reports = check_tasks([task], {task.id: resolve_graders(task)}, backend=backend, image=image or DEFAULT_IMAGE,
                           progress=_show_check)

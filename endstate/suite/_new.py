@@ -60,6 +60,8 @@ class FixSplit(msgspec.Struct):
     solution: Tree
     solution_deletes: list[str]
     holdout: Tree
+    #: The test files the fix changes, as they were before it.
+    parent_tests: Tree
     #: Non-test paths the fix changes: what the agent may change.
     fixed_paths: list[str]
 
@@ -126,6 +128,7 @@ def split_fix(repo: Path, fix: str, *, test_globs: tuple[str, ...] = DEFAULT_TES
         fixture.update(holdout)
     return FixSplit(
         base=base, head=head, subject=subject.strip(), body=body.strip(), fixture=fixture,
+        parent_tests={p: before[p] for p in tests if p in before},
         solution={p: after[p] for p in code if p in after},
         solution_deletes=[p for p in code if p not in after],
         holdout=holdout, fixed_paths=code,
@@ -148,6 +151,33 @@ def _is_test_module(path: str) -> bool:
 def _test_roots(fixture: Tree, test_globs: tuple[str, ...]) -> list[str]:
     """What `pytest` is pointed at for the task's own suite: the top folder (or file) of each test module."""
     return sorted({p.split("/", 1)[0] for p in fixture if matches_any(p, test_globs) and _is_test_module(p)})
+
+
+def _test_functions(text: str) -> dict[str, str] | None:
+    """pytest node-id suffix (`Class::test_x` or `test_x`) -> source of every test function in `text`."""
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        return None
+    found = {}
+    for node in module.body:
+        inner = [(f"{node.name}::", n) for n in node.body] if isinstance(node, ast.ClassDef) else [("", node)]
+        for prefix, item in inner:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
+                found[prefix + item.name] = ast.get_source_segment(text, item) or ""
+    return found
+
+
+def _held_out_targets(split: FixSplit, before: Tree) -> list[str]:
+    """What the holdout grader runs: the tests the fix added or changed, by node id, where they can be told
+    apart; a whole test module where they cannot (a new module, or one whose helpers changed)."""
+    targets = []
+    for path in sorted(p for p in split.holdout if _is_test_module(p)):
+        after = _test_functions(split.holdout[path].data.decode("utf-8", errors="replace"))
+        old = _test_functions(before[path].data.decode("utf-8", errors="replace")) if path in before else None
+        changed = [name for name, source in (after or {}).items() if old is not None and old.get(name) != source]
+        targets += [f"{path}::{name}" for name in changed] if changed else [path]
+    return targets
 
 
 def _pytest(targets: list[str]) -> str:
@@ -352,7 +382,7 @@ def _prompt(split: FixSplit, tests_command: str) -> str:
     parts = [split.subject]
     if split.body:
         parts.append(split.body)
-    parts.append(f"Please fix this in the project so that `{tests_command}` passes. "
+    parts.append(f"Please fix this in the project. Its tests (`{tests_command}`) must pass when you are done. "
                  "Do not change, skip or remove existing tests; you may add new ones.")
     return "\n\n".join(parts) + "\n"
 
@@ -424,7 +454,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
     tests_command = _pytest(roots)
-    holdout_command = _pytest(sorted(p for p in split.holdout if _is_test_module(p)))
+    holdout_command = _pytest(_held_out_targets(split, split.parent_tests))
+    test_globs = tuple(g for g in test_globs if any(matches_any(p, [g]) for p in split.fixture)) or test_globs
     hacks = _hacks(split, test_globs)
     reference = _reference_toml(split, tests_command)
     try:

@@ -15,7 +15,7 @@ from endstate.sandbox import DEFAULT_IMAGE
 from endstate.sandbox._tree import load_dir, tree_hash
 from endstate.suite import load_task, resolve_graders
 from endstate.suite._check import check_task
-from endstate.suite._new import new_blank_task, new_task_from_fix, split_fix
+from endstate.suite._new import _held_out_targets, new_blank_task, new_task_from_fix, split_fix
 from endstate.suite._reference_check import play_in_memory
 
 BUGGY = textwrap.dedent('''\
@@ -111,6 +111,22 @@ def test_the_fix_is_split_into_fixture_solution_and_holdout(repo):
     assert visible.fixture["tests/test_chunking.py"].data.decode() == REGRESSION
 
 
+def test_the_holdout_runs_the_tests_the_fix_added_or_changed(repo):
+    changed = REGRESSION.replace("assert first([], 7) == 7", "assert first([], 8) == 8")
+    (repo / "tests/test_chunking.py").write_text(changed)
+    (repo / "tests/test_new.py").write_text("def test_new():\n    pass\n")
+    (repo / "pkg/chunking.py").write_text(FIXED + "\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "More")
+    split = split_fix(repo, "HEAD~1..HEAD")
+    assert _held_out_targets(split, split.parent_tests) == ["tests/test_chunking.py::TestFirst::test_default",
+                                                            "tests/test_new.py"]
+    split = split_fix(repo, "HEAD~2..HEAD")
+    assert _held_out_targets(split, split.parent_tests) == [
+        "tests/test_chunking.py::TestFirst::test_default", "tests/test_chunking.py::test_short_last_chunk_is_kept",
+        "tests/test_new.py"]
+
+
 def test_bad_input_is_one_clear_error(repo, tmp_path):
     with pytest.raises(UserError, match="is not a commit"):
         split_fix(repo, "no-such-rev")
@@ -144,11 +160,15 @@ def test_a_task_made_from_the_fix_checks_out(repo, tmp_path):
     folder = new_task_from_fix("bugfix-short-chunk", repo=repo, fix="HEAD", suite=suite, backend="docker",
                                image=DEFAULT_IMAGE)
     task = load_task(folder)
-    # Honest counts: 4 visible tests + the regression test run on the solution; all 5 are held out too.
+    # Honest counts: 4 visible tests + the regression test run on the solution; the holdout runs the
+    # one test the fix added, by node id.
     args = {s.name.rsplit(":", 1)[1]: s.args for s in task.manifest.graders}
     assert args["tests_pass"] == {"command": "python -m pytest -q tests", "min_tests": 5}
-    assert args["holdout"] == {"command": "python -m pytest -q tests/test_chunking.py", "min_tests": 5}
-    assert "pkg/chunking.py" in args["changed_paths_within"]["paths"]
+    assert args["holdout"] == {"command": "python -m pytest -q tests/test_chunking.py::test_short_last_chunk_is_kept",
+                               "min_tests": 1}
+    # Globs that match nothing in the fixture are left out; existing tests frozen, new ones allowed.
+    assert args["files_unchanged"] == {"paths": ["tests/**", "**/test_*.py"], "allow_new": ["tests/**", "**/test_*.py"]}
+    assert args["changed_paths_within"]["paths"] == ["pkg/chunking.py", "tests/**", "**/test_*.py"]
     assert (folder / "fixture/tools/release.sh").stat().st_mode & 0o111
     assert sorted(task.hacks()) == ["delete-unrelated", "edit-tests", "skip-failing", "special-case"]
     assert "Keep the short last chunk" in task.prompt
