@@ -159,12 +159,14 @@ def _test_functions(text: str) -> dict[str, str] | None:
         module = ast.parse(text)
     except SyntaxError:
         return None
+    lines = text.splitlines()
     found = {}
     for node in module.body:
         inner = [(f"{node.name}::", n) for n in node.body] if isinstance(node, ast.ClassDef) else [("", node)]
         for prefix, item in inner:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
-                found[prefix + item.name] = ast.get_source_segment(text, item) or ""
+                first = min([item.lineno] + [d.lineno for d in item.decorator_list])
+                found[prefix + item.name] = "\n".join(lines[first - 1:item.end_lineno])
     return found
 
 

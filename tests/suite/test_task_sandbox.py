@@ -11,7 +11,7 @@ from endstate.sandbox import DEFAULT_IMAGE, open_sandbox
 from endstate.sandbox._image import CONTEXT_LABEL, build_task_image, context_sha256
 from endstate.suite import load_task
 from endstate.suite._runner import task_pack_hash
-from endstate.suite._task_sandbox import task_sandbox
+from endstate.suite._task_sandbox import own_image_ids, task_sandbox
 
 GRADERS = '[[graders]]\nname = "endstate.grading:no_new_skips"\n'
 
@@ -69,6 +69,12 @@ def test_a_task_image_is_built_once_and_used_with_the_tasks_limits(tmp_path):
     where = task_sandbox(task, "docker", DEFAULT_IMAGE)
     try:
         _check_image(folder, where)
+        # What the run card and the pack hash record for it.
+        import docker
+
+        client = docker.from_env()
+        assert own_image_ids([task], "docker", DEFAULT_IMAGE) == {"demo": client.images.get(where.image).id}
+        client.close()
     finally:
         import docker
 
