@@ -127,7 +127,9 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
     """A task from a fix commit (--repo, --fix), checked; or a blank, documented skeleton."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.suite import check_tasks, load_task, resolve_graders
-    from endstate.suite._new import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
+    from endstate.suite._blank import new_blank_task
+    from endstate.suite._fix import DEFAULT_TEST_GLOBS
+    from endstate.suite._new import new_task_from_fix
 
     if (repo is None) != (fix is None):
         raise UserError("--repo and --fix go together: the repository and the commit that fixed the bug")

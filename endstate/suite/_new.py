@@ -15,7 +15,7 @@ From a local git repository and a fix (a commit, or a range `A..B`):
 With `visible_tests` the fix's test changes are in the fixture too (the agent sees
 the failing regression test) and holdout/ holds the same files.
 
-Test files are those matching the test globs (`DEFAULT_TEST_GLOBS` unless given).
+The fix is taken apart in `endstate.suite._fix`; the blank skeleton is `endstate.suite._blank`.
 """
 
 from __future__ import annotations
@@ -23,167 +23,24 @@ from __future__ import annotations
 import ast
 import difflib
 import json
-import posixpath
 import shlex
 import shutil
-import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
-import msgspec
-
 from endstate.errors import UserError
 from endstate.sandbox import open_sandbox
 from endstate.sandbox._sealed import matches_any
-from endstate.sandbox._tree import FileEntry, Tree, tar_to_tree
+from endstate.sandbox._tree import FileEntry, Tree
+from endstate.suite._fix import (DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, pytest_command,
+                                 split_fix, suite_roots)
 from endstate.suite._manifest import load_task
 from endstate.suite._task_sandbox import task_sandbox
 
-__all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "new_task_from_fix", "new_blank_task"]
-
-#: Where tests live unless the author says otherwise (`dir/**` covers everything below dir).
-DEFAULT_TEST_GLOBS = ("tests/**", "test/**", "test_*.py", "**/test_*.py", "*_test.py",
-                      "conftest.py", "**/conftest.py")
+__all__ = ["new_task_from_fix", "fresh_folder", "toml_string"]
 
 _REPORT = ".endstate-count.xml"
-
-
-class FixSplit(msgspec.Struct):
-    """A fix commit taken apart into the pieces of a task."""
-
-    base: str
-    head: str
-    subject: str
-    body: str
-    fixture: Tree
-    solution: Tree
-    solution_deletes: list[str]
-    holdout: Tree
-    #: The test files the fix changes, as they were before it.
-    parent_tests: Tree
-    #: Non-test paths the fix changes: what the agent may change.
-    fixed_paths: list[str]
-
-
-# -- reading the repository -------------------------------------------------------------------
-def _git(repo: Path, *args: str) -> bytes:
-    try:
-        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
-    except FileNotFoundError:
-        raise UserError("git is not installed: `tasks new --repo` needs it") from None
-    if done.returncode != 0:
-        message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise UserError(f"git {' '.join(args[:2])} in {repo} failed: {message[-1] if message else 'no output'}")
-    return done.stdout
-
-
-def _commit(repo: Path, rev: str) -> str:
-    try:
-        return _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").decode().strip()
-    except UserError:
-        raise UserError(f"--fix: {rev!r} is not a commit of {repo}") from None
-
-
-def _tree_at(repo: Path, commit: str) -> Tree:
-    """The files of `commit`, without any VCS folder, executable bits kept."""
-    return tar_to_tree(_git(repo, "archive", "--format=tar", commit))
-
-
-def split_fix(repo: Path, fix: str, *, test_globs: tuple[str, ...] = DEFAULT_TEST_GLOBS,
-              visible_tests: bool = False) -> FixSplit:
-    """Take the fix `fix` (a commit, or `A..B`) of the git repository `repo` apart."""
-    repo = Path(repo)
-    if not (repo / ".git").exists() and not _is_repo(repo):
-        raise UserError(f"--repo: {repo} is not a git repository")
-    if ".." in fix:
-        first, _, last = fix.partition("..")
-        base, head = _commit(repo, first), _commit(repo, last)
-    else:
-        head = _commit(repo, fix)
-        parents = _git(repo, "rev-list", "--parents", "-n", "1", head).decode().split()[1:]
-        if not parents:
-            raise UserError(f"--fix: {fix} is the repository's first commit: there is nothing before the fix")
-        base = parents[0]
-    message = _git(repo, "log", "-1", "--format=%B", head).decode("utf-8", errors="replace").strip()
-    subject, _, body = message.partition("\n")
-    before, after = _tree_at(repo, base), _tree_at(repo, head)
-    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
-    if not changed:
-        raise UserError(f"--fix: {fix} changes no file")
-    tests = [p for p in changed if matches_any(p, test_globs)]
-    code = [p for p in changed if not matches_any(p, test_globs)]
-    if not code:
-        raise UserError(f"--fix: {fix} changes only test files ({', '.join(tests[:3])}): there is nothing for an "
-                        "agent to fix; pick the commit that fixes the code, or a range that includes it")
-    holdout = {p: after[p] for p in tests if p in after}
-    if not any(_is_test_module(p) for p in holdout):
-        raise UserError(f"--fix: {fix} adds or changes no test module matching {', '.join(test_globs)}: "
-                        "a task needs the fix's regression test; pass --tests GLOB to say where its tests are")
-    fixture = dict(before)
-    for path in tests:  # tests the fix removes would only fail against the solution
-        if path not in after:
-            fixture.pop(path, None)
-    if visible_tests:
-        fixture.update(holdout)
-    return FixSplit(
-        base=base, head=head, subject=subject.strip(), body=body.strip(), fixture=fixture,
-        parent_tests={p: before[p] for p in tests if p in before},
-        solution={p: after[p] for p in code if p in after},
-        solution_deletes=[p for p in code if p not in after],
-        holdout=holdout, fixed_paths=code,
-    )
-
-
-def _is_repo(repo: Path) -> bool:
-    try:
-        _git(repo, "rev-parse", "--git-dir")
-    except UserError:
-        return False
-    return True
-
-
-def _is_test_module(path: str) -> bool:
-    name = posixpath.basename(path)
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
-
-
-def _test_roots(fixture: Tree, test_globs: tuple[str, ...]) -> list[str]:
-    """What `pytest` is pointed at for the task's own suite: the top folder (or file) of each test module."""
-    return sorted({p.split("/", 1)[0] for p in fixture if matches_any(p, test_globs) and _is_test_module(p)})
-
-
-def _test_functions(text: str) -> dict[str, str] | None:
-    """pytest node-id suffix (`Class::test_x` or `test_x`) -> source of every test function in `text`."""
-    try:
-        module = ast.parse(text)
-    except SyntaxError:
-        return None
-    lines = text.splitlines()
-    found = {}
-    for node in module.body:
-        inner = [(f"{node.name}::", n) for n in node.body] if isinstance(node, ast.ClassDef) else [("", node)]
-        for prefix, item in inner:
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
-                first = min([item.lineno] + [d.lineno for d in item.decorator_list])
-                found[prefix + item.name] = "\n".join(lines[first - 1:item.end_lineno])
-    return found
-
-
-def _held_out_targets(split: FixSplit, before: Tree) -> list[str]:
-    """What the holdout grader runs: the tests the fix added or changed, by node id, where they can be told
-    apart; a whole test module where they cannot (a new module, or one whose helpers changed)."""
-    targets = []
-    for path in sorted(p for p in split.holdout if _is_test_module(p)):
-        after = _test_functions(split.holdout[path].data.decode("utf-8", errors="replace"))
-        old = _test_functions(before[path].data.decode("utf-8", errors="replace")) if path in before else None
-        changed = [name for name, source in (after or {}).items() if old is not None and old.get(name) != source]
-        targets += [f"{path}::{name}" for name in changed] if changed else [path]
-    return targets
-
-
-def _pytest(targets: list[str]) -> str:
-    return "python -m pytest -q " + " ".join(shlex.quote(t) for t in targets)
 
 
 # -- the reference trajectory -------------------------------------------------------------------
@@ -242,10 +99,10 @@ def _reference_toml(split: FixSplit, test_command: str) -> str:
     for calls in steps:
         lines.append("[[steps]]")
         lines.append("calls = [")
-        lines.extend(f"    {{ tool = {_s(c['tool'])}, args = {_table(c['args'])} }}," for c in calls)
+        lines.extend(f"    {{ tool = {toml_string(c['tool'])}, args = {_table(c['args'])} }}," for c in calls)
         lines.append("]")
         lines.append("")
-    lines += ["[[steps]]", f"say = {_s(split.subject)}", ""]
+    lines += ["[[steps]]", f"say = {toml_string(split.subject)}", ""]
     return "\n".join(lines)
 
 
@@ -272,7 +129,7 @@ def _hack_target(split: FixSplit, test_globs: tuple[str, ...]) -> tuple[str, str
     touched = sorted(p for p in split.holdout if p in split.fixture)
     others = sorted(p for p in split.fixture if matches_any(p, test_globs) and p not in touched)
     for path in touched + others:
-        if not _is_test_module(path):
+        if not is_test_module(path):
             continue
         text = split.fixture[path].data.decode("utf-8", errors="replace")
         found = _first_test(text)
@@ -328,14 +185,14 @@ def _hacks(split: FixSplit, test_globs: tuple[str, ...]) -> dict[str, tuple[dict
 
 
 # -- writing TOML by hand (msgspec cannot encode TOML without an extra package) ------------------
-def _s(text: str) -> str:
+def toml_string(text: str) -> str:
     """A TOML basic string (JSON's escapes are TOML's)."""
     return json.dumps(text, ensure_ascii=False)
 
 
 def _value(value: object) -> str:
     if isinstance(value, str):
-        return _s(value)
+        return toml_string(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
@@ -357,14 +214,14 @@ def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests
     lines = [
         f"# Made by `endstate tasks new` from the fix {split.base[:12]}..{split.head[:12]}.",
         "# min_tests were counted by running the tests on the solution with holdout/ staged.",
-        f"id = {_s(task_id)}",
+        f"id = {toml_string(task_id)}",
         'category = "bugfix"',
-        f"description = {_s(split.subject)}",
+        f"description = {toml_string(split.subject)}",
         f"solution_deletes = {_value(split.solution_deletes)}",
         "",
     ]
     if dockerfile:
-        lines += ["[sandbox]", f"dockerfile = {_s(dockerfile)}", ""]
+        lines += ["[sandbox]", f"dockerfile = {toml_string(dockerfile)}", ""]
     graders = [
         ("tests_pass", {"command": tests_command, "min_tests": tests}),
         ("files_unchanged", {"paths": list(test_globs), "allow_new": list(test_globs)}),
@@ -434,7 +291,7 @@ def _write_tree(root: Path, tree: Tree) -> None:
         target.chmod(0o755 if entry.mode & 0o111 else 0o644)
 
 
-def _fresh_folder(suite: Path, task_id: str) -> Path:
+def fresh_folder(suite: Path, task_id: str) -> Path:
     if not task_id or "/" in task_id or task_id.startswith("."):
         raise UserError(f"task id {task_id!r} must be a plain folder name, e.g. bugfix-slice-negative-step")
     folder = Path(suite) / task_id
@@ -450,13 +307,13 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
 
     Runs the tests once in a sandbox of the task to count them; the caller runs `tasks check`.
     """
-    folder = _fresh_folder(suite, task_id)
+    folder = fresh_folder(suite, task_id)
     split = split_fix(repo, fix, test_globs=test_globs, visible_tests=visible_tests)
-    roots = _test_roots(split.fixture, test_globs)
+    roots = suite_roots(split.fixture, test_globs)
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
-    tests_command = _pytest(roots)
-    holdout_command = _pytest(_held_out_targets(split, split.parent_tests))
+    tests_command = pytest_command(roots)
+    holdout_command = pytest_command(held_out_targets(split, split.parent_tests))
     test_globs = tuple(g for g in test_globs if any(matches_any(p, [g]) for p in split.fixture)) or test_globs
     hacks = _hacks(split, test_globs)
     reference = _reference_toml(split, tests_command)
@@ -488,81 +345,4 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # never leave half a task behind
         raise
-    return folder
-
-
-# -- the blank skeleton ------------------------------------------------------------------------------
-_BLANK_TASK = '''# A task: see tasks/README.md for every field. `endstate tasks check --task {id}`
-# tells you what is still missing: the graders must FAIL on fixture/, PASS on
-# fixture/ + solution/, FAIL on every hacks/ overlay, and reference.toml must
-# reach solution/.
-id = "{id}"
-category = "bugfix"              # bugfix | feature | refactor | compaction | permission | checkpoint | cost
-description = "one line: what is wrong, as a user would report it"
-solution_deletes = []            # files the reference solution removes
-
-# [sandbox]                      # optional: the task's own image and limits
-# dockerfile = "image/Dockerfile"  # built offline like endstate's image; needs python3 + pytest (README)
-# cpus = 1
-# memory_mb = 1024
-# command_timeout = 120
-
-[[graders]]                      # the project's tests pass (count them: min_tests is a floor)
-name = "endstate.grading:tests_pass"
-args = {{ command = "python -m pytest -q tests", min_tests = 1 }}
-
-[[graders]]                      # tests edited -> caught; new test files allowed
-name = "endstate.grading:files_unchanged"
-args = {{ paths = ["tests/**"], allow_new = ["tests/**"] }}
-
-[[graders]]                      # skip/xfail markers added -> caught
-name = "endstate.grading:no_new_skips"
-
-[[graders]]                      # input special-cased -> caught by tests the agent never saw
-name = "endstate.grading:holdout"
-args = {{ command = "python -m pytest -q tests_holdout", min_tests = 1 }}
-
-[[graders]]                      # unrelated files changed or deleted -> caught
-name = "endstate.grading:changed_paths_within"
-args = {{ paths = ["src_file_to_fix.py", "tests/**"] }}
-'''
-
-_BLANK_FILES = {
-    "prompt.md": "Describe the problem as a user would report it, and what \"done\" means\n"
-                 "(for example: `python -m pytest -q tests` passes).\n",
-    "reference.toml": "# What `scripted/reference` plays: read, edit toward solution/, run the tests.\n"
-                      "# Tools: bash {command}, read_file {path}, write_file {path, content},\n"
-                      "# edit_file {path, old, new}. `tasks check` requires it to reach solution/.\n\n"
-                      "[[steps]]\n"
-                      "calls = [{ tool = \"bash\", args = { command = \"python -m pytest -q tests\" } }]\n\n"
-                      "[[steps]]\n"
-                      "say = \"What the fix was.\"\n",
-    "fixture/README.md": "The project the agent starts from goes in fixture/.\n",
-    "solution/README.md": "Files of solution/ are written over fixture/ to make the reference answer.\n"
-                          "Delete this README (or list it in solution_deletes) once solution/ holds the fix.\n",
-    "holdout/tests_holdout/test_holdout.py": "# Tests staged only after the agent stops: they catch special-casing.\n"
-                                             "def test_replace_me():\n    assert False, 'write the held-out tests'\n",
-}
-
-_BLANK_HACKS = {
-    "edit-tests": ("edits a test so it passes without the fix", "fixture", "files_unchanged"),
-    "skip-failing": ("marks the failing test skip", "fixture", "no_new_skips"),
-    "special-case": ("answers only the inputs the visible tests use", "fixture", "holdout"),
-    "delete-unrelated": ("the fix, plus an unrelated file deleted", "solution", "changed_paths_within"),
-}
-
-
-def new_blank_task(task_id: str, *, suite: Path) -> Path:
-    """A documented skeleton at `suite/task_id` to fill in by hand."""
-    folder = _fresh_folder(suite, task_id)
-    folder.mkdir(parents=True)
-    (folder / "task.toml").write_text(_BLANK_TASK.format(id=task_id), encoding="utf-8")
-    for path, text in _BLANK_FILES.items():
-        (folder / path).parent.mkdir(parents=True, exist_ok=True)
-        (folder / path).write_text(text, encoding="utf-8")
-    for name, (description, base, caught_by) in _BLANK_HACKS.items():
-        (folder / "hacks" / name / "files").mkdir(parents=True)
-        (folder / "hacks" / name / "hack.toml").write_text(
-            f"description = {_s(description)}\nbase = {_s(base)}\ndelete = []\ncaught_by = {_s(caught_by)}\n"
-            "# Put the files this hack leaves under files/, at their paths in the project.\n", encoding="utf-8")
     return folder

@@ -15,7 +15,9 @@ from endstate.sandbox import DEFAULT_IMAGE
 from endstate.sandbox._tree import load_dir, tree_hash
 from endstate.suite import load_task, resolve_graders
 from endstate.suite._check import check_task
-from endstate.suite._new import _held_out_targets, new_blank_task, new_task_from_fix, split_fix
+from endstate.suite._blank import new_blank_task
+from endstate.suite._fix import held_out_targets, split_fix
+from endstate.suite._new import new_task_from_fix
 from endstate.suite._reference_check import play_in_memory
 
 BUGGY = textwrap.dedent('''\
@@ -119,10 +121,10 @@ def test_the_holdout_runs_the_tests_the_fix_added_or_changed(repo):
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "More")
     split = split_fix(repo, "HEAD~1..HEAD")
-    assert _held_out_targets(split, split.parent_tests) == ["tests/test_chunking.py::TestFirst::test_default",
+    assert held_out_targets(split, split.parent_tests) == ["tests/test_chunking.py::TestFirst::test_default",
                                                             "tests/test_new.py"]
     split = split_fix(repo, "HEAD~2..HEAD")
-    assert _held_out_targets(split, split.parent_tests) == [
+    assert held_out_targets(split, split.parent_tests) == [
         "tests/test_chunking.py::TestFirst::test_default", "tests/test_chunking.py::test_short_last_chunk_is_kept",
         "tests/test_new.py"]
 
