@@ -221,3 +221,15 @@ def test_the_command_line_is_thin_and_refuses_half_a_fix(repo, tmp_path):
     unknown = runner.invoke(main, ["tasks", "new", "bugfix-y", "--suite", str(tmp_path), "--repo", str(repo),
                                    "--fix", "nope", "--sandbox", "local"])
     assert unknown.exit_code == 2 and "'nope' is not a commit" in unknown.output
+
+
+@pytest.mark.docker
+def test_visible_tests_put_the_failing_regression_test_in_front_of_the_agent(repo, tmp_path):
+    folder = new_task_from_fix("bugfix-visible", repo=repo, fix="HEAD", suite=tmp_path, backend="docker",
+                               image=DEFAULT_IMAGE, visible_tests=True)
+    task = load_task(folder)
+    assert (folder / "fixture/tests/test_chunking.py").read_text() == REGRESSION
+    report = check_task(task, resolve_graders(task), "docker", DEFAULT_IMAGE)
+    assert report.ok, report
+    # The visible suite itself now fails on the untouched fixture.
+    assert {"tests_pass", "holdout"} <= set({row.case: row for row in report.rows}["fixture"].failing)
