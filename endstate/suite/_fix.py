@@ -40,6 +40,8 @@ class FixSplit(msgspec.Struct):
     parent_tests: Tree
     #: Non-test paths the fix changes: what the agent may change.
     fixed_paths: list[str]
+    #: Symbolic links of the parent tree, which a fixture (regular files only) cannot hold.
+    dropped_links: list[str] = []
 
 
 # -- reading the repository -------------------------------------------------------------------
@@ -107,8 +109,13 @@ def split_fix(repo: Path, fix: str, *, test_globs: tuple[str, ...] = DEFAULT_TES
         parent_tests={p: before[p] for p in tests if p in before},
         solution={p: after[p] for p in code if p in after},
         solution_deletes=[p for p in code if p not in after],
-        holdout=holdout, fixed_paths=code,
+        holdout=holdout, fixed_paths=code, dropped_links=_links_at(repo, base),
     )
+
+
+def _links_at(repo: Path, commit: str) -> list[str]:
+    listing = _git(repo, "ls-tree", "-r", "-z", commit).decode("utf-8", errors="replace")
+    return sorted(entry.split("\t", 1)[1] for entry in listing.split("\0") if entry.startswith("120000 "))
 
 
 def _is_repo(repo: Path) -> bool:

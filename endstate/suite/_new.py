@@ -309,6 +309,9 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     """
     folder = fresh_folder(suite, task_id)
     split = split_fix(repo, fix, test_globs=test_globs, visible_tests=visible_tests)
+    if split.dropped_links:
+        log(f"note: {len(split.dropped_links)} symbolic link(s) left out of the fixture, which holds regular "
+            f"files only: {', '.join(split.dropped_links[:5])}")
     roots = suite_roots(split.fixture, test_globs)
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")

@@ -107,6 +107,7 @@ def test_the_fix_is_split_into_fixture_solution_and_holdout(repo):
     assert set(split.solution) == {"pkg/chunking.py"} and split.solution_deletes == []
     assert split.holdout["tests/test_chunking.py"].data.decode() == REGRESSION
     assert split.fixed_paths == ["pkg/chunking.py"]
+    assert split.dropped_links == []
     # A range names the same fix; visible tests put the regression test in the fixture.
     assert split_fix(repo, "HEAD~1..HEAD").solution == split.solution
     visible = split_fix(repo, "HEAD", visible_tests=True)
@@ -127,6 +128,18 @@ def test_the_holdout_runs_the_tests_the_fix_added_or_changed(repo):
     assert held_out_targets(split, split.parent_tests) == [
         "tests/test_chunking.py::TestFirst::test_default", "tests/test_chunking.py::test_short_last_chunk_is_kept",
         "tests/test_new.py"]
+
+
+def test_symbolic_links_are_named_not_silently_lost(repo):
+    (repo / "docs").mkdir()
+    (repo / "docs/README.md").symlink_to("../README.md")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Link")
+    (repo / "pkg/chunking.py").write_text(FIXED + "\n")
+    (repo / "tests/test_chunking.py").write_text(REGRESSION + "\n")
+    git(repo, "commit", "-q", "-am", "Fix")
+    split = split_fix(repo, "HEAD")
+    assert split.dropped_links == ["docs/README.md"] and "docs/README.md" not in split.fixture
 
 
 def test_bad_input_is_one_clear_error(repo, tmp_path):
