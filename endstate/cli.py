@@ -97,17 +97,8 @@ def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, ima
     backend = resolve_backend(sandbox)
     click.echo(f"checking {len(usable)} task(s) in {backend} sandboxes, -j {jobs}")
 
-    def show(report) -> None:
-        mark = "ok  " if report.ok else "FAIL"
-        detail = report.error or ", ".join(
-            f"{r.case}={r.outcome}" + (f"[{'/'.join(r.failing)}]" if r.failing else "") for r in report.rows
-        )
-        click.echo(f"{mark} {report.task_id:40s} {detail}")
-        for row in report.rows:
-            if not row.ok:
-                click.echo(f"       {row.case}: expected {row.expected}, got {row.outcome}: {row.note}")
-
-    reports = check_tasks(usable, graders, backend=backend, image=image or DEFAULT_IMAGE, jobs=jobs, progress=show)
+    reports = check_tasks(usable, graders, backend=backend, image=image or DEFAULT_IMAGE, jobs=jobs,
+                          progress=_show_check)
     bad = [r for r in reports if not r.ok]
     click.echo(f"{len(reports) - len(bad)} of {len(reports)} task(s) check out"
                + (f"; {len(errors)} failed to load" if errors else ""))
@@ -115,6 +106,59 @@ def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, ima
         sys.exit(2)
     if bad:
         sys.exit(1)
+
+
+def _show_check(report) -> None:
+    mark = "ok  " if report.ok else "FAIL"
+    detail = report.error or ", ".join(
+        f"{r.case}={r.outcome}" + (f"[{'/'.join(r.failing)}]" if r.failing else "") for r in report.rows
+    )
+    click.echo(f"{mark} {report.task_id:40s} {detail}")
+    for row in report.rows:
+        if not row.ok:
+            click.echo(f"       {row.case}: expected {row.expected}, got {row.outcome}: {row.note}")
+
+
+@tasks.command("new")
+@click.argument("task_id")
+@click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True,
+              help="Folder the task is written into.")
+@click.option("--repo", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="A local git repository holding the fix.")
+@click.option("--fix", default=None, help="The fix: a commit (its parent is the fixture) or a range A..B.")
+@click.option("--tests", "test_globs", multiple=True,
+              help="Glob of test files (repeatable; default: tests/**, test_*.py, *_test.py, conftest.py ...).")
+@click.option("--visible-tests", is_flag=True, help="Put the fix's tests in the fixture too (the agent sees them).")
+@click.option("--dockerfile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Give the task its own image, built from this Dockerfile (copied to image/Dockerfile).")
+@click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
+@click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
+@_user_errors
+def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, test_globs: tuple[str, ...],
+              visible_tests: bool, dockerfile: Path | None, sandbox: str, image: str | None) -> None:
+    """A task from a fix commit (--repo, --fix), checked; or a blank, documented skeleton."""
+    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
+    from endstate.suite import check_tasks, load_task, resolve_graders
+    from endstate.suite._blank import new_blank_task
+    from endstate.suite._fix import DEFAULT_TEST_GLOBS
+    from endstate.suite._new import new_task_from_fix
+
+    if (repo is None) != (fix is None):
+        raise UserError("--repo and --fix go together: the repository and the commit that fixed the bug")
+    if repo is None:
+        folder = new_blank_task(task_id, suite=suite)
+        click.echo(f"wrote {folder}: fill it in, then `endstate tasks check --suite {suite} --task {task_id}`")
+        return
+    backend = resolve_backend(sandbox)
+    folder = new_task_from_fix(task_id, repo=repo, fix=fix, suite=suite, backend=backend, image=image or DEFAULT_IMAGE,
+                               test_globs=test_globs or DEFAULT_TEST_GLOBS, visible_tests=visible_tests,
+                               dockerfile=dockerfile, log=click.echo)
+    click.echo(f"wrote {folder}; prompt.md is the commit message: rewrite it as the bug report an agent gets")
+    click.echo(f"checking {folder} (fixture, solution, each hack, reference)")
+    task = load_task(folder)
+    reports = check_tasks([task], {task.id: resolve_graders(task)}, backend=backend, image=image or DEFAULT_IMAGE,
+                          progress=_show_check)
+    sys.exit(0 if all(r.ok for r in reports) else 1)
 
 
 # -- image -----------------------------------------------------------------------------

@@ -97,9 +97,16 @@ def holdout(sandbox: SealedSandbox, command: str, min_tests: int = 1) -> Verdict
     return _run_suite(sandbox, command, min_tests, "held-out tests")
 
 
-def files_unchanged(sandbox: SealedSandbox, paths: list[str] = ("tests/**",)) -> Verdict:
-    """Every fixture file matching `paths` is byte-for-byte as it was; none was added."""
-    changed = [p for p in sandbox.changed_paths() if matches_any(p, list(paths))]
+def files_unchanged(sandbox: SealedSandbox, paths: list[str] = ("tests/**",),
+                    allow_new: list[str] = ()) -> Verdict:
+    """Every fixture file matching `paths` is byte-for-byte as it was.
+
+    A file the fixture lacks may be added where it matches `allow_new` (say, a new
+    regression test under `tests/`); anywhere else among `paths` an added file fails.
+    Added files still face `no_new_skips` and the test graders' configuration check.
+    """
+    changed = [p for p in sandbox.changed_paths() if matches_any(p, list(paths))
+               and (sandbox.fixture_exists(p) or not matches_any(p, list(allow_new)))]
     if changed:
         return Verdict.fail(f"protected files changed: {', '.join(changed)}")
     return Verdict.ok()

@@ -8,6 +8,11 @@ name the Dockerfile asks for, and the Dockerfile is then built unchanged (its
 
 A build is skipped when an image with the tag already carries the sha256 of the
 current Dockerfile in its `endstate.dockerfile-sha256` label.
+
+A task may bring its own image (`[sandbox] dockerfile = "image/Dockerfile"`):
+`build_task_image` builds it the same way, offline seeding included, tagged
+`endstate-task-<id>:<first 12 hex of the build context's sha256>` and labelled
+with the full hash, so an unchanged context is never rebuilt.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -28,12 +34,17 @@ import docker.errors
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox._docker import connect
 
-__all__ = ["DEFAULT_IMAGE", "DOCKERFILE", "DOCKERFILE_LABEL", "build_image", "dockerfile_sha256", "base_image"]
+__all__ = ["DEFAULT_IMAGE", "DOCKERFILE", "DOCKERFILE_LABEL", "CONTEXT_LABEL", "build_image", "build_task_image",
+           "context_sha256", "dockerfile_sha256", "base_image", "image_id"]
 
 DEFAULT_IMAGE = "endstate-sandbox:2"
 DOCKERFILE = Path(__file__).parent / "image" / "Dockerfile"
 DOCKERFILE_LABEL = "endstate.dockerfile-sha256"
+CONTEXT_LABEL = "endstate.context-sha256"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
+
+# Threads checking or running tasks in parallel must not build one image twice at once.
+_TASK_BUILDS = threading.Lock()
 
 OfflineSeed = Literal["auto", "always", "never"]
 
@@ -159,3 +170,58 @@ def _run(argv: list[str], log: Callable[[str], None], what: str) -> None:
         tail = (tail + [line.rstrip()])[-10:]
     if process.wait() != 0:
         raise SandboxUnavailable(f"{what} failed (exit {process.returncode}):\n" + "\n".join(tail))
+
+
+def context_sha256(context: Path) -> str:
+    """sha256 over every file of a build context: path, executable bit and bytes."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(context).rglob("*") if p.is_file()):
+        digest.update(path.relative_to(context).as_posix().encode() + b"\0")
+        digest.update(b"x" if os.access(path, os.X_OK) else b"-")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def build_task_image(dockerfile: Path, task_id: str, *, offline_seed: OfflineSeed = "auto",
+                     log: Callable[[str], None] = _quiet, mirror: str = DEBIAN_MIRROR) -> str:
+    """Build a task's own image from `dockerfile` (its folder is the context); return its tag.
+
+    Nothing is built when an image of that tag already carries the context's hash.
+    Raises SandboxUnavailable when the build cannot be done.
+    """
+    dockerfile = Path(dockerfile)
+    context = dockerfile.parent
+    digest = context_sha256(context)
+    tag = "endstate-task-" + re.sub(r"[^a-z0-9_.-]+", "-", task_id.lower())[:80] + ":" + digest[:12]
+    with _TASK_BUILDS:
+        client = connect(timeout=900)
+        try:
+            try:
+                if (client.images.get(tag).labels or {}).get(CONTEXT_LABEL) == digest:
+                    return tag
+            except docker.errors.ImageNotFound:
+                pass
+            _ensure_base(client, base_image(dockerfile), offline_seed, log, mirror)
+            log(f"building {tag} from {dockerfile}")
+            for event in client.api.build(
+                path=str(context), dockerfile=dockerfile.name, tag=tag, network_mode="host",
+                labels={CONTEXT_LABEL: digest}, rm=True, forcerm=True, decode=True,
+            ):
+                if "error" in event:
+                    raise SandboxUnavailable(f"building {tag} from {dockerfile} failed: {event['error'].strip()}")
+                if text := event.get("stream", "").rstrip():
+                    log(text)
+        finally:
+            client.close()
+    return tag
+
+
+def image_id(tag: str) -> str:
+    """The id of an image the engine has, or SandboxUnavailable saying how to get it."""
+    client = connect()
+    try:
+        return client.images.get(tag).id
+    except docker.errors.ImageNotFound:
+        raise SandboxUnavailable(f"Docker image {tag} does not exist here: build or pull it first") from None
+    finally:
+        client.close()

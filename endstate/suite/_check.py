@@ -6,7 +6,8 @@ untouched fixture (else they are inert), PASS with `solution/` overlaid (else th
 reject a correct answer), and FAIL on every `hacks/` negative control, caught by
 one of the graders the hack names (else it slips through). Overlay hacks are graded
 as trees; live hacks (`trajectory.toml`) are played by the scripted arm in a real
-agent sandbox, exactly like a run.
+agent sandbox, exactly like a run. Then the reference trajectory must reach `solution/`
+(else the known-fix control arm fails for the wrong reason).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import msgspec
 from endstate.agent._state import Guards
 from endstate.errors import EndstateError
 from endstate.grading import Grader, Outcome, grade, prepare_grading_sandbox, seal_overlay, stage_holdout
-from endstate.sandbox import SandboxLimits
 from endstate.sandbox._tree import Tree
 from endstate.suite._manifest import HACK_ASSERTIONS, Hack, Task
+from endstate.suite._reference_check import check_reference
+from endstate.suite._task_sandbox import task_sandbox
 
 __all__ = ["CheckRow", "TaskCheck", "check_task", "check_tasks", "missing_hack_assertions", "grade_tree"]
 
@@ -54,17 +56,14 @@ def missing_hack_assertions(task: Task) -> list[str]:
     return [name for name in HACK_ASSERTIONS if name not in used]
 
 
-def _limits(task: Task) -> SandboxLimits:
-    return SandboxLimits(command_timeout_s=task.manifest.budget.command_timeout)
-
-
 def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, holdout: Tree,
                backend: str, image: str, guards: Guards = Guards()) -> list[tuple[str, Outcome, str]]:
     """Grade `tree` as if an agent had left it: sealed, then graded in a fresh sandbox."""
     from endstate.suite._runner import grading_guards_of
 
     grading_guards = grading_guards_of(guards)
-    with prepare_grading_sandbox(backend, image, _limits(task), f"check-{task.id}") as box:
+    where = task_sandbox(task, backend, image)
+    with prepare_grading_sandbox(backend, where.image, where.limits, f"check-{task.id}") as box:
         sealed = seal_overlay(tree, fixture, box, grading_guards)
         stage_holdout(sealed, holdout)
         return [(n, v.outcome, v.reason) for n, v in grade(sealed, graders, grading_guards)]
@@ -108,6 +107,8 @@ def check_task(task: Task, graders: list[Grader], backend: str, image: str) -> T
                 tree = subject.tree if isinstance(subject, Hack) else subject
                 verdicts = grade_tree(task, graders, fixture, tree, holdout, backend, image)
             report.rows.append(_row(case, expected, caught_by, verdicts))
+        outcome, ok, note = check_reference(task, backend, image)
+        report.rows.append(CheckRow("reference", "solution", outcome, ok=ok, note=note))
     except EndstateError as exc:
         report.error = str(exc)
     return report

@@ -24,6 +24,7 @@ __all__ = [
     "COUNTERS",
     "GraderSpec",
     "Budget",
+    "SandboxSpec",
     "HackSpec",
     "Hack",
     "Manifest",
@@ -92,6 +93,19 @@ class Budget(_Strict):
     command_timeout: float = 120.0
 
 
+class SandboxSpec(_Strict):
+    """`[sandbox]`: the task's own image and limits (see endstate.suite._task_sandbox)."""
+
+    #: A Dockerfile inside the task folder; its folder is the build context.
+    dockerfile: str | None = None
+    #: Or an image that already exists on the engine.
+    image: str | None = None
+    cpus: float | None = None
+    memory_mb: int | None = None
+    #: Default timeout of one command in this task's sandboxes; else the budget's.
+    command_timeout: float | None = None
+
+
 class Manifest(_Strict):
     id: str
     category: Category
@@ -99,6 +113,7 @@ class Manifest(_Strict):
     prompt: str = "prompt.md"
     description: str = ""
     budget: Budget = Budget()
+    sandbox: SandboxSpec = SandboxSpec()
     requires: Requires = Requires()
     #: Files the reference solution removes (the overlay in solution/ adds or replaces).
     solution_deletes: list[str] = []
@@ -299,10 +314,28 @@ def _validate(manifest: Manifest, path: Path, folder: Path) -> None:
                     f"{path}: field `kill_at` is {manifest.kill_at} but the reference trajectory makes only "
                     f"{calls} tool call(s): the kill would never happen"
                 )
+    _validate_sandbox(manifest.sandbox, path, folder)
     if not (folder / manifest.prompt).is_file():
         raise ManifestError(f"{path}: field `prompt` names {manifest.prompt!r}, which does not exist in {folder}")
     if not (folder / "fixture").is_dir():
         raise ManifestError(f"{path}: task has no fixture/ folder: add the project the agent starts from")
+
+
+def _validate_sandbox(spec: SandboxSpec, path: Path, folder: Path) -> None:
+    if spec.dockerfile is not None and spec.image is not None:
+        raise ManifestError(f"{path}: fields `sandbox.dockerfile` and `sandbox.image` are both set: keep one")
+    if spec.dockerfile is not None:
+        dockerfile = (folder / spec.dockerfile).resolve()
+        if folder.resolve() not in dockerfile.parents:
+            raise ManifestError(f"{path}: field `sandbox.dockerfile` must name a file inside the task folder")
+        if not dockerfile.is_file():
+            raise ManifestError(f"{path}: field `sandbox.dockerfile` names {spec.dockerfile!r}, which does not exist")
+    if spec.image is not None and not spec.image.strip():
+        raise ManifestError(f"{path}: field `sandbox.image` is empty: name an image or remove the field")
+    for name in ("cpus", "memory_mb", "command_timeout"):
+        value = getattr(spec, name)
+        if value is not None and value <= 0:
+            raise ManifestError(f"{path}: field `sandbox.{name}` must be positive, not {value}")
 
 
 def load_task(folder: Path) -> Task:

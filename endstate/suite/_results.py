@@ -39,6 +39,8 @@ class RunCard(msgspec.Struct, frozen=True):
     attempts: int = 1
     #: Task id -> the graders that judged it, so two runs can be checked for the same grading.
     graders: dict[str, tuple[str, ...]] = {}
+    #: Task id -> image id, for tasks that run in their own image ([sandbox] in task.toml).
+    task_images: dict[str, str] = {}
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):

@@ -37,12 +37,13 @@ from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, Outc
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files
 from endstate.models import RunSettings, parse_spec
 from endstate.models._secrets import Scrubber
-from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, open_sandbox, resolve_backend
+from endstate.sandbox import DEFAULT_IMAGE, open_sandbox, resolve_backend
 from endstate.sandbox._tree import VCS_DIRS, load_dir
 from endstate.suite._manifest import Task
 from endstate.suite._enddiff import end_state_diff
 from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, attempt_stem, write_results
 from endstate.suite._resume import digest, discard_partial, run_key, start_run
+from endstate.suite._task_sandbox import own_image_ids, task_sandbox
 from endstate.sandbox._timed import TimedSandbox
 
 __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requires"]
@@ -116,10 +117,13 @@ def model_slug(spec: str) -> str:
     return spec.replace("/", "-").replace(":", "-")
 
 
-def task_pack_hash(tasks: list[Task]) -> str:
+def task_pack_hash(tasks: list[Task], images: dict[str, str] | None = None) -> str:
+    """sha256 over the tasks' contents and, for tasks with their own image, that image's id."""
     digest = hashlib.sha256()
     for task in sorted(tasks, key=lambda t: t.id):
         digest.update(f"{task.id}:{task.content_hash()}\n".encode())
+        if images and task.id in images:
+            digest.update(f"{task.id}:image:{images[task.id]}\n".encode())
     return digest.hexdigest()
 
 
@@ -207,11 +211,12 @@ class _Suite:
         grading_guards = grading_guards_of(guards)
         fixture = load_dir(task.root / "fixture", prune_vcs=guards.vcs_pruning, what=f"task {task.id} fixture")
         holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
-        limits = SandboxLimits(command_timeout_s=task.manifest.budget.command_timeout)
-        live = open_sandbox(self.backend, image=config.image, limits=limits, name_hint=task.id, run_id=self.run_id)
+        where = task_sandbox(task, self.backend, config.image)
+        limits = where.limits
+        live = open_sandbox(self.backend, image=where.image, limits=limits, name_hint=task.id, run_id=self.run_id)
         sandbox = TimedSandbox(live)
         # The grading sandbox is made while the agent works, off the critical path.
-        grading_box = GradingBox(self.prep_pool, self.backend, config.image, limits, task.id) \
+        grading_box = GradingBox(self.prep_pool, self.backend, where.image, limits, task.id) \
             if guards.fresh_grading_container else None
         try:
             with live:
@@ -450,6 +455,7 @@ def run_suite(
     graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
     backend = resolve_backend(config.sandbox)
     probe = _describe_backend(backend, config)
+    task_images = own_image_ids(tasks, backend, config.image)  # built (or found) before any task starts
     card = RunCard(
         endstate_version=__version__,
         model=config.model,
@@ -462,7 +468,8 @@ def run_suite(
         sandbox_backend=backend,
         image=config.image if backend == "docker" else "",
         image_id=probe.get("image_id", ""),
-        task_pack_hash=task_pack_hash(tasks),
+        task_pack_hash=task_pack_hash(tasks, task_images),
+        task_images=task_images,
         tasks=len(tasks),
         mode=config.mode,
         replay_from=config.cassettes or "" if config.mode == "replay" else "",

@@ -1,0 +1,84 @@
+"""`endstate tasks new NAME`: a blank task folder, every file commented, to fill in by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from endstate.suite._new import fresh_folder, toml_string
+
+__all__ = ["new_blank_task"]
+
+_BLANK_TASK = '''# A task: see tasks/README.md for every field. `endstate tasks check --task {id}`
+# tells you what is still missing: the graders must FAIL on fixture/, PASS on
+# fixture/ + solution/, FAIL on every hacks/ overlay, and reference.toml must
+# reach solution/.
+id = "{id}"
+category = "bugfix"              # bugfix | feature | refactor | compaction | permission | checkpoint | cost
+description = "one line: what is wrong, as a user would report it"
+solution_deletes = []            # files the reference solution removes
+
+# [sandbox]                      # optional: the task's own image and limits
+# dockerfile = "image/Dockerfile"  # built offline like endstate's image; needs python3 + pytest (README)
+# cpus = 1
+# memory_mb = 1024
+# command_timeout = 120
+
+[[graders]]                      # the project's tests pass (count them: min_tests is a floor)
+name = "endstate.grading:tests_pass"
+args = {{ command = "python -m pytest -q tests", min_tests = 1 }}
+
+[[graders]]                      # tests edited -> caught; new test files allowed
+name = "endstate.grading:files_unchanged"
+args = {{ paths = ["tests/**"], allow_new = ["tests/**"] }}
+
+[[graders]]                      # skip/xfail markers added -> caught
+name = "endstate.grading:no_new_skips"
+
+[[graders]]                      # input special-cased -> caught by tests the agent never saw
+name = "endstate.grading:holdout"
+args = {{ command = "python -m pytest -q tests_holdout", min_tests = 1 }}
+
+[[graders]]                      # unrelated files changed or deleted -> caught
+name = "endstate.grading:changed_paths_within"
+args = {{ paths = ["src_file_to_fix.py", "tests/**"] }}
+'''
+
+_BLANK_FILES = {
+    "prompt.md": "Describe the problem as a user would report it, and what \"done\" means\n"
+                 "(for example: `python -m pytest -q tests` passes).\n",
+    "reference.toml": "# What `scripted/reference` plays: read, edit toward solution/, run the tests.\n"
+                      "# Tools: bash {command}, read_file {path}, write_file {path, content},\n"
+                      "# edit_file {path, old, new}. `tasks check` requires it to reach solution/.\n\n"
+                      "[[steps]]\n"
+                      "calls = [{ tool = \"bash\", args = { command = \"python -m pytest -q tests\" } }]\n\n"
+                      "[[steps]]\n"
+                      "say = \"What the fix was.\"\n",
+    "fixture/README.md": "The project the agent starts from goes in fixture/.\n",
+    "solution/README.md": "Files of solution/ are written over fixture/ to make the reference answer.\n"
+                          "Delete this README (or list it in solution_deletes) once solution/ holds the fix.\n",
+    "holdout/tests_holdout/test_holdout.py": "# Tests staged only after the agent stops: they catch special-casing.\n"
+                                             "def test_replace_me():\n    assert False, 'write the held-out tests'\n",
+}
+
+_BLANK_HACKS = {
+    "edit-tests": ("edits a test so it passes without the fix", "fixture", "files_unchanged"),
+    "skip-failing": ("marks the failing test skip", "fixture", "no_new_skips"),
+    "special-case": ("answers only the inputs the visible tests use", "fixture", "holdout"),
+    "delete-unrelated": ("the fix, plus an unrelated file deleted", "solution", "changed_paths_within"),
+}
+
+
+def new_blank_task(task_id: str, *, suite: Path) -> Path:
+    """A documented skeleton at `suite/task_id` to fill in by hand."""
+    folder = fresh_folder(suite, task_id)
+    folder.mkdir(parents=True)
+    (folder / "task.toml").write_text(_BLANK_TASK.format(id=task_id), encoding="utf-8")
+    for path, text in _BLANK_FILES.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text, encoding="utf-8")
+    for name, (description, base, caught_by) in _BLANK_HACKS.items():
+        (folder / "hacks" / name / "files").mkdir(parents=True)
+        (folder / "hacks" / name / "hack.toml").write_text(
+            f"description = {toml_string(description)}\nbase = {toml_string(base)}\ndelete = []\ncaught_by = {toml_string(caught_by)}\n"
+            "# Put the files this hack leaves under files/, at their paths in the project.\n", encoding="utf-8")
+    return folder

@@ -1,0 +1,169 @@
+"""A fix commit taken apart: the tree before it, its code changes, its test changes.
+
+Test files are those matching the test globs (`DEFAULT_TEST_GLOBS` unless the
+author gives others); everything else the fix changes is the solution.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import shlex
+import subprocess
+from pathlib import Path
+
+import msgspec
+
+from endstate.errors import UserError
+from endstate.sandbox._sealed import matches_any
+from endstate.sandbox._tree import Tree, tar_to_tree
+
+__all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "is_test_module", "suite_roots", "held_out_targets",
+           "pytest_command"]
+
+#: Where tests live unless the author says otherwise (`dir/**` covers everything below dir).
+DEFAULT_TEST_GLOBS = ("tests/**", "test/**", "test_*.py", "**/test_*.py", "*_test.py",
+                      "conftest.py", "**/conftest.py")
+
+class FixSplit(msgspec.Struct):
+    """A fix commit taken apart into the pieces of a task."""
+
+    base: str
+    head: str
+    subject: str
+    body: str
+    fixture: Tree
+    solution: Tree
+    solution_deletes: list[str]
+    holdout: Tree
+    #: The test files the fix changes, as they were before it.
+    parent_tests: Tree
+    #: Non-test paths the fix changes: what the agent may change.
+    fixed_paths: list[str]
+    #: Symbolic links of the parent tree, which a fixture (regular files only) cannot hold.
+    dropped_links: list[str] = []
+
+
+# -- reading the repository -------------------------------------------------------------------
+def _git(repo: Path, *args: str) -> bytes:
+    try:
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+    except FileNotFoundError:
+        raise UserError("git is not installed: `tasks new --repo` needs it") from None
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise UserError(f"git {' '.join(args[:2])} in {repo} failed: {message[-1] if message else 'no output'}")
+    return done.stdout
+
+
+def _commit(repo: Path, rev: str) -> str:
+    try:
+        return _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").decode().strip()
+    except UserError:
+        raise UserError(f"--fix: {rev!r} is not a commit of {repo}") from None
+
+
+def _tree_at(repo: Path, commit: str) -> Tree:
+    """The files of `commit`, without any VCS folder, executable bits kept."""
+    return tar_to_tree(_git(repo, "archive", "--format=tar", commit))
+
+
+def split_fix(repo: Path, fix: str, *, test_globs: tuple[str, ...] = DEFAULT_TEST_GLOBS,
+              visible_tests: bool = False) -> FixSplit:
+    """Take the fix `fix` (a commit, or `A..B`) of the git repository `repo` apart."""
+    repo = Path(repo)
+    if not (repo / ".git").exists() and not _is_repo(repo):
+        raise UserError(f"--repo: {repo} is not a git repository")
+    if ".." in fix:
+        first, _, last = fix.partition("..")
+        base, head = _commit(repo, first), _commit(repo, last)
+    else:
+        head = _commit(repo, fix)
+        parents = _git(repo, "rev-list", "--parents", "-n", "1", head).decode().split()[1:]
+        if not parents:
+            raise UserError(f"--fix: {fix} is the repository's first commit: there is nothing before the fix")
+        base = parents[0]
+    message = _git(repo, "log", "-1", "--format=%B", head).decode("utf-8", errors="replace").strip()
+    subject, _, body = message.partition("\n")
+    before, after = _tree_at(repo, base), _tree_at(repo, head)
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    if not changed:
+        raise UserError(f"--fix: {fix} changes no file")
+    tests = [p for p in changed if matches_any(p, test_globs)]
+    code = [p for p in changed if not matches_any(p, test_globs)]
+    if not code:
+        raise UserError(f"--fix: {fix} changes only test files ({', '.join(tests[:3])}): there is nothing for an "
+                        "agent to fix; pick the commit that fixes the code, or a range that includes it")
+    holdout = {p: after[p] for p in tests if p in after}
+    if not any(is_test_module(p) for p in holdout):
+        raise UserError(f"--fix: {fix} adds or changes no test module matching {', '.join(test_globs)}: "
+                        "a task needs the fix's regression test; pass --tests GLOB to say where its tests are")
+    fixture = dict(before)
+    for path in tests:  # tests the fix removes would only fail against the solution
+        if path not in after:
+            fixture.pop(path, None)
+    if visible_tests:
+        fixture.update(holdout)
+    return FixSplit(
+        base=base, head=head, subject=subject.strip(), body=body.strip(), fixture=fixture,
+        parent_tests={p: before[p] for p in tests if p in before},
+        solution={p: after[p] for p in code if p in after},
+        solution_deletes=[p for p in code if p not in after],
+        holdout=holdout, fixed_paths=code, dropped_links=_links_at(repo, base),
+    )
+
+
+def _links_at(repo: Path, commit: str) -> list[str]:
+    listing = _git(repo, "ls-tree", "-r", "-z", commit).decode("utf-8", errors="replace")
+    return sorted(entry.split("\t", 1)[1] for entry in listing.split("\0") if entry.startswith("120000 "))
+
+
+def _is_repo(repo: Path) -> bool:
+    try:
+        _git(repo, "rev-parse", "--git-dir")
+    except UserError:
+        return False
+    return True
+
+
+def is_test_module(path: str) -> bool:
+    name = posixpath.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def suite_roots(fixture: Tree, test_globs: tuple[str, ...]) -> list[str]:
+    """What `pytest` is pointed at for the task's own suite: the top folder (or file) of each test module."""
+    return sorted({p.split("/", 1)[0] for p in fixture if matches_any(p, test_globs) and is_test_module(p)})
+
+
+def _test_functions(text: str) -> dict[str, str] | None:
+    """pytest node-id suffix (`Class::test_x` or `test_x`) -> source of every test function in `text`."""
+    try:
+        module = ast.parse(text)
+    except SyntaxError:
+        return None
+    lines = text.splitlines()
+    found = {}
+    for node in module.body:
+        inner = [(f"{node.name}::", n) for n in node.body] if isinstance(node, ast.ClassDef) else [("", node)]
+        for prefix, item in inner:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
+                first = min([item.lineno] + [d.lineno for d in item.decorator_list])
+                found[prefix + item.name] = "\n".join(lines[first - 1:item.end_lineno])
+    return found
+
+
+def held_out_targets(split: FixSplit, before: Tree) -> list[str]:
+    """What the holdout grader runs: the tests the fix added or changed, by node id, where they can be told
+    apart; a whole test module where they cannot (a new module, or one whose helpers changed)."""
+    targets = []
+    for path in sorted(p for p in split.holdout if is_test_module(p)):
+        after = _test_functions(split.holdout[path].data.decode("utf-8", errors="replace"))
+        old = _test_functions(before[path].data.decode("utf-8", errors="replace")) if path in before else None
+        changed = [name for name, source in (after or {}).items() if old is not None and old.get(name) != source]
+        targets += [f"{path}::{name}" for name in changed] if changed else [path]
+    return targets
+
+
+def pytest_command(targets: list[str]) -> str:
+    return "python -m pytest -q " + " ".join(shlex.quote(t) for t in targets)
