@@ -184,14 +184,18 @@ class _Driver:
         self.config = config
         self.out_dir = out_dir
         self.card_extra = card_extra or {}
+        self.task_images: dict[str, str] = {}
         self.result = RunResult(self._card(None), [])
-        self.card_from_node = False
 
     def _card(self, node_card: RunCard | None) -> RunCard:
         config = self.config
+        # What the node saw of its one task; the run's card covers every task.
+        images = {**(node_card.task_images if node_card else {}), **self.task_images}
         overrides = dict(
-            task_pack_hash=task_pack_hash(self.tasks),
+            task_pack_hash=task_pack_hash(self.tasks, images),
             tasks=len(self.tasks),
+            graders={t.id: tuple(g.short_name for g in resolve_graders(t)) for t in self.tasks},
+            task_images=images,
             replay_from=config.cassettes or "" if config.mode == "replay" else "",
             **self.card_extra,
         )
@@ -212,8 +216,8 @@ class _Driver:
 
     def accept(self, node: _NodeReturn) -> TaskResult:
         (task_result,) = node.result.tasks
-        if not self.card_from_node:
-            self.result.card, self.card_from_node = self._card(node.result.card), True
+        self.task_images.update(node.result.card.task_images)
+        self.result.card = self._card(node.result.card)
         task_result.reason = self._local(task_result.reason.encode(), node).decode()
         for relative, data in node.files.items():
             path = self.out_dir / relative
