@@ -41,7 +41,8 @@ from endstate.sandbox import DEFAULT_IMAGE, open_sandbox, resolve_backend
 from endstate.sandbox._tree import VCS_DIRS, load_dir
 from endstate.suite._manifest import Task
 from endstate.suite._enddiff import end_state_diff
-from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, attempt_stem, write_results
+from endstate.suite._results import (GraderVerdict, RunCard, RunResult, TaskResult, attempt_stem, write_atomically,
+                                     write_results)
 from endstate.suite._resume import digest, discard_partial, run_key, start_run
 from endstate.suite._task_sandbox import own_image_ids, task_sandbox
 from endstate.sandbox._timed import TimedSandbox
@@ -336,7 +337,7 @@ class _Suite:
             attempt=attempt,
             cassette=cassette,
         )
-        path.write_bytes(self.scrubber.json(job))
+        write_atomically(path, self.scrubber.json(job))  # a reader never meets half a job
         return job, path
 
     def _replay_base_url(self, cassette: CassetteJob | None) -> str | None:

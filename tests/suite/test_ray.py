@@ -158,7 +158,10 @@ def _scratch_of(pid: int) -> tuple[Path | None, str]:
         with contextlib.suppress(OSError):
             if (folder / "owner").read_text() == str(pid):
                 for job in folder.glob("out/work/*/job.json"):
-                    return folder, msgspec.json.decode(job.read_bytes())["sandbox"]["container"]
+                    try:
+                        return folder, msgspec.json.decode(job.read_bytes())["sandbox"]["container"]
+                    except msgspec.DecodeError:  # caught mid-write: look again on the next poll
+                        return folder, ""
                 return folder, ""
     return None, ""
 
