@@ -1,6 +1,10 @@
-"""The first real model's recordings: SmolLM2 under llama.cpp, recorded live over the
-whole suite and committed. Replayed offline they must give the same pass/fail vector
-three times over, and the same verdicts as the live run that made them."""
+"""A real model's recordings: SmolLM2 under llama.cpp, recorded live over the whole
+suite and committed. Replayed offline they must give the same pass/fail vector three
+times over, and the same verdicts as the live run that made them.
+
+Two sets: the first recording (chat format `chatml-function-calling`, under which tool
+results never reached the model's prompt), and the one with endstate's chat format,
+where they do (temperature 0.7, seed 1; seed 2 is committed beside it for `compare`)."""
 
 from __future__ import annotations
 
@@ -12,16 +16,22 @@ from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-RECORDED = CASSETTES / "openai-compatible-smollm2"
-#: The results of the live run that made the recordings.
-LIVE = ROOT / "bench" / "results" / "smollm2-live-results.json"
+#: Each recording with the results of the live run that made it.
+RECORDINGS = {
+    "first": (CASSETTES / "openai-compatible-smollm2", ROOT / "bench" / "results" / "smollm2-live-results.json"),
+    "tools-seed-1": (CASSETTES / "smollm2-tools-seed-1", ROOT / "bench" / "results" / "smollm2-tools-seed-1"),
+}
 
 
-def test_smollm2_cassettes_cover_the_suite():
-    assert sorted(p.stem for p in RECORDED.glob("*.cassette")) == sorted(t.id for t in load_suite(TASKS)[0])
+@pytest.mark.parametrize("name", [*RECORDINGS, "tools-seed-2"])
+def test_smollm2_cassettes_cover_the_suite(name):
+    recorded = RECORDINGS[name][0] if name in RECORDINGS else CASSETTES / f"smollm2-{name}"
+    assert sorted(p.stem for p in recorded.glob("*.cassette")) == sorted(t.id for t in load_suite(TASKS)[0])
 
 
-def test_smollm2_replays_identically_and_matches_the_live_run(tmp_path):
+@pytest.mark.parametrize("name", RECORDINGS)
+def test_smollm2_replays_identically_and_matches_the_live_run(tmp_path, name):
+    RECORDED, LIVE = RECORDINGS[name]
     ran = endstate("eval", "--model", "openai-compatible/smollm2", "--tool-choice", "auto", "--suite", str(TASKS),
                    "--replay", str(RECORDED), "--repeat", "3", "-j", "2", "--out", str(tmp_path))
     assert "pass/fail vectors identical: yes" in ran.out, ran
