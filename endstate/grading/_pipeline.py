@@ -26,7 +26,7 @@ from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, pl
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import Sandbox, SandboxLimits, open_sandbox
 from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, without_caches
-from endstate.sandbox._tree import Tree
+from endstate.sandbox._tree import FileEntry, Tree
 from endstate.errors import SandboxError
 
 __all__ = ["GradingGuards", "GradingBox", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
@@ -112,6 +112,10 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
         staged.update({path: source for path, (_, source, _) in canaries.items()})
     sealed.grading.put_harness_tree({**sealed.graded, **staged}, owner="root")
     sealed.staged.update(staged)
+    if sealed.tamper_guard:
+        # The guard trusts code in files the agent left as the fixture had them.
+        listing = msgspec.json.encode(sorted(sealed.changed_paths()))
+        sealed.grading.put_harness_tree({"changed.json": FileEntry(0o644, listing)}, at=HARNESS_DIR, owner="root")
     sealed.stage_done = True
 
 

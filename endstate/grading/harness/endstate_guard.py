@@ -43,8 +43,23 @@ _ATTRIBUTE_KINDS = (types.FunctionType, types.BuiltinFunctionType, types.MethodT
 
 _snapshot: dict | None = None
 _plugins_seen: list[tuple[str, str]] = []
-#: Set by the entry point: the workspace, and conftest files the fixture already had.
+#: Set by the entry point: the workspace, and the workspace paths the agent added or
+#: changed (None: unknown, so no workspace file is trusted beyond fixture conftests).
 workspace = "/workspace"
+changed: set[str] | None = None
+
+
+def _trusted_file(filename: str) -> bool:
+    """A workspace file the agent did not touch: the fixture's own code, the held-out tests.
+    What such code does to the runner is the project's, not the agent's."""
+    if changed is None or not filename.startswith(workspace + "/"):
+        return False
+    return filename[len(workspace) + 1:] not in changed and os.path.isfile(filename)
+
+
+def _origin_file(obj: object) -> str:
+    module = obj if isinstance(obj, types.ModuleType) else sys.modules.get(_origin(obj))
+    return os.path.abspath(getattr(module, "__file__", None) or "")
 
 
 def _code_of(value: object) -> object:
@@ -104,14 +119,16 @@ def findings() -> list[str]:
             if current is None:
                 found.append(f"{name}.{attr} was removed")
             elif current[0] is not value:
-                found.append(f"{name}.{attr} was replaced")
+                if not _trusted_file(_code_file(current[1])):
+                    found.append(f"{name}.{attr} was replaced")
             elif current[1] is not code:
                 found.append(f"{name}.{attr} had its code swapped")
     for hook in sys.meta_path:
-        if hook not in _snapshot["meta_path"] and not _origin(hook).startswith(("_pytest", "importlib", "_frozen")):
+        if hook not in _snapshot["meta_path"] and not _origin(hook).startswith(("_pytest", "importlib", "_frozen")) \
+                and not _trusted_file(_origin_file(hook)):
             found.append(f"an import hook was installed: {type(hook).__name__} from {_origin(hook)}")
     for hook in sys.path_hooks:
-        if hook not in _snapshot["path_hooks"]:
+        if hook not in _snapshot["path_hooks"] and not _trusted_file(_origin_file(hook)):
             found.append(f"a path hook was installed: {getattr(hook, '__name__', hook)!r} from {_origin(hook)}")
     if sys.gettrace() is not None:
         found.append("a trace function was left installed (sys.settrace)")
@@ -122,9 +139,16 @@ def findings() -> list[str]:
     return found
 
 
+def _code_file(code: object) -> str:
+    filename = getattr(code, "co_filename", None)
+    return os.path.abspath(filename) if filename else ""
+
+
 def _allowed_plugin(plugin: object) -> bool:
     origin = _origin(plugin)
     if origin.split(".")[0] in _ALLOWED_PLUGIN_ROOTS or origin == "endstate_guard":
+        return True
+    if _trusted_file(_origin_file(plugin)):  # the fixture's own plugin (e.g. `-p pkg.plugin` in its config)
         return True
     path = getattr(plugin, "__file__", None) or ""
     # A conftest.py is loaded as a plugin; the harness refuses any the agent added or changed.
@@ -140,7 +164,7 @@ def _pytest_home() -> str:
 
 def _code_home_allowed(filename: str, pytest_home: str) -> bool:
     here = os.path.abspath(__file__)
-    return (filename.startswith(pytest_home) or filename == here
+    return (filename.startswith(pytest_home) or filename == here or _trusted_file(filename)
             or (filename.startswith(workspace + "/") and filename.rsplit("/", 1)[-1] == "conftest.py"))
 
 

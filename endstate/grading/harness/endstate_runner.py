@@ -34,6 +34,11 @@ def _imported_guard(enabled):
     finally:
         sys.path.remove(HARNESS)
     endstate_guard.workspace = WORKSPACE
+    try:  # what the agent added or changed, written by the harness at staging
+        with open(os.path.join(HARNESS, "changed.json"), encoding="utf-8") as listing:
+            endstate_guard.changed = set(json.load(listing))
+    except (OSError, ValueError):
+        endstate_guard.changed = None
     return endstate_guard
 
 
