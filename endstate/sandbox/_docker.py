@@ -212,17 +212,30 @@ def output_text(data: bytes, dropped: int) -> str:
     return text
 
 
-def _read_frames(raw: socket.socket, deadline: float) -> tuple[bytes, bytes]:
+#: Once a command's closing trailer has arrived, how long to wait for the stream to end.
+_AFTER_TRAILER_S = 5.0
+
+
+def _read_frames(raw: socket.socket, deadline: float, end: bytes = b"") -> tuple[bytes, bytes]:
     """Demultiplex Docker's attach stream (8-byte header: stream id, 3 zero bytes,
-    big-endian length) with a wall-clock deadline, which docker-py's reader lacks."""
+    big-endian length) with a wall-clock deadline, which docker-py's reader lacks.
+
+    `end` is the start of the command's last line on stderr: once a whole such line
+    has arrived, a stream the engine fails to close is not waited for past a short
+    grace (a busy engine sometimes keeps an exec's attach open after it ended)."""
     streams = {1: bytearray(), 2: bytearray()}
     pending = bytearray()
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
+            if end and _ends_with_trailer(bytes(streams[2]), end):
+                return bytes(streams[1]), bytes(streams[2])
             raise TimeoutError("deadline passed")
         raw.settimeout(remaining)
-        data = raw.recv(_CHUNK)
+        try:
+            data = raw.recv(_CHUNK)
+        except TimeoutError:
+            continue  # the deadline decides, above
         if not data:
             return bytes(streams[1]), bytes(streams[2])
         pending += data
@@ -232,6 +245,13 @@ def _read_frames(raw: socket.socket, deadline: float) -> tuple[bytes, bytes]:
                 break
             streams.setdefault(pending[0], bytearray()).extend(pending[8:8 + size])
             del pending[:8 + size]
+        if end and _ends_with_trailer(bytes(streams[2]), end):
+            deadline = min(deadline, time.monotonic() + _AFTER_TRAILER_S)
+
+
+def _ends_with_trailer(stderr: bytes, end: bytes) -> bool:
+    start = stderr.rfind(end)
+    return start >= 0 and stderr.endswith(b"\n") and b"\n" not in stderr[start:-1]
 
 
 def _folders_tar(path: str) -> bytes:
@@ -359,7 +379,7 @@ class DockerSandbox(Sandbox):
                 workdir=WORKDIR,
                 environment={"ENDSTATE_NONCE": nonce},
             )["Id"]
-            stdout, stderr = self._stream(exec_id, started + limit + _BACKSTOP_S)
+            stdout, stderr = self._stream(exec_id, started + limit + _BACKSTOP_S, f"{nonce} status ".encode())
         except docker.errors.NotFound:
             raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
         except docker.errors.APIError as exc:
@@ -401,11 +421,11 @@ class DockerSandbox(Sandbox):
             oom_killed=oom_killed,
         )
 
-    def _stream(self, exec_id: str, deadline: float) -> tuple[bytes, bytes]:
+    def _stream(self, exec_id: str, deadline: float, end: bytes = b"") -> tuple[bytes, bytes]:
         """Both output streams of an exec, read until it ends or `deadline` (monotonic) passes."""
         sock = self._client.api.exec_start(exec_id, socket=True)
         try:
-            return _read_frames(getattr(sock, "_sock", sock), deadline)
+            return _read_frames(getattr(sock, "_sock", sock), deadline, end)
         except OSError as exc:  # TimeoutError included
             # The in-container watchdog should have ended the command long ago.
             try:
