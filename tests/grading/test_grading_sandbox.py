@@ -339,3 +339,11 @@ def test_the_fixtures_own_hooks_and_plugins_are_trusted_and_the_same_code_added_
     with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "untrusted") as box:
         verdicts = dict(grade(seal_overlay(agent, FIXTURE, box), [TESTS_PASS], GradingGuards(integrity=False)))
     assert verdicts["tests_pass"].outcome is Outcome.FAIL and "calc.plug" in verdicts["tests_pass"].reason, verdicts
+
+
+def test_a_mock_leaked_over_a_builtin_is_named_not_a_crash():
+    leak = b"from unittest import mock\nmock.patch('builtins.sorted').start()\n"
+    tree = dict(FIXTURE, **files({"calc/ops.py": FIXED + leak}))
+    verdicts = grade_overlay(tree, graders=(TESTS_PASS,), guards=GradingGuards(integrity=False))
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL
+    assert "builtins.sorted was" in verdicts["tests_pass"].reason, verdicts  # replaced by a non-function

@@ -59,7 +59,8 @@ def _trusted_file(filename: str) -> bool:
 
 def _origin_file(obj: object) -> str:
     module = obj if isinstance(obj, types.ModuleType) else sys.modules.get(_origin(obj))
-    return os.path.abspath(getattr(module, "__file__", None) or "")
+    filename = getattr(module, "__file__", None) if isinstance(module, types.ModuleType) else None
+    return os.path.abspath(filename) if isinstance(filename, str) else ""
 
 
 def _code_of(value: object) -> object:
@@ -140,8 +141,8 @@ def findings() -> list[str]:
 
 
 def _code_file(code: object) -> str:
-    filename = getattr(code, "co_filename", None)
-    return os.path.abspath(filename) if filename else ""
+    filename = getattr(code, "co_filename", None) if isinstance(code, types.CodeType) else None
+    return os.path.abspath(filename) if isinstance(filename, str) else ""
 
 
 def _allowed_plugin(plugin: object) -> bool:
