@@ -29,7 +29,7 @@ from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_pa
 from endstate.sandbox._tree import FileEntry, Tree
 from endstate.errors import SandboxError
 
-__all__ = ["GradingGuards", "GradingBox", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
+__all__ = ["GradingGuards", "GradingBox", "install_harness", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
            "stage_holdout", "grade", "INTEGRITY"]
 
 #: The name the always-on end-state checks report under.
@@ -48,12 +48,17 @@ class GradingGuards(msgspec.Struct, frozen=True):
     integrity: bool = True
 
 
+def install_harness(box: Sandbox) -> None:
+    """The harness's test entry point (read-only) and the folder its reports go to."""
+    box.put_harness_tree(harness_files(), at=HARNESS_DIR, owner="root")
+    box.put_harness_tree({}, at=REPORT_DIR, owner="agent")
+
+
 def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str) -> Sandbox:
     """A fresh sandbox from the pristine image with the harness's test entry point in it."""
     box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}")
     try:
-        box.put_harness_tree(harness_files(), at=HARNESS_DIR, owner="root")
-        box.put_harness_tree({}, at=REPORT_DIR, owner="agent")
+        install_harness(box)
     except BaseException:
         box.close()
         raise

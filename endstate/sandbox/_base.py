@@ -104,10 +104,6 @@ class Sandbox(abc.ABC):
         them its own."""
 
     @abc.abstractmethod
-    def remove_paths(self, paths: list[str]) -> None:
-        """Delete files (absolute paths) as the harness."""
-
-    @abc.abstractmethod
     def read_folder(self, path: str, *, max_bytes: int) -> Tree:
         """Every regular file below an absolute folder, read as the harness in one go;
         FileNotFoundError if there is none, SandboxError past `max_bytes`."""

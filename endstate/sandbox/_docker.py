@@ -558,15 +558,6 @@ class DockerSandbox(Sandbox):
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
 
-    def remove_paths(self, paths: list[str]) -> None:
-        if not paths:
-            return
-        try:
-            exec_id = self._client.api.exec_create(self._container.id, ["rm", "-f", "--", *paths], user="root")["Id"]
-            self._client.api.exec_start(exec_id)
-        except docker.errors.APIError as exc:
-            raise SandboxError(f"sandbox container {self._container.short_id} failed: {_why(exc)}") from None
-
     def read_folder(self, path: str, *, max_bytes: int) -> Tree:
         """Every file below an absolute folder (a harness read, as root), in one round trip."""
         try:

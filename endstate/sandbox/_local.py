@@ -298,10 +298,6 @@ class LocalSandbox(Sandbox):
                 return Path(host) / path[len(inside.rstrip("/")):].lstrip("/")
         raise FileNotFoundError(f"{path} is not a place the harness keeps in the local sandbox")
 
-    def remove_paths(self, paths: list[str]) -> None:
-        for path in paths:
-            self._host_of(path).unlink(missing_ok=True)
-
     def read_folder(self, path: str, *, max_bytes: int) -> Tree:
         host = self._host_of(path)
         if not host.is_dir():

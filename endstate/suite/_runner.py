@@ -34,7 +34,7 @@ from endstate.errors import EndstateError, UserError
 from endstate.errors import SandboxError
 from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, Outcome, Verdict, grade, resolve,
                               seal_end_state, stage_holdout)
-from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files
+from endstate.grading._pipeline import install_harness
 from endstate.models import RunSettings, parse_spec
 from endstate.models._secrets import Scrubber
 from endstate.sandbox import DEFAULT_IMAGE, open_sandbox, resolve_backend
@@ -247,8 +247,7 @@ class _Suite:
                     grading = grading_box.get()
                 else:  # mutant: grade in the agent's own sandbox, where what it left behind still runs
                     grading = live
-                    grading.put_harness_tree(harness_files(), at=HARNESS_DIR, owner="root")
-                    grading.put_harness_tree({}, at=REPORT_DIR, owner="agent")
+                    install_harness(grading)
                 try:
                     sealed = seal_end_state(sandbox, fixture, grading, grading_guards)
                 except SandboxError as exc:
