@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 from endstate.agent import Agent, Journal, Policy  # noqa: E402
 from endstate.models import Completion, Message, ToolCall, Usage  # noqa: E402
-from endstate.sandbox import ExecResult  # noqa: E402
+from endstate.sandbox import ExecResult, Sandbox  # noqa: E402
 from endstate.sandbox._tree import FileEntry  # noqa: E402
 from endstate.suite import load_suite  # noqa: E402
 
@@ -38,6 +38,8 @@ class InstantSandbox:
 
     def write_file(self, path, data):
         self.files[path] = data
+
+    edit_file = Sandbox.edit_file
 
     def get_tree(self):
         return {p: FileEntry(0o644, d) for p, d in self.files.items()}

@@ -135,20 +135,17 @@ def run_tool(sandbox: Sandbox, name: str, args: dict[str, Any], *, timeout: floa
         return f"wrote {len(args['content'].encode('utf-8'))} bytes to {path}"
     if name == "edit_file":
         try:
-            text = sandbox.read_file(path).decode("utf-8")
+            count = sandbox.edit_file(path, args["old"], args["new"])
         except FileNotFoundError:
             raise ToolError(f"no file {path!r}") from None
         except OSError as exc:
             raise ToolError(str(exc)) from None
-        count = text.count(args["old"]) if args["old"] else 0
+        except ValueError:  # not UTF-8 text
+            raise ToolError(f"{path} is not UTF-8 text; change it with bash") from None
         if count == 0:
             raise ToolError(f"`old` does not occur in {path}; read the file and copy the text exactly")
         if count > 1:
             raise ToolError(f"`old` occurs {count} times in {path}; include more context so it is unique")
-        try:
-            sandbox.write_file(path, text.replace(args["old"], args["new"], 1).encode("utf-8"))
-        except OSError as exc:
-            raise ToolError(str(exc)) from None
         return f"edited {path}"
     raise ToolError(f"unknown tool {name!r}")
 

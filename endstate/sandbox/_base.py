@@ -83,6 +83,17 @@ class Sandbox(abc.ABC):
         """Create or replace a file as the agent would, making parent folders as needed;
         an executable file stays executable. PermissionError as for `read_file`."""
 
+    def edit_file(self, path: str, old: str, new: str) -> int:
+        """Replace the one occurrence of `old` in a UTF-8 text file by `new`, as the agent
+        would. Returns how often `old` occurs; the file is written only when that is 1 (an
+        empty `old` occurs 0 times). Raises as `read_file` and `write_file` do, and
+        ValueError for a file that is not UTF-8 text. Backends may do it in one round trip."""
+        text = self.read_file(path).decode("utf-8")
+        count = text.count(old) if old else 0
+        if count == 1:
+            self.write_file(path, text.replace(old, new, 1).encode("utf-8"))
+        return count
+
     @abc.abstractmethod
     def put_tree(self, tree: Tree) -> None:
         """Write every file of `tree` into the workspace (modes kept, mtimes fixed)."""

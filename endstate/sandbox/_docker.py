@@ -52,6 +52,7 @@ import docker.errors
 import msgspec
 
 from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
+from endstate.sandbox._channel import Channel, ChannelBroken
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
 from endstate.sandbox._reaper import LABEL, owner_labels
 from endstate.sandbox._tree import FIXED_MTIME, Tree, TreeTooLarge, tar_to_tree, tree_to_tar
@@ -156,6 +157,21 @@ mode=644
 mkdir -p -- "${real%/*}" && cat > "$real" && chmod "$mode" -- "$real" && touch -h -d "@$2" -- "$real" || exit 5
 printf '%s %s' "$ENDSTATE_EOF" "$(stat -c %s -- "$real")"
 """
+
+
+#: How the in-sandbox server runs a file tool's script as the agent user, and with what environment.
+_AS_AGENT = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--init-groups"]
+_AGENT_ENV = {**SANDBOX_ENV, "ENDSTATE_EOF": _EOF.decode()}
+
+
+# Runs as root. $1/$2 = the folder, $3 = most bytes of archive to send. Exit 44: no such folder.
+_TAR_FOLDER = r"""
+[ -d "$1/$2" ] || exit 44
+set -o pipefail
+tar --create --ignore-failed-read --directory="$1" -- "$2" 2>/dev/null | head -c "$3"
+"""
+#: Archive bytes allowed past a folder's content ceiling (headers and padding).
+_TAR_SLACK = 4 * _MIB
 
 
 def engine_url() -> str:
@@ -346,6 +362,7 @@ class DockerSandbox(Sandbox):
             labels=owner_labels(run_id or secrets.token_hex(8)),
         )
         self._lifeline: Any = None
+        self._open_channel: Channel | None = None
         # From here on the container exists: make sure it goes away whatever happens,
         # including interpreter exit without close() (KeyboardInterrupt, forgotten with).
         self._finalizer: weakref.finalize | None = None
@@ -370,20 +387,25 @@ class DockerSandbox(Sandbox):
         limit = self.limits.command_timeout_s if timeout is None else timeout
         nonce = secrets.token_hex(16)
         started = time.monotonic()
+        request = {"op": "run", "cwd": WORKDIR, "env": {"ENDSTATE_NONCE": nonce},
+                   "argv": ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), f"{limit:.3f}",
+                            str(self.limits.file_mb * 1024), str(self.limits.workspace_mb * _MIB), command]}
+        channel = self._channel()
         try:
-            exec_id = self._client.api.exec_create(
-                self._container.id,
-                ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), f"{limit:.3f}",
-                 str(self.limits.file_mb * 1024), str(self.limits.workspace_mb * _MIB), command],
-                user="root",
-                workdir=WORKDIR,
-                environment={"ENDSTATE_NONCE": nonce},
-            )["Id"]
-            stdout, stderr = self._stream(exec_id, started + limit + _BACKSTOP_S, f"{nonce} status ".encode())
-        except docker.errors.NotFound:
-            raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
-        except docker.errors.APIError as exc:
-            raise SandboxError(f"sandbox container {self._container.short_id} failed: {_why(exc)}") from None
+            _, stdout, stderr = channel.request(request, deadline=started + limit + _BACKSTOP_S)
+        except ChannelBroken as exc:
+            if time.monotonic() < started + limit + _BACKSTOP_S:
+                stdout = stderr = b""  # the runner died: said below, with the container's state
+            else:
+                # The in-container watchdog should have ended the command long ago.
+                try:
+                    self._container.kill()
+                except docker.errors.APIError:
+                    pass  # already stopped or gone: either way it runs nothing now
+                raise SandboxError(
+                    f"command in container {self._container.short_id} outlived its deadline by "
+                    f"{_BACKSTOP_S:.0f}s ({exc}); the container was killed"
+                ) from None
         duration = time.monotonic() - started
 
         marker = b"\n" + nonce.encode()
@@ -421,24 +443,6 @@ class DockerSandbox(Sandbox):
             oom_killed=oom_killed,
         )
 
-    def _stream(self, exec_id: str, deadline: float, end: bytes = b"") -> tuple[bytes, bytes]:
-        """Both output streams of an exec, read until it ends or `deadline` (monotonic) passes."""
-        sock = self._client.api.exec_start(exec_id, socket=True)
-        try:
-            return _read_frames(getattr(sock, "_sock", sock), deadline, end)
-        except OSError as exc:  # TimeoutError included
-            # The in-container watchdog should have ended the command long ago.
-            try:
-                self._container.kill()
-            except docker.errors.APIError:
-                pass  # already stopped or gone: either way it runs nothing now
-            raise SandboxError(
-                f"command in container {self._container.short_id} outlived its deadline by "
-                f"{_BACKSTOP_S:.0f}s ({exc or type(exc).__name__}); the container was killed"
-            ) from None
-        finally:
-            sock.close()
-
     def _state(self) -> str:
         try:
             return self._client.api.inspect_container(self._container.id)["State"]["Status"]
@@ -446,36 +450,33 @@ class DockerSandbox(Sandbox):
             return "removed"
 
     # -- files --------------------------------------------------------------------
+    def _channel(self) -> Channel:
+        """This process's open channel into the container, opened on first use."""
+        channel = self._open_channel
+        if channel is None or channel.broken or channel.pid != os.getpid():
+            try:
+                channel = self._open_channel = Channel(self._client.api, self._container.id)
+            except docker.errors.NotFound:
+                raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
+            except docker.errors.APIError as exc:
+                raise SandboxError(f"sandbox container {self._container.short_id} failed: {_why(exc)}") from None
+        return channel
+
     def _as_agent(self, script: str, args: list[str], data: bytes | None = None) -> tuple[int, bytes, bytes]:
         """Run a small script as the agent user; its exit code and both streams."""
+        request = {"op": "run", "cwd": WORKDIR, "env": _AGENT_ENV, "stdin": data is not None,
+                   "argv": [*_AS_AGENT, "bash", "-c", script, "endstate", *args]}
+        reply, stdout, stderr = self._agent_request(request, data or b"")
+        return reply["code"], stdout, stderr
+
+    def _agent_request(self, request: dict[str, Any], payload: bytes) -> tuple[dict[str, Any], bytes, bytes]:
         deadline = time.monotonic() + self.limits.command_timeout_s + _BACKSTOP_S
         try:
-            exec_id = self._client.api.exec_create(
-                self._container.id, ["bash", "-c", script, "endstate", *args], user=f"{AGENT_UID}:{AGENT_UID}",
-                workdir=WORKDIR, environment={**SANDBOX_ENV, "ENDSTATE_EOF": _EOF.decode()}, stdin=data is not None,
-            )["Id"]
-            sock = self._client.api.exec_start(exec_id, socket=True)
-            raw = getattr(sock, "_sock", sock)
-            try:
-                if data is not None:
-                    raw.sendall(data)
-                    raw.shutdown(socket.SHUT_WR)  # end of input: the script's `cat` ends
-                stdout, stderr = _read_frames(raw, deadline)
-            finally:
-                sock.close()
-            code = self._client.api.exec_inspect(exec_id)["ExitCode"]
-            for _ in range(50):  # the engine may not have recorded the end of the exec yet
-                if code is not None:
-                    break
-                time.sleep(0.01)
-                code = self._client.api.exec_inspect(exec_id)["ExitCode"]
-        except docker.errors.NotFound:
-            raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
-        except docker.errors.APIError as exc:
-            raise SandboxError(f"sandbox container {self._container.short_id} failed: {_why(exc)}") from None
-        except OSError as exc:
-            raise SandboxError(f"file tool in container {self._container.short_id} failed: {exc}") from None
-        return code, stdout, stderr
+            reply, stdout, stderr = self._channel().request(request, payload, deadline=deadline)
+        except ChannelBroken as exc:
+            raise SandboxError(f"file tool in container {self._container.short_id} failed: {exc} "
+                               f"(container state: {self._state()})") from None
+        return reply, stdout, stderr
 
     @staticmethod
     def _file_error(path: str, code: int, stderr: bytes) -> OSError:
@@ -513,6 +514,27 @@ class DockerSandbox(Sandbox):
         raise SandboxError(f"writing {path} in container {self._container.short_id} did not land whole "
                            f"{self._FILE_TOOL_TRIES} times")
 
+    def edit_file(self, path: str, old: str, new: str) -> int:
+        """Read, count and write in one request; the server runs the same read and write
+        scripts as `read_file` and `write_file`."""
+        full = _inside(path)
+        old_bytes, new_bytes = old.encode("utf-8"), new.encode("utf-8")
+        request = {"op": "edit", "cwd": WORKDIR, "env": _AGENT_ENV, "eof": _EOF.decode(),
+                   "read": [*_AS_AGENT, "bash", "-c", _READ, "endstate", full],
+                   "write": [*_AS_AGENT, "bash", "-c", _WRITE, "endstate", full, str(FIXED_MTIME)],
+                   "old": len(old_bytes), "new": len(new_bytes)}
+        reply, out, stderr = self._agent_request(request, old_bytes + new_bytes)
+        stage, code = reply["stage"], reply["code"]
+        if stage in ("read", "write") and code != 0:
+            raise self._file_error(path, code, stderr)
+        if stage == "read":
+            raise SandboxError(f"reading {path} in container {self._container.short_id} lost its output")
+        if stage == "decode":
+            raise ValueError(f"{path} is not UTF-8 text")
+        if stage == "write" and not out.startswith(_EOF):
+            raise SandboxError(f"writing {path} in container {self._container.short_id} did not land whole")
+        return int(reply["count"])
+
     def put_tree(self, tree: Tree) -> None:
         self._put({posixpath.relpath(_inside(p), WORKDIR): entry for p, entry in tree.items()})
 
@@ -535,6 +557,8 @@ class DockerSandbox(Sandbox):
     # -- the harness's own access (sealing and grading) ------------------------------
     def stop(self) -> None:
         """Kill every process in the container; its files stay readable (sealing reads them)."""
+        if self._open_channel is not None:
+            self._open_channel.close()
         try:
             self._client.api.kill(self._container.id)
         except docker.errors.NotFound:
@@ -559,13 +583,26 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
 
     def read_folder(self, path: str, *, max_bytes: int) -> Tree:
-        """Every file below an absolute folder (a harness read, as root), in one round trip."""
+        """Every file below an absolute folder, read as root inside the container through
+        the channel: no engine round trip. Links stay links; a file root may not read is
+        left out (the folder is the test process's to spoil, never to fake)."""
+        parent, name = posixpath.split(path.rstrip("/"))
+        request = {"op": "run", "cwd": "/", "argv": ["bash", "-c", _TAR_FOLDER, "endstate", parent or "/", name,
+                                                    str(max_bytes + _TAR_SLACK + 1)]}
+        deadline = time.monotonic() + self.limits.command_timeout_s + _BACKSTOP_S
         try:
-            stream, _ = self._client.api.get_archive(self._container.id, path)
-            return tar_to_tree(_ChunkReader(stream), strip=posixpath.basename(path.rstrip("/")) + "/",
-                               max_bytes=max_bytes)
-        except docker.errors.NotFound:
-            raise FileNotFoundError(f"{path} does not exist in the sandbox") from None
+            reply, archive, stderr = self._channel().request(request, deadline=deadline)
+        except ChannelBroken as exc:
+            raise SandboxError(f"reading {path} in container {self._container.short_id} failed: {exc}") from None
+        if reply["code"] == 44:
+            raise FileNotFoundError(f"{path} does not exist in the sandbox")
+        if reply["code"] != 0 or len(archive) > max_bytes + _TAR_SLACK:
+            said = stderr.decode("utf-8", errors="replace").strip()
+            if len(archive) > max_bytes + _TAR_SLACK:
+                said = f"more than {max_bytes} bytes"
+            raise SandboxError(f"{path} in container {self._container.short_id} could not be read: {said}")
+        try:
+            return tar_to_tree(io.BytesIO(archive), strip=name + "/", max_bytes=max_bytes)
         except TreeTooLarge:
             raise SandboxError(f"{path} in container {self._container.short_id} holds more than {max_bytes} bytes") from None
 
@@ -609,11 +646,14 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"sandbox container {handle['container'][:12]} is gone") from None
         self.image_id = handle.get("image_id") or self._container.image.id
         self._finalizer = None
+        self._open_channel = None
         if own:
             self._finalizer = weakref.finalize(self, _remove, self._client, self._container.id, os.getpid())
         return self
 
     def close(self) -> None:
+        if self._open_channel is not None:
+            self._open_channel.close()
         if self._finalizer is not None:
             self._finalizer()  # runs once; later calls do nothing
 

@@ -34,6 +34,9 @@ class TimedSandbox:
     def write_file(self, path: str, data: bytes) -> None:
         self._timed("write_file", path, data)
 
+    def edit_file(self, path: str, old: str, new: str) -> int:
+        return self._timed("edit_file", path, old, new)
+
     def put_tree(self, tree: Tree) -> None:
         self._timed("put_tree", tree)
 
