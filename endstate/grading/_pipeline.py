@@ -24,7 +24,7 @@ from endstate.grading._integrity import end_state
 from endstate.grading._resolve import Grader, run_grader
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries
 from endstate.grading._verdict import Verdict
-from endstate.sandbox import Sandbox, SandboxLimits, open_sandbox
+from endstate.sandbox import WORKDIR, Sandbox, SandboxLimits, open_sandbox
 from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, without_caches
 from endstate.sandbox._tree import FileEntry, Tree
 from endstate.errors import SandboxError
@@ -59,6 +59,7 @@ def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, nam
     box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}")
     try:
         install_harness(box)
+        box.ready()  # what the first graded command needs is opened now, off the critical path
     except BaseException:
         box.close()
         raise
@@ -115,12 +116,13 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
         canaries = plant_canaries(set(sealed.paths()) | set(holdout))
         sealed.canaries = [(name, marks) for name, _, marks in canaries.values()]
         staged.update({path: source for path, (_, source, _) in canaries.items()})
-    sealed.grading.put_harness_tree({**sealed.graded, **staged}, owner="root")
-    sealed.staged.update(staged)
+    trees = {WORKDIR: {**sealed.graded, **staged}}
     if sealed.tamper_guard:
         # The guard trusts code in files the agent left as the fixture had them.
         listing = msgspec.json.encode(sorted(sealed.changed_paths()))
-        sealed.grading.put_harness_tree({"changed.json": FileEntry(0o644, listing)}, at=HARNESS_DIR, owner="root")
+        trees[HARNESS_DIR] = {"changed.json": FileEntry(0o644, listing)}
+    sealed.grading.put_harness_trees(trees, owner="root")
+    sealed.staged.update(staged)
     sealed.stage_done = True
 
 

@@ -81,9 +81,11 @@ def sdk_options(settings: RunSettings, api_key: str, base_url: str | None,
     import httpx2
 
     from endstate.models._secrets import split_query
+    from endstate.models._tls import CONTEXT
 
     counter = AttemptCounter()
-    http = httpx2.Client(event_hooks={"request": [counter]}, follow_redirects=True, timeout=settings.timeout_s)
+    http = httpx2.Client(event_hooks={"request": [counter]}, follow_redirects=True, timeout=settings.timeout_s,
+                         verify=CONTEXT)
     base_url, query = split_query(base_url) if base_url else (base_url, {})
     return counter, {
         "api_key": api_key,

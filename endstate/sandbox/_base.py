@@ -114,6 +114,12 @@ class Sandbox(abc.ABC):
         makes the files and the folder read-only to the agent user; "agent" makes
         them its own."""
 
+    def put_harness_trees(self, trees: dict[str, Tree], *, owner: str = "root") -> None:
+        """`put_harness_tree` for several absolute folders (folder -> tree), in one write
+        where the backend can."""
+        for at, tree in trees.items():
+            self.put_harness_tree(tree, at=at, owner=owner)
+
     @abc.abstractmethod
     def read_folder(self, path: str, *, max_bytes: int) -> Tree:
         """Every regular file below an absolute folder, read as the harness in one go;
@@ -136,6 +142,10 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Remove the sandbox and everything in it. Idempotent."""
+
+    def ready(self) -> None:
+        """Open now what the first command would otherwise open (a backend's connection
+        into the sandbox), so that a sandbox made ahead of time costs nothing when used."""
 
     def describe(self) -> dict[str, str]:
         """Facts about this sandbox for the run card (backend, image id, ...)."""

@@ -462,6 +462,9 @@ class DockerSandbox(Sandbox):
                 raise SandboxError(f"sandbox container {self._container.short_id} failed: {_why(exc)}") from None
         return channel
 
+    def ready(self) -> None:
+        self._channel()
+
     def _as_agent(self, script: str, args: list[str], data: bytes | None = None) -> tuple[int, bytes, bytes]:
         """Run a small script as the agent user; its exit code and both streams."""
         request = {"op": "run", "cwd": WORKDIR, "env": _AGENT_ENV, "stdin": data is not None,
@@ -579,6 +582,18 @@ class DockerSandbox(Sandbox):
                 self._client.api.put_archive(self._container.id, "/", _folders_tar(parent))
             archive = tree_to_tar(tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name)
             self._client.api.put_archive(self._container.id, parent or "/", archive)
+        except docker.errors.APIError as exc:
+            raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
+
+    def put_harness_trees(self, trees: dict[str, Tree], *, owner: str = "root") -> None:
+        """Root-owned trees go in one archive unpacked at "/": each folder and the folders
+        above it come out root-owned, mode 755, as `put_harness_tree` leaves them."""
+        if owner != "root" or any(not tree for tree in trees.values()):
+            super().put_harness_trees(trees, owner=owner)  # an empty tree still has to make its folder
+            return
+        merged = {f"{at.strip('/')}/{path}": entry for at, tree in trees.items() for path, entry in tree.items()}
+        try:
+            self._client.api.put_archive(self._container.id, "/", tree_to_tar(merged))
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
 
