@@ -36,7 +36,8 @@ class ChannelBroken(Exception):
 
 class Channel:
     def __init__(self, api: Any, container_id: str) -> None:
-        exec_id = api.exec_create(container_id, SERVER_ARGV, user="root", workdir="/", stdin=True,
+        self._api = api
+        self._exec_id = exec_id = api.exec_create(container_id, SERVER_ARGV, user="root", workdir="/", stdin=True,
                                   environment=SERVER_ENV)["Id"]
         self._socket = api.exec_start(exec_id, socket=True)
         self._raw = getattr(self._socket, "_sock", self._socket)
@@ -64,9 +65,20 @@ class Channel:
                 err = self._take(reply["err"], deadline)
             except (OSError, ValueError, KeyError, ChannelBroken) as exc:  # TimeoutError is an OSError
                 self.broken = True
-                said = self._err.decode("utf-8", errors="replace").strip()[-500:]
-                raise ChannelBroken(said or str(exc) or type(exc).__name__) from None
+                raise ChannelBroken(self._why(exc)) from None
             return reply, out, err
+
+    def _why(self, exc: BaseException) -> str:
+        said = self._err.decode("utf-8", errors="replace").strip()[-500:]
+        if said or not isinstance(exc, ChannelBroken):
+            return said or str(exc) or type(exc).__name__
+        try:  # the stream ended without a word: the exit code says whether the server ever ran
+            code = self._api.exec_inspect(self._exec_id).get("ExitCode")
+        except Exception:  # noqa: BLE001 - only colours the message
+            code = None
+        if code in (126, 127):
+            return f"the in-sandbox server could not start ({SERVER_ARGV[0]} exited {code}): the image needs python3"
+        return f"the server's stream ended (exit code {code})" if code is not None else str(exc)
 
     def _take(self, size: int, deadline: float) -> bytes:
         while len(self._out) < size:

@@ -395,7 +395,10 @@ class DockerSandbox(Sandbox):
             _, stdout, stderr = channel.request(request, deadline=started + limit + _BACKSTOP_S)
         except ChannelBroken as exc:
             if time.monotonic() < started + limit + _BACKSTOP_S:
-                stdout = stderr = b""  # the runner died: said below, with the container's state
+                raise SandboxError(
+                    f"command runner in container {self._container.short_id} died ({exc}; container state: "
+                    f"{self._state()}); the sandbox is unusable"
+                ) from None
             else:
                 # The in-container watchdog should have ended the command long ago.
                 try:
