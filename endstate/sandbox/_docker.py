@@ -162,6 +162,8 @@ printf '%s %s' "$ENDSTATE_EOF" "$(stat -c %s -- "$real")"
 #: How the in-sandbox server runs a file tool's script as the agent user, and with what environment.
 _AS_AGENT = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--init-groups"]
 _AGENT_ENV = {**SANDBOX_ENV, "ENDSTATE_EOF": _EOF.decode()}
+#: Off: every file tool runs its script (what the native path must match, see the tests).
+_NATIVE_FILE_TOOLS = True
 
 
 # Runs as root. $1/$2 = the folder, $3 = most bytes of archive to send. Exit 44: no such folder.
@@ -468,13 +470,6 @@ class DockerSandbox(Sandbox):
     def ready(self) -> None:
         self._channel()
 
-    def _as_agent(self, script: str, args: list[str], data: bytes | None = None) -> tuple[int, bytes, bytes]:
-        """Run a small script as the agent user; its exit code and both streams."""
-        request = {"op": "run", "cwd": WORKDIR, "env": _AGENT_ENV, "stdin": data is not None,
-                   "argv": [*_AS_AGENT, "bash", "-c", script, "endstate", *args]}
-        reply, stdout, stderr = self._agent_request(request, data or b"")
-        return reply["code"], stdout, stderr
-
     def _agent_request(self, request: dict[str, Any], payload: bytes) -> tuple[dict[str, Any], bytes, bytes]:
         deadline = time.monotonic() + self.limits.command_timeout_s + _BACKSTOP_S
         try:
@@ -500,11 +495,26 @@ class DockerSandbox(Sandbox):
     # marker (and the written size), and is retried when the marker did not arrive.
     _FILE_TOOL_TRIES = 3
 
+    @staticmethod
+    def _file_request(op: str, path: str) -> dict[str, Any]:
+        """A file tool's request: the server does it natively as the agent user when the
+        plain case holds, and otherwise runs the script (`_READ`, `_WRITE`), which words
+        every error."""
+        full = _inside(path)
+        if op != "edit" and not _NATIVE_FILE_TOOLS:  # tests compare both ways
+            return {"op": "run", "cwd": WORKDIR, "env": _AGENT_ENV, "stdin": op == "write",
+                    "argv": [*_AS_AGENT, "bash", "-c", _READ if op == "read" else _WRITE, "endstate", full,
+                             *([str(FIXED_MTIME)] if op == "write" else [])]}
+        return {"op": op, "path": full, "uid": AGENT_UID, "mtime": FIXED_MTIME, "eof": _EOF.decode(),
+                "cwd": WORKDIR, "env": _AGENT_ENV,
+                "read": [*_AS_AGENT, "bash", "-c", _READ, "endstate", full],
+                "write": [*_AS_AGENT, "bash", "-c", _WRITE, "endstate", full, str(FIXED_MTIME)]}
+
     def read_file(self, path: str) -> bytes:
         for _ in range(self._FILE_TOOL_TRIES):
-            code, data, stderr = self._as_agent(_READ, [_inside(path)])
-            if code != 0:
-                raise self._file_error(path, code, stderr)
+            reply, data, stderr = self._agent_request(self._file_request("read", path), b"")
+            if reply["code"] != 0:
+                raise self._file_error(path, reply["code"], stderr)
             if data.endswith(_EOF):
                 return data[:-len(_EOF)]
         raise SandboxError(f"reading {path} in container {self._container.short_id} lost its output "
@@ -512,23 +522,18 @@ class DockerSandbox(Sandbox):
 
     def write_file(self, path: str, data: bytes) -> None:
         for _ in range(self._FILE_TOOL_TRIES):
-            code, out, stderr = self._as_agent(_WRITE, [_inside(path), str(FIXED_MTIME)], data)
-            if code != 0:
-                raise self._file_error(path, code, stderr)
+            reply, out, stderr = self._agent_request(self._file_request("write", path), data)
+            if reply["code"] != 0:
+                raise self._file_error(path, reply["code"], stderr)
             if out == _EOF + b" " + str(len(data)).encode():
                 return
         raise SandboxError(f"writing {path} in container {self._container.short_id} did not land whole "
                            f"{self._FILE_TOOL_TRIES} times")
 
     def edit_file(self, path: str, old: str, new: str) -> int:
-        """Read, count and write in one request; the server runs the same read and write
-        scripts as `read_file` and `write_file`."""
-        full = _inside(path)
+        """Read, count and write in one request, the same way as `read_file` and `write_file`."""
         old_bytes, new_bytes = old.encode("utf-8"), new.encode("utf-8")
-        request = {"op": "edit", "cwd": WORKDIR, "env": _AGENT_ENV, "eof": _EOF.decode(),
-                   "read": [*_AS_AGENT, "bash", "-c", _READ, "endstate", full],
-                   "write": [*_AS_AGENT, "bash", "-c", _WRITE, "endstate", full, str(FIXED_MTIME)],
-                   "old": len(old_bytes), "new": len(new_bytes)}
+        request = {**self._file_request("edit", path), "old": len(old_bytes), "new": len(new_bytes)}
         reply, out, stderr = self._agent_request(request, old_bytes + new_bytes)
         stage, code = reply["stage"], reply["code"]
         if stage in ("read", "write") and code != 0:

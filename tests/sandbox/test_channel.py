@@ -126,3 +126,43 @@ def test_a_server_that_cannot_start_says_why(box, monkeypatch):
     monkeypatch.setattr(_channel, "SERVER_ARGV", ["python3-missing", "-c", "pass"])
     with pytest.raises(SandboxError, match="python3-missing exited 12[67].*needs python3"):
         box.exec("true")
+
+
+# Every case a file tool can meet; each is run the native way and the script way in a
+# fresh workspace, and both must end the same: same answer or error, same files after.
+_SETUP = (
+    "mkdir -p src closed ro && echo 'x = 1' > src/mod.py && echo 'run' > tool.sh && chmod +x tool.sh "
+    "&& ln -s src/mod.py inside-link && ln -s /etc/hostname outside-link && ln -s missing dangling "
+    "&& ln -s loop loop && echo secret > closed/file && chmod 000 closed && echo ro > ro/file "
+    "&& chmod 444 ro/file && chmod 555 ro && echo locked > locked.txt && chmod 000 locked.txt"
+)
+_PATHS = ("src/mod.py", "tool.sh", "inside-link", "outside-link", "dangling", "loop", "closed/file", "ro/file",
+          "ro/new.txt", "locked.txt", "src", "new/deep/file.txt", "src/mod.py/below", "absent.txt")
+
+
+def _outcome(call):
+    try:
+        return ("ok", call())
+    except (OSError, SandboxError, ValueError) as exc:
+        return (type(exc).__name__, str(exc))
+
+
+def _after(box) -> list[str]:
+    """Every path with its type, mode, size and link; its mtime only where a tool fixed it."""
+    listing = box.exec("find . -path ./closed -prune -o -printf '%p %y %m %s %l|%T@\\n' | sort").stdout
+    return [line if line.endswith("|946684800.0000000000") else line.rpartition("|")[0] for line in listing.splitlines()]
+
+
+@pytest.mark.parametrize("path", _PATHS)
+def test_native_file_tools_answer_and_leave_files_as_the_scripts_do(sandbox_image, monkeypatch, path):
+    seen = {}
+    for native in (True, False):
+        monkeypatch.setattr("endstate.sandbox._docker._NATIVE_FILE_TOOLS", native)
+        with DockerSandbox(sandbox_image, LIMITS, "test-native") as box:
+            assert box.exec(_SETUP).ok
+            read = _outcome(lambda: box.read_file(path))
+            write = _outcome(lambda: box.write_file(path, b"new text\n"))
+            after_write = _after(box)
+            edit = _outcome(lambda: box.edit_file(path, "new", "old"))
+            seen[native] = (read, write, after_write, edit, _after(box))
+    assert seen[True] == seen[False]
