@@ -59,13 +59,14 @@ _PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.cassette
 def preload_for(provider: str) -> list[str]:
     """What the fork server imports for a run: the agent's modules and only the SDK adapter
     its provider uses (anthropic's alone takes seconds to import; scripted and replayed runs
-    go through the OpenAI one), with what the SDK would otherwise import lazily in every
-    worker on its first request (its chat resources and the HTTP transport, ~50 ms) and the
-    TLS context every client shares (~30 ms)."""
+    go through the OpenAI one), with what the SDK would otherwise do lazily in every
+    worker on its first request (its chat resources, the HTTP transport, model building:
+    ~150 ms, see `_warm`) and the TLS context every client shares (~30 ms)."""
     if provider == "anthropic":
         return [*_PRELOAD, "endstate.models._anthropic", "anthropic.resources.messages", "httpcore2",
                 "endstate.models._tls"]
-    return [*_PRELOAD, "endstate.models._openai", "openai.resources.chat", "httpcore2", "endstate.models._tls"]
+    return [*_PRELOAD, "endstate.models._openai", "openai.resources.chat.completions.completions", "httpcore2",
+            "endstate.models._tls", "endstate.models._warm"]
 
 
 def start_fork_server(provider: str) -> None:

@@ -100,3 +100,10 @@ def test_the_fork_server_preloads_only_the_runs_sdk(provider, loaded, absent):
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["exit", "0"], (
         "1: the run's SDK was not preloaded; 2: another provider's SDK was; 3: both")
+
+
+def test_the_fork_servers_warm_up_request_goes_through_in_memory():
+    # If the SDK changed so that the warm-up fails, workers would silently pay ~150 ms each again.
+    done = _run("from endstate.models._warm import warm_openai\nassert warm_openai() is True\n"
+                "import threading\nassert threading.active_count() == 1, threading.enumerate()\n")
+    assert done.returncode == 0, done.stderr
