@@ -13,7 +13,10 @@ SDK calls and nothing of endstate's runner around them, serially:
 - each grader's test run (`tests_pass`, `holdout`), as one `docker exec` there.
 
 Staging files between commands is not timed: only container cycles and execs count.
-The -j 2 ideal is half the serial floor (2 cores, perfectly shared). The replay is
+The -j 2 ideal is half the serial floor (2 cores, perfectly shared). The issue's floor has
+one container per task; endstate grades in a second, fresh one (the end state cannot
+tamper with grading otherwise), so the ratio is also printed against an ideal that
+counts that second cycle. The replay is
 `endstate eval --suite tasks --replay cassettes/scripted-reference -j 2`, timed from
 outside. The issue's target is replay / ideal <= 1.25. The machine may be shared, so
 the two are measured back to back in each round and the ratio is what to read.
@@ -151,9 +154,12 @@ def main() -> None:
             cycles, execs = floor(client, plans, options.image)
         serial = cycles + execs
         ratios.append(wall / (serial / 2))
+        # Grading in a fresh container (the tamper-proof design) costs a second cycle per task.
+        second = (serial + cycles) / 2
         print(f"round {round_}: floor serial {serial:5.1f} s (cycles {cycles:4.1f} s, execs {execs:4.1f} s), "
               f"-j 2 ideal {serial / 2:5.1f} s; replay -j 2 {wall:5.1f} s; "
-              f"replay / ideal = {ratios[-1]:.2f}x (target <= 1.25x)")
+              f"replay / ideal = {ratios[-1]:.2f}x (target <= 1.25x); "
+              f"against an ideal with a grading container per task ({second:5.1f} s): {wall / second:.2f}x")
     if len(ratios) > 1:
         print(f"replay / ideal over {len(ratios)} rounds: min {min(ratios):.2f}x, max {max(ratios):.2f}x")
 
