@@ -54,9 +54,11 @@ def install_harness(box: Sandbox) -> None:
     box.put_harness_tree({}, at=REPORT_DIR, owner="agent")
 
 
-def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str) -> Sandbox:
-    """A fresh sandbox from the pristine image with the harness's test entry point in it."""
-    box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}")
+def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str, *,
+                            run_id: str = "") -> Sandbox:
+    """A fresh sandbox from the pristine image with the harness's test entry point in it
+    (`run_id`: the run whose label it carries)."""
+    box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}", run_id=run_id)
     try:
         install_harness(box)
         box.ready()  # what the first graded command needs is opened now, off the critical path
@@ -69,8 +71,10 @@ def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, nam
 class GradingBox:
     """A grading sandbox made in the background while the agent works; closed with the task."""
 
-    def __init__(self, pool: ThreadPoolExecutor, backend: str, image: str, limits: SandboxLimits, name_hint: str):
-        self._future: Future[Sandbox] = pool.submit(prepare_grading_sandbox, backend, image, limits, name_hint)
+    def __init__(self, pool: ThreadPoolExecutor, backend: str, image: str, limits: SandboxLimits, name_hint: str,
+                 *, run_id: str = ""):
+        self._future: Future[Sandbox] = pool.submit(prepare_grading_sandbox, backend, image, limits, name_hint,
+                                                    run_id=run_id)
 
     def get(self) -> Sandbox:
         return self._future.result()

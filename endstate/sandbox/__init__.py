@@ -48,14 +48,19 @@ BACKENDS: MappingProxyType[str, type[Sandbox]] = MappingProxyType(
 BackendName = Literal["auto", "docker", "local"]
 
 
-def resolve_backend(kind: str = "auto") -> str:
-    """The backend `kind` stands for: "auto" is docker when an engine answers, else local."""
-    if kind == "auto":
-        return DockerSandbox.backend if engine_answers() else LocalSandbox.backend
+def _known(kind: str) -> type[Sandbox]:
     if kind not in BACKENDS:
         raise SandboxUnavailable(
             f"unknown sandbox backend {kind!r}: choose one of auto, {', '.join(sorted(BACKENDS))}"
         )
+    return BACKENDS[kind]
+
+
+def resolve_backend(kind: str = "auto") -> str:
+    """The backend `kind` stands for: "auto" is docker when an engine answers, else local."""
+    if kind == "auto":
+        return DockerSandbox.backend if engine_answers() else LocalSandbox.backend
+    _known(kind)
     if kind == DockerSandbox.backend:
         connect(timeout=10).close()  # asked for by name: no engine is the user's error, said once
     return kind
@@ -70,6 +75,9 @@ def open_sandbox(
     run_id: str = "",
 ) -> Sandbox:
     """A fresh sandbox of the given backend; close it (or use `with`) when done.
-    `run_id` names the run it belongs to (a label on Docker containers)."""
-    backend = BACKENDS[resolve_backend(kind)]
+    `run_id` names the run it belongs to (a label on Docker containers).
+
+    A backend asked for by name is not probed first: the Docker backend's constructor
+    connects anyway (one client per process) and says so when no engine answers."""
+    backend = _known(resolve_backend(kind) if kind == "auto" else kind)
     return backend(image, limits or SandboxLimits(), name_hint, run_id=run_id)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -37,14 +37,15 @@ from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, Outc
 from endstate.grading._pipeline import install_harness
 from endstate.models import RunSettings, parse_spec
 from endstate.models._secrets import Scrubber
-from endstate.sandbox import DEFAULT_IMAGE, open_sandbox, resolve_backend
-from endstate.sandbox._tree import VCS_DIRS, load_dir
+from endstate.sandbox import DEFAULT_IMAGE, Sandbox, open_sandbox, resolve_backend
+from endstate.sandbox._tree import VCS_DIRS, Tree, load_dir
+from endstate.suite._ahead import Lookahead
 from endstate.suite._manifest import Task
 from endstate.suite._enddiff import end_state_diff
 from endstate.suite._results import (GraderVerdict, RunCard, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
 from endstate.suite._resume import digest, discard_partial, run_key, start_run
-from endstate.suite._task_sandbox import own_image_ids, task_sandbox
+from endstate.suite._task_sandbox import TaskSandbox, own_image_ids, task_sandbox
 from endstate.sandbox._timed import TimedSandbox
 
 __all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requires"]
@@ -171,11 +172,20 @@ def resolve_graders(task: Task) -> list[Grader]:
     return graders
 
 
+class _Prepared(NamedTuple):
+    """A task's agent sandbox, made with its fixture in it before the task starts."""
+
+    fixture: Tree
+    holdout: Tree
+    where: TaskSandbox
+    live: Sandbox
+
+
 class _Suite:
     """State shared by the threads of one run."""
 
     def __init__(self, config: RunConfig, out_dir: Path, backend: str,
-                 progress: Callable[[TaskResult], None]) -> None:
+                 progress: Callable[[TaskResult], None], todo: list[tuple[Task, int]]) -> None:
         self.config = config
         self.out_dir = out_dir
         self.backend = backend
@@ -192,6 +202,18 @@ class _Suite:
         self.real_base_urls: dict[str, str] = {}
         #: Labels this run's containers, so what a killed run left behind can be found.
         self.run_id = secrets.token_hex(8)
+        #: Agent sandboxes are made for the tasks queued next while the current ones work,
+        #: and every sandbox is removed in the background (`close` waits for all of it).
+        self.tasks = {task.id: task for task, _ in todo}
+        self.sandboxes: Lookahead[tuple[str, int], _Prepared] = Lookahead(
+            [(task.id, attempt) for task, attempt in todo], self._prepare, lambda made: made.live.close(),
+            depth=config.jobs)
+
+    def close(self) -> None:
+        """Once no task runs: remove sandboxes made for tasks that never started, wait for
+        every removal, and for the grading sandboxes still being made."""
+        self.sandboxes.close()
+        self.prep_pool.shutdown(wait=True)
 
     # -- one task ----------------------------------------------------------------
     def run_task(self, task: Task, graders: list[Grader], attempt: int = 0) -> TaskResult:
@@ -209,22 +231,39 @@ class _Suite:
         result.wall_s = round(time.monotonic() - started, 3)
         return self.scrubber.struct(result)
 
+    def _prepare(self, key: tuple[str, int]) -> _Prepared:
+        """What a task starts from (in a background thread): its files read, its sandbox
+        made and the fixture written into it. Raises what the task would have raised."""
+        task = self.tasks[key[0]]
+        fixture = load_dir(task.root / "fixture", prune_vcs=self.config.guards.vcs_pruning,
+                           what=f"task {task.id} fixture")
+        holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
+        where = task_sandbox(task, self.backend, self.config.image)
+        live = open_sandbox(self.backend, image=where.image, limits=where.limits, name_hint=task.id,
+                            run_id=self.run_id)
+        try:
+            live.put_tree(fixture)
+        except BaseException:
+            live.close()
+            raise
+        return _Prepared(fixture, holdout, where, live)
+
     def _run_task(self, task: Task, graders: list[Grader], result: TaskResult) -> None:
         config = self.config
         guards = config.guards
         grading_guards = grading_guards_of(guards)
-        fixture = load_dir(task.root / "fixture", prune_vcs=guards.vcs_pruning, what=f"task {task.id} fixture")
-        holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
-        where = task_sandbox(task, self.backend, config.image)
+        if task.id not in self.tasks:  # a task outside the run's order is made here and now
+            self.tasks[task.id] = task
+        prepared, waited = self.sandboxes.take((task.id, result.attempt))
+        fixture, holdout, where, live = prepared
         limits = where.limits
-        live = open_sandbox(self.backend, image=where.image, limits=limits, name_hint=task.id, run_id=self.run_id)
         sandbox = TimedSandbox(live)
+        sandbox.seconds = waited  # a sandbox not made yet is waited for on the critical path
         # The grading sandbox is made while the agent works, off the critical path.
-        grading_box = GradingBox(self.prep_pool, self.backend, where.image, limits, task.id) \
+        grading_box = GradingBox(self.prep_pool, self.backend, where.image, limits, task.id, run_id=self.run_id) \
             if guards.fresh_grading_container else None
         try:
-            with live:
-                sandbox.put_tree(fixture)
+            with self.sandboxes.removing(live):  # removed in the background once the task is done with it
                 outcome = self._run_agent(task, live, result.attempt)
                 result.stop_reason = outcome.stop_reason
                 result.counters = outcome.counters
@@ -274,7 +313,7 @@ class _Suite:
                 result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
         finally:
             if grading_box is not None:
-                grading_box.close()
+                self.sandboxes.remove(grading_box.close)
         if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
             verdicts = [(n, Verdict.ok(v.reason) if v.outcome is Outcome.ERROR else v) for n, v in verdicts]
         result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdicts]
@@ -494,7 +533,7 @@ def run_suite(
         discard_partial(out_dir, stem, recording)
     for kept_result in result.tasks:
         progress(kept_result)
-    suite = _Suite(config, out_dir, backend, progress)
+    suite = _Suite(config, out_dir, backend, progress, todo)
     with _scripted_urls(config, tasks, suite_root) as urls:
         suite.base_urls = urls
         pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
@@ -509,17 +548,18 @@ def run_suite(
                     result.tasks.sort(key=lambda r: (r.task_id, r.attempt))
                     write_results(result, Path(out_dir))
                     progress(task_result)
-        except KeyboardInterrupt:
+        except BaseException as exc:  # Ctrl-C, SIGTERM, or a bug: the tasks not started never will
             suite.cancelled.set()
             for future in futures:
                 future.cancel()
             suite.kill_all()
             pool.shutdown(wait=True)
-            suite.prep_pool.shutdown(wait=True)
-            write_results(result, Path(out_dir))
+            if isinstance(exc, KeyboardInterrupt):
+                write_results(result, Path(out_dir))
             raise
-        pool.shutdown(wait=True)
-        suite.prep_pool.shutdown(wait=True)
+        finally:  # every container of the run is gone before it returns, whatever ended it
+            pool.shutdown(wait=True)
+            suite.close()
     return result
 
 

@@ -36,6 +36,18 @@ def test_no_engine_is_explained_and_auto_falls_back_to_local(monkeypatch):
         resolve_backend("docker")
 
 
+def test_opening_a_docker_sandbox_with_no_engine_is_explained(monkeypatch):
+    """open_sandbox does not probe a backend asked for by name: the clear error comes from
+    the sandbox's own connection."""
+    from endstate.sandbox import _docker
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    monkeypatch.setattr(_docker, "_SHARED", {})  # no client of this process made before the engine went
+    with pytest.raises(SandboxUnavailable, match="no Docker engine answers at unix:///nonexistent/docker.sock.*"
+                                                 "start dockerd or use --sandbox local"):
+        open_sandbox("docker", name_hint="no-engine")
+
+
 @pytest.mark.docker
 def test_auto_picks_docker_when_an_engine_answers():
     assert resolve_backend("auto") == "docker"
