@@ -17,14 +17,14 @@ from e2e_helpers import ROOT, TASKS
 pytestmark = pytest.mark.docker
 
 
-def _sandboxes(client) -> set[str]:
-    return {c.id for c in client.containers.list(all=True, filters={"label": "endstate=1"})}
+def _sandboxes(client, owner: int) -> set[str]:
+    """The containers a process made (other runs may share the engine)."""
+    return {c["Id"] for c in client.api.containers(all=True, filters={"label": f"endstate.owner.pid={owner}"})}
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_stopping_keeps_finished_results_and_removes_containers(tmp_path, stop):
     client = docker.from_env()
-    before = _sandboxes(client)
     tasks = ["bugfix-lru-eviction", "compaction-rename-across-modules", "refactor-dedupe-validators"]
     args = [a for t in tasks for a in ("--task", t)]
     proc = subprocess.Popen(
@@ -50,5 +50,5 @@ def test_stopping_keeps_finished_results_and_removes_containers(tmp_path, stop):
     assert finished and finished[0]["task_id"] == "bugfix-lru-eviction" and finished[0]["outcome"] == "pass"
     assert len(finished) < len(tasks)
     time.sleep(0.5)
-    assert _sandboxes(client) - before == set()
+    assert _sandboxes(client, proc.pid) == set()
     client.close()
