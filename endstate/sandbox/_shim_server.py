@@ -21,6 +21,8 @@ whose lengths the header gives.
 
 import json
 import os
+import pwd
+import struct
 import subprocess
 import sys
 
@@ -121,13 +123,14 @@ def _write_plain(request, data):
 
 
 def _read(request):
+    """(code, out, err, whether the script answered)."""
     done = _read_plain(request)
-    return _run({**request, "argv": request["read"]}, None) if done is _FALLBACK else done
+    return (*_run({**request, "argv": request["read"]}, None), True) if done is _FALLBACK else (*done, False)
 
 
 def _write(request, data):
     done = _write_plain(request, data)
-    return _run({**request, "argv": request["write"]}, data) if done is _FALLBACK else done
+    return (*_run({**request, "argv": request["write"]}, data), True) if done is _FALLBACK else (*done, False)
 
 
 def _edit(request, payload):
@@ -136,10 +139,10 @@ def _edit(request, payload):
     old_size = request["old"]
     old = payload[:old_size].decode("utf-8")
     new = payload[old_size:old_size + request["new"]].decode("utf-8")
-    code, out, err = _read(request)
+    code, out, err, scripted = _read(request)
     eof = request["eof"].encode()
     if code != 0 or not out.endswith(eof):
-        return {"stage": "read", "code": code}, out, err
+        return {"stage": "read", "code": code, "scripted": scripted}, out, err
     try:
         text = out[:-len(eof)].decode("utf-8")
     except UnicodeDecodeError:
@@ -147,8 +150,8 @@ def _edit(request, payload):
     count = text.count(old) if old else 0
     if count != 1:
         return {"stage": "count", "count": count, "code": 0}, b"", b""
-    code, out, err = _write(request, text.replace(old, new, 1).encode("utf-8"))
-    return {"stage": "write", "count": 1, "code": code}, out, err
+    code, out, err, scripted = _write(request, text.replace(old, new, 1).encode("utf-8"))
+    return {"stage": "write", "count": 1, "code": code, "scripted": scripted}, out, err
 
 
 def main():
@@ -163,11 +166,11 @@ def main():
             code, out, err = _run(request, payload if request.get("stdin") else None)
             header = {"code": code}
         elif request["op"] == "read":
-            code, out, err = _read(request)
-            header = {"code": code}
+            code, out, err, scripted = _read(request)
+            header = {"code": code, "scripted": scripted}
         elif request["op"] == "write":
-            code, out, err = _write(request, payload)
-            header = {"code": code}
+            code, out, err, scripted = _write(request, payload)
+            header = {"code": code, "scripted": scripted}
         elif request["op"] == "edit":
             header, out, err = _edit(request, payload)
         else:

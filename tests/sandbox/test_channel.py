@@ -4,6 +4,7 @@ agent that can neither stop nor forge what it answers."""
 from __future__ import annotations
 
 import multiprocessing
+import time
 
 import pytest
 
@@ -166,3 +167,14 @@ def test_native_file_tools_answer_and_leave_files_as_the_scripts_do(sandbox_imag
             edit = _outcome(lambda: box.edit_file(path, "new", "old"))
             seen[native] = (read, write, after_write, edit, _after(box))
     assert seen[True] == seen[False]
+
+
+def test_plain_file_tools_are_answered_without_the_script(box):
+    # The equivalence above holds trivially if every call fell back to the script; the
+    # plain cases must not (a broken native path would only cost time, silently).
+    box.exec("echo 'x = 1' > mod.py && ln -s mod.py link.py")
+    channel = box._channel()  # noqa: SLF001 - which way the server answered is the point
+    for op, path, payload in (("read", "mod.py", b""), ("read", "link.py", b""), ("write", "mod.py", b"x = 2\n"),
+                              ("write", "fresh.py", b"new\n"), ("read", "missing.py", b"")):
+        reply, _, _ = channel.request(box._file_request(op, path), payload, deadline=time.monotonic() + 30)  # noqa: SLF001
+        assert reply["scripted"] is (path == "missing.py"), (op, path, reply)
