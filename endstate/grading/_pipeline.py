@@ -50,8 +50,7 @@ class GradingGuards(msgspec.Struct, frozen=True):
 
 def install_harness(box: Sandbox) -> None:
     """The harness's test entry point (read-only) and the folder its reports go to."""
-    box.put_harness_tree(harness_files(), at=HARNESS_DIR, owner="root")
-    box.put_harness_tree({}, at=REPORT_DIR, owner="agent")
+    box.put_harness_trees({HARNESS_DIR: (harness_files(), "root"), REPORT_DIR: ({}, "agent")})
 
 
 def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str, *,
@@ -120,12 +119,12 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
         canaries = plant_canaries(set(sealed.paths()) | set(holdout))
         sealed.canaries = [(name, marks) for name, _, marks in canaries.values()]
         staged.update({path: source for path, (_, source, _) in canaries.items()})
-    trees = {WORKDIR: {**sealed.graded, **staged}}
+    trees = {WORKDIR: ({**sealed.graded, **staged}, "root")}
     if sealed.tamper_guard:
         # The guard trusts code in files the agent left as the fixture had them.
         listing = msgspec.json.encode(sorted(sealed.changed_paths()))
-        trees[HARNESS_DIR] = {"changed.json": FileEntry(0o644, listing)}
-    sealed.grading.put_harness_trees(trees, owner="root")
+        trees[HARNESS_DIR] = ({"changed.json": FileEntry(0o644, listing)}, "root")
+    sealed.grading.put_harness_trees(trees)
     sealed.staged.update(staged)
     sealed.stage_done = True
 

@@ -114,10 +114,10 @@ class Sandbox(abc.ABC):
         makes the files and the folder read-only to the agent user; "agent" makes
         them its own."""
 
-    def put_harness_trees(self, trees: dict[str, Tree], *, owner: str = "root") -> None:
-        """`put_harness_tree` for several absolute folders (folder -> tree), in one write
-        where the backend can."""
-        for at, tree in trees.items():
+    def put_harness_trees(self, trees: dict[str, tuple[Tree, str]]) -> None:
+        """`put_harness_tree` for several absolute folders (folder -> (tree, owner)), in one
+        write where the backend can."""
+        for at, (tree, owner) in trees.items():
             self.put_harness_tree(tree, at=at, owner=owner)
 
     @abc.abstractmethod

@@ -284,6 +284,17 @@ def _folders_tar(path: str) -> bytes:
     return buffer.getvalue()
 
 
+def _joined_tars(archives: list[bytes]) -> bytes:
+    """One archive holding every member of `archives`, in order."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as joined:
+        for archive in archives:
+            with tarfile.open(fileobj=io.BytesIO(archive)) as part:
+                for member in part.getmembers():
+                    joined.addfile(member, part.extractfile(member) if member.isfile() else None)
+    return buffer.getvalue()
+
+
 class _ChunkReader(io.RawIOBase):
     """A file-like view of an iterator of byte chunks (Docker's archive stream)."""
 
@@ -593,15 +604,18 @@ class DockerSandbox(Sandbox):
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
 
-    def put_harness_trees(self, trees: dict[str, Tree], *, owner: str = "root") -> None:
-        """Root-owned trees go in one archive unpacked at "/": each folder and the folders
-        above it come out root-owned, mode 755, as `put_harness_tree` leaves them."""
-        if owner != "root" or any(not tree for tree in trees.values()):
-            super().put_harness_trees(trees, owner=owner)  # an empty tree still has to make its folder
-            return
-        merged = {f"{at.strip('/')}/{path}": entry for at, tree in trees.items() for path, entry in tree.items()}
+    def put_harness_trees(self, trees: dict[str, tuple[Tree, str]]) -> None:
+        """One archive unpacked at "/": the folders above each `at` root-owned, each `at`
+        and its tree owned as asked (what `put_harness_tree` does, one engine call)."""
+        parts = []
+        for at, (tree, owner) in trees.items():
+            parent, name = posixpath.split(at.strip("/"))
+            uid = 0 if owner == "root" else AGENT_UID
+            if parent:
+                parts.append(_folders_tar("/" + parent))
+            parts.append(tree_to_tar(tree, prefix=f"{at.strip('/')}/", uid=uid, gid=uid, root_dir=at.strip("/")))
         try:
-            self._client.api.put_archive(self._container.id, "/", tree_to_tar(merged))
+            self._client.api.put_archive(self._container.id, "/", _joined_tars(parts))
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
 

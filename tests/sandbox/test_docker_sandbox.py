@@ -160,6 +160,21 @@ def _harness_files_checks(box):
         box.read_path("/opt/endstate/report/r", max_bytes=1)
 
 
+def test_several_harness_trees_land_in_one_write_with_their_own_owners(engine, sandbox_image):
+    with DockerSandbox(sandbox_image, LIMITS, "harness-many") as box:
+        box.put_harness_trees({"/workspace": ({"t/test_a.py": FileEntry(0o644, b"a\n")}, "root"),
+                               "/opt/endstate/harness": ({"run.py": FileEntry(0o644, b"r\n")}, "root"),
+                               "/opt/endstate/report": ({}, "agent")})
+        listing = box.exec("stat -c '%n %U %a' /workspace /workspace/t /workspace/t/test_a.py /opt /opt/endstate "
+                           "/opt/endstate/harness /opt/endstate/harness/run.py /opt/endstate/report").stdout
+        assert listing.splitlines() == [
+            "/workspace root 755", "/workspace/t root 755", "/workspace/t/test_a.py root 644", "/opt root 755",
+            "/opt/endstate root 755", "/opt/endstate/harness root 755", "/opt/endstate/harness/run.py root 644",
+            "/opt/endstate/report agent 755"]
+        assert box.exec("echo r > /opt/endstate/report/r && echo x > /opt/endstate/harness/x").exit_code != 0
+        assert box.exec("cat /opt/endstate/report/r").stdout == "r\n"
+
+
 def test_read_and_write_files(box):
     box.write_file("rw/new/file.txt", b"hello\x00world")
     assert box.read_file("rw/new/file.txt") == b"hello\x00world"
