@@ -7,8 +7,10 @@ SIGKILL, the engine closes the stream and the container stops by itself. It is
 not removed then (its workspace can still be read from the stopped container):
 the next endstate command removes it (see `_reaper`).
 
-/tmp, /var/tmp, /dev/shm, /run/lock and /home/agent are tmpfs of a fixed size. Every
-command is a `docker exec` of a small root shell, the *runner*, which:
+/tmp, /var/tmp, /dev/shm, /run/lock and /home/agent are tmpfs of a fixed size. Each
+process that uses the sandbox opens one stream into it (`_channel`: one `docker exec`
+of a small root server); every command and file tool is then a request on that stream,
+not an exec of its own. A command runs in a small root shell, the *runner*, which:
 
 - starts the command as user `agent` (uid 1000) through `setpriv`;
 - copies at most `output_cap_bytes` of each stream and counts the rest
@@ -26,8 +28,10 @@ command is a `docker exec` of a small root shell, the *runner*, which:
   trailer cannot be forged from inside. The trailer also carries the
   workspace's size, measured after the command, at no extra round trip.
 
-The file tools run as the agent user too (`read_file`, `write_file`): they see
-what the agent may see, and refuse any path that resolves out of the workspace.
+The file tools run as the agent user too (`read_file`, `write_file`, `edit_file`): they
+see what the agent may see, and refuse any path that resolves out of the workspace. The
+server does the plain case itself in a child that has become the agent user, and hands
+every other case to the tool's shell script, which words the errors.
 
 The container keeps only SETUID and SETGID (for `setpriv`) and runs with
 no-new-privileges, so the agent user cannot become root again.
