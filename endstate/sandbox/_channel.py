@@ -35,18 +35,25 @@ class ChannelBroken(Exception):
 
 
 class Channel:
-    def __init__(self, api: Any, container_id: str) -> None:
-        self._api = api
-        self._exec_id = exec_id = api.exec_create(container_id, SERVER_ARGV, user="root", workdir="/", stdin=True,
-                                  environment=SERVER_ENV)["Id"]
-        self._socket = api.exec_start(exec_id, socket=True)
-        self._raw = getattr(self._socket, "_sock", self._socket)
+    def __init__(self, stream: Any, *, api: Any = None, exec_id: str = "") -> None:
+        """A channel over `stream`, an engine attach stream (docker-py's socket); `api` and
+        `exec_id` let a broken channel say why the server ended."""
+        self._api, self._exec_id = api, exec_id
+        self._socket = stream
+        self._raw = getattr(stream, "_sock", stream)
         self.pid = os.getpid()
         self._lock = threading.Lock()
         self._frames = bytearray()  # bytes of the engine's stream not yet split into frames
         self._out = bytearray()  # the server's standard output, not yet read as replies
         self._err = bytearray()  # what the server said on standard error (a crash, a missing python3)
         self.broken = False
+
+    @classmethod
+    def open(cls, api: Any, container_id: str) -> Channel:
+        """Start the server in the container (one exec) and return the channel to it."""
+        exec_id = api.exec_create(container_id, SERVER_ARGV, user="root", workdir="/", stdin=True,
+                                  environment=SERVER_ENV)["Id"]
+        return cls(api.exec_start(exec_id, socket=True), api=api, exec_id=exec_id)
 
     def request(self, header: dict[str, Any], payload: bytes = b"", *,
                 deadline: float) -> tuple[dict[str, Any], bytes, bytes]:
@@ -72,10 +79,12 @@ class Channel:
         said = self._err.decode("utf-8", errors="replace").strip()[-500:]
         if said or not isinstance(exc, ChannelBroken):
             return said or str(exc) or type(exc).__name__
-        try:  # the stream ended without a word: the exit code says whether the server ever ran
-            code = self._api.exec_inspect(self._exec_id).get("ExitCode")
-        except Exception:  # noqa: BLE001 - only colours the message
-            code = None
+        code = None
+        if self._api is not None:
+            try:  # the stream ended without a word: the exit code says whether the server ever ran
+                code = self._api.exec_inspect(self._exec_id).get("ExitCode")
+            except Exception:  # noqa: BLE001 - only colours the message
+                pass
         if code in (126, 127):
             return f"the in-sandbox server could not start ({SERVER_ARGV[0]} exited {code}): the image needs python3"
         return f"the server's stream ended (exit code {code})" if code is not None else str(exc)

@@ -46,7 +46,6 @@ import tarfile
 import re
 import secrets
 import signal
-import socket
 import time
 import weakref
 from typing import Any
@@ -81,7 +80,6 @@ SANDBOX_ENV = {
 #: How long past a command's own deadline we wait for the runner before deciding
 #: the sandbox itself is broken.
 _BACKSTOP_S = 30.0
-_CHUNK = 64 * 1024
 
 # $1 = output cap in bytes, $2 = seconds allowed, $3 = largest file in 1 KiB blocks,
 # $4 = workspace ceiling in bytes, $5 = the command.
@@ -234,48 +232,6 @@ def output_text(data: bytes, dropped: int) -> str:
     return text
 
 
-#: Once a command's closing trailer has arrived, how long to wait for the stream to end.
-_AFTER_TRAILER_S = 5.0
-
-
-def _read_frames(raw: socket.socket, deadline: float, end: bytes = b"") -> tuple[bytes, bytes]:
-    """Demultiplex Docker's attach stream (8-byte header: stream id, 3 zero bytes,
-    big-endian length) with a wall-clock deadline, which docker-py's reader lacks.
-
-    `end` is the start of the command's last line on stderr: once a whole such line
-    has arrived, a stream the engine fails to close is not waited for past a short
-    grace (a busy engine sometimes keeps an exec's attach open after it ended)."""
-    streams = {1: bytearray(), 2: bytearray()}
-    pending = bytearray()
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            if end and _ends_with_trailer(bytes(streams[2]), end):
-                return bytes(streams[1]), bytes(streams[2])
-            raise TimeoutError("deadline passed")
-        raw.settimeout(remaining)
-        try:
-            data = raw.recv(_CHUNK)
-        except TimeoutError:
-            continue  # the deadline decides, above
-        if not data:
-            return bytes(streams[1]), bytes(streams[2])
-        pending += data
-        while len(pending) >= 8:
-            size = int.from_bytes(pending[4:8], "big")
-            if len(pending) < 8 + size:
-                break
-            streams.setdefault(pending[0], bytearray()).extend(pending[8:8 + size])
-            del pending[:8 + size]
-        if end and _ends_with_trailer(bytes(streams[2]), end):
-            deadline = min(deadline, time.monotonic() + _AFTER_TRAILER_S)
-
-
-def _ends_with_trailer(stderr: bytes, end: bytes) -> bool:
-    start = stderr.rfind(end)
-    return start >= 0 and stderr.endswith(b"\n") and b"\n" not in stderr[start:-1]
-
-
 def _folders_tar(path: str) -> bytes:
     """An archive that makes the absolute folder `path` and its parents, root-owned, mode 755."""
     buffer = io.BytesIO()
@@ -416,16 +372,15 @@ class DockerSandbox(Sandbox):
                     f"command runner in container {self._container.short_id} died ({exc}; container state: "
                     f"{self._state()}); the sandbox is unusable"
                 ) from None
-            else:
-                # The in-container watchdog should have ended the command long ago.
-                try:
-                    self._container.kill()
-                except docker.errors.APIError:
-                    pass  # already stopped or gone: either way it runs nothing now
-                raise SandboxError(
-                    f"command in container {self._container.short_id} outlived its deadline by "
-                    f"{_BACKSTOP_S:.0f}s ({exc}); the container was killed"
-                ) from None
+            # The in-container watchdog should have ended the command long ago.
+            try:
+                self._container.kill()
+            except docker.errors.APIError:
+                pass  # already stopped or gone: either way it runs nothing now
+            raise SandboxError(
+                f"command in container {self._container.short_id} outlived its deadline by "
+                f"{_BACKSTOP_S:.0f}s ({exc}); the container was killed"
+            ) from None
         duration = time.monotonic() - started
 
         marker = b"\n" + nonce.encode()
@@ -475,7 +430,7 @@ class DockerSandbox(Sandbox):
         channel = self._open_channel
         if channel is None or channel.broken or channel.pid != os.getpid():
             try:
-                channel = self._open_channel = Channel(self._client.api, self._container.id)
+                channel = self._open_channel = Channel.open(self._client.api, self._container.id)
             except docker.errors.NotFound:
                 raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
             except docker.errors.APIError as exc:
@@ -506,8 +461,8 @@ class DockerSandbox(Sandbox):
         said = re.sub(r"^(cat|bash: line \d+): ", "", said).replace(WORKDIR + "/", "")
         return PermissionError(f"{path}: {said or f'failed with exit code {code}'}")
 
-    # A busy engine can lose the output of a short exec; each file tool ends its output with a
-    # marker (and the written size), and is retried when the marker did not arrive.
+    # Each file tool ends its output with a marker (and the written size): output cut short
+    # is told from an empty file, and the call is made again.
     _FILE_TOOL_TRIES = 3
 
     @staticmethod
