@@ -58,7 +58,7 @@ from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._channel import Channel, ChannelBroken
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
 from endstate.sandbox._reaper import LABEL, owner_labels
-from endstate.sandbox._tree import FIXED_MTIME, Tree, TreeTooLarge, tar_to_tree, tree_to_tar
+from endstate.sandbox._tree import FIXED_MTIME, Tree, TreeTooLarge, add_folder, add_tree, tar_to_tree, tree_to_tar
 
 __all__ = [
     "DockerSandbox", "connect", "engine_answers", "engine_url", "output_text", "LABEL", "HOSTNAME", "SANDBOX_ENV",
@@ -232,26 +232,22 @@ def output_text(data: bytes, dropped: int) -> str:
     return text
 
 
-def _folders_tar(path: str) -> bytes:
-    """An archive that makes the absolute folder `path` and its parents, root-owned, mode 755."""
+def _harness_tar(trees: dict[str, tuple[Tree, str]]) -> bytes:
+    """One archive, unpacked at "/", holding each tree in its absolute folder: the folders
+    above root-owned, the folder and its tree owned as asked (root or the agent user)."""
     buffer = io.BytesIO()
+    made: set[str] = set()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        parts = path.strip("/").split("/")
-        for depth in range(1, len(parts) + 1):
-            info = tarfile.TarInfo("/".join(parts[:depth]))
-            info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 946684800
-            tar.addfile(info)
-    return buffer.getvalue()
-
-
-def _joined_tars(archives: list[bytes]) -> bytes:
-    """One archive holding every member of `archives`, in order."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as joined:
-        for archive in archives:
-            with tarfile.open(fileobj=io.BytesIO(archive)) as part:
-                for member in part.getmembers():
-                    joined.addfile(member, part.extractfile(member) if member.isfile() else None)
+        for at, (tree, owner) in trees.items():
+            name = at.strip("/")
+            parts = name.split("/")
+            for depth in range(1, len(parts)):
+                above = "/".join(parts[:depth])
+                if above not in made:
+                    made.add(above)
+                    add_folder(tar, above)
+            uid = 0 if owner == "root" else AGENT_UID
+            add_tree(tar, tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name)
     return buffer.getvalue()
 
 
@@ -553,28 +549,12 @@ class DockerSandbox(Sandbox):
         """Write files as the harness: root-owned (read-only to the agent user) or agent-owned,
         at `at` (an absolute folder). The folder itself gets the same owner; folders above
         it are made, root-owned, where missing."""
-        uid = 0 if owner == "root" else AGENT_UID
-        parent, name = posixpath.split(at.rstrip("/"))
-        try:
-            if parent not in ("", "/"):
-                self._client.api.put_archive(self._container.id, "/", _folders_tar(parent))
-            archive = tree_to_tar(tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name)
-            self._client.api.put_archive(self._container.id, parent or "/", archive)
-        except docker.errors.APIError as exc:
-            raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
+        self.put_harness_trees({at: (tree, owner)})
 
     def put_harness_trees(self, trees: dict[str, tuple[Tree, str]]) -> None:
-        """One archive unpacked at "/": the folders above each `at` root-owned, each `at`
-        and its tree owned as asked (what `put_harness_tree` does, one engine call)."""
-        parts = []
-        for at, (tree, owner) in trees.items():
-            parent, name = posixpath.split(at.strip("/"))
-            uid = 0 if owner == "root" else AGENT_UID
-            if parent:
-                parts.append(_folders_tar("/" + parent))
-            parts.append(tree_to_tar(tree, prefix=f"{at.strip('/')}/", uid=uid, gid=uid, root_dir=at.strip("/")))
+        """All of them in one archive, one engine call."""
         try:
-            self._client.api.put_archive(self._container.id, "/", _joined_tars(parts))
+            self._client.api.put_archive(self._container.id, "/", _harness_tar(trees))
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
 

@@ -30,6 +30,8 @@ __all__ = [
     "load_dir",
     "normalise_mode",
     "tree_to_tar",
+    "add_tree",
+    "add_folder",
     "tar_to_tree",
     "overlay",
     "TreeTooLarge",
@@ -143,33 +145,41 @@ def tree_to_tar(tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0, roo
     """
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        made: set[str] = set()
-        if root_dir:
-            info = tarfile.TarInfo(root_dir)
-            info.type = tarfile.DIRTYPE
-            info.mode, info.mtime, info.uid, info.gid = 0o755, FIXED_MTIME, uid, gid
-            tar.addfile(info)
-        for path in sorted(tree):
-            parts = path.split("/")
-            for depth in range(1, len(parts)):
-                folder = "/".join(parts[:depth])
-                if folder not in made:
-                    made.add(folder)
-                    info = tarfile.TarInfo(prefix + folder)
-                    info.type = tarfile.DIRTYPE
-                    info.mode, info.mtime, info.uid, info.gid = 0o755, FIXED_MTIME, uid, gid
-                    tar.addfile(info)
-            entry = tree[path]
-            info = tarfile.TarInfo(prefix + path)
-            if entry.link:
-                info.type, info.linkname = tarfile.SYMTYPE, entry.link
-                info.mode, info.mtime, info.uid, info.gid = 0o777, FIXED_MTIME, uid, gid
-                tar.addfile(info)
-                continue
-            info.size = len(entry.data)
-            info.mode, info.mtime, info.uid, info.gid = normalise_mode(entry.mode), FIXED_MTIME, uid, gid
-            tar.addfile(info, io.BytesIO(entry.data))
+        add_tree(tar, tree, prefix=prefix, uid=uid, gid=gid, root_dir=root_dir)
     return buffer.getvalue()
+
+
+def add_folder(tar: tarfile.TarFile, name: str, *, uid: int = 0, gid: int = 0) -> None:
+    """A folder entry, mode 755, fixed mtime."""
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE
+    info.mode, info.mtime, info.uid, info.gid = 0o755, FIXED_MTIME, uid, gid
+    tar.addfile(info)
+
+
+def add_tree(tar: tarfile.TarFile, tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0,
+             root_dir: str = "") -> None:
+    """Write `tree` into an open archive, as `tree_to_tar` describes."""
+    made: set[str] = set()
+    if root_dir:
+        add_folder(tar, root_dir, uid=uid, gid=gid)
+    for path in sorted(tree):
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            folder = "/".join(parts[:depth])
+            if folder not in made:
+                made.add(folder)
+                add_folder(tar, prefix + folder, uid=uid, gid=gid)
+        entry = tree[path]
+        info = tarfile.TarInfo(prefix + path)
+        if entry.link:
+            info.type, info.linkname = tarfile.SYMTYPE, entry.link
+            info.mode, info.mtime, info.uid, info.gid = 0o777, FIXED_MTIME, uid, gid
+            tar.addfile(info)
+            continue
+        info.size = len(entry.data)
+        info.mode, info.mtime, info.uid, info.gid = normalise_mode(entry.mode), FIXED_MTIME, uid, gid
+        tar.addfile(info, io.BytesIO(entry.data))
 
 
 def tar_to_tree(data: bytes | io.RawIOBase | io.BufferedIOBase, *, strip: str = "",
