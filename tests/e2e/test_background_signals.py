@@ -59,5 +59,5 @@ def test_a_background_run_stops_cleanly_on_either_signal(tmp_path, stop, mode):
     assert 1 <= len(finished) < len(TASK_IDS)
     client = docker.from_env()
     time.sleep(0.5)
-    assert client.containers.list(all=True, filters={"label": f"endstate.owner.pid={pid}"}) == []
+    assert client.api.containers(all=True, filters={"label": f"endstate.owner.pid={pid}"}) == []
     client.close()
