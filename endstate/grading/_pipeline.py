@@ -57,10 +57,11 @@ def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, nam
                             run_id: str = "") -> Sandbox:
     """A fresh sandbox from the pristine image with the harness's test entry point in it
     (`run_id`: the run whose label it carries)."""
-    box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}", run_id=run_id)
+    box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}", run_id=run_id,
+                       grading=True)
     try:
-        install_harness(box)
         box.ready()  # what the first graded command needs is opened now, off the critical path
+        install_harness(box)
     except BaseException:
         box.close()
         raise

@@ -73,11 +73,13 @@ def open_sandbox(
     limits: SandboxLimits | None = None,
     name_hint: str = "task",
     run_id: str = "",
+    grading: bool = False,
 ) -> Sandbox:
     """A fresh sandbox of the given backend; close it (or use `with`) when done.
-    `run_id` names the run it belongs to (a label on Docker containers).
+    `run_id` names the run it belongs to (a label on Docker containers); `grading` says it
+    will receive a sealed end state and run tests, not an agent.
 
     A backend asked for by name is not probed first: the Docker backend's constructor
     connects anyway (one client per process) and says so when no engine answers."""
     backend = _known(resolve_backend(kind) if kind == "auto" else kind)
-    return backend(image, limits or SandboxLimits(), name_hint, run_id=run_id)
+    return backend(image, limits or SandboxLimits(), name_hint, run_id=run_id, grading=grading)

@@ -492,10 +492,10 @@ def run_suite(
     """
     tasks = sorted(tasks, key=lambda t: t.id)
     provider, _ = parse_spec(config.model)
+    backend = resolve_backend(config.sandbox)  # first: it learns the engine's API version, which workers inherit
     start_fork_server(provider)
     extra_graders = extra_graders or {}
     graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
-    backend = resolve_backend(config.sandbox)
     probe = _describe_backend(backend, config)
     task_images = own_image_ids(tasks, backend, config.image)  # built (or found) before any task starts
     card = RunCard(

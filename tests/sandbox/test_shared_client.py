@@ -32,3 +32,25 @@ def test_a_forked_child_does_not_use_its_parents_client():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert _shared_client() is parent
+
+
+def test_a_later_client_reuses_the_api_version_the_first_one_learnt(monkeypatch):
+    """Asking the engine for its version runs two programs in the daemon; a run's workers
+    (forked from a server started after the first client) take it from the environment."""
+    from docker.api.client import APIClient
+
+    from endstate.sandbox._docker import API_VERSION_ENV, connect, engine_url
+
+    monkeypatch.delenv(API_VERSION_ENV, raising=False)
+    learnt = connect().api.api_version
+    assert os.environ[API_VERSION_ENV] == f"{engine_url()} {learnt}"
+
+    def asked(self):
+        raise AssertionError("the engine was asked for its version again")
+
+    monkeypatch.setattr(APIClient, "_retrieve_server_version", asked)
+    assert connect().api.api_version == learnt
+    # What was learnt for another engine is not used for this one.
+    monkeypatch.setenv(API_VERSION_ENV, f"tcp://elsewhere:2375 {learnt}")
+    with pytest.raises(AssertionError, match="asked for its version"):
+        connect()

@@ -1,0 +1,107 @@
+"""Archives unpacked inside the sandbox, through its channel, instead of by the engine
+(which re-executes the whole daemon for every archive): the same files, owners and
+modes land, a refused unpack falls back to the engine, and a grading container's extra
+root rights stay with root."""
+
+from __future__ import annotations
+
+import pytest
+
+from endstate.grading._pipeline import install_harness
+from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR
+from endstate.sandbox import DockerSandbox, FileEntry, SandboxLimits
+
+pytestmark = pytest.mark.docker
+
+LIMITS = SandboxLimits(memory_mb=512, pids=128, cpus=1.0, command_timeout_s=30)
+
+TREE = {
+    "README.md": FileEntry(0o644, b"readme\n"),
+    "bin/run.sh": FileEntry(0o755, b"#!/bin/sh\necho hi\n"),
+    "bin/alias": FileEntry(0o777, b"", link="run.sh"),
+    "pkg/deep/er/mod.py": FileEntry(0o644, b"x = 1\n"),
+    "pkg/private.key": FileEntry(0o600, b"secret\n"),
+    "dé jà/ü.txt": FileEntry(0o644, "ü\n".encode()),
+    "empty": FileEntry(0o644, b""),
+}
+#: An end state may hold a link out of the workspace (the end-state checks fail it); staging
+#: must still copy it as it is. (The engine refuses such a link below the folder it unpacks
+#: into, so the agent's trees above hold none.)
+ESCAPE = {"escape": FileEntry(0o777, b"", link="../etc")}
+
+#: Every path below the folders the harness writes, with owner, mode, mtime, type, link and size.
+#: The workspace's own mtime is left out: it is when the first file landed.
+LISTING = ("find /workspace /opt -mindepth 0 -printf '%p %u %g %m %T@ %y %l %s\\n' | sort "
+           "| sed 's|^\\(/workspace [^ ]* [^ ]* [^ ]*\\) [^ ]*|\\1|'")
+
+
+def _unpacked(sandbox_image, monkeypatch, in_sandbox: bool):
+    monkeypatch.setattr("endstate.sandbox._docker._IN_SANDBOX_TAR", in_sandbox)
+    with DockerSandbox(sandbox_image, LIMITS, "test-unpack") as agent, \
+            DockerSandbox(sandbox_image, LIMITS, "test-unpack-grade", grading=True) as grading:
+        agent.put_tree(TREE)
+        agent.put_tree({"pkg/deep/er/mod.py": FileEntry(0o755, b"x = 2\n"), "new/file": FileEntry(0o644, b"n\n")})
+        install_harness(grading)
+        grading.put_harness_trees({"/workspace": ({**TREE, **ESCAPE, "tests/test_h.py": FileEntry(0o644, b"def test(): pass\n")},
+                                                  "root"),
+                                   HARNESS_DIR: ({"changed.json": FileEntry(0o644, b"[]")}, "root")})
+        return agent.exec(LISTING).stdout, grading.exec(LISTING).stdout, agent.get_tree(), grading.read_folder(
+            "/workspace", max_bytes=1 << 20)
+
+
+def test_what_the_sandbox_unpacks_is_what_the_engine_unpacks(sandbox_image, monkeypatch):
+    ours, engines = _unpacked(sandbox_image, monkeypatch, True), _unpacked(sandbox_image, monkeypatch, False)
+    assert ours == engines
+    agent_listing, grading_listing, agent_tree, _ = ours
+    assert "/workspace/pkg/private.key agent agent 644 946684800" in agent_listing  # archives carry 644 or 755
+    assert "/workspace/bin/alias agent agent 777 946684800.0000000000 l run.sh" in agent_listing
+    assert agent_tree["pkg/deep/er/mod.py"] == FileEntry(0o755, b"x = 2\n")
+    assert "/workspace root root 755 d" in grading_listing and f"{REPORT_DIR} agent agent 755" in grading_listing
+    assert "/workspace/dé jà/ü.txt root root 644 946684800" in grading_listing
+    assert "/workspace/escape root root 777 946684800.0000000000 l ../etc" in grading_listing
+
+
+def test_the_engine_unpacks_nothing_a_sandbox_can_unpack(sandbox_image, monkeypatch):
+    with DockerSandbox(sandbox_image, LIMITS, "test-unpack-quiet") as agent, \
+            DockerSandbox(sandbox_image, LIMITS, "test-unpack-quiet-grade", grading=True) as grading:
+        for box in (agent, grading):
+            def refused(*args, **kwargs):
+                raise AssertionError("the engine was asked to unpack")
+            monkeypatch.setattr(box._client.api, "put_archive", refused)
+        agent.put_tree(TREE)
+        install_harness(grading)
+        grading.put_harness_trees({"/workspace": (TREE, "root")})
+        assert agent.read_file("bin/run.sh") == TREE["bin/run.sh"].data
+        assert grading.exec("cat /workspace/README.md").stdout == "readme\n"
+
+
+def test_a_refused_unpack_falls_back_to_the_engine(sandbox_image, monkeypatch):
+    calls = []
+    with DockerSandbox(sandbox_image, LIMITS, "test-unpack-refused") as box:
+        real = box._client.api.put_archive
+        monkeypatch.setattr(box._client.api, "put_archive", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+        # The agent user may not write into a folder it made read-only; the engine may.
+        box.exec("mkdir locked && echo old > locked/f && chmod 555 locked")
+        box.put_tree({"locked/f": FileEntry(0o644, b"new\n"), "locked/g": FileEntry(0o644, b"g\n")})
+        assert box.exec("cat locked/f locked/g").stdout == "new\ng\n" and calls == ["/workspace"]
+        # An agent container's root may not give files away: root-owned harness trees go through the engine.
+        box.put_harness_trees({HARNESS_DIR: ({"run.py": FileEntry(0o644, b"r\n")}, "root"), REPORT_DIR: ({}, "agent")})
+        assert box.exec(f"stat -c '%U' {HARNESS_DIR}/run.py {REPORT_DIR}").stdout == "root\nagent\n"
+        assert calls == ["/workspace", "/"]
+
+
+def test_only_a_grading_containers_root_may_give_files_away(engine, sandbox_image):
+    with DockerSandbox(sandbox_image, LIMITS, "test-caps") as agent, \
+            DockerSandbox(sandbox_image, LIMITS, "test-caps-grade", grading=True) as grading:
+        assert engine.api.inspect_container(agent.container_id)["HostConfig"]["CapAdd"] == ["SETUID", "SETGID"]
+        assert sorted(engine.api.inspect_container(grading.container_id)["HostConfig"]["CapAdd"]) == [
+            "CHOWN", "FOWNER", "SETGID", "SETUID"]
+        install_harness(grading)
+        grading.put_harness_trees({"/workspace": ({"src.py": FileEntry(0o644, b"x = 1\n")}, "root")})
+        # What tests run as holds none of it: not even chmod of a root file, or chown of its own.
+        tried = grading.exec("chmod 666 /workspace/src.py; chown agent /workspace/src.py; echo hack >> /workspace/src.py;"
+                             f" touch {REPORT_DIR}/mine && chown root {REPORT_DIR}/mine; stat -c '%U %a' /workspace/src.py")
+        assert tried.stdout.strip() == "root 644" and tried.stderr.count("Operation not permitted") == 3
+        # Root reads no file its mode refuses (no DAC_OVERRIDE): a spoiled report still reads as missing.
+        grading.exec(f"echo spoiled > {REPORT_DIR}/gone.xml && chmod 000 {REPORT_DIR}/gone.xml")
+        assert sorted(grading.read_folder(REPORT_DIR, max_bytes=1 << 20)) == ["mine"]
