@@ -558,8 +558,13 @@ class DockerSandbox(Sandbox):
         trip, and none of the engine's own unpacking, which re-executes the daemon for
         every archive. False when that tar refused (a folder the unpacking user may not
         write, say); the caller then gives the engine the same archive, and the engine's
-        result stands: tar only writes what the archive holds, and the engine rewrites all of it."""
-        if not _IN_SANDBOX_TAR:
+        result stands: tar only writes what the archive holds, and the engine rewrites all of it.
+
+        Only where this process already holds a channel: opening one (an exec) costs the
+        engine about as much as unpacking does. A grading container opens its channel first
+        thing (`ready`); a sandbox made ahead of its task gets its fixture from the engine."""
+        channel = self._open_channel
+        if not _IN_SANDBOX_TAR or channel is None or channel.broken or channel.pid != os.getpid():
             return False
         request = {"op": "run", "cwd": "/", "stdin": True, "argv": argv}
         deadline = time.monotonic() + self.limits.command_timeout_s + _BACKSTOP_S

@@ -39,6 +39,8 @@ def _unpacked(sandbox_image, monkeypatch, in_sandbox: bool):
     monkeypatch.setattr("endstate.sandbox._docker._IN_SANDBOX_TAR", in_sandbox)
     with DockerSandbox(sandbox_image, LIMITS, "test-unpack") as agent, \
             DockerSandbox(sandbox_image, LIMITS, "test-unpack-grade", grading=True) as grading:
+        agent.ready()
+        grading.ready()
         agent.put_tree(TREE)
         agent.put_tree({"pkg/deep/er/mod.py": FileEntry(0o755, b"x = 2\n"), "new/file": FileEntry(0o644, b"n\n")})
         install_harness(grading)
@@ -68,7 +70,9 @@ def test_the_engine_unpacks_nothing_a_sandbox_can_unpack(sandbox_image, monkeypa
             def refused(*args, **kwargs):
                 raise AssertionError("the engine was asked to unpack")
             monkeypatch.setattr(box._client.api, "put_archive", refused)
+        agent.ready()
         agent.put_tree(TREE)
+        grading.ready()
         install_harness(grading)
         grading.put_harness_trees({"/workspace": (TREE, "root")})
         assert agent.read_file("bin/run.sh") == TREE["bin/run.sh"].data
@@ -78,6 +82,7 @@ def test_the_engine_unpacks_nothing_a_sandbox_can_unpack(sandbox_image, monkeypa
 def test_a_refused_unpack_falls_back_to_the_engine(sandbox_image, monkeypatch):
     calls = []
     with DockerSandbox(sandbox_image, LIMITS, "test-unpack-refused") as box:
+        box.ready()
         real = box._client.api.put_archive
         monkeypatch.setattr(box._client.api, "put_archive", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
         # The agent user may not write into a folder it made read-only; the engine may.
@@ -96,6 +101,7 @@ def test_only_a_grading_containers_root_may_give_files_away(engine, sandbox_imag
         assert engine.api.inspect_container(agent.container_id)["HostConfig"]["CapAdd"] == ["SETUID", "SETGID"]
         assert sorted(engine.api.inspect_container(grading.container_id)["HostConfig"]["CapAdd"]) == [
             "CHOWN", "FOWNER", "SETGID", "SETUID"]
+        grading.ready()
         install_harness(grading)
         grading.put_harness_trees({"/workspace": ({"src.py": FileEntry(0o644, b"x = 1\n")}, "root")})
         # What tests run as holds none of it: not even chmod of a root file, or chown of its own.
@@ -105,3 +111,17 @@ def test_only_a_grading_containers_root_may_give_files_away(engine, sandbox_imag
         # Root reads no file its mode refuses (no DAC_OVERRIDE): a spoiled report still reads as missing.
         grading.exec(f"echo spoiled > {REPORT_DIR}/gone.xml && chmod 000 {REPORT_DIR}/gone.xml")
         assert sorted(grading.read_folder(REPORT_DIR, max_bytes=1 << 20)) == ["mine"]
+
+
+def test_no_channel_is_opened_only_to_unpack(engine, sandbox_image, monkeypatch):
+    """An exec costs the engine about what an unpack does: a process that holds no channel
+    into the sandbox (the run, making the next task's sandbox) leaves the fixture to the engine."""
+    calls = []
+    with DockerSandbox(sandbox_image, LIMITS, "test-unpack-ahead") as box:
+        real = box._client.api.put_archive
+        monkeypatch.setattr(box._client.api, "put_archive", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+        box.put_tree(TREE)
+        assert calls == ["/workspace"] and not engine.api.inspect_container(box.container_id)["ExecIDs"]
+        assert box.read_file("README.md") == b"readme\n"
+        box.put_tree({"README.md": FileEntry(0o644, b"again\n")})  # the channel is open now
+        assert calls == ["/workspace"] and box.read_file("README.md") == b"again\n"
