@@ -54,11 +54,11 @@ def install_harness(box: Sandbox) -> None:
 
 
 def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str, *,
-                            run_id: str = "") -> Sandbox:
+                            run_id: str = "", beside: Sandbox | None = None) -> Sandbox:
     """A fresh sandbox from the pristine image with the harness's test entry point in it
-    (`run_id`: the run whose label it carries)."""
+    (`run_id`: the run whose label it carries; `beside`: the agent's sandbox it will grade)."""
     box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}", run_id=run_id,
-                       grading=True)
+                       grading=True, beside=beside)
     try:
         box.ready()  # what the first graded command needs is opened now, off the critical path
         install_harness(box)
@@ -72,9 +72,9 @@ class GradingBox:
     """A grading sandbox made in the background while the agent works; closed with the task."""
 
     def __init__(self, pool: ThreadPoolExecutor, backend: str, image: str, limits: SandboxLimits, name_hint: str,
-                 *, run_id: str = ""):
+                 *, run_id: str = "", beside: Sandbox | None = None):
         self._future: Future[Sandbox] = pool.submit(prepare_grading_sandbox, backend, image, limits, name_hint,
-                                                    run_id=run_id)
+                                                    run_id=run_id, beside=beside)
 
     def get(self) -> Sandbox:
         return self._future.result()

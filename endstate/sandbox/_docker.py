@@ -35,6 +35,10 @@ every other case to the tool's shell script, which words the errors.
 
 The container keeps only SETUID and SETGID (for `setpriv`) and runs with
 no-new-privileges, so the agent user cannot become root again.
+
+A grading container made `beside` its task's agent container shares that one's network
+namespace (loopback only): the agent is killed before anything is staged there, and
+nothing it bound outlives it.
 """
 
 from __future__ import annotations
@@ -323,7 +327,11 @@ class DockerSandbox(Sandbox):
     backend = "docker"
 
     def __init__(self, image: str, limits: SandboxLimits | None = None, name_hint: str = "task",
-                 *, run_id: str = "", grading: bool = False) -> None:
+                 *, run_id: str = "", grading: bool = False, beside: Sandbox | None = None) -> None:
+        """`beside`: the agent's sandbox this one will grade. With the network off in both, it
+        joins that container's network namespace (nothing but loopback) instead of having the
+        engine make and set up one more (two runs of the daemon's binary per container). Its
+        agent is killed before anything is graded, and what a killed process bound goes with it."""
         self.limits = limits or SandboxLimits()
         self._grading = grading
         self.image = image
@@ -334,10 +342,22 @@ class DockerSandbox(Sandbox):
             raise SandboxUnavailable(
                 f"Docker image {image} does not exist here: run `endstate image build` first"
             ) from None
+        self._lifeline: Any = None
+        self._open_channel: Channel | None = None
+        self._finalizer: weakref.finalize | None = None
+        if isinstance(beside, DockerSandbox) and not (self.limits.network or beside.limits.network):
+            try:
+                self._start(name_hint, run_id, network_of=beside.container_id)
+                return
+            except docker.errors.APIError:
+                pass  # that container is gone or stopped: a namespace of its own, like any sandbox
+        self._start(name_hint, run_id)
+
+    def _start(self, name_hint: str, run_id: str, *, network_of: str = "") -> None:
         name = "endstate-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", name_hint)[:40] + "-" + secrets.token_hex(4)
         tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
         self._container = self._client.containers.create(
-            image,
+            self.image,
             ["cat"],  # ends at end of input: when the owner's stream closes (see the module docstring)
             name=name,
             init=True,
@@ -346,10 +366,12 @@ class DockerSandbox(Sandbox):
             tmpfs={"/tmp": f"{tmp},mode=1777", "/var/tmp": f"{tmp},mode=1777", "/run/lock": "size=1m,mode=1777",
                    "/home/agent": f"{tmp},mode=0755,uid={AGENT_UID},gid={AGENT_UID}"},
             shm_size=f"{self.limits.tmp_mb}m",
-            hostname=HOSTNAME,
+            # A joined namespace comes with its container's host name (the same HOSTNAME); the
+            # engine refuses a second one.
+            hostname=None if network_of else HOSTNAME,
             environment=SANDBOX_ENV,
             working_dir=WORKDIR,
-            network_mode="bridge" if self.limits.network else "none",
+            network_mode=f"container:{network_of}" if network_of else "bridge" if self.limits.network else "none",
             mem_limit=f"{self.limits.memory_mb}m",
             memswap_limit=f"{self.limits.memory_mb}m",
             pids_limit=self.limits.pids,
@@ -359,15 +381,13 @@ class DockerSandbox(Sandbox):
             # tree and the agent-owned report folder itself (see `put_harness_trees`). Tests there
             # run as the agent user under no-new-privileges, like the agent, and never hold them.
             # Neither lets root read or write a file its mode refuses (that is DAC_OVERRIDE).
-            cap_add=["SETUID", "SETGID", *(["CHOWN", "FOWNER"] if grading else [])],
+            cap_add=["SETUID", "SETGID", *(["CHOWN", "FOWNER"] if self._grading else [])],
             security_opt=["no-new-privileges"],
             labels=owner_labels(run_id or secrets.token_hex(8)),
         )
-        self._lifeline: Any = None
-        self._open_channel: Channel | None = None
         # From here on the container exists: make sure it goes away whatever happens,
         # including interpreter exit without close() (KeyboardInterrupt, forgotten with).
-        self._finalizer: weakref.finalize | None = None
+        self._finalizer = None
         try:
             # Attached before the start, so there is no moment when the container runs unheld.
             self._lifeline = self._client.api.attach_socket(self._container.id, params={"stdin": 1, "stream": 1})
