@@ -76,6 +76,9 @@ class AgentJob(msgspec.Struct, frozen=True):
     kill_at: int | None = None
     attempt: int = 0
     cassette: CassetteJob | None = None
+    #: The fixture tree (msgpack), written into the sandbox by the worker before the agent
+    #: starts, through the connection it opens anyway; only the first process of a task has it.
+    fixture: str = ""
 
 
 class AgentOutcome(msgspec.Struct):
@@ -104,10 +107,13 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
     from endstate.errors import ReplayDivergence
     from endstate.models import RunSettings, open_model
     from endstate.sandbox import BACKENDS
-
     from endstate.sandbox._timed import TimedSandbox
+    from endstate.sandbox._tree import Tree
 
     sandbox = TimedSandbox(BACKENDS[job.sandbox["backend"]].attach(job.sandbox))
+    if job.fixture:
+        sandbox.ready()
+        sandbox.put_tree(msgspec.msgpack.decode(Path(job.fixture).read_bytes(), type=Tree))
     settings = msgspec.convert(job.settings, RunSettings)
     base_url = base_url or job.base_url
     scrubber = scrubber or Scrubber.for_run(base_url, os.environ)

@@ -28,6 +28,9 @@ class TimedSandbox:
     def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
         return self._timed("exec", command, timeout=timeout)
 
+    def ready(self) -> None:
+        self._timed("ready")
+
     def read_file(self, path: str) -> bytes:
         return self._timed("read_file", path)
 

@@ -173,7 +173,9 @@ def resolve_graders(task: Task) -> list[Grader]:
 
 
 class _Prepared(NamedTuple):
-    """A task's agent sandbox, made with its fixture in it before the task starts."""
+    """A task's agent sandbox, made before the task starts, and what goes into it. The task's
+    first agent process writes the fixture in (see `AgentJob.fixture`): it holds a connection
+    into the sandbox anyway, and the run's would cost an engine call."""
 
     fixture: Tree
     holdout: Tree
@@ -232,8 +234,8 @@ class _Suite:
         return self.scrubber.struct(result)
 
     def _prepare(self, key: tuple[str, int]) -> _Prepared:
-        """What a task starts from (in a background thread): its files read, its sandbox
-        made and the fixture written into it. Raises what the task would have raised."""
+        """What a task starts from (in a background thread): its files read and its sandbox
+        made. Raises what the task would have raised."""
         task = self.tasks[key[0]]
         fixture = load_dir(task.root / "fixture", prune_vcs=self.config.guards.vcs_pruning,
                            what=f"task {task.id} fixture")
@@ -241,11 +243,6 @@ class _Suite:
         where = task_sandbox(task, self.backend, self.config.image)
         live = open_sandbox(self.backend, image=where.image, limits=where.limits, name_hint=task.id,
                             run_id=self.run_id)
-        try:
-            live.put_tree(fixture)
-        except BaseException:
-            live.close()
-            raise
         return _Prepared(fixture, holdout, where, live)
 
     def _run_task(self, task: Task, graders: list[Grader], result: TaskResult) -> None:
@@ -264,7 +261,7 @@ class _Suite:
                                  beside=live) if guards.fresh_grading_container else None
         try:
             with self.sandboxes.removing(live):  # removed in the background once the task is done with it
-                outcome = self._run_agent(task, live, result.attempt)
+                outcome = self._run_agent(task, live, fixture, result.attempt)
                 result.stop_reason = outcome.stop_reason
                 result.counters = outcome.counters
                 result.unplayed = outcome.unplayed
@@ -336,7 +333,7 @@ class _Suite:
                               f"graded, e.g. {bytecode[0]}]")
 
     # -- the agent's process -----------------------------------------------------------
-    def _job(self, task: Task, live: Any, attempt: int, trial: int = 0) -> tuple[AgentJob, Path]:
+    def _job(self, task: Task, live: Any, attempt: int, trial: int = 0, *, fixture: str = "") -> tuple[AgentJob, Path]:
         config = self.config
         stem = attempt_stem(task.id, trial)
         work = self.out_dir / "work" / stem
@@ -377,6 +374,7 @@ class _Suite:
             kill_at=task.manifest.kill_at,
             attempt=attempt,
             cassette=cassette,
+            fixture=fixture,
         )
         write_atomically(path, self.scrubber.json(job))  # a reader never meets half a job
         return job, path
@@ -399,18 +397,25 @@ class _Suite:
                 return f"http://127.0.0.1:9{prefix}"
         return None
 
-    def _run_agent(self, task: Task, live: Any, trial: int = 0) -> AgentOutcome:
-        """Run the agent for one attempt (`trial`, from --attempts; `attempt` below counts resumes)."""
+    def _run_agent(self, task: Task, live: Any, fixture: Tree, trial: int = 0) -> AgentOutcome:
+        """Run the agent for one attempt (`trial`, from --attempts; `attempt` below counts resumes).
+        Its first process writes `fixture` into the sandbox before the agent starts."""
         work = self.out_dir / "work" / attempt_stem(task.id, trial)
         shutil.rmtree(work, ignore_errors=True)  # a journal or played-set left by an earlier run must not leak in
         (self.out_dir / "transcripts").mkdir(parents=True, exist_ok=True)
+        work.mkdir(parents=True)
+        fixture_path = work / "fixture.msgpack"
+        fixture_path.write_bytes(msgspec.msgpack.encode(fixture))
         deadline = task.manifest.budget.wall_seconds + 60
         attempt = 0
         while True:
             if self.cancelled.is_set():
                 raise KeyboardInterrupt
-            job, path = self._job(task, live, attempt, trial)
-            killed = self._spawn(path, work / f"worker-{attempt}.log", deadline)
+            job, path = self._job(task, live, attempt, trial, fixture=str(fixture_path) if attempt == 0 else "")
+            try:
+                killed = self._spawn(path, work / f"worker-{attempt}.log", deadline)
+            finally:
+                fixture_path.unlink(missing_ok=True)  # read once, by the first process; the run folder keeps no copy
             if killed and attempt == 0:
                 attempt += 1  # the checkpoint task's kill point: resume in a fresh process
                 continue

@@ -119,11 +119,22 @@ def _run(suite: Path, out: Path, *, jobs: int = 1, extra: dict[str, list[Grader]
     return run_suite(tasks, config, out, suite_root=suite, extra_graders=extra, progress=progress)
 
 
-def _fixture_file(client, container: str, path: str) -> bytes:
-    stream, _ = client.api.get_archive(container, f"/workspace/{path}")
+def _listing(client, container: str) -> list[str]:
+    """What the container's workspace holds, read from outside."""
+    stream, _ = client.api.get_archive(container, "/workspace")
     with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
-        member = tar.getmembers()[0]
-        return tar.extractfile(member).read()
+        return [member.name for member in tar.getmembers() if member.name != "workspace"]
+
+
+def _events(client, since: str) -> list[dict]:
+    """The engine's container events from `since` (its own clock) until now."""
+    import datetime
+
+    start = datetime.datetime.fromisoformat(since[:26].rstrip("Z")).replace(tzinfo=datetime.timezone.utc)
+    until = datetime.datetime.fromisoformat(client.info()["SystemTime"][:26].rstrip("Z")).replace(
+        tzinfo=datetime.timezone.utc)
+    return list(client.events(since=int(start.timestamp()), until=int(until.timestamp()) + 1, decode=True,
+                              filters={"type": "container"}))
 
 
 @pytest.mark.docker
@@ -134,19 +145,27 @@ def test_the_next_sandbox_is_ready_while_a_task_is_graded_and_none_outlives_the_
     seen: dict[str, object] = {}
 
     def watch_the_next_task(sandbox) -> Verdict:
-        """Runs while the first task is graded: the second's sandbox should be up, fixture in."""
+        """Runs while the first task is graded: the second's sandbox should be up (and empty: its
+        task's agent process writes the fixture in)."""
         for name, info in _ours(client).items():
             seen.setdefault("run", info["Labels"][RUN_LABEL])
             if name.startswith(f"endstate-{SECOND}-"):
-                seen["next"] = (info["State"], _fixture_file(client, info["Id"], "README.md"))
+                seen["next"] = (info["State"], _listing(client, info["Id"]))
         return Verdict.ok("")
 
     before = set(_ours(client))
+    started = client.info()["SystemTime"]
     result = _run(_suite(tmp_path), tmp_path / "out", extra={FIRST: [Grader("test:watch", watch_the_next_task)]})
     assert [(t.task_id, t.outcome) for t in result.tasks] == [(FIRST, "pass"), (SECOND, "pass"), (THIRD, "pass")]
-    status, readme = seen["next"]
-    assert status == "running"
-    assert readme == (ROOT / "tasks" / SECOND / "fixture" / "README.md").read_bytes()
+    status, listing = seen["next"]
+    assert status == "running" and listing == []
+    # Every fixture went in through the agent process's channel: the engine unpacked nothing
+    # (an unpack re-runs the daemon's binary), and the run folder kept no copy of it.
+    actions = [e.get("Action") for e in _events(client, started)
+               if e.get("Actor", {}).get("Attributes", {}).get(RUN_LABEL) == seen["run"]]
+    assert actions.count("archive-path") == 4  # three seals and the look above: the events are seen
+    assert "extract-to-dir" not in actions
+    assert not list((tmp_path / "out").rglob("fixture.msgpack"))
     assert set(_ours(client)) - before == set()
     assert _ours(client, f"{RUN_LABEL}={seen['run']}") == {}
     client.close()
