@@ -144,6 +144,17 @@ def run_mutation_check(
         plans += [(mutant.name, off, p) for p in sorted({*mutant.probes, *mutant.crash_probes})]
         plans += [(mutant.name, off, h) for h in mutant.hack_probes]
 
+    def cost(plan: tuple[str, Guards, str | tuple[str, str]]) -> int:
+        """A rough rank of how long a plan takes: a killed-and-resumed run (two agent processes),
+        any other run, a live hack (a run of its own), a hack that is only graded."""
+        probe = plan[2]
+        if isinstance(probe, tuple):
+            return 1 if hacks[probe].live else 0
+        return 3 if by_id[probe].manifest.kill_at is not None else 2
+
+    # Longest first: the two -j slots then end together instead of one waiting on a long last run.
+    plans.sort(key=cost, reverse=True)
+
     def run(plan: tuple[str, Guards, str | tuple[str, str]]) -> TaskResult:
         label, guards, probe = plan
         if isinstance(probe, tuple):
