@@ -11,11 +11,26 @@ from e2e_helpers import CASSETTES, TASKS, endstate
 pytestmark = pytest.mark.docker
 
 
+def _sandbox_containers() -> set[str]:
+    """Every endstate container the engine has, running or not (the low-level list: no
+    look into each, which may be gone by then)."""
+    import docker
+
+    client = docker.from_env()
+    try:
+        return {info["Id"] for info in client.api.containers(all=True, filters={"label": "endstate"})}
+    finally:
+        client.close()
+
+
 @pytest.mark.slow
 def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
+    before = _sandbox_containers()
     ran = endstate("mutate", "--suite", str(TASKS), "--replay", str(CASSETTES / "scripted-reference"),
                    "-j", "2", "--out", str(tmp_path))
     assert ran.code == 0, ran
+    # Its 18 runs leave their removals to one pool, waited for before the command ends.
+    assert _sandbox_containers() - before == set()
     assert "control (every guard in place): as expected" in ran.out
     for name in ("permission-policy", "context-budget", "resume-reconciliation", "seal-before-holdout",
                  "vcs-pruning", "grader-errors", "fresh-grading-container", "full-snapshot", "tamper-guard"):
