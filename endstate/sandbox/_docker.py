@@ -489,12 +489,13 @@ class DockerSandbox(Sandbox):
     def ready(self) -> None:
         self._channel()
 
-    def _agent_request(self, request: dict[str, Any], payload: bytes) -> tuple[dict[str, Any], bytes, bytes]:
+    def _agent_request(self, request: dict[str, Any], payload: bytes, *,
+                       doing: str = "file tool") -> tuple[dict[str, Any], bytes, bytes]:
         deadline = time.monotonic() + self.limits.command_timeout_s + _BACKSTOP_S
         try:
             reply, stdout, stderr = self._channel().request(request, payload, deadline=deadline)
         except ChannelBroken as exc:
-            raise SandboxError(f"file tool in container {self._container.short_id} failed: {exc} "
+            raise SandboxError(f"{doing} in container {self._container.short_id} failed: {exc} "
                                f"(container state: {self._state()})") from None
         return reply, stdout, stderr
 
@@ -582,17 +583,13 @@ class DockerSandbox(Sandbox):
 
         Only where this process already holds a channel: opening one (an exec) costs the
         engine about as much as unpacking does. A grading container opens its channel first
-        thing (`ready`); a sandbox made ahead of its task gets its fixture from the engine."""
+        thing (`ready`), and so does the agent process that writes a task's fixture; a
+        process that never uses the sandbox otherwise leaves the unpacking to the engine."""
         channel = self._open_channel
         if not _IN_SANDBOX_TAR or channel is None or channel.broken or channel.pid != os.getpid():
             return False
         request = {"op": "run", "cwd": "/", "stdin": True, "argv": argv}
-        deadline = time.monotonic() + self.limits.command_timeout_s + _BACKSTOP_S
-        try:
-            reply, _, _ = self._channel().request(request, archive, deadline=deadline)
-        except ChannelBroken as exc:
-            raise SandboxError(f"writing into container {self._container.short_id} failed: {exc} "
-                               f"(container state: {self._state()})") from None
+        reply, _, _ = self._agent_request(request, archive, doing="unpacking an archive")
         return reply["code"] == 0
 
     def _put_archive(self, at: str, archive: bytes) -> None:
