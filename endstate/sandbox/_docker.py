@@ -700,6 +700,7 @@ class DockerSandbox(Sandbox):
         self.image_id = handle.get("image_id") or self._container.image.id
         self._finalizer = None
         self._open_channel = None
+        self._grading = "CHOWN" in (self._container.attrs["HostConfig"].get("CapAdd") or [])  # made for grading
         if own:
             self._finalizer = weakref.finalize(self, _remove, self._client, self._container.id, os.getpid())
         return self

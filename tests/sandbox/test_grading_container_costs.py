@@ -171,3 +171,16 @@ def test_beside_a_stopped_container_or_with_the_network_on_a_sandbox_gets_its_ow
     with DockerSandbox(sandbox_image, networked, "test-netns-net") as agent, \
             DockerSandbox(sandbox_image, networked, "test-netns-net-grade", grading=True, beside=agent) as grading:
         assert engine.api.inspect_container(grading.container_id)["HostConfig"]["NetworkMode"] == "bridge"
+
+
+def test_a_grading_container_reached_from_its_handle_still_unpacks_as_root(sandbox_image, monkeypatch):
+    calls = []
+    with DockerSandbox(sandbox_image, LIMITS, "test-attach-grade", grading=True) as made, \
+            DockerSandbox(sandbox_image, LIMITS, "test-attach-agent") as agent:
+        real = made._client.api.put_archive  # one client per process: the attached boxes use it too
+        monkeypatch.setattr(made._client.api, "put_archive", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+        for box in (DockerSandbox.attach(made.handle()), DockerSandbox.attach(agent.handle())):
+            box.ready()
+            box.put_harness_trees({HARNESS_DIR: ({"run.py": FileEntry(0o644, b"r\n")}, "root")})
+            assert box.exec(f"stat -c '%U' {HARNESS_DIR}/run.py").stdout == "root\n"
+        assert calls == [agent.container_id]  # the grading container unpacked it itself
