@@ -474,10 +474,17 @@ class DockerSandbox(Sandbox):
             return "removed"
 
     # -- files --------------------------------------------------------------------
-    def _channel(self) -> Channel:
-        """This process's open channel into the container, opened on first use."""
+    def _held_channel(self) -> Channel | None:
+        """This process's channel into the container, if it holds one that still works."""
         channel = self._open_channel
         if channel is None or channel.broken or channel.pid != os.getpid():
+            return None
+        return channel
+
+    def _channel(self) -> Channel:
+        """This process's open channel into the container, opened on first use."""
+        channel = self._held_channel()
+        if channel is None:
             try:
                 channel = self._open_channel = Channel.open(self._client.api, self._container.id)
             except docker.errors.NotFound:
@@ -585,8 +592,7 @@ class DockerSandbox(Sandbox):
         engine about as much as unpacking does. A grading container opens its channel first
         thing (`ready`), and so does the agent process that writes a task's fixture; a
         process that never uses the sandbox otherwise leaves the unpacking to the engine."""
-        channel = self._open_channel
-        if not _IN_SANDBOX_TAR or channel is None or channel.broken or channel.pid != os.getpid():
+        if not _IN_SANDBOX_TAR or self._held_channel() is None:
             return False
         request = {"op": "run", "cwd": "/", "stdin": True, "argv": argv}
         reply, _, _ = self._agent_request(request, archive, doing="unpacking an archive")
