@@ -3,6 +3,7 @@
     open_session(job, task_id=..., state_dir=...)  record or replay one task's agent -> Tape
     show(path) -> str                               a cassette as readable text
     diff(a, b) -> (identical, text)                 the first interaction two recordings differ at
+    first_difference(left, right, same)             the first key two keyed sequences differ at
     load(path) -> Recording                         the checked contents of a cassette file
     finalize(path)                                  rewrite a cassette as one compact frame
     request_hash(method, path, body) -> str         what strict replay matches on
@@ -12,7 +13,7 @@ Every failure to read a cassette is a CassetteError; replay meeting a request it
 has no answer for is a ReplayDivergence (both in endstate.errors).
 """
 
-from endstate.cassettes._diff import diff, show
+from endstate.cassettes._diff import Difference, diff, first_difference, show
 from endstate.cassettes._format import (
     FORMAT_VERSION,
     End,
@@ -33,6 +34,8 @@ __all__ = [
     "Tape",
     "show",
     "diff",
+    "first_difference",
+    "Difference",
     "load",
     "finalize",
     "request_hash",

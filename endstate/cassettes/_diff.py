@@ -4,6 +4,9 @@
 turn), not by position, so one extra retry does not shift every later pair.
 It judges responses by what the agent reads (status, message, tool calls,
 finish reason), not by ids and timestamps that differ on every call.
+
+The walk that finds where two keyed sequences first part (`first_difference`) is
+public: the viewer uses it to mark the first turn where two transcripts differ.
 """
 
 from __future__ import annotations
@@ -11,13 +14,15 @@ from __future__ import annotations
 import difflib
 import os
 from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from typing import NamedTuple, TypeVar
 
 import msgspec
 
 from endstate.cassettes._format import Interaction, Recording, load
 from endstate.cassettes._render import request_lines, request_messages, response_lines
 
-__all__ = ["show", "diff"]
+__all__ = ["show", "diff", "first_difference", "Difference"]
 
 # Per-message content shown by `show`; `diff` shows everything but caps its output.
 _SHOW_LIMIT = 1200
@@ -63,20 +68,54 @@ def diff(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> tuple[bool, st
     """
     left, right = load(a), load(b)
     notes = _header_notes(left, right)
-    right_by_key = dict(_keyed(right))
-    left_keys = set()
-    for key, (index, one) in _keyed(left):
-        left_keys.add(key)
-        other = right_by_key.get(key)
+    found = first_difference(_keyed(left), _keyed(right), _same)
+    if found is None:
+        return True, f"identical: {len(left.interactions)} interactions"
+    key, i, j = found
+    one = left.interactions[i] if i is not None else None
+    other = right.interactions[j] if j is not None else None
+    if other is None:
+        where = f"{_where(key)} (#{i}) is only in {left.path}"
+    elif one is None:
+        where = f"{_where(key)} (#{j}) is only in {right.path}"
+    else:
+        where = f"first difference at {_where(key)} (#{i} in {left.path}, #{j} in {right.path})"
+    return False, _report(notes, where, one, other, left, right)
+
+
+K = TypeVar("K", bound=Hashable)
+T = TypeVar("T")
+
+
+class Difference(NamedTuple):
+    """Where two keyed sequences first differ: the key, and its position on each side
+    (None on the side that lacks the key)."""
+
+    key: object
+    left: int | None
+    right: int | None
+
+
+def first_difference(left: Sequence[tuple[K, T]], right: Sequence[tuple[K, T]],
+                     same: Callable[[T, T], bool]) -> Difference | None:
+    """The first key, in left's order, that is missing on the right or whose items are
+    not `same`; then the first key only on the right. None when they agree throughout.
+
+    Pairing by key rather than by position keeps one extra item (a retry, a turn)
+    from making every later pair differ.
+    """
+    right_at = {key: (j, item) for j, (key, item) in enumerate(right)}
+    for i, (key, item) in enumerate(left):
+        other = right_at.get(key)
         if other is None:
-            return False, _report(notes, f"{_where(key)} (#{index}) is only in {left.path}", one, None, left, right)
-        if not _same(one, other[1]):
-            where = f"first difference at {_where(key)} (#{index} in {left.path}, #{other[0]} in {right.path})"
-            return False, _report(notes, where, one, other[1], left, right)
-    for key, (index, other) in _keyed(right):
+            return Difference(key, i, None)
+        if not same(item, other[1]):
+            return Difference(key, i, other[0])
+    left_keys = {key for key, _ in left}
+    for j, (key, _) in enumerate(right):
         if key not in left_keys:
-            return False, _report(notes, f"{_where(key)} (#{index}) is only in {right.path}", None, other, left, right)
-    return True, f"identical: {len(left.interactions)} interactions"
+            return Difference(key, None, j)
+    return None
 
 
 def _header_lines(recording: Recording) -> list[str]:
@@ -106,13 +145,13 @@ def _title(index: int, interaction: Interaction) -> str:
 Key = tuple[str, int | None, int]
 
 
-def _keyed(recording: Recording) -> list[tuple[Key, tuple[int, Interaction]]]:
+def _keyed(recording: Recording) -> list[tuple[Key, Interaction]]:
     """Interactions keyed by (channel, turn, attempt), in recorded order."""
     seen: Counter[tuple[str, int | None]] = Counter()
     keyed = []
-    for index, interaction in enumerate(recording.interactions):
+    for interaction in recording.interactions:
         slot = (interaction.request.channel, interaction.request.turn)
-        keyed.append(((*slot, seen[slot]), (index, interaction)))
+        keyed.append(((*slot, seen[slot]), interaction))
         seen[slot] += 1
     return keyed
 

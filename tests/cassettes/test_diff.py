@@ -6,7 +6,7 @@ import pytest
 from cassette_helpers import PROMPTS, TASK, ask, client, job
 
 import endstate.cassettes
-from endstate.cassettes import diff, open_session, show
+from endstate.cassettes import Difference, diff, first_difference, open_session, show
 from endstate.errors import CassetteError
 
 
@@ -64,6 +64,17 @@ def test_diff_of_a_longer_recording_names_the_extra_turn(server, tmp_path):
     assert not same and f"agent turn 3 (#2) is only in {b}" in text
 
 
+def test_first_difference_pairs_by_key_not_by_position():
+    same = str.__eq__
+    left = [((1,), "a"), ((2,), "b"), ((3,), "c")]
+    assert first_difference(left, list(left), same) is None
+    assert first_difference(left, [((1,), "a"), ((2,), "B"), ((3,), "c")], same) == Difference((2,), 1, 1)
+    # a key only on the left comes first, in left's order; one only on the right after all of left
+    assert first_difference(left, [((1,), "a"), ((3,), "c")], same) == Difference((2,), 1, None)
+    assert first_difference(left[:2], [((1,), "a"), ((2,), "b"), ((3,), "c")], same) == Difference((3,), None, 2)
+    assert first_difference([], [], same) is None
+
+
 def test_show_and_diff_refuse_bad_files(tmp_path):
     bad = tmp_path / "bad.cassette"
     bad.write_bytes(b"garbage")
@@ -75,7 +86,7 @@ def test_show_and_diff_refuse_bad_files(tmp_path):
 
 def test_public_names():
     assert set(endstate.cassettes.__all__) == {
-        "open_session", "Tape", "show", "diff", "load", "finalize", "request_hash", "MATCH_MODES",
+        "open_session", "Tape", "show", "diff", "first_difference", "Difference", "load", "finalize", "request_hash", "MATCH_MODES",
         "FORMAT_VERSION", "Recording", "Header", "Interaction", "RecordedRequest", "RecordedResponse", "End",
         "check_replay_folder", "replay_settings", "ReplaySource",
     }
