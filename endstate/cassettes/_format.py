@@ -32,6 +32,8 @@ from pathlib import Path
 import msgspec
 import zstandard
 
+from endstate.cassettes._limits import (MAX_BODY_BYTES, MAX_EXPANDED_BYTES, MAX_RECORDS, MAX_RESTORED_BYTES, expand,
+                                        record_count, size_text, too_large)
 from endstate.errors import CassetteError
 from endstate.models._spec import RunSettings
 
@@ -66,7 +68,7 @@ _APPEND_LEVEL = 3
 _FINAL_LEVEL = 19
 
 
-class Header(msgspec.Struct, tag_field="kind", tag="header"):
+class Header(msgspec.Struct, tag_field="kind", tag="header", forbid_unknown_fields=True):
     format_version: int
     endstate_version: str
     model: str
@@ -80,7 +82,7 @@ class Header(msgspec.Struct, tag_field="kind", tag="header"):
     settings: RunSettings | None = None
 
 
-class RecordedRequest(msgspec.Struct):
+class RecordedRequest(msgspec.Struct, forbid_unknown_fields=True):
     method: str
     #: The URL path without scheme, host or port, so cassettes survive a new port.
     path: str
@@ -94,19 +96,19 @@ class RecordedRequest(msgspec.Struct):
     query: list[tuple[str, str]] = []
 
 
-class RecordedResponse(msgspec.Struct):
+class RecordedResponse(msgspec.Struct, forbid_unknown_fields=True):
     status: int
     headers: dict[str, list[str]]
     body: bytes
     reason: str = ""
 
 
-class Interaction(msgspec.Struct, tag_field="kind", tag="interaction"):
+class Interaction(msgspec.Struct, tag_field="kind", tag="interaction", forbid_unknown_fields=True):
     request: RecordedRequest
     response: RecordedResponse
 
 
-class End(msgspec.Struct, tag_field="kind", tag="end"):
+class End(msgspec.Struct, tag_field="kind", tag="end", forbid_unknown_fields=True):
     """Written when the recording session closes in order; absent after a kill."""
 
     interactions: int
@@ -114,7 +116,7 @@ class End(msgspec.Struct, tag_field="kind", tag="end"):
     error: str = ""
 
 
-class BodyDelta(msgspec.Struct, array_like=True):
+class BodyDelta(msgspec.Struct, array_like=True, forbid_unknown_fields=True):
     """A request body as an edit of the previous request body: head + middle + tail."""
 
     head: int
@@ -178,8 +180,13 @@ def _restore(stored: _StoredInteraction, previous: bytes | None, path: Path, num
     if isinstance(body, BodyDelta):
         if previous is None or body.head < 0 or body.tail < 0 or body.head + body.tail > len(previous):
             raise _damaged(path, f"record {number} edits a request body it does not follow")
+        if body.head + len(body.middle) + body.tail > MAX_BODY_BYTES:
+            raise too_large(path, f"record {number}'s request body would be "
+                                  f"{size_text(body.head + len(body.middle) + body.tail)}")
         kept = memoryview(previous)
         body = b"".join((kept[: body.head], body.middle, kept[len(previous) - body.tail:]))
+    if max(len(body), len(stored.response.body)) > MAX_BODY_BYTES:
+        raise too_large(path, f"record {number} holds a body of {size_text(max(len(body), len(stored.response.body)))}")
     return Interaction(
         RecordedRequest(request.method, request.path, body, request.headers, request.channel, request.turn,
                         request.request_hash, request.query),
@@ -212,6 +219,9 @@ def load(path: str | os.PathLike[str]) -> Recording:
     """
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_EXPANDED_BYTES:  # compressed, it cannot hold more than it may expand to
+            raise too_large(path, f"the file is {size_text(size)} long")
         data = path.read_bytes()
     except FileNotFoundError:
         raise CassetteError(f"no cassette at {path}") from None
@@ -223,8 +233,7 @@ def load(path: str | os.PathLike[str]) -> Recording:
 def _parse(data: bytes, path: Path) -> Recording:
     _check_prefix(data, path)
     records: list[Header | _StoredInteraction | End] = []
-    decompressor = zstandard.ZstdDecompressor()  # zstd contexts must not be shared between threads
-    offset = _PREFIX_SIZE
+    offset, expanded = _PREFIX_SIZE, 0
     while offset < len(data):
         if offset + _LENGTH.size > len(data):
             raise _damaged(path, f"it ends inside a chunk length at byte {offset}")
@@ -233,9 +242,16 @@ def _parse(data: bytes, path: Path) -> Recording:
         if offset > len(data):
             raise _damaged(path, f"a chunk at byte {start} needs {size} bytes, only {len(data) - start} remain")
         try:
-            records += _decoder.decode(decompressor.decompress(data[start:offset]))
+            frame = expand(data[start:offset], MAX_EXPANDED_BYTES - expanded, path, start)
+            expanded += len(frame)
+            if record_count(frame) > MAX_RECORDS - len(records):
+                raise too_large(path, f"the chunk at byte {start} says it holds {record_count(frame)} records, "
+                                      f"over the {MAX_RECORDS} a cassette may hold")
+            records += _decoder.decode(frame)
         except (zstandard.ZstdError, msgspec.DecodeError) as exc:
             raise _damaged(path, f"the chunk at byte {start} does not decode ({exc})") from None
+        except RecursionError:  # unknown fields are refused first; this is the backstop
+            raise _damaged(path, f"the chunk at byte {start} nests deeper than any record does") from None
     return _assemble(records, path, _VERSION.unpack_from(data, len(MAGIC))[0])
 
 
@@ -263,6 +279,7 @@ def _assemble(records: list[Header | _StoredInteraction | End], path: Path, vers
         raise _damaged(path, f"its header says format version {header.format_version}, its prefix {version}")
     interactions: list[Interaction] = []
     end: End | None = None
+    restored = 0
     for number, record in enumerate(records[1:], start=1):
         if end is not None:
             raise _damaged(path, f"record {number} follows the end marker")
@@ -273,6 +290,10 @@ def _assemble(records: list[Header | _StoredInteraction | End], path: Path, vers
         else:
             previous = interactions[-1].request.body if interactions else None
             interactions.append(_restore(record, previous, path, number))
+            restored += len(interactions[-1].request.body)
+            if restored > MAX_RESTORED_BYTES:
+                raise too_large(path, f"its request bodies restore to over {size_text(MAX_RESTORED_BYTES)} "
+                                      f"by record {number}")
     if end is not None and end.interactions != len(interactions):
         raise _damaged(path, f"its end marker counts {end.interactions} interactions, "
                              f"the file holds {len(interactions)}")
