@@ -526,8 +526,14 @@ def compare_command(base: Path, cand: Path, by: str | None, as_json: bool) -> No
 @click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None, help="TOML price table.")
 @_user_errors
 def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] | None, prices: Path | None) -> None:
-    """One self-contained, offline HTML file to read runs by: table, card, plots, every task's details."""
+    """One self-contained, offline HTML file to read runs by: table, card, plots, every task's details.
+
+    Given two or more runs of the same task pack, the page opens with the first paired
+    against each other one: compare's figures, the flipped tasks, both sides of each."""
     from endstate.report import load_prices, write_view
 
-    path = write_view(list(runs), out, load_prices(prices), controls or None)
+    notes: list[str] = []
+    path = write_view(list(runs), out, load_prices(prices), controls or None, notes)
+    for note in notes:
+        click.echo(f"endstate: {note}", err=True)
     click.echo(f"report: {path} ({path.stat().st_size // 1024} KiB; open it in any browser, offline)")

@@ -5,6 +5,9 @@ JSON. The benchmark table, card and plots are static HTML; the task list is draw
 by the script a page at a time, and a task's details (verdicts, counters, the
 transcript turn by turn, the end state's diff) stay unparsed JSON until the task is
 opened, so a run of thousands of tasks opens at once. No network, no server.
+
+Given two or more runs, the page opens with the paired section (`_paired`): the
+first run against each other one, task by task.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from pathlib import Path
 import msgspec
 
 from endstate.report._benchmark import COLUMNS, Benchmark, Price, benchmark, cells
+from endstate.report._extras import read_extras
+from endstate.report._paired import RunSide, pair_runs, paired_html, paired_index
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
 from endstate.report._runs import load_run
+from endstate.report._turns import turn_keys
 from endstate.suite._results import RunResult, TaskResult, attempt_stem
 
 __all__ = ["render_view", "write_view"]
@@ -116,45 +122,61 @@ _TASKS = """<div class="controls"><label>run <select id="run"></select></label>
 <label>filter <input id="filter" type="search" placeholder="task, category, grader, reason"></label>
 <label>outcome <select id="outcome"><option value="">any</option><option>pass</option><option>fail</option>
 <option>error</option><option>divergence</option></select></label> <span id="count"></span></div>
-<table id="tasks"><thead><tr><th>task</th><th>category</th><th>outcome</th><th>steps</th><th>why</th></tr></thead>
-<tbody></tbody></table><button id="more" hidden>show more</button>
+<div class="wide"><table id="tasks"><thead><tr><th>task</th><th>category</th><th>outcome</th><th>steps</th>
+<th>why</th></tr></thead><tbody></tbody></table></div><button id="more" hidden>show more</button>
 <p class="muted">Click a task for its graders, counters, end-state diff and transcript.</p>"""
 
 
 def render_view(run_paths: list[Path], prices: dict[str, Price],
-                controls: tuple[Path, Path] | None = None) -> str:
+                controls: tuple[Path, Path] | None = None, notes: list[str] | None = None) -> str:
+    """The page. `notes` (when given) receives what the reader of a terminal should know,
+    such as why runs could not be paired."""
     report = benchmark(run_paths, prices, controls)
     runs = [load_run(p) for p in run_paths]
-    index_runs, details = [], []
+    index_runs, details, sides = [], [], []
     for r, (path, run) in enumerate(zip(run_paths, runs)):
         tasks = []
+        side = RunSide(str(path), run, extras=read_extras(Path(path)))
         for i, task in enumerate(sorted(run.tasks, key=lambda t: (t.task_id, t.attempt))):
             element = f"d-{r}-{i}"
             tasks.append([task.task_id, task.category, task.attempt, task.outcome, task.failing_grader,
                           _short(task.reason), task.counters.steps, element])
-            details.append(_script_json(_detail(task, _folder(Path(path))), element))
+            detail = _detail(task, _folder(Path(path)))
+            details.append(_script_json(detail, element))
+            side.elements[(task.task_id, task.attempt)] = element
+            side.turns[(task.task_id, task.attempt)] = turn_keys(detail["transcript"])
         index_runs.append({"label": str(path), "model": run.card.model, "tasks": tasks})
+        sides.append(side)
+    paired, paired_data = "", ""
+    if len(sides) > 1:
+        candidates = pair_runs(sides[0], sides[1:])
+        paired = paired_html(sides[0], candidates)
+        paired_data = _script_json(paired_index(sides[0], candidates), "paired-index")
+        if notes is not None:
+            notes += [f"no paired view of {c.side.label}: {c.problem}" for c in candidates if c.comparison is None]
     package = resources.files("endstate.report") / "viewer"
     css = (package / "viewer.css").read_text()
-    js = (package / "viewer.js").read_text()
+    js = (package / "viewer.js").read_text() + (package / "paired.js").read_text()
     return "".join([
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>endstate report</title><style>{css}</style></head><body>",
         "<h1>endstate report</h1>",
         "<p class='muted'>" + html.escape(", ".join(str(p) for p in run_paths)) + "</p>",
+        paired,
         "<h2>Benchmark</h2>", _table(report),
         '<h2>Plots</h2><div class="plots">', _plots(report, runs), "</div>",
         "<h2>Cards</h2>", _cards(report),
         "<h2>Tasks</h2>", _TASKS,
-        _script_json({"runs": index_runs}, "index"),
+        _script_json({"runs": index_runs}, "index"), paired_data,
         "\n".join(details),
         f"<script>{js}</script></body></html>\n",
     ])
 
 
 def write_view(run_paths: list[Path], out: Path, prices: dict[str, Price],
-               controls: tuple[Path, Path] | None = None) -> Path:
+               controls: tuple[Path, Path] | None = None, notes: list[str] | None = None) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_view(run_paths, prices, controls))
+    out.write_text(render_view(run_paths, prices, controls, notes))
     return out

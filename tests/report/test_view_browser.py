@@ -117,3 +117,65 @@ def test_walk_a_committed_control_run(browser, tmp_path: Path) -> None:
     assert detail.locator(".turn.assistant").count() >= 1
     assert "no change: the end state equals the fixture" in detail.inner_text()
     assert problems == [] and requests == []
+
+
+def _fits(page) -> list[str]:
+    """Tables wider than the page: each must fit, or scroll inside a box of its own."""
+    return page.evaluate("""() => {
+      const width = document.documentElement.clientWidth, bad = [];
+      if (document.documentElement.scrollWidth > width) bad.push("the page scrolls sideways");
+      for (const table of document.querySelectorAll("table")) {
+        const box = table.closest(".wide");
+        const right = (box || table).getBoundingClientRect().right;
+        if (table.offsetParent !== null && right > width + 0.5)
+          bad.push((table.id || table.className || "table") + " ends at " + right + " of " + width);
+      }
+      return bad;
+    }""")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1024, 1600])
+def test_paired_report_of_the_two_control_arms(browser, width: int) -> None:
+    controls = ROOT / "bench" / "results" / "controls"
+    null, ref = controls / "scripted-null", controls / "scripted-reference"
+    shots = ROOT / "runs" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    report = write_view([null, ref], shots / f"paired-controls-{width}.html", load_prices(None))
+    page, problems, requests = _open(browser, report)
+    page.set_viewport_size({"width": width, "height": 900})
+
+    figures = page.locator("#paired table.figures tr").nth(1).inner_text()
+    assert "0.0%" in figures and "100.0%" in figures and "4.77e-07" in figures
+    page.select_option("#pair-kind", "flipped")
+    assert page.locator("#pairs tr.pair").count() == 22
+    assert page.locator('#pairs tr.pair[data-kind="to-pass"]').count() == 22
+    page.select_option("#pair-kind", "to-fail")
+    assert page.locator("#pairs tr.pair").count() == 0
+    page.select_option("#pair-kind", "flipped")
+    page.select_option("#pair-category", "bugfix")
+    assert page.locator("#pairs tr.pair").count() == 4
+    assert _fits(page) == []
+    page.screenshot(path=str(shots / f"paired-{width}-list.png"), full_page=True)
+
+    page.click('#pairs tr.pair[data-task="bugfix-booking-overlap"]')
+    detail = page.locator('.pair-detail[data-task="bugfix-booking-overlap"]')
+    detail.wait_for()
+    ends = detail.locator(".end-states")
+    assert "no change: the end state equals the fixture" in ends.locator(".side.base").inner_text()
+    assert ends.locator(".side.cand .diff .add").inner_text().startswith("+        return self.start < other.end")
+    tests_pass = detail.locator('tr.verdict[data-grader="tests_pass"]')
+    assert tests_pass.locator("td.base .badge.fail").count() == 1 and "tests: 4 of 25 failed" in tests_pass.inner_text()
+    assert tests_pass.locator("td.cand .badge.pass").count() == 1
+    assert detail.locator("td.cand .badge.fail").count() == 0
+    # the null arm answers "Done." where the reference runs the tests: they part at turn 1
+    first = detail.locator(".turn-label.first-diff")
+    assert first.count() == 1 and first.get_attribute("data-turn") == "1"
+    assert detail.locator(".turn-cell.base.first-diff").inner_text().strip().endswith("Done.")
+    assert "python -m pytest" in detail.locator(".turn-cell.cand.first-diff").inner_text()
+    assert detail.locator(".counters.paired tr.differs").count() >= 1
+    assert _fits(page) == []
+    detail.screenshot(path=str(shots / f"paired-{width}-task.png"))
+    page.screenshot(path=str(shots / f"paired-{width}-page.png"), full_page=True)
+    print(f"screenshots: {shots}/paired-{width}-*.png")
+    assert problems == [] and requests == []

@@ -102,25 +102,32 @@
     return el("div", { class: "turn " + kind + " " + marks.join(" ") }, [head, text ? el("pre", { text: text }) : null]);
   }
 
+  // The boxes one message is drawn as; `step` numbers the assistant's messages.
+  function messageTurns(m, step) {
+    const out = [];
+    if (m.role === "assistant") {
+      out.push(turn("assistant", "assistant, step " + step, m.content || "", []));
+      for (const call of m.tool_calls || []) {
+        let args = call.arguments;
+        try { args = JSON.stringify(JSON.parse(args), null, 1); } catch (e) { /* kept as sent */ }
+        out.push(turn("assistant call", "tool call " + call.name + " (" + call.id + ")", args, []));
+      }
+    } else if (m.role === "tool") {
+      const denied = (m.content || "").startsWith("denied: ");
+      out.push(turn("tool", "tool output (" + m.tool_call_id + ")", m.content, denied ? ["denied"] : []));
+    } else {
+      const compacted = m.role === "user" && (m.content || "").includes("(the earlier conversation was compacted)");
+      out.push(turn(m.role, m.role, m.content, compacted ? ["compaction"] : []));
+    }
+    return out;
+  }
+
   function transcript(messages) {
     const box = el("div", { class: "transcript" });
     let step = 0;
     for (const m of messages) {
-      if (m.role === "assistant") {
-        step += 1;
-        box.appendChild(turn("assistant", "assistant, step " + step, m.content || "", []));
-        for (const call of m.tool_calls || []) {
-          let args = call.arguments;
-          try { args = JSON.stringify(JSON.parse(args), null, 1); } catch (e) { /* kept as sent */ }
-          box.appendChild(turn("assistant call", "tool call " + call.name + " (" + call.id + ")", args, []));
-        }
-      } else if (m.role === "tool") {
-        const denied = (m.content || "").startsWith("denied: ");
-        box.appendChild(turn("tool", "tool output (" + m.tool_call_id + ")", m.content, denied ? ["denied"] : []));
-      } else {
-        const compacted = m.role === "user" && (m.content || "").includes("(the earlier conversation was compacted)");
-        box.appendChild(turn(m.role, m.role, m.content, compacted ? ["compaction"] : []));
-      }
+      if (m.role === "assistant") step += 1;
+      for (const node of messageTurns(m, step)) box.appendChild(node);
     }
     return box;
   }
@@ -135,6 +142,12 @@
     return pre;
   }
 
+  function endState(d) {
+    return d.diff === null
+      ? el("p", { class: "muted", text: "no diff beside these results (runs before diffs were recorded, or not sealed)" })
+      : d.diff === "" ? el("p", { class: "muted", text: "no change: the end state equals the fixture" }) : diffView(d.diff);
+  }
+
   function renderDetail(d) {
     const box = el("div", { class: "detail", "data-task": d.task_id });
     box.appendChild(el("p", {}, [badge(d.outcome), el("span", { text: "  stop: " + d.stop_reason +
@@ -143,9 +156,7 @@
     box.appendChild(section("Graders", [verdictTable(d)]));
     box.appendChild(section("Counters against requires", [countersTable(d)]));
     if (d.outcome === "divergence") box.appendChild(section("Replay divergence: request diff", [diffView(d.reason)]));
-    box.appendChild(section("End state against the fixture", [d.diff === null
-      ? el("p", { class: "muted", text: "no diff beside these results (runs before diffs were recorded, or not sealed)" })
-      : d.diff === "" ? el("p", { class: "muted", text: "no change: the end state equals the fixture" }) : diffView(d.diff)]));
+    box.appendChild(section("End state against the fixture", [endState(d)]));
     box.appendChild(section("Transcript", [d.transcript === null
       ? el("p", { class: "muted", text: "no transcript beside these results" }) : transcript(d.transcript)]));
     return box;
@@ -161,5 +172,7 @@
     renderList();
   }
 
+  // The paired view (paired.js) draws its two columns with the same pieces.
+  window.endstateViewer = { el, badge, section, verdictTable, countersTable, messageTurns, endState, diffView };
   init();
 })();
