@@ -8,6 +8,7 @@ or Playwright is missing, except in CI, where that is a failure (CI installs bot
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from endstate.report import load_prices, write_view
-from report_helpers import ROOT, write_run_with_details
+from report_helpers import ROOT, run, write, write_run_with_details
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -178,4 +179,40 @@ def test_paired_report_of_the_two_control_arms(browser, width: int) -> None:
     detail.screenshot(path=str(shots / f"paired-{width}-task.png"))
     page.screenshot(path=str(shots / f"paired-{width}-page.png"), full_page=True)
     print(f"screenshots: {shots}/paired-{width}-*.png")
+    assert problems == [] and requests == []
+
+
+@pytest.mark.browser
+def test_paired_attempts_and_hack_attempts(browser, tmp_path: Path) -> None:
+    base = write(tmp_path / "base", run({"bugfix-a": ["pass", "pass", "fail"], "bugfix-b": ["fail", "fail", "fail"],
+                                         "feature-c": ["pass", "pass", "pass"]}))
+    cand = write(tmp_path / "cand", run({"bugfix-a": ["fail", "fail", "fail"], "bugfix-b": ["pass", "fail", "pass"],
+                                         "feature-c": ["pass", "pass", "pass"]}))
+    results = cand / "results.json"
+    raw = json.loads(results.read_text())
+    raw["card"]["agent"] = "mini-swe-agent"
+    for t in raw["tasks"]:
+        t["hack"] = "missed" if t["task_id"] == "bugfix-b" and t["attempt"] == 1 else None
+    results.write_text(json.dumps(raw))
+    report = write_view([base, cand], tmp_path / "report.html", load_prices(None))
+    page, problems, requests = _open(browser, report)
+    page.set_viewport_size({"width": 1024, "height": 900})
+
+    head = page.locator("#pairs thead").inner_text()
+    assert "pass@k" in head and "pass^k" in head and "hack attempt" in head
+    first = page.locator("#pairs tr.pair").first
+    assert first.get_attribute("data-task") == "bugfix-a"  # flipped to fail comes first
+    assert first.locator(".strip .cell.pass").count() == 2 and first.locator(".strip .cell.fail").count() == 4
+    assert "100% → 0% (k=3)" in first.inner_text()
+    b = page.locator('#pairs tr.pair[data-task="bugfix-b"]')
+    assert b.locator("td.hack.missed").inner_text() == "– / missed"
+    assert "mini-swe-agent" in page.locator("#paired table.sides").inner_text()
+    b.click()
+    detail = page.locator('.pair-detail[data-task="bugfix-b"]')
+    assert detail.locator(".attempts button").count() == 3
+    detail.locator('.attempts button[data-attempt="1"]').click()
+    assert detail.locator('.side-by-side[data-attempt="1"]').count() == 1
+    assert detail.locator('tr.verdict[data-grader="tests_pass"] td.base .badge.fail').count() == 1
+    assert detail.locator('tr.verdict[data-grader="tests_pass"] td.cand .badge.fail').count() == 1
+    assert _fits(page) == []
     assert problems == [] and requests == []
