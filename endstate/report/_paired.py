@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from endstate.errors import UserError
 from endstate.report._compare import Comparison, PairedSummary, compare_runs
 from endstate.report._extras import RunExtras
 from endstate.report._stats import pass_at_k, pass_hat_k
 from endstate.report._turns import first_differing_turn
-from endstate.suite._results import RunResult
+
+if TYPE_CHECKING:
+    from endstate.suite import RunResult
 
 __all__ = ["KINDS", "RunSide", "Candidate", "pair_runs", "paired_index", "paired_html"]
 
@@ -65,6 +68,13 @@ def _at_k(outcomes: tuple[str, ...], k: int) -> list[float]:
     return [round(pass_at_k(len(outcomes), passes, k), 4), round(pass_hat_k(len(outcomes), passes, k), 4)]
 
 
+def _turn(base: TurnKeys, cand: TurnKeys) -> int | str | None:
+    """The first differing turn; None when the transcripts read the same; "missing" without both."""
+    if base is None or cand is None:
+        return "missing"
+    return first_differing_turn(base, cand)
+
+
 def _rows(base: RunSide, cand: RunSide, comparison: Comparison) -> list[dict]:
     """One row per paired task, for the script: outcomes per attempt, where each
     attempt's details are, the first differing turn per attempt, pass@k / pass^k, hacks."""
@@ -78,7 +88,7 @@ def _rows(base: RunSide, cand: RunSide, comparison: Comparison) -> list[dict]:
             "id": p.task_id, "cat": p.category, "kind": _kind(p.base, p.cand),
             "b": list(p.base_outcomes), "c": list(p.cand_outcomes),
             "be": [base.elements.get(key) for key in keys], "ce": [cand.elements.get(key) for key in keys],
-            "turn": [first_differing_turn(base.turns.get(key), cand.turns.get(key)) for key in keys],
+            "turn": [_turn(base.turns.get(key), cand.turns.get(key)) for key in keys],
             "k": k, "bk": _at_k(p.base_outcomes, k), "ck": _at_k(p.cand_outcomes, k),
             "bh": [base.extras.hack.get(key) for key in keys], "ch": [cand.extras.hack.get(key) for key in keys],
         })
@@ -193,7 +203,8 @@ def _candidate_html(base: RunSide, c: Candidate) -> str:
     return "".join(parts)
 
 
-_LIST = """<div class="controls"><label id="pair-cand-label">candidate <select id="pair-cand"></select></label>
+_LIST = """<noscript><p class="muted">The paired task list needs JavaScript; the figures and the discordant
+tasks above do not.</p></noscript><div id="pair-list" hidden><div class="controls"><label id="pair-cand-label">candidate <select id="pair-cand"></select></label>
 <label>change <select id="pair-kind"><option value="">any (discordant first)</option>
 <option value="flipped">flipped (either way)</option></select></label>
 <label>category <select id="pair-category"><option value="">any</option></select></label>
@@ -201,7 +212,7 @@ _LIST = """<div class="controls"><label id="pair-cand-label">candidate <select i
 <div class="wide"><table id="pairs"><thead></thead><tbody></tbody></table></div>
 <button id="pairs-more" hidden>show more</button>
 <p class="muted">Click a task to read both runs side by side: verdicts, counters, end-state diff and the transcript
-turn by turn, the first turn where they differ marked.</p>"""
+turn by turn, the first turn where they differ marked.</p></div>"""
 
 
 def paired_html(base: RunSide, candidates: list[Candidate]) -> str:

@@ -181,6 +181,18 @@ def test_paired_report_of_the_two_control_arms(browser, width: int) -> None:
     print(f"screenshots: {shots}/paired-{width}-*.png")
     assert problems == [] and requests == []
 
+    # the summary is HTML: a reader without JavaScript sees the figures and the flipped tasks
+    static = browser.new_context(java_script_enabled=False).new_page()
+    static.set_viewport_size({"width": width, "height": 900})
+    static.goto(report.as_uri())
+    assert "4.77e-07" in static.locator("#paired table.figures").inner_text()
+    assert "flipped to pass: 22" in static.locator("#paired .kinds").inner_text()
+    static.click("#paired details.discordant summary")
+    assert "bugfix-booking-overlap" in static.locator("#paired details.discordant").inner_text()
+    assert not static.locator("#pair-list").is_visible()
+    assert _fits(static) == []
+    static.context.close()
+
 
 @pytest.mark.browser
 def test_paired_attempts_and_hack_attempts(browser, tmp_path: Path) -> None:

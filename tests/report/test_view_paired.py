@@ -111,7 +111,7 @@ def test_the_first_differing_turn_is_in_each_pair(tmp_path: Path) -> None:
     del_.unlink()
     (cand_index,) = _blocks(render_view([base, cand], load_prices(None)))["paired-index"]["cands"]
     turns = {p["id"]: p["turn"] for p in cand_index["pairs"]}
-    assert turns == {"bugfix-a": [2], "feature-c": [None], "feature-d": [None], "bugfix-b": [None],
+    assert turns == {"bugfix-a": [2], "feature-c": [None], "feature-d": ["missing"], "bugfix-b": [None],
                      "refactor-e": [None]}
 
 

@@ -36,8 +36,9 @@
   function share(value) { return Math.round(value * 100) + "%"; }
 
   function turnText(turns) {
-    const found = turns.find((t) => t !== null);
-    return found === undefined ? "same (or no transcript)" : "turn " + found;
+    const found = turns.find((t) => typeof t === "number");
+    if (found !== undefined) return "turn " + found;
+    return turns.every((t) => t === null) ? "none: same transcripts" : "no transcript";
   }
 
   function hackText(values) {
@@ -253,6 +254,7 @@
     kindSelect.addEventListener("change", () => { state.kind = kindSelect.value; reset(); });
     categorySelect.addEventListener("change", () => { state.category = categorySelect.value; reset(); });
     document.getElementById("pairs-more").addEventListener("click", () => { state.shown += PAGE; renderList(); });
+    document.getElementById("pair-list").hidden = false;
     renderList();
   }
 
