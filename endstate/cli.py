@@ -131,11 +131,17 @@ def _show_check(report) -> None:
 @click.option("--visible-tests", is_flag=True, help="Put the fix's tests in the fixture too (the agent sees them).")
 @click.option("--dockerfile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Give the task its own image, built from this Dockerfile (copied to image/Dockerfile).")
+@click.option("--test-command", default=None,
+              help="How the project's tests run, without targets (e.g. 'PYTHONPATH=src python -m pytest -q'); "
+                   "default: read from the project's layout and test configuration.")
+@click.option("--issue", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A file with the bug report the fix answers; its text joins the prompt.")
 @click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
 @click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
 @_user_errors
 def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, test_globs: tuple[str, ...],
-              visible_tests: bool, dockerfile: Path | None, sandbox: str, image: str | None) -> None:
+              visible_tests: bool, dockerfile: Path | None, test_command: str | None, issue: Path | None,
+              sandbox: str, image: str | None) -> None:
     """A task from a fix commit (--repo, --fix), checked; or a blank, documented skeleton."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.suite import check_tasks, load_task, resolve_graders
@@ -152,7 +158,7 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
     backend = resolve_backend(sandbox)
     folder = new_task_from_fix(task_id, repo=repo, fix=fix, suite=suite, backend=backend, image=image or DEFAULT_IMAGE,
                                test_globs=test_globs or DEFAULT_TEST_GLOBS, visible_tests=visible_tests,
-                               dockerfile=dockerfile, log=click.echo)
+                               dockerfile=dockerfile, test_command=test_command, issue=issue, log=click.echo)
     click.echo(f"wrote {folder}; prompt.md is the commit message: rewrite it as the bug report an agent gets")
     click.echo(f"checking {folder} (fixture, solution, each hack, reference)")
     task = load_task(folder)

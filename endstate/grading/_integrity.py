@@ -18,7 +18,9 @@ canary test watch the run itself; the README says what remains possible.
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 
 from endstate.grading._verdict import Verdict
 from endstate.sandbox._sealed import SealedSandbox
@@ -67,10 +69,26 @@ def _tripwires(pattern: re.Pattern[str], text: str) -> dict[str, int]:
     return counts
 
 
+def _without_comments(text: str) -> str:
+    """`text` with its comments blanked (a comment is not code: "as unittest.mock does" must not
+    trip a wire). Source that does not tokenize is kept whole, so nothing hides behind a syntax error."""
+    lines = text.splitlines(keepends=True)
+    try:
+        comments = [t.start for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    for row, col in comments:
+        line = lines[row - 1]
+        lines[row - 1] = line[:col] + ("\n" if line.endswith("\n") else "")
+    return "".join(lines)
+
+
 def _gained(sandbox: SealedSandbox, path: str) -> list[str]:
     pattern = TEST_FILE_TRIPWIRES if is_test_file(path) else SOURCE_TRIPWIRES
-    after = _tripwires(pattern, sandbox.read_text(path))
-    before = _tripwires(pattern, sandbox.fixture_text(path)) if sandbox.fixture_exists(path) else {}
+    after = _tripwires(pattern, _without_comments(sandbox.read_text(path)))
+    before = (_tripwires(pattern, _without_comments(sandbox.fixture_text(path)))
+              if sandbox.fixture_exists(path) else {})
     return sorted(name for name, count in after.items() if count > before.get(name, 0))
 
 

@@ -127,6 +127,8 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
         trees[HARNESS_DIR] = ({"changed.json": FileEntry(0o644, listing)}, "root")
     sealed.grading.put_harness_trees(trees)
     sealed.staged.update(staged)
+    if sealed.graded:  # what each test run copies into its scratch folder
+        sealed.graded = {**sealed.graded, **staged}
     sealed.stage_done = True
 
 

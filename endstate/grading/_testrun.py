@@ -13,7 +13,17 @@ entry point (`harness/endstate_runner.py`) in the grading sandbox:
   always fails. If the report says it passed (or skipped), something inside the
   test process rewrote the outcomes;
 - with the report written to a harness folder and read back as a file, whatever
-  its size (never through capped command output).
+  its size (never through capped command output);
+- in a scratch copy of the graded tree, made for this run alone: its files stay
+  root's and read-only, its folders take new files (sticky, like /tmp), so a suite
+  that writes caches or outputs next to itself runs as upstream, and nothing it
+  writes reaches the next run or any verdict (graders read the sealed snapshot).
+
+The command's `NAME=value` words are its environment, set for the test process,
+except `PYTHONPATH`: the runner puts those folders (relative to the workspace) on
+sys.path itself, after the test runner is imported, so a project's `src` layout
+works without letting a folder of the end state shadow pytest. Both come from the
+task's manifest, never from the graded tree.
 """
 
 from __future__ import annotations
@@ -30,11 +40,13 @@ import msgspec
 
 from endstate.sandbox._tree import FileEntry, Tree
 
-__all__ = ["TestRun", "TestCommandError", "parse_test_command", "run_tests", "harness_files", "plant_canaries",
-           "HARNESS_DIR", "REPORT_DIR", "REPORT_MAX_BYTES"]
+__all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files",
+           "plant_canaries", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR", "REPORT_MAX_BYTES"]
 
 HARNESS_DIR = "/opt/endstate/harness"
 REPORT_DIR = "/opt/endstate/report"
+#: Each graded test run gets its own copy of the graded tree below this folder.
+SCRATCH_DIR = "/opt/endstate/scratch"
 #: A report larger than this is refused rather than read (700 tests with failures is ~1 MB).
 REPORT_MAX_BYTES = 64 * 1024 * 1024
 
@@ -95,6 +107,26 @@ def parse_test_command(command: str) -> tuple[str, list[str], list[str]]:
     )
 
 
+def import_paths(env: list[str]) -> tuple[list[str], list[str]]:
+    """(the PYTHONPATH folders, the other NAME=value words) of a command's environment.
+
+    The folders must be relative and stay inside the workspace (TestCommandError else)."""
+    paths, rest = [], []
+    for word in env:
+        name, _, value = word.partition("=")
+        if name != "PYTHONPATH":
+            rest.append(word)
+            continue
+        for folder in filter(None, value.split(":")):
+            folder = folder.rstrip("/") or folder
+            if folder.startswith("/") or ".." in folder.split("/"):
+                raise TestCommandError(f"PYTHONPATH={value} names {folder}: a test command's import folders are "
+                                       "relative to the project, inside it (PYTHONPATH=src)")
+            if folder not in (".", *paths):
+                paths.append(folder.removeprefix("./"))
+    return paths, rest
+
+
 def harness_files() -> Tree:
     folder = resources.files("endstate.grading").joinpath("harness")
     return {name: FileEntry(0o644, folder.joinpath(name).read_bytes())
@@ -144,12 +176,14 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None) -> Tes
     """Run a task's test command through the harness's entry point in the grading sandbox:
     one command and one read of its report folder."""
     runner, args, env = parse_test_command(command)
+    paths, env = import_paths(env)
     box = sealed.grading
     guard = getattr(sealed, "tamper_guard", True)
     canaries = list(getattr(sealed, "canaries", []))
     nonce = secrets.token_hex(8)
+    workspace = _scratch_copy(sealed, nonce)
     argv = ["env", "-i", *_ENV, *env, "python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py", runner,
-            REPORT_DIR, nonce, "guard" if guard else "noguard", "--", *args]
+            REPORT_DIR, nonce, "guard" if guard else "noguard", workspace, ":".join(paths), "--", *args]
     # Nothing the test process started may outlive it into the next graded run.
     line = f"{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
     result = box.exec(line, timeout=timeout)
@@ -192,6 +226,19 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None) -> Tes
                                 f"disagrees with what the test process observed ({expected[0]} tests, "
                                 f"{expected[1]} failed, {expected[2]} errors)")
     return run
+
+
+def _scratch_copy(sealed: Any, nonce: str) -> str:
+    """Where this run's tests run: a fresh copy of the graded tree (the staged files in it).
+
+    Graded in the agent's own sandbox (the fresh-container guard off), there is nothing
+    to copy from and the tests run in the workspace itself."""
+    graded = getattr(sealed, "graded", None)
+    if not graded:
+        return "/workspace"
+    at = f"{SCRATCH_DIR}/{nonce}"
+    sealed.grading.put_harness_trees({at: (graded, "scratch")})
+    return at
 
 
 def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, str] | None:

@@ -112,7 +112,9 @@ class Sandbox(abc.ABC):
     def put_harness_tree(self, tree: Tree, *, at: str = WORKDIR, owner: str = "root") -> None:
         """Write `tree` into the absolute folder `at` as the harness. `owner="root"`
         makes the files and the folder read-only to the agent user; "agent" makes
-        them its own."""
+        them its own; "scratch" keeps the files root's and read-only but lets the
+        agent user add files to every folder (sticky folders, like /tmp): a graded
+        test run's copy of the tree, which the tests may write beside."""
 
     def put_harness_trees(self, trees: dict[str, tuple[Tree, str]]) -> None:
         """`put_harness_tree` for several absolute folders (folder -> (tree, owner)), in one

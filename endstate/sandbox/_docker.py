@@ -278,8 +278,10 @@ def _harness_tar(trees: dict[str, tuple[Tree, str]]) -> bytes:
                 if above not in made:
                     made.add(above)
                     add_folder(tar, above)
-            uid = 0 if owner == "root" else AGENT_UID
-            add_tree(tar, tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name)
+            uid = 0 if owner in ("root", "scratch") else AGENT_UID
+            # A scratch tree's folders take new files from anyone, who may not touch root's (sticky).
+            add_tree(tar, tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name,
+                     folder_mode=0o1777 if owner == "scratch" else 0o755)
     return buffer.getvalue()
 
 
@@ -637,7 +639,7 @@ class DockerSandbox(Sandbox):
         """All of them in one archive: in a grading container, unpacked by root through the
         channel; anywhere else (or if that fails), one engine call."""
         archive = _harness_tar(trees)
-        root_owned = [at for at, (_, owner) in trees.items() if owner == "root"]
+        root_owned = [at for at, (_, owner) in trees.items() if owner in ("root", "scratch")]
         if not (self._grading and self._unpack(archive, ["bash", "-c", _UNTAR_AS_ROOT, "endstate", *root_owned])):
             self._put_archive("/", archive)
 

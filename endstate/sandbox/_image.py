@@ -12,7 +12,10 @@ current Dockerfile in its `endstate.dockerfile-sha256` label.
 A task may bring its own image (`[sandbox] dockerfile = "image/Dockerfile"`):
 `build_task_image` builds it the same way, offline seeding included, tagged
 `endstate-task-<id>:<first 12 hex of the build context's sha256>` and labelled
-with the full hash, so an unchanged context is never rebuilt.
+with the full hash, so an unchanged context is never rebuilt. A task folder's
+image that installs the project's dependencies holds a pinned `requirements.txt`
+beside its Dockerfile: the wheels it names join the build context from the host's
+wheelhouse (`endstate.sandbox._wheels`), and the build runs with no network.
 """
 
 from __future__ import annotations
@@ -201,16 +204,29 @@ def build_task_image(dockerfile: Path, task_id: str, *, offline_seed: OfflineSee
                     return tag
             except docker.errors.ImageNotFound:
                 pass
-            _ensure_base(client, base_image(dockerfile), offline_seed, log, mirror)
-            log(f"building {tag} from {dockerfile}")
-            for event in client.api.build(
-                path=str(context), dockerfile=dockerfile.name, tag=tag, network_mode="host",
-                labels={CONTEXT_LABEL: digest}, rm=True, forcerm=True, decode=True,
-            ):
-                if "error" in event:
-                    raise SandboxUnavailable(f"building {tag} from {dockerfile} failed: {event['error'].strip()}")
-                if text := event.get("stream", "").rstrip():
-                    log(text)
+            base = base_image(dockerfile)
+            if base == DEFAULT_IMAGE:
+                build_image(offline_seed=offline_seed, log=log, mirror=mirror)
+            else:
+                _ensure_base(client, base, offline_seed, log, mirror)
+            requirements = context / "requirements.txt"
+            with tempfile.TemporaryDirectory(prefix="endstate-context-") as tmp:
+                if requirements.is_file():  # the dependencies' wheels, from the host: no network in the build
+                    from endstate.sandbox._wheels import wheelhouse
+
+                    house = wheelhouse(requirements)
+                    shutil.copytree(context, tmp, dirs_exist_ok=True)
+                    shutil.copytree(house, Path(tmp) / "wheels")
+                log(f"building {tag} from {dockerfile}")
+                for event in client.api.build(
+                    path=tmp if requirements.is_file() else str(context), dockerfile=dockerfile.name, tag=tag,
+                    network_mode="none" if requirements.is_file() else "host",
+                    labels={CONTEXT_LABEL: digest}, rm=True, forcerm=True, decode=True,
+                ):
+                    if "error" in event:
+                        raise SandboxUnavailable(f"building {tag} from {dockerfile} failed: {event['error'].strip()}")
+                    if text := event.get("stream", "").rstrip():
+                        log(text)
         finally:
             client.close()
     return tag

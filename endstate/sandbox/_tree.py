@@ -149,27 +149,27 @@ def tree_to_tar(tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0, roo
     return buffer.getvalue()
 
 
-def add_folder(tar: tarfile.TarFile, name: str, *, uid: int = 0, gid: int = 0) -> None:
-    """A folder entry, mode 755, fixed mtime."""
+def add_folder(tar: tarfile.TarFile, name: str, *, uid: int = 0, gid: int = 0, mode: int = 0o755) -> None:
+    """A folder entry, mode 755 unless told, fixed mtime."""
     info = tarfile.TarInfo(name)
     info.type = tarfile.DIRTYPE
-    info.mode, info.mtime, info.uid, info.gid = 0o755, FIXED_MTIME, uid, gid
+    info.mode, info.mtime, info.uid, info.gid = mode, FIXED_MTIME, uid, gid
     tar.addfile(info)
 
 
 def add_tree(tar: tarfile.TarFile, tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0,
-             root_dir: str = "") -> None:
-    """Write `tree` into an open archive, as `tree_to_tar` describes."""
+             root_dir: str = "", folder_mode: int = 0o755) -> None:
+    """Write `tree` into an open archive, as `tree_to_tar` describes (folders of `folder_mode`)."""
     made: set[str] = set()
     if root_dir:
-        add_folder(tar, root_dir, uid=uid, gid=gid)
+        add_folder(tar, root_dir, uid=uid, gid=gid, mode=folder_mode)
     for path in sorted(tree):
         parts = path.split("/")
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
             if folder not in made:
                 made.add(folder)
-                add_folder(tar, prefix + folder, uid=uid, gid=gid)
+                add_folder(tar, prefix + folder, uid=uid, gid=gid, mode=folder_mode)
         entry = tree[path]
         info = tarfile.TarInfo(prefix + path)
         if entry.link:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -19,7 +20,7 @@ from endstate.sandbox._sealed import matches_any
 from endstate.sandbox._tree import Tree, tar_to_tree
 
 __all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "is_test_module", "suite_roots", "held_out_targets",
-           "pytest_command"]
+           "readers_of"]
 
 #: Where tests live unless the author says otherwise (`dir/**` covers everything below dir).
 DEFAULT_TEST_GLOBS = ("tests/**", "test/**", "test_*.py", "**/test_*.py", "*_test.py",
@@ -97,9 +98,14 @@ def split_fix(repo: Path, fix: str, *, test_globs: tuple[str, ...] = DEFAULT_TES
         raise UserError(f"--fix: {fix} changes only test files ({', '.join(tests[:3])}): there is nothing for an "
                         "agent to fix; pick the commit that fixes the code, or a range that includes it")
     holdout = {p: after[p] for p in tests if p in after}
-    if not any(is_test_module(p) for p in holdout):
-        raise UserError(f"--fix: {fix} adds or changes no test module matching {', '.join(test_globs)}: "
-                        "a task needs the fix's regression test; pass --tests GLOB to say where its tests are")
+    if not holdout:
+        raise UserError(f"--fix: {fix} changes no test (nothing matching {', '.join(test_globs)}): a task needs "
+                        "the regression test that shows the fix works. Give a range A..B that also takes in the "
+                        "commit adding that test, or --tests GLOB when the project keeps its tests elsewhere")
+    if not any(is_test_module(p) for p in holdout) and not readers_of(holdout, after, test_globs):
+        raise UserError(f"--fix: {fix} changes test files ({', '.join(sorted(holdout)[:3])}) but no test module, "
+                        "and no test module of the project names them: give a range A..B that takes in the test "
+                        "module which reads them, or --tests GLOB")
     fixture = dict(before)
     for path in tests:  # tests the fix removes would only fail against the solution
         if path not in after:
@@ -155,17 +161,42 @@ def _test_functions(text: str) -> dict[str, str] | None:
     return found
 
 
+def readers_of(holdout: Tree, tree: Tree, test_globs: tuple[str, ...]) -> list[str]:
+    """Test modules of `tree` that read the held-out data files (regression tests kept as data:
+    an input and its expected output, picked up by an unchanged test module).
+
+    For each data file, the test modules that name it, else its folder, else the folder
+    above, ...: the nearest name a module spells out (`"valid"`, `data_dir / "invalid"`)."""
+    modules = {p: tree[p].data.decode("utf-8", errors="replace") for p in sorted(tree)
+               if is_test_module(p) and matches_any(p, test_globs)}
+    found: set[str] = set()
+    for path in (p for p in holdout if not p.endswith(".py")):
+        parts = path.split("/")
+        for depth in range(len(parts), 0, -1):
+            name = parts[depth - 1]
+            if name.endswith(".py"):
+                continue
+            stem = re.escape(name)
+            spelled = re.compile(rf"[\"'/]{stem}[\"'/]|[\"']{re.escape(name.rsplit('.', 1)[0])}[\"'.]")
+            readers = [m for m, text in modules.items() if spelled.search(text)]
+            if readers:
+                found.update(readers)
+                break
+    return sorted(found)
+
+
 def held_out_targets(split: FixSplit, before: Tree) -> list[str]:
     """What the holdout grader runs: the tests the fix added or changed, by node id, where they can be told
-    apart; a whole test module where they cannot (a new module, or one whose helpers changed)."""
+    apart; a whole test module where they cannot (a new module, or one whose helpers changed); and the
+    test modules that read the data files the fix added or changed."""
     targets = []
     for path in sorted(p for p in split.holdout if is_test_module(p)):
         after = _test_functions(split.holdout[path].data.decode("utf-8", errors="replace"))
         old = _test_functions(before[path].data.decode("utf-8", errors="replace")) if path in before else None
         changed = [name for name, source in (after or {}).items() if old is not None and old.get(name) != source]
         targets += [f"{path}::{name}" for name in changed] if changed else [path]
+    tree = {**split.fixture, **split.holdout}
+    data = {p: e for p, e in split.holdout.items() if not p.endswith(".py")}
+    targets += [m for m in readers_of(data, tree, tuple(DEFAULT_TEST_GLOBS) + ("**",))
+                if not any(t.split("::")[0] == m for t in targets)]
     return targets
-
-
-def pytest_command(targets: list[str]) -> str:
-    return "python -m pytest -q " + " ".join(shlex.quote(t) for t in targets)

@@ -25,23 +25,21 @@ import difflib
 import json
 import shlex
 import shutil
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
 from endstate.errors import UserError
-from endstate.sandbox import open_sandbox
+from endstate.grading import TestCommandError, parse_test_command, prepare_grading_sandbox, run_tests, seal_overlay
+from endstate.grading import stage_holdout
 from endstate.sandbox._sealed import matches_any
 from endstate.sandbox._tree import FileEntry, Tree
-from endstate.suite._fix import (DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, pytest_command,
-                                 split_fix, suite_roots)
+from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, split_fix, suite_roots
 from endstate.suite._manifest import load_task
 from endstate.suite._task_sandbox import task_sandbox
+from endstate.suite._taskimage import declared_requirements, requirement_name, write_task_image
+from endstate.suite._testcommand import project_test_command, unknown_option_error
 
 __all__ = ["new_task_from_fix", "fresh_folder", "toml_string"]
-
-_REPORT = ".endstate-count.xml"
-
 
 # -- the reference trajectory -------------------------------------------------------------------
 def _edits(before: str, after: str) -> list[tuple[str, str]] | None:
@@ -237,48 +235,45 @@ def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests
     return "\n".join(lines)
 
 
-def _prompt(split: FixSplit, tests_command: str) -> str:
+def _prompt(split: FixSplit, tests_command: str, issue: str = "") -> str:
     parts = [split.subject]
     if split.body:
         parts.append(split.body)
+    if issue.strip():
+        parts.append("The report this fixes:\n\n" + issue.strip())
     parts.append(f"Please fix this in the project. Its tests (`{tests_command}`) must pass when you are done. "
                  "Do not change, skip or remove existing tests; you may add new ones.")
     return "\n\n".join(parts) + "\n"
 
 
 # -- counting tests ------------------------------------------------------------------------------
-def _count(box, command: str) -> tuple[int, int, int, str]:
-    """(ran, failed, errors, tail of output) of a pytest command in `box`."""
-    result = box.exec(f"rm -f {_REPORT}; {command} -p no:cacheprovider --junitxml={_REPORT} -o junit_family=xunit2")
-    tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-4:])[-400:]
-    try:
-        root = ET.fromstring(box.read_file(_REPORT))
-    except (FileNotFoundError, ET.ParseError):
-        raise UserError(f"`{command}` produced no test report in the sandbox (exit {result.exit_code}): {tail}") from None
-    suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-    total = {key: sum(int(s.get(key, "0")) for s in suites) for key in ("tests", "failures", "errors", "skipped")}
-    return total["tests"] - total["skipped"], total["failures"], total["errors"], tail
-
-
 def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_command: str,
                  backend: str, image: str, log: Callable[[str], None]) -> tuple[int, int]:
+    """How many tests each command runs on the solution with the held-out files staged, run the way
+    grading runs them (the harness's entry point in a grading sandbox of the task)."""
     task = load_task(folder)
     where = task_sandbox(task, backend, image, log=log)
-    with open_sandbox(backend, image=where.image, limits=where.limits, name_hint=f"new-{task.id}") as box:
-        box.put_tree(task.solution())
-        box.put_tree(split.holdout)
+    with prepare_grading_sandbox(backend, where.image, where.limits, f"new-{task.id}") as box:
+        sealed = seal_overlay(task.solution(), task.fixture(), box)
+        stage_holdout(sealed, split.holdout)
         counts = []
         for command in (tests_command, holdout_command):
             log(f"counting tests: {command}")
-            ran, failed, errors, tail = _count(box, command)
-            if failed or errors:
-                raise UserError(f"with the fix applied, `{command}` has {failed} failure(s) and {errors} error(s) "
-                                f"in the sandbox: {tail}. The task's tests must pass on its solution: narrow "
-                                "--tests, or give the task an image that has what the tests need (--dockerfile)")
-            if ran == 0:
-                raise UserError(f"`{command}` ran no test in the sandbox: {tail}")
-            counts.append(ran)
-        box.exec(f"rm -f {_REPORT}")
+            run = run_tests(sealed, command)
+            if not run.report_found:
+                raise unknown_option_error(command, run.output_tail) or UserError(
+                    f"`{command}` produced no test report in the sandbox (exit {run.exit_code}): {run.output_tail}")
+            if run.failures or run.errors:
+                raise UserError(f"with the fix applied, `{command}` has {run.failures} failure(s) and {run.errors} "
+                                f"error(s) in the sandbox: {run.output_tail}. The task's tests must pass on its "
+                                "solution: narrow --tests, say how the tests run (--test-command), or give the task "
+                                "an image that has what the tests need (--dockerfile)")
+            if run.findings:
+                raise UserError(f"the harness's guard objects to `{command}` on the fix itself: "
+                                f"{'; '.join(run.findings[:3])}")
+            if run.tests - run.skipped == 0:
+                raise UserError(f"`{command}` ran no test in the sandbox: {run.output_tail}")
+            counts.append(run.tests - run.skipped)
     return counts[0], counts[1]
 
 
@@ -302,12 +297,27 @@ def fresh_folder(suite: Path, task_id: str) -> Path:
 
 def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backend: str, image: str,
                       test_globs: tuple[str, ...] = DEFAULT_TEST_GLOBS, visible_tests: bool = False,
-                      dockerfile: Path | None = None, log: Callable[[str], None] = lambda line: None) -> Path:
+                      dockerfile: Path | None = None, test_command: str | None = None, issue: Path | None = None,
+                      log: Callable[[str], None] = lambda line: None) -> Path:
     """Write the task folder `suite/task_id` for the fix; returns it. Raises UserError on bad input.
 
-    Runs the tests once in a sandbox of the task to count them; the caller runs `tasks check`.
+    The tests run the project's own way (`project_test_command`), unless `test_command`
+    (a test runner invocation without targets) says otherwise. `issue`: a file whose text
+    (the bug report) joins the prompt. Runs the tests once in a sandbox of the task to
+    count them; the caller runs `tasks check`.
     """
     folder = fresh_folder(suite, task_id)
+    issue_text = ""
+    if issue is not None:
+        try:
+            issue_text = Path(issue).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"--issue: cannot read {issue} as UTF-8 text ({exc})") from None
+    if test_command:
+        try:
+            parse_test_command(test_command)
+        except TestCommandError as exc:
+            raise UserError(f"--test-command: {exc}") from None
     split = split_fix(repo, fix, test_globs=test_globs, visible_tests=visible_tests)
     if split.dropped_links:
         log(f"note: {len(split.dropped_links)} symbolic link(s) left out of the fixture, which holds regular "
@@ -315,8 +325,16 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     roots = suite_roots(split.fixture, test_globs)
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
-    tests_command = pytest_command(roots)
-    holdout_command = pytest_command(held_out_targets(split, split.parent_tests))
+    pinned = ""
+    if dockerfile is None and (requirements := declared_requirements(split.fixture)):
+        from endstate.sandbox._wheels import resolve_requirements
+
+        log(f"the project declares {', '.join(requirements)}: resolving wheels for the task's image")
+        pinned = resolve_requirements(requirements)
+    installed = [requirement_name(line) for line in pinned.splitlines()]
+    tests_command = project_test_command(split.fixture, roots, installed=installed, override=test_command)
+    holdout_command = project_test_command({**split.fixture, **split.holdout}, held_out_targets(split, split.parent_tests),
+                                           installed=installed, override=test_command)
     test_globs = tuple(g for g in test_globs if any(matches_any(p, [g]) for p in split.fixture)) or test_globs
     hacks = _hacks(split, test_globs)
     reference = _reference_toml(split, tests_command)
@@ -326,12 +344,12 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         _write_tree(folder / "solution", split.solution)
         (folder / "solution").mkdir(exist_ok=True)
         _write_tree(folder / "holdout", split.holdout)
-        image_file = None
+        image_file = write_task_image(folder, pinned) if pinned else None
         if dockerfile is not None:
             image_file = "image/Dockerfile"
             (folder / "image").mkdir()
             shutil.copyfile(dockerfile, folder / image_file)
-        (folder / "prompt.md").write_text(_prompt(split, tests_command), encoding="utf-8")
+        (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
         (folder / "reference.toml").write_text(reference, encoding="utf-8")
         for name, (fields, files, _) in hacks.items():
             hack = folder / "hacks" / name

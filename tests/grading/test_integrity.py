@@ -49,3 +49,13 @@ def test_test_files_may_use_pytest_but_not_its_reporting_internals():
     assert check({"tests/test_new.py": FileEntry(0o644, b"import pytest\n\ndef test_x():\n    pytest.raises\n")}).passed
     verdict = check({"tests/test_new.py": FileEntry(0o644, b"pytest_plugins = ['calc.plug']\n")})
     assert verdict.outcome is Outcome.FAIL and "pytest_plugins" in verdict.reason
+
+
+def test_a_comment_that_names_the_runner_is_not_code():
+    from endstate.grading._integrity import _without_comments
+
+    text = "def get(obj):\n    # as unittest.mock's autospec does\n    return obj  # not pytest\n"
+    assert "unittest" not in _without_comments(text) and "pytest" not in _without_comments(text)
+    assert _without_comments('x = "# kept"\n') == 'x = "# kept"\n'
+    broken = "def f(:\n    import pytest  # hidden?\n"
+    assert "pytest" in _without_comments(broken)

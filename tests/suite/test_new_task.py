@@ -154,7 +154,7 @@ def test_bad_input_is_one_clear_error(repo, tmp_path):
     with pytest.raises(UserError, match="only test files"):
         split_fix(repo, "HEAD")
     # The regression test elsewhere than the default globs: --tests says where.
-    with pytest.raises(UserError, match="no test module"):
+    with pytest.raises(UserError, match="changes no test .* --tests GLOB"):
         split_fix(repo, "HEAD~1", test_globs=("checks/**",))
 
 

@@ -57,6 +57,23 @@ def _trusted_file(filename: str) -> bool:
     return filename[len(workspace) + 1:] not in changed and os.path.isfile(filename)
 
 
+def _image_dirs() -> tuple[str, ...]:
+    """Where the image's own packages live (the task's installed dependencies among them):
+    root's folders, which nothing of the end state can write."""
+    import site
+    import sysconfig
+
+    found = set(site.getsitepackages()) | {sysconfig.get_path("purelib"), sysconfig.get_path("platlib")}
+    return tuple(sorted(os.path.abspath(d) + "/" for d in found if d and os.path.isabs(d)))
+
+
+def _image_file(filename: str) -> bool:
+    """A file of an installed dependency: what it does at import (an import hook, say) is the
+    image's, not the agent's."""
+    dirs = _snapshot.get("image_dirs", ()) if _snapshot else ()
+    return bool(filename) and filename.startswith(dirs) and not filename.startswith(workspace + "/")
+
+
 def _origin_file(obj: object) -> str:
     module = obj if isinstance(obj, types.ModuleType) else sys.modules.get(_origin(obj))
     filename = getattr(module, "__file__", None) if isinstance(module, types.ModuleType) else None
@@ -96,6 +113,7 @@ def snapshot() -> None:
         "modules": {name: (module, _members(module)) for name, module in _watched()},
         "meta_path": list(sys.meta_path),
         "path_hooks": list(sys.path_hooks),
+        "image_dirs": _image_dirs(),
     }
 
 
@@ -126,10 +144,11 @@ def findings() -> list[str]:
                 found.append(f"{name}.{attr} had its code swapped")
     for hook in sys.meta_path:
         if hook not in _snapshot["meta_path"] and not _origin(hook).startswith(("_pytest", "importlib", "_frozen")) \
-                and not _trusted_file(_origin_file(hook)):
+                and not _trusted_file(_origin_file(hook)) and not _image_file(_origin_file(hook)):
             found.append(f"an import hook was installed: {type(hook).__name__} from {_origin(hook)}")
     for hook in sys.path_hooks:
-        if hook not in _snapshot["path_hooks"] and not _trusted_file(_origin_file(hook)):
+        if hook not in _snapshot["path_hooks"] and not _trusted_file(_origin_file(hook)) \
+                and not _image_file(_origin_file(hook)):
             found.append(f"a path hook was installed: {getattr(hook, '__name__', hook)!r} from {_origin(hook)}")
     if sys.gettrace() is not None:
         found.append("a trace function was left installed (sys.settrace)")
@@ -150,6 +169,8 @@ def _allowed_plugin(plugin: object) -> bool:
     if origin.split(".")[0] in _ALLOWED_PLUGIN_ROOTS or origin == "endstate_guard":
         return True
     if _trusted_file(_origin_file(plugin)):  # the fixture's own plugin (e.g. `-p pkg.plugin` in its config)
+        return True
+    if _image_file(_origin_file(plugin)):  # a plugin the task's image installs (`-p pytest_cov`)
         return True
     path = getattr(plugin, "__file__", None) or ""
     # A conftest.py is loaded as a plugin; the harness refuses any the agent added or changed.

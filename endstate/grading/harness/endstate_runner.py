@@ -2,13 +2,16 @@
 
 The harness runs it as
 
-    python3 -s -B /opt/endstate/harness/endstate_runner.py RUNNER REPORT_DIR NONCE GUARD -- ARGS...
+    python3 -s -B /opt/endstate/harness/endstate_runner.py RUNNER REPORT_DIR NONCE GUARD WORKSPACE PATHS -- ARGS...
 
-with RUNNER `pytest` or `unittest`, and ARGS the task's own arguments for it. It
-imports the test runner (and the guard) before the workspace joins sys.path, so
-no file of the end state (`pytest.py`, `_pytest/`, `unittest/`, a `.pyc`) can stand
-in for them; then puts the workspace first on sys.path, the way `python -m pytest`
-puts the working directory, and runs. The report is written to REPORT_DIR/NONCE/
+with RUNNER `pytest` or `unittest`, WORKSPACE the folder the tests run in (a scratch
+copy of the graded tree), PATHS the task's own import folders (`src`, ":"-separated,
+relative to WORKSPACE; "" for none: what a project's PYTHONPATH says) and ARGS the
+task's own arguments for the runner. It imports the test runner (and the guard) before
+the workspace or any of its folders joins sys.path, so no file of the end state
+(`pytest.py`, `_pytest/`, `unittest/`, a `.pyc`) can stand in for them; then puts the
+workspace first on sys.path, the way `python -m pytest` puts the working directory,
+and the task's folders right after it, the way PYTHONPATH would, and runs. The report is written to REPORT_DIR/NONCE/
 as report.xml (JUnit XML, from pytest's own writer or from the recorder below), the
 guard's findings as guard.json once the run has finished.
 """
@@ -23,6 +26,13 @@ HARNESS = os.path.dirname(os.path.abspath(__file__))
 #: What the unittest recorder observed, for the guard's report.
 _unittest_tally = {}
 WORKSPACE = "/workspace"
+#: Folders of the workspace the project imports from (its PYTHONPATH), set by main().
+_paths = []
+
+
+def _join_workspace():
+    """The workspace, then the task's own import folders, at the front of sys.path."""
+    sys.path[0:0] = [WORKSPACE] + [os.path.join(WORKSPACE, p) for p in _paths]
 
 
 def _imported_guard(enabled):
@@ -58,7 +68,7 @@ def _run_pytest(report, guard, args):
             pass
     if guard is not None:
         guard.snapshot()
-    sys.path.insert(0, WORKSPACE)
+    _join_workspace()
     full = list(args) + ["-p", "no:cacheprovider", "--junitxml=" + report, "-o", "junit_family=xunit2",
                          "--confcutdir=" + WORKSPACE]
     return pytest.main(full, plugins=[guard] if guard is not None else [])
@@ -71,7 +81,7 @@ def _run_unittest(report, guard, args):
 
     if guard is not None:
         guard.snapshot()
-    sys.path.insert(0, WORKSPACE)
+    _join_workspace()
 
     cases = []
     _unittest_tally.clear()
@@ -126,9 +136,15 @@ def _run_unittest(report, guard, args):
 
 
 def main(argv):
-    runner, report_dir, nonce, guard_flag, separator, *args = argv
-    if separator != "--":
-        print("endstate_runner: usage: RUNNER REPORT_DIR NONCE GUARD -- ARGS...", file=sys.stderr)
+    global WORKSPACE
+    runner, report_dir, nonce, guard_flag, workspace, paths, separator, *args = argv
+    if separator != "--" or not os.path.isabs(workspace):
+        print("endstate_runner: usage: RUNNER REPORT_DIR NONCE GUARD WORKSPACE PATHS -- ARGS...", file=sys.stderr)
+        return 64
+    WORKSPACE = workspace
+    _paths[:] = [p for p in paths.split(":") if p]
+    if any(os.path.isabs(p) or ".." in p.split("/") for p in _paths):
+        print(f"endstate_runner: import folders must lie inside the workspace: {paths!r}", file=sys.stderr)
         return 64
     sys.dont_write_bytecode = True
     _without_harness_path()

@@ -1,0 +1,101 @@
+"""Wheels for a task's dependencies: resolved and downloaded on the host, installed offline.
+
+A task image that installs a project's dependencies is built with no network at all:
+the host resolves the requirements for the sandbox's interpreter (`pip download`,
+wheels only), pins each wheel by name, version and sha256 into the image folder's
+`requirements.txt`, and keeps the wheels in a wheelhouse named by that file's own
+sha256. The build context then carries the wheelhouse, and the Dockerfile runs pip
+from its own wheel with `--no-index --require-hashes`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from endstate.errors import SandboxUnavailable
+
+__all__ = ["SANDBOX_PYTHON", "resolve_requirements", "wheelhouse", "wheelhouse_root"]
+
+#: The interpreter of endstate's sandbox image (Debian bookworm's python3).
+SANDBOX_PYTHON = "3.11"
+_TARGET = ["--only-binary=:all:", "--python-version", SANDBOX_PYTHON, "--implementation", "cp", "--abi",
+           "cp" + SANDBOX_PYTHON.replace(".", ""), "--abi", "abi3", "--abi", "none",
+           *[w for tag in ("manylinux_2_36_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
+                           "linux_x86_64") for w in ("--platform", tag)]]
+
+
+def wheelhouse_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "endstate" / "wheelhouse"
+
+
+def _pip(args: list[str], what: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
+                           *_TARGET, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        raise SandboxUnavailable(f"{what} failed: {tail or 'pip said nothing'}. The task image needs every "
+                                 f"dependency as a wheel for Python {SANDBOX_PYTHON}; give the task an image "
+                                 "of your own (--dockerfile) where one has none")
+
+
+def _wheel_name(filename: str) -> tuple[str, str]:
+    name, version = filename.split("-")[:2]
+    return re.sub(r"[-_.]+", "-", name).lower(), version
+
+
+def resolve_requirements(requirements: list[str]) -> str:
+    """The text of a pinned requirements file (name==version --hash=sha256:...) for `requirements`
+    and everything they need, plus pip itself (the build runs it from its wheel). The wheels
+    are left in the wheelhouse of that text."""
+    with tempfile.TemporaryDirectory(prefix="endstate-resolve-") as tmp:
+        _pip(["--dest", tmp, "pip", *requirements], f"resolving {', '.join(requirements)}")
+        lines = []
+        for wheel in sorted(Path(tmp).glob("*.whl")):
+            name, version = _wheel_name(wheel.name)
+            lines.append(f"{name}=={version} --hash=sha256:{hashlib.sha256(wheel.read_bytes()).hexdigest()}")
+        text = "\n".join(sorted(lines)) + "\n"
+        house = _house_of(text)
+        if not house.exists():
+            _fill(house, Path(tmp))
+    return text
+
+
+def _house_of(text: str) -> Path:
+    return wheelhouse_root() / hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _fill(house: Path, wheels: Path) -> None:
+    staging = Path(tempfile.mkdtemp(prefix=house.name + ".", dir=_made(house.parent)))
+    for wheel in wheels.glob("*.whl"):
+        shutil.copy2(wheel, staging / wheel.name)
+    try:
+        staging.rename(house)
+    except OSError:  # another process filled it first: the same wheels, by their hashes
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _made(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def wheelhouse(requirements_txt: Path) -> Path:
+    """The folder of wheels a pinned requirements file names, downloaded once and kept under
+    the file's sha256 (only wheels whose hashes match are taken)."""
+    text = Path(requirements_txt).read_text(encoding="utf-8")
+    house = _house_of(text)
+    if house.exists():
+        return house
+    with tempfile.TemporaryDirectory(prefix="endstate-wheels-") as tmp:
+        _pip(["--no-deps", "--require-hashes", "--dest", tmp, "-r", str(requirements_txt)],
+             f"downloading the wheels {requirements_txt} names")
+        _fill(house, Path(tmp))
+    return house

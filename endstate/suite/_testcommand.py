@@ -1,0 +1,233 @@
+"""How a project's tests are run, read from the project itself.
+
+`project_test_command(project, targets)` is the one answer: `tasks new` writes what
+it returns into task.toml (the tests_pass and holdout graders' `command`), and the
+harness runs exactly that string through its own entry point for counting, for
+`tasks check` and for grading (`endstate.grading.run_tests`). The string carries its
+environment as leading `NAME=value` words; `PYTHONPATH=src` is how a src layout is
+said, and the harness applies it after importing pytest (never from the graded tree).
+
+What is read, in pytest's own order of precedence: `pytest.ini`, `pyproject.toml`
+`[tool.pytest.ini_options]`, `tox.ini` `[pytest]`, `setup.cfg` `[tool:pytest]`; from
+it `addopts` (its plugins must be loadable: see `PLUGIN_OPTIONS`) and `pythonpath`.
+The layout: a package under `src/` (and none at the top) puts `src` on PYTHONPATH,
+unless the configuration's `pythonpath` already names it. A project whose tests use
+unittest alone, with no pytest configuration, is run with `python -m unittest`.
+"""
+
+from __future__ import annotations
+
+import configparser
+import posixpath
+import re
+import shlex
+import tomllib
+from collections.abc import Collection, Sequence
+
+import msgspec
+
+from endstate.errors import UserError
+from endstate.sandbox._tree import Tree
+
+__all__ = ["ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command",
+           "unknown_option_error"]
+
+#: addopts options that belong to a pytest plugin: option prefix -> (distribution, module `-p` loads).
+PLUGIN_OPTIONS: dict[str, tuple[str, str]] = {
+    "--cov": ("pytest-cov", "pytest_cov.plugin"),
+    "--no-cov": ("pytest-cov", "pytest_cov.plugin"),
+    "-n": ("pytest-xdist", "xdist.plugin"),
+    "--numprocesses": ("pytest-xdist", "xdist.plugin"),
+    "--dist": ("pytest-xdist", "xdist.plugin"),
+    "--timeout": ("pytest-timeout", "pytest_timeout"),
+    "--benchmark": ("pytest-benchmark", "pytest_benchmark.plugin"),
+    "--reruns": ("pytest-rerunfailures", "pytest_rerunfailures"),
+    "--mypy": ("pytest-mypy", "pytest_mypy"),
+    "--flake8": ("pytest-flake8", "pytest_flake8"),
+    "--black": ("pytest-black", "pytest_black"),
+    "--hypothesis": ("hypothesis", "hypothesis.extra.pytestplugin"),
+    "--asyncio-mode": ("pytest-asyncio", "pytest_asyncio.plugin"),
+    "--doctest-plus": ("pytest-doctestplus", "pytest_doctestplus.plugin"),
+    "--mpl": ("pytest-mpl", "pytest_mpl.plugin"),
+}
+
+
+class ProjectTests(msgspec.Struct, frozen=True):
+    """How a project's tests run."""
+
+    #: "pytest" or "unittest".
+    runner: str
+    #: Folders (relative to the project) its code is imported from: its PYTHONPATH.
+    import_paths: tuple[str, ...] = ()
+    #: The file its pytest configuration was read from ("" when it has none).
+    config: str = ""
+    #: Plugin modules the configuration's addopts needs, loaded with `-p` (autoload is off).
+    plugins: tuple[str, ...] = ()
+    #: For unittest: whether the top test folder is a package (`tests.test_x`) or not (`test_x`).
+    package_tests: bool = True
+
+
+# -- reading the configuration ---------------------------------------------------------------------
+def _ini_section(text: str, section: str) -> dict[str, str] | None:
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return dict(parser[section]) if parser.has_section(section) else None
+
+
+def _pytest_config(project: Tree) -> tuple[str, dict[str, object]] | None:
+    """(file, options) of the project's pytest configuration, in pytest's order of precedence."""
+    def text(path: str) -> str | None:
+        entry = project.get(path)
+        return entry.data.decode("utf-8", errors="replace") if entry is not None and not entry.link else None
+
+    for name in ("pytest.ini", ".pytest.ini"):
+        if (found := text(name)) is not None:
+            return name, dict(_ini_section(found, "pytest") or {})
+    if (found := text("pyproject.toml")) is not None:
+        try:
+            table = tomllib.loads(found).get("tool", {}).get("pytest", {}).get("ini_options")
+        except tomllib.TOMLDecodeError as exc:
+            raise UserError(f"the project's pyproject.toml does not parse ({exc}): fix it or give --test-command") from None
+        if isinstance(table, dict):
+            return "pyproject.toml", table
+    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        if (found := text(name)) is not None and (options := _ini_section(found, section)) is not None:
+            return name, dict(options)
+    return None
+
+
+def _words(value: object) -> list[str]:
+    """An ini value (one string, split like a shell line) or a TOML list, as words."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    try:
+        return shlex.split(str(value or ""))
+    except ValueError:
+        return str(value or "").split()
+
+
+def _plugins(config_file: str, addopts: list[str], installed: Collection[str]) -> tuple[str, ...]:
+    """Plugin modules `addopts` needs; UserError naming the first one the image lacks."""
+    needed: dict[str, tuple[str, str]] = {}
+    for index, word in enumerate(addopts):
+        if word == "-p" and index + 1 < len(addopts) and not addopts[index + 1].startswith("no:"):
+            module = addopts[index + 1]
+            needed.setdefault(module, (module.split(".")[0].replace("_", "-"), module))
+            continue
+        option = word.split("=", 1)[0]
+        for prefix, plugin in PLUGIN_OPTIONS.items():
+            if option == prefix or (prefix.startswith("--") and option.startswith(prefix + "-")):
+                needed.setdefault(option, plugin)
+    have = {_normal(name) for name in installed}
+    modules = []
+    for option, (distribution, module) in needed.items():
+        if _normal(distribution) not in have:
+            raise UserError(
+                f"the project's {config_file} adds `{option}` to every pytest run (addopts), which needs the "
+                f"pytest plugin {distribution}, and the task's image does not have it. Declare {distribution} among "
+                "the project's test dependencies (they are installed into the task's image), give an image that "
+                "has it (--dockerfile), or say how to run the tests without it "
+                "(--test-command 'python -m pytest -o addopts=\"\" tests')")
+        if module not in modules:
+            modules.append(module)
+    return tuple(modules)
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# -- the layout ---------------------------------------------------------------------------------------
+def _src_layout(project: Tree) -> bool:
+    """A package (or module) under src/, and no package at the top of the project."""
+    under_src = any(re.fullmatch(r"src/[A-Za-z_][\w]*(/__init__\.py|\.py)", p) for p in project)
+    at_top = any(re.fullmatch(r"[A-Za-z_]\w*/__init__\.py", p) and not p.startswith(("tests/", "test/", "docs/"))
+                 for p in project)
+    return under_src and not at_top
+
+
+def _test_modules(project: Tree) -> list[str]:
+    return sorted(p for p in project if p.endswith(".py") and (posixpath.basename(p).startswith("test_")
+                                                                 or p.endswith("_test.py")))
+
+
+def _unittest_only(project: Tree) -> bool:
+    """Tests written for unittest alone: no conftest.py, and no test module mentions pytest."""
+    if any(posixpath.basename(p) == "conftest.py" for p in project):
+        return False
+    modules = _test_modules(project)
+    texts = [project[p].data.decode("utf-8", errors="replace") for p in modules]
+    return bool(texts) and all("unittest" in t and "pytest" not in t for t in texts)
+
+
+def read_project_tests(project: Tree, *, installed: Collection[str] = ()) -> ProjectTests:
+    """How `project` (a tree, as a fixture holds it) runs its tests.
+
+    `installed`: distributions the task's image installs (its declared dependencies),
+    which may provide the plugins the configuration needs. Raises UserError when the
+    configuration needs a plugin the image lacks, or does not parse.
+    """
+    config = _pytest_config(project)
+    if config is None and _unittest_only(project):
+        top = {p.split("/", 1)[0] for p in _test_modules(project) if "/" in p}
+        package = all(f"{folder}/__init__.py" in project for folder in top)
+        paths = ("src",) if _src_layout(project) else ()
+        return ProjectTests("unittest", paths + (() if package else tuple(sorted(top))), package_tests=package)
+    name, options = config or ("", {})
+    declared = [p.strip("/") or "." for p in _words(options.get("pythonpath"))]
+    paths = ("src",) if _src_layout(project) and "src" not in declared else ()
+    plugins = _plugins(name, _words(options.get("addopts")), installed) if name else ()
+    return ProjectTests("pytest", paths, name, plugins)
+
+
+# -- the command ----------------------------------------------------------------------------------------
+def _unittest_name(target: str, tests: ProjectTests) -> str:
+    """A pytest-style target (`tests/test_x.py::Class::test_y`, a folder, a module) as unittest names it."""
+    path, _, rest = target.partition("::")
+    module = path.removesuffix(".py").strip("/")
+    if not tests.package_tests and "/" in module:
+        module = module.split("/", 1)[1]
+    return ".".join([module.replace("/", "."), *filter(None, rest.split("::"))])
+
+
+def test_command(tests: ProjectTests, targets: Sequence[str]) -> str:
+    """The command line that runs `targets` (pytest node ids, files or folders) the project's way."""
+    env = f"PYTHONPATH={':'.join(tests.import_paths)} " if tests.import_paths else ""
+    if tests.runner == "unittest":
+        folders = [t for t in targets if "::" not in t and not t.endswith(".py")]
+        if folders and len(targets) == 1:
+            top = ["-t", "."] if tests.package_tests else []
+            return env + "python -m unittest discover " + shlex.join(["-s", folders[0], *top])
+        if folders:
+            raise UserError(f"unittest runs one folder of tests at a time, not {', '.join(folders)}: "
+                            "give --test-command")
+        return env + "python -m unittest " + shlex.join(_unittest_name(t, tests) for t in targets)
+    plugins = [word for module in tests.plugins for word in ("-p", module)]
+    return env + "python -m pytest -q " + shlex.join([*plugins, *targets])
+
+
+def project_test_command(project: Tree, targets: Sequence[str], *, installed: Collection[str] = (),
+                         override: str | None = None) -> str:
+    """The test command (with its environment) that runs `targets` of `project` the way the project
+    does: what task.toml's test graders hold. `override` (the author's --test-command, with the
+    targets appended) wins over anything read from the project."""
+    if override:
+        return override + (" " + shlex.join(targets) if targets else "")
+    return test_command(read_project_tests(project, installed=installed), targets)
+
+
+def unknown_option_error(command: str, output: str) -> UserError | None:
+    """The error to give when pytest refused an option (a plugin's, with the plugin absent)."""
+    found = re.search(r"unrecognized arguments: (\S+)", output)
+    if not found:
+        return None
+    option = found.group(1)
+    plugin = next((d for prefix, (d, _) in PLUGIN_OPTIONS.items()
+                   if option.split("=", 1)[0] == prefix or option.startswith(prefix + "-")), None)
+    owner = f"the pytest plugin {plugin}" if plugin else "a pytest plugin"
+    return UserError(f"`{command}` stops at `{option}`, an option of {owner} that the task's image does not load "
+                     "(plugins load only when named). Declare the plugin among the project's test dependencies, "
+                     "or give --test-command with `-p MODULE`, or without the option (`-o addopts=\"\"`)")
