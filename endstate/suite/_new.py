@@ -332,6 +332,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         log(f"the project declares {', '.join(requirements)}: resolving wheels for the task's image")
         pinned = resolve_requirements(requirements)
     installed = [requirement_name(line) for line in pinned.splitlines()]
+    if set(installed) <= {"pip"}:  # nothing applies to the sandbox's Python (markers): no image of its own
+        pinned, installed = "", []
     tests_command = project_test_command(split.fixture, roots, installed=installed, override=test_command)
     holdout_command = project_test_command({**split.fixture, **split.holdout}, held_out_targets(split, split.parent_tests),
                                            installed=installed, override=test_command)

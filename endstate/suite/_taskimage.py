@@ -3,7 +3,8 @@
 `declared_requirements` reads what the project says it needs to run and to be tested:
 `pyproject.toml` ([project] dependencies, the test extras and dependency groups),
 `setup.cfg` (install_requires, test extras), `setup.py` (the same keywords, where they
-are literal lists), and requirements files those (or tox.ini's deps) name. pytest
+are literal lists, and the requirements files it reads), and requirements files those
+(or tox.ini's deps) name. pytest
 itself is left out: the harness runs its own, isolated. The project is never
 installed: the tests import it from the workspace, which is first on sys.path.
 
@@ -115,7 +116,7 @@ def _setup_cfg(project: Tree) -> list[str]:
     return [line for line in found if not line.startswith(("file:", "attr:"))]
 
 
-def _setup_py(project: Tree) -> list[str]:
+def _setup_py(project: Tree, seen: set[str]) -> list[str]:
     text = _text(project, "setup.py")
     if text is None:
         return []
@@ -124,6 +125,11 @@ def _setup_py(project: Tree) -> list[str]:
     except SyntaxError:
         return []
     found: list[str] = []
+    # A requirements file setup.py reads (install_requires=open("requirements.txt")...).
+    for node in ast.walk(module):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and re.fullmatch(r"requirements[\w.-]*\.txt", node.value) and node.value in project:
+            found += _requirements_file(project, node.value, seen)
     for call in (n for n in ast.walk(module) if isinstance(n, ast.Call)):
         for keyword in call.keywords:
             try:
@@ -142,7 +148,7 @@ def _tox_requirements(project: Tree, seen: set[str]) -> list[str]:
     text = _text(project, "tox.ini")
     if text is None:
         return []
-    names = re.findall(r"^\s*-r\s*\{?(?:toxinidir\}/)?([^\s}]+)", text, flags=re.MULTILINE)
+    names = re.findall(r"(?:^|=)\s*-r\s*\{?(?:toxinidir\}/)?([^\s}]+)", text, flags=re.MULTILINE)
     return [r for name in names for r in _requirements_file(project, name, seen)]
 
 
@@ -150,7 +156,7 @@ def declared_requirements(project: Tree) -> list[str]:
     """What the project declares it needs to run and to be tested, as requirement strings
     (sorted, one per distribution name as first seen), pytest and the project itself left out."""
     seen: set[str] = set()
-    found = _pyproject(project, seen) + _setup_cfg(project) + _setup_py(project) + _tox_requirements(project, seen)
+    found = _pyproject(project, seen) + _setup_cfg(project) + _setup_py(project, seen) + _tox_requirements(project, seen)
     own = {requirement_name(n) for n in _own_names(project)}
     kept: dict[str, str] = {}
     for requirement in found:
