@@ -8,6 +8,7 @@
     │   ├── GraderContractError    a grader whose signature breaks the contract
     │   ├── ModelSpecError         unknown provider, malformed spec, missing key
     │   ├── CassetteError          a cassette that is missing, corrupt or foreign
+    │   ├── AgentFileError         an agent file that does not decode, or an agent a task cannot use
     │   └── SandboxUnavailable     the requested backend cannot run here
     ├── SandboxError               the sandbox failed while a task ran
     │   └── WorkspaceFull          the workspace grew past its size ceiling
@@ -29,6 +30,7 @@ __all__ = [
     "GraderContractError",
     "ModelSpecError",
     "CassetteError",
+    "AgentFileError",
     "SandboxUnavailable",
     "SandboxError",
     "WorkspaceFull",
@@ -68,6 +70,11 @@ class ModelSpecError(UserError):
 
 class CassetteError(UserError):
     """A cassette that is missing, corrupt, of another format or for another task."""
+
+
+class AgentFileError(UserError):
+    """An agent file that does not decode or validate (names file and field), an unknown
+    agent name, or an agent that cannot be used as asked."""
 
 
 class SandboxUnavailable(UserError):

@@ -1,0 +1,69 @@
+"""Agent files: the shipped one loads, mistakes name the file and the field, the id follows the bytes."""
+
+from __future__ import annotations
+
+import pytest
+
+from endstate.agents import DEFAULT_AGENT, find_agent, load_agent
+from endstate.agents._spec import shipped_agents
+from endstate.errors import AgentFileError
+
+MINIMAL = """\
+name = "toy"
+[install]
+requirements = ["toy==1.0"]
+[run]
+module = "toy"
+[model]
+base_url_env = "TOY_URL"
+api_key_env = "TOY_KEY"
+name_env = "TOY_MODEL"
+"""
+
+
+def test_the_shipped_mini_swe_agent_file_loads_and_is_pinned():
+    spec = find_agent("mini-swe-agent")
+    assert spec is not None and spec.name == "mini-swe-agent"
+    assert all("==" in r for r in spec.install.requirements)
+    assert spec.scripted is not None and spec.scripted.submit.endswith("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT")
+    assert spec.id.startswith("mini-swe-agent@") and len(spec.id) == len("mini-swe-agent@") + 12
+    assert "mini-swe-agent" in shipped_agents()
+
+
+def test_endstate_names_its_own_loop():
+    assert find_agent(DEFAULT_AGENT) is None and find_agent("") is None
+
+
+def test_an_unknown_name_lists_the_known_ones():
+    with pytest.raises(AgentFileError, match="unknown agent 'aider'.*endstate, mini-swe-agent"):
+        find_agent("aider")
+
+
+def test_an_unknown_field_names_the_file_and_the_field(tmp_path):
+    path = tmp_path / "toy.toml"
+    path.write_text(MINIMAL.replace('module = "toy"', 'module = "toy"\nmodul = "typo"'))
+    with pytest.raises(AgentFileError) as caught:
+        load_agent(path)
+    assert str(path) in str(caught.value) and "modul" in str(caught.value) and "$.run" in str(caught.value)
+
+
+@pytest.mark.parametrize("edit, field", [
+    (('name = "toy"', 'name = "Toy Agent"'), "name"),
+    (('name = "toy"', 'name = "endstate"'), "name"),
+    (('requirements = ["toy==1.0"]', "requirements = []"), "install.requirements"),
+    (("[model]", '[[normalise]]\npattern = "("\n[model]'), "normalise[0].pattern"),
+])
+def test_bad_values_name_the_field(tmp_path, edit, field):
+    path = tmp_path / "toy.toml"
+    path.write_text(MINIMAL.replace(*edit))
+    with pytest.raises(AgentFileError, match=rf"{path}: field `{field.replace('[', '.').replace(']', '.')}"):
+        load_agent(path)
+
+
+def test_the_id_changes_with_the_file(tmp_path):
+    path = tmp_path / "toy.toml"
+    path.write_text(MINIMAL)
+    first = load_agent(path).id
+    path.write_text("description = 'changed'\n" + MINIMAL)
+    assert load_agent(path).id != first and first.startswith("toy@")
+    assert find_agent(str(path)).id == load_agent(path).id
