@@ -1,0 +1,185 @@
+"""The per-agent image layer: a task's image with one agent installed in a prefix of its own.
+
+Wheels are resolved and downloaded on the host (`pip download`, binary wheels for the
+sandbox's Python and this machine's architecture) into a wheelhouse cached by the hash
+of what was asked. The layer is then built with the network off: a first stage
+installs from the wheelhouse alone (`pip install --no-index --find-links`, pip run from
+its own wheel, since the sandbox image has none) into a folder, and the image the agent
+runs in copies only that folder onto the task's image, so the wheels take no room there.
+
+The agent's packages live in /opt/endstate/agents/<name>/lib and are put on the path of
+the agent's process only (by a small launcher), never on the system's: the project under
+test and the isolated pytest in /opt/endstate/pytest see nothing of them. The task's
+image is never changed or retagged; the layer is `endstate-agent-<name>:<hash>`,
+labelled with the full hash, and rebuilt only when the hash changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import docker
+import docker.errors
+
+from endstate.agents._spec import AgentSpec
+from endstate.errors import SandboxUnavailable
+from endstate.sandbox import connect
+
+__all__ = ["agent_image", "agent_home", "wheelhouse", "LAYER_LABEL", "CACHE_ROOT"]
+
+LAYER_LABEL = "endstate.agent-layer-sha256"
+CACHE_ROOT = Path.home() / ".cache" / "endstate" / "wheelhouses"
+_BUILDS = threading.Lock()
+
+_LAUNCHER = """\
+# Runs MODULE ARGS with the agent's own packages first on this process's path only.
+import runpy
+import sys
+
+sys.path.insert(0, {lib!r})
+del sys.argv[0]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+_DOCKERFILE = """\
+FROM {base} AS install
+COPY wheels /tmp/endstate-wheels
+RUN python3 /tmp/endstate-wheels/{pip} install --no-index --find-links /tmp/endstate-wheels \\
+      --disable-pip-version-check --no-cache-dir --target {lib} {requirements}
+FROM {base}
+COPY --from=install {lib} {lib}
+COPY launcher.py {home}/run.py
+"""
+
+
+def agent_home(spec: AgentSpec) -> str:
+    """Where the agent's prefix lives in its image."""
+    return f"/opt/endstate/agents/{spec.name}"
+
+
+def _quiet(_line: str) -> None:
+    pass
+
+
+def _python_of(client: docker.DockerClient, image: str) -> str:
+    """The sandbox's Python as "3.11" (wheels must be for it)."""
+    try:
+        out = client.containers.run(image, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                    network_mode="none", remove=True, user="root")
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(f"cannot ask image {image} for its Python version: {exc}") from None
+    return out.decode().strip()
+
+
+def wheelhouse(spec: AgentSpec, python: str, *, log: Callable[[str], None] = _quiet) -> Path:
+    """A folder of wheels from which the agent installs offline; downloaded once per
+    (requirements, Python, architecture). SandboxUnavailable when pip cannot resolve them."""
+    machine = platform.machine()
+    wheels = [_wheel_hash(r) for r in spec.install.requirements if r.endswith(".whl")]
+    key = hashlib.sha256("\n".join([*spec.install.requirements, *wheels, python, machine]).encode()).hexdigest()[:16]
+    folder = CACHE_ROOT / key
+    if (folder / ".complete").is_file():
+        return folder
+    partial = CACHE_ROOT / f".{key}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    tag = python.replace(".", "")
+    argv = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
+            "--only-binary=:all:", "--python-version", python, "--implementation", "cp", "--abi", f"cp{tag}",
+            "--abi", "abi3", "--abi", "none",
+            *[f"--platform={p}_{machine}" for p in ("manylinux_2_28", "manylinux_2_17", "manylinux2014", "linux")],
+            "--platform=any", "-d", str(partial), "pip", *spec.install.requirements]
+    log(f"downloading wheels for {spec.name} (Python {python}, {machine})")
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SandboxUnavailable(f"agent {spec.name}: pip could not download its wheels: "
+                                 f"{(done.stderr or done.stdout).strip()[-800:]}")
+    (partial / ".complete").write_text("\n".join(sorted(p.name for p in partial.glob("*.whl"))) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+    return folder
+
+
+def _wheel_hash(requirement: str) -> str:
+    """A wheel given by path is keyed by its bytes, not its name."""
+    try:
+        return hashlib.sha256(Path(requirement).expanduser().read_bytes()).hexdigest()
+    except OSError as exc:
+        raise SandboxUnavailable(f"cannot read the agent's wheel {requirement}: {exc.strerror or exc}") from None
+
+
+def _in_build(requirement: str) -> str:
+    """How the offline install names a requirement: a wheel by its place in the wheelhouse."""
+    if requirement.endswith(".whl"):
+        return f"/tmp/endstate-wheels/{Path(requirement).name}"
+    return requirement
+
+
+def _layer_digest(spec: AgentSpec, base_id: str, wheels: Path, context_files: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    digest.update(f"{spec.name}\n{base_id}\n{' '.join(spec.install.requirements)}\n".encode())
+    digest.update((wheels / ".complete").read_bytes())
+    for name in sorted(context_files):
+        digest.update(f"{name}\n{context_files[name]}\n".encode())
+    return digest.hexdigest()
+
+
+def agent_image(spec: AgentSpec, base: str, *, log: Callable[[str], None] = _quiet) -> str:
+    """The tag of `base` with `spec`'s agent installed, built offline unless it exists already."""
+    with _BUILDS:
+        client = connect(timeout=1800)
+        try:
+            try:
+                base_id = client.images.get(base).id
+            except docker.errors.ImageNotFound:
+                raise SandboxUnavailable(f"Docker image {base} does not exist here: run `endstate image build` "
+                                         "first") from None
+            python = _python_of(client, base)
+            wheels = wheelhouse(spec, python, log=log)
+            pips = sorted(p.name for p in wheels.glob("pip-*.whl"))
+            if not pips:
+                raise SandboxUnavailable(f"agent {spec.name}: the wheelhouse {wheels} holds no pip wheel")
+            home = agent_home(spec)
+            files = {
+                "launcher.py": _LAUNCHER.format(lib=f"{home}/lib"),
+                "Dockerfile": _DOCKERFILE.format(base=base, pip=f"{pips[-1]}/pip", lib=f"{home}/lib", home=home,
+                                                 requirements=" ".join(shlex.quote(_in_build(r)) for r in spec.install.requirements)),
+            }
+            digest = _layer_digest(spec, base_id, wheels, files)
+            tag = f"endstate-agent-{spec.name}:{digest[:12]}"
+            try:
+                if (client.images.get(tag).labels or {}).get(LAYER_LABEL) == digest:
+                    return tag
+            except docker.errors.ImageNotFound:
+                pass
+            with tempfile.TemporaryDirectory(prefix="endstate-agent-") as context:
+                root = Path(context)
+                for name, text in files.items():
+                    (root / name).write_text(text)
+                shutil.copytree(wheels, root / "wheels", copy_function=_link_or_copy)
+                log(f"building {tag} (agent {spec.name} on {base}, network off)")
+                for event in client.api.build(path=context, tag=tag, network_mode="none", labels={LAYER_LABEL: digest},
+                                              rm=True, forcerm=True, decode=True):
+                    if "error" in event:
+                        raise SandboxUnavailable(f"building {tag} failed: {event['error'].strip()}")
+                    if text := event.get("stream", "").rstrip():
+                        log(text)
+            return tag
+        finally:
+            client.close()
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        Path(target).hardlink_to(source)
+    except OSError:
+        shutil.copy2(source, target)
