@@ -1,0 +1,223 @@
+"""The host end of the model proxy: the only way a foreign agent's requests leave the sandbox.
+
+The in-sandbox forwarder (`_forwarder`) hands each HTTP request over the `docker exec`
+stream this process holds; here it is checked, made deterministic and sent on with
+httpx2, the transport the cassette session patches, so record and replay are the same
+vcrpy sessions as for endstate's own loop:
+
+- only POST to the agent file's endpoints below the API root is forwarded, to the run's
+  upstream URL and nowhere else; anything else is answered 404 in place, never sent;
+- the body must be JSON; every string in it goes through endstate's output normaliser
+  and the agent file's rewrites (durations, the host's kernel...), so the same work
+  sends the same bytes; of the client's headers none is forwarded (trace ids, user
+  agents and its placeholder key stay behind); the real key is added here, and the
+  channel and turn headers the cassettes and the scripted server read;
+- a streamed request (`"stream": true`) is refused: the recording keeps whole answers;
+- every answer's `usage` is counted (turns, input and output tokens).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from endstate.agent import normalise_output
+from endstate.agents._spec import AgentSpec
+from endstate.errors import ReplayDivergence
+from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
+from endstate.models.scripted._bashblock import ACTION_FORMAT_HEADER
+
+__all__ = ["ModelProxy", "ACTION_FORMAT_HEADER", "API_ROOT", "FORWARDER_ARGV", "forwarder_env"]
+
+#: The API root the agent is given, below http://127.0.0.1:PORT.
+API_ROOT = "/v1"
+#: How the forwarder starts inside the sandbox (its source travels in the environment, root-only).
+FORWARDER_ARGV = ["python3", "-I", "-S", "-c", "import os; exec(os.environ.pop('ENDSTATE_FORWARDER'))",
+                  "endstate-forwarder"]
+
+
+def forwarder_env() -> dict[str, str]:
+    from importlib import resources
+
+    return {"ENDSTATE_FORWARDER": (resources.files("endstate.agents") / "_forwarder.py").read_text()}
+
+
+class _Stream:
+    """Frames over a `docker exec` attach socket: the engine's multiplexed stdout in, stdin out."""
+
+    def __init__(self, sock: Any) -> None:
+        self._raw = getattr(sock, "_sock", sock)
+        self._sock = sock
+        self._frames = bytearray()
+        self._out = bytearray()
+        self.err = bytearray()
+
+    def _take(self, size: int) -> bytes:
+        while len(self._out) < size:
+            data = self._raw.recv(65536)
+            if not data:
+                raise EOFError
+            self._frames += data
+            while len(self._frames) >= 8:
+                length = int.from_bytes(self._frames[4:8], "big")
+                if len(self._frames) < 8 + length:
+                    break
+                (self._out if self._frames[0] == 1 else self.err).extend(self._frames[8:8 + length])
+                del self._frames[:8 + length]
+        taken = bytes(self._out[:size])
+        del self._out[:size]
+        return taken
+
+    def receive(self) -> tuple[dict[str, Any], bytes]:
+        header = json.loads(self._take(int.from_bytes(self._take(4), "big")))
+        return header, self._take(int(header.get("size", 0)))
+
+    def send(self, header: dict[str, Any], body: bytes = b"") -> None:
+        encoded = json.dumps({**header, "size": len(body)}).encode()
+        self._raw.sendall(len(encoded).to_bytes(4, "big") + encoded + body)
+
+    def close(self) -> None:
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+
+class ModelProxy:
+    """Serves one agent run's model requests from a background thread.
+
+    `upstream` is the real API root (or, on replay, a stand-in whose path is what the
+    recording hashed); `api_key` the real key, never shown to the sandbox. `on_divergence`
+    is called once when replay has no answer (the run stops the agent there)."""
+
+    def __init__(self, spec: AgentSpec, upstream: str, *, api_key: str | None, timeout_s: float,
+                 on_divergence: Callable[[ReplayDivergence], None]) -> None:
+        import re
+
+        import httpx2
+
+        self.spec = spec
+        self.upstream = upstream.rstrip("/")
+        self._api_key = api_key
+        self._client = httpx2.Client(timeout=timeout_s)
+        self._rewrites = [(re.compile(r.pattern), r.replacement) for r in spec.normalise]
+        self._on_divergence = on_divergence
+        self._stream: _Stream | None = None
+        self._thread: threading.Thread | None = None
+        self.turns = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.refused: list[str] = []
+        self.divergence: ReplayDivergence | None = None
+        self.error = ""
+        #: (request body, response body) of every forwarded exchange, in order.
+        self.exchanges: list[tuple[bytes, bytes]] = []
+
+    def start(self, api: Any, container_id: str, port: int) -> None:
+        """Start the forwarder in the container and wait until it listens."""
+        exec_id = api.exec_create(container_id, [*FORWARDER_ARGV, str(port)], user="root", workdir="/",
+                                  stdin=True, environment=forwarder_env())["Id"]
+        self._stream = _Stream(api.exec_start(exec_id, socket=True))
+        self._raw_settimeout(60)
+        try:
+            header, _ = self._stream.receive()
+        except (EOFError, OSError, ValueError):
+            header = {}
+        if header.get("ready") != port:
+            raise RuntimeError(f"the model forwarder did not start: {bytes(self._stream.err)[-300:]!r}")
+        self._raw_settimeout(None)
+        self._thread = threading.Thread(target=self._serve, name="endstate-model-proxy", daemon=True)
+        self._thread.start()
+
+    def _raw_settimeout(self, seconds: float | None) -> None:
+        assert self._stream is not None
+        self._stream._raw.settimeout(seconds)
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._client.close()
+
+    def _serve(self) -> None:
+        assert self._stream is not None
+        while True:
+            try:
+                header, body = self._stream.receive()
+            except (EOFError, OSError, ValueError):
+                return
+            try:
+                status, reason, headers, answer = self._answer(header, body)
+            except Exception as exc:  # noqa: BLE001 - the agent gets an answer; the run reports the error
+                self.error = self.error or f"{type(exc).__name__}: {exc}"
+                status, reason, headers, answer = 502, "Bad Gateway", [], _error(f"endstate's proxy failed: {exc}")
+            try:
+                self._stream.send({"status": status, "reason": reason, "headers": headers}, answer)
+            except OSError:
+                return
+
+    def _answer(self, header: dict[str, Any], body: bytes) -> tuple[int, str, list[list[str]], bytes]:
+        method, path = str(header.get("method", "")), str(header.get("path", "")).split("?", 1)[0]
+        endpoint = path[len(API_ROOT):] if path.startswith(API_ROOT + "/") else ""
+        if method != "POST" or endpoint not in self.spec.model.endpoints:
+            self.refused.append(f"{method} {path}")
+            return 404, "Not Found", [], _error(f"endstate's proxy forwards only POST {API_ROOT}"
+                                                f"{{{','.join(self.spec.model.endpoints)}}}")
+        if self.divergence is not None:
+            return 404, "Not Found", [], _error("replay diverged: no recorded answer")
+        try:
+            document = json.loads(body)
+        except ValueError:
+            return 400, "Bad Request", [], _error("endstate's proxy forwards JSON bodies only")
+        if isinstance(document, dict) and document.get("stream"):
+            self.refused.append(f"{method} {path} (stream)")
+            return 400, "Bad Request", [], _error("endstate's proxy records whole answers: send stream=false")
+        sent = json.dumps(self._normalise(document), ensure_ascii=False, separators=(",", ":")).encode()
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   CHANNEL_HEADER: "agent", TURN_HEADER: str(self.turns)}
+        if self.spec.scripted is not None:
+            headers[ACTION_FORMAT_HEADER] = json.dumps(msgspec.to_builtins(self.spec.scripted), sort_keys=True)
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        try:
+            response = self._client.post(self.upstream + endpoint, content=sent, headers=headers)
+        except ReplayDivergence as exc:
+            self.divergence = exc
+            self._on_divergence(exc)
+            return 404, "Not Found", [], _error("replay diverged: no recorded answer")
+        self.turns += 1
+        answer = response.content
+        self._count(answer)
+        self.exchanges.append((sent, answer))
+        kept = [[name, value] for name, value in response.headers.items() if name.lower() == "content-type"]
+        return response.status_code, response.reason_phrase, kept, answer
+
+    def _normalise(self, value: Any) -> Any:
+        if isinstance(value, str):
+            text = normalise_output(value)
+            for pattern, replacement in self._rewrites:
+                text = pattern.sub(replacement, text)
+            return text
+        if isinstance(value, list):
+            return [self._normalise(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self._normalise(item) for key, item in value.items()}
+        return value
+
+    def _count(self, answer: bytes) -> None:
+        try:
+            usage = json.loads(answer).get("usage") or {}
+        except (ValueError, AttributeError):
+            return
+        if isinstance(usage, dict):
+            self.input_tokens += int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0)
+            self.output_tokens += int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0)
+
+
+def _error(message: str) -> bytes:
+    return json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": None}}).encode()

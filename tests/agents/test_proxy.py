@@ -1,0 +1,109 @@
+"""The host end of the model proxy: what it forwards, to where, with which headers, and what it refuses."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from endstate.agents import find_agent
+from endstate.agents._proxy import ModelProxy
+from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
+from endstate.models.scripted._bashblock import ACTION_FORMAT_HEADER
+
+ANSWER = {"choices": [{"message": {"role": "assistant", "content": "ok"}}],
+          "usage": {"prompt_tokens": 11, "completion_tokens": 3}}
+
+
+class _Upstream(BaseHTTPRequestHandler):
+    seen: list[tuple[str, dict[str, str], bytes]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.seen.append((self.path, dict(self.headers), body))
+        data = json.dumps(ANSWER).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def upstream():
+    _Upstream.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/api/v1", _Upstream.seen
+    server.shutdown()
+    server.server_close()
+
+
+def _proxy(url: str, key: str | None = "sk-real-key") -> ModelProxy:
+    return ModelProxy(find_agent("mini-swe-agent"), url, api_key=key, timeout_s=10, on_divergence=lambda e: None)
+
+
+def _request(path: str = "/v1/chat/completions", body: object = None, method: str = "POST",
+             headers: list[list[str]] | None = None) -> tuple[dict, bytes]:
+    document = {"model": "openai/x", "messages": [{"role": "user", "content": "hi"}]} if body is None else body
+    return {"method": method, "path": path, "headers": headers or []}, json.dumps(document).encode()
+
+
+def test_a_chat_request_goes_to_the_upstream_with_only_the_harness_headers(upstream):
+    url, seen = upstream
+    proxy = _proxy(url)
+    status, _, headers, answer = proxy._answer(*_request(headers=[["Authorization", "Bearer placeholder"],
+                                                                  ["traceparent", "00-abc-def-01"],
+                                                                  ["User-Agent", "litellm/1"]]))
+    assert status == 200 and json.loads(answer) == ANSWER and headers == [["content-type", "application/json"]]
+    path, sent, _ = seen[0]
+    assert path == "/api/v1/chat/completions"
+    assert sent["Authorization"] == "Bearer sk-real-key"
+    assert "traceparent" not in sent and "litellm" not in sent.get("User-Agent", "")
+    assert sent[CHANNEL_HEADER] == "agent" and sent[TURN_HEADER] == "0"
+    assert json.loads(sent[ACTION_FORMAT_HEADER])["fence"] == "mswea_bash_command"
+    proxy._answer(*_request())
+    assert seen[1][1][TURN_HEADER] == "1"
+    assert (proxy.turns, proxy.input_tokens, proxy.output_tokens) == (2, 22, 6)
+    proxy.close()
+
+
+@pytest.mark.parametrize("method, path", [
+    ("GET", "/v1/models"), ("POST", "/v1/embeddings"), ("POST", "/v1/../../admin"), ("POST", "/chat/completions"),
+    ("POST", "http://example.com/v1/chat/completions"), ("DELETE", "/v1/chat/completions"),
+])
+def test_anything_but_the_declared_endpoints_is_refused_in_place(upstream, method, path):
+    url, seen = upstream
+    proxy = _proxy(url)
+    status, _, _, answer = proxy._answer(*_request(path=path, method=method))
+    assert status == 404 and b"forwards only POST /v1" in answer
+    assert seen == [] and proxy.refused == [f"{method} {path}"] and proxy.turns == 0
+    proxy.close()
+
+
+def test_streaming_and_non_json_bodies_are_refused(upstream):
+    url, seen = upstream
+    proxy = _proxy(url)
+    assert proxy._answer(*_request(body={"model": "x", "messages": [], "stream": True}))[0] == 400
+    assert proxy._answer({"method": "POST", "path": "/v1/chat/completions", "headers": []}, b"not json")[0] == 400
+    assert seen == []
+    proxy.close()
+
+
+def test_volatile_text_is_made_fixed_before_it_is_sent(upstream):
+    url, seen = upstream
+    proxy = _proxy(url, key=None)
+    content = ("<system_information>Linux 6.1.0-99-amd64 #1 SMP x86_64</system_information>\n"
+               "<output>\n5 passed in 0.37s\nat 0x7f3a2b1c4d50\n</output>")
+    proxy._answer(*_request(body={"model": "x", "messages": [{"role": "user", "content": content}]}))
+    sent = json.loads(seen[0][2])["messages"][0]["content"]
+    assert sent == ("<system_information>Linux sandbox</system_information>\n"
+                    "<output>\n5 passed in <duration>\nat 0x<addr>\n</output>")
+    assert "Authorization" not in seen[0][1]
+    proxy.close()
