@@ -5,8 +5,9 @@
 The agent reaches it through the real openai SDK, exactly as it reaches a
 provider, so recording a control arm exercises the same SDK -> httpx2 -> vcrpy
 path as a live model. Answers depend only on the policy, the task folder, the
-channel and turn headers and the request's messages: no clock, no randomness,
-and nothing from the request headers (an Authorization header is never echoed).
+channel and turn headers and the request's messages: no clock, no randomness, and of the request headers only
+the action format an agent's proxy declares (`_bashblock`; an Authorization header is
+never echoed).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from endstate.errors import ManifestError
 from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
+from endstate.models.scripted._bashblock import ACTION_FORMAT_HEADER, bash_block_answer
 from endstate.models.scripted._policies import POLICIES, ScriptError, canonical_json, estimate_tokens, find_policy
 
 if TYPE_CHECKING:
@@ -117,8 +119,12 @@ class _Handler(BaseHTTPRequestHandler):
             raise ScriptError(400, f"header {CHANNEL_HEADER} must be one of {', '.join(_CHANNELS)}")
         turn = self._turn()
         request = self._request_json()
+        action_format = self.headers.get(ACTION_FORMAT_HEADER)
         try:
-            message = find_policy(policy)(task, channel, turn)
+            if action_format and channel == "agent" and turn is not None:  # a text-action agent's own format
+                message = bash_block_answer(find_policy(policy), task, turn, action_format)
+            else:
+                message = find_policy(policy)(task, channel, turn)
         except ManifestError as exc:
             raise ScriptError(422, f"task {task_id!r} has no usable reference trajectory: {exc}") from None
         prompt_tokens = estimate_tokens(request["messages"])
