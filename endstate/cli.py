@@ -194,6 +194,9 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      "openai/gpt-4.1-2025-04-14, anthropic/..., openai-compatible/NAME with --base-url "
                      "(a replay takes it from the cassettes)."),
         click.option("--base-url", default=None, help="Server URL for openai-compatible models."),
+        click.option("--agent", default="endstate", show_default=True,
+                     help="Who drives the model: endstate's own loop, a shipped agent (mini-swe-agent) "
+                     "or an agent file (.toml)."),
         click.option("--task", "only", multiple=True, help="Run only this task id (repeatable)."),
         click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True),
         click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True),
@@ -226,7 +229,7 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: str | None, temperature: float,
             seed: int, retries: int, request_timeout: float, tool_choice: str, policy_files: tuple[Path, ...],
-            attempts: int = 1, **extra: Any):
+            attempts: int = 1, agent: str = "endstate", **extra: Any):
     from endstate.models import RunSettings, check_spec
     from endstate.models._spec import check_reachable
     from endstate.sandbox import DEFAULT_IMAGE
@@ -245,7 +248,23 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
                            tool_choice=tool_choice)
     return RunConfig(model=model or "", settings=settings, base_url=base_url, sandbox=sandbox,
                      image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
-                     attempts=attempts, **extra)
+                     attempts=attempts, agent=_agent_name(agent), **extra)
+
+
+def _agent_name(agent: str) -> str:
+    """"" for endstate's own loop; otherwise the name or file, checked now (AgentFileError)."""
+    from endstate.agents import find_agent
+
+    return agent if find_agent(agent) is not None else ""
+
+
+def _slug(agent: str, model: str) -> str:
+    """The default folder name of a run or its cassettes: the foreign agent's name, then the model's."""
+    from endstate.agents import find_agent
+    from endstate.suite import model_slug
+
+    spec = find_agent(agent)
+    return (f"{spec.name}-" if spec else "") + model_slug(model)
 
 
 def _load(suite: Path, only: tuple[str, ...]):
@@ -292,7 +311,7 @@ def _explicit_settings() -> set[str]:
 
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
          ray_address: str | None, resume: bool, **kwargs: Any) -> None:
-    from endstate.suite import model_slug, prepare_replay, suite_runner
+    from endstate.suite import prepare_replay, suite_runner
     from endstate.suite._resume import RUN_FILE
 
     run_suite = suite_runner(executor, ray_address)
@@ -307,7 +326,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             if not errors:
                 click.echo("endstate: error: no task to replay", err=True)
             sys.exit(2)
-    out = out or Path("runs") / model_slug(config.model)
+    out = out or Path("runs") / _slug(config.agent, config.model)
     _reap()
     results = []
     for attempt in range(repeat):
@@ -359,17 +378,15 @@ def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: P
 @main.command("record")
 @_run_options
 @click.option("--cassettes", type=click.Path(path_type=Path), default=None,
-              help="Where to write (default: cassettes/<model-slug>).")
+              help="Where to write (default: cassettes/[<agent>-]<model-slug>).")
 @click.option("--overwrite", is_flag=True, help="Replace existing cassettes.")
 @_user_errors
 def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | None, overwrite: bool,
                    **kwargs: Any) -> None:
     """A live run that records every model exchange into cassettes."""
-    from endstate.suite import model_slug
-
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
-    folder = cassettes or Path("cassettes") / model_slug(kwargs["model"])
+    folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
         from endstate.suite._results import attempt_stem

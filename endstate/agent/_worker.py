@@ -79,6 +79,8 @@ class AgentJob(msgspec.Struct, frozen=True):
     #: The fixture tree (msgpack), written into the sandbox by the worker before the agent
     #: starts, through the connection it opens anyway; only the first process of a task has it.
     fixture: str = ""
+    #: A foreign agent's file (endstate.agents.AgentSpec as builtins); None runs endstate's own loop.
+    agent: dict[str, Any] | None = None
 
 
 class AgentOutcome(msgspec.Struct):
@@ -146,7 +148,8 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
     return outcome
 
 
-def forked_main(job_path: str, log_path: str, conn: Connection, base_url: str | None = None) -> None:
+def forked_main(job_path: str, log_path: str, conn: Connection, base_url: str | None = None,
+                run: Callable[..., AgentOutcome] | None = None) -> None:
     """Entry point of a worker forked from the runner's preloaded fork server: the same
     as `main`, with output to the task's log and the kill point reported on `conn`.
     `base_url` is the real base URL when the job file holds a redacted one."""
@@ -157,7 +160,7 @@ def forked_main(job_path: str, log_path: str, conn: Connection, base_url: str | 
     scrubber = Scrubber.for_run(base_url or job.base_url, os.environ)
     sys.stdout = _ScrubbedLines(open(1, "w", buffering=1, closefd=False), scrubber)
     sys.stderr = _ScrubbedLines(open(2, "w", buffering=1, closefd=False), scrubber)
-    main([job_path], at_kill_point=lambda: conn.send(KILL_MARKER), base_url=base_url)
+    main([job_path], at_kill_point=lambda: conn.send(KILL_MARKER), base_url=base_url, run=run)
 
 
 class _ScrubbedLines:
@@ -196,13 +199,17 @@ def _cassette_session(job: AgentJob, scrubber: Scrubber):
 
 
 def main(argv: list[str] | None = None, *, at_kill_point: Callable[[], None] = _print_marker,
-         base_url: str | None = None) -> int:
+         base_url: str | None = None, run: Callable[..., AgentOutcome] | None = None) -> int:
+    """Run a saved job; `run` replaces endstate's own loop (`run_job`), for a foreign agent."""
     argv = sys.argv[1:] if argv is None else argv
     job = msgspec.json.decode(Path(argv[0]).read_bytes(), type=AgentJob)
     base_url = base_url or os.environ.get(BASE_URL_ENV) or job.base_url
     scrubber = Scrubber.for_run(base_url, os.environ)
     try:
-        outcome = run_job(job, at_kill_point=at_kill_point, base_url=base_url, scrubber=scrubber)
+        if job.agent is not None and run is None:
+            raise UserError(f"job {argv[0]} is for the foreign agent {job.agent.get('name')}: "
+                            "run it with `python -m endstate.agents.worker`")
+        outcome = (run or run_job)(job, at_kill_point=at_kill_point, base_url=base_url, scrubber=scrubber)
     except UserError as exc:  # bad input, found late: one line, no traceback
         print(f"endstate: error: {exc}", flush=True)
         outcome = _failed(job, "input_error", str(exc))

@@ -68,7 +68,7 @@ _APPEND_LEVEL = 3
 _FINAL_LEVEL = 19
 
 
-class Header(msgspec.Struct, tag_field="kind", tag="header", forbid_unknown_fields=True):
+class Header(msgspec.Struct, tag_field="kind", tag="header", forbid_unknown_fields=True, omit_defaults=True):
     format_version: int
     endstate_version: str
     model: str
@@ -80,6 +80,9 @@ class Header(msgspec.Struct, tag_field="kind", tag="header", forbid_unknown_fiel
     #: How every completion was requested (version 2 on); replay takes them from here.
     #: RunSettings refuses unknown fields, so a new setting is a new format version.
     settings: RunSettings | None = None
+    #: The foreign agent whose traffic this is (its id, `name@hash`); empty for endstate's own
+    #: loop, and then left out of the file, so such a header reads as it always did.
+    agent: str = ""
 
 
 class RecordedRequest(msgspec.Struct, forbid_unknown_fields=True):

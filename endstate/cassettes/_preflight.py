@@ -76,7 +76,8 @@ def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str
     """Refuse a cassette for another task or model, or (strict) a changed task; return notes.
 
     `expected` holds what this run has (any of model, task_hash, image_id,
-    endstate_version); a key that is missing or empty is not checked.
+    endstate_version, agent); a key that is missing or empty is not checked, except the agent
+    (empty: endstate's own loop): a foreign agent's cassette replays only with that agent.
     """
     header, path = recording.header, recording.path
     notes: list[str] = []
@@ -87,6 +88,13 @@ def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str
         raise CassetteError(
             f"cannot {verb}: cassette {path} was recorded with model {header.model}, this run uses {model}: "
             f"pass the --replay folder of {model}'s cassettes, or record them"
+        )
+    agent = str(expected.get("agent") or "")
+    if "agent" in expected and header.agent != agent:
+        recorded, running = header.agent or "endstate", agent or "endstate"
+        raise CassetteError(
+            f"cannot {verb}: cassette {path} was recorded with agent {recorded}, this run uses {running}: "
+            f"pass --agent {recorded.split('@')[0]} (the same agent file), or record again"
         )
     task_hash = expected.get("task_hash")
     if task_hash and header.task_hash != task_hash:
@@ -110,13 +118,14 @@ def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str
 
 
 def check_replay_folder(folder: str | Path, tasks: Mapping[str, str], *, model: str | None,
-                        match: str) -> ReplaySource:
+                        match: str, agent: str | None = None) -> ReplaySource:
     """Open and check the cassette of every task in `tasks` (task id -> task hash).
 
     `model` is the one the user asked for, if any. Raises CassetteError when the
     folder is missing, when the cassettes name several models and `model` does
     not choose, when `model` is none of theirs, or when they were recorded with
-    different settings.
+    different settings. `agent` (an agent id, "" for endstate's loop), when given, must be
+    the one each cassette was recorded with.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -134,7 +143,8 @@ def check_replay_folder(folder: str | Path, tasks: Mapping[str, str], *, model: 
     chosen = _the_model(folder, loaded, model)
     for task_id, recording in list(loaded.items()):
         try:
-            check_header(recording, {"model": chosen, "task_hash": tasks[task_id]}, task_id,
+            expected = {"model": chosen, "task_hash": tasks[task_id], **({} if agent is None else {"agent": agent})}
+            check_header(recording, expected, task_id,
                          strict=match == "strict", verb="replay")
         except CassetteError as exc:
             problems[task_id] = exc

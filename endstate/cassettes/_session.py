@@ -193,6 +193,7 @@ def _new_header(job: CassetteJob, task_id: str) -> Header:
         image_id=str(expected.get("image_id", "")),
         created=utc_now(),
         settings=msgspec.convert(expected["settings"], RunSettings) if expected.get("settings") else None,
+        agent=str(expected.get("agent") or ""),
     )
 
 

@@ -260,6 +260,8 @@ def run_suite_on_ray(
     if config.attempts > 1 or resume:
         raise UserError(f"{'--attempts' if config.attempts > 1 else '--resume'} with --executor ray is not supported "
                         "yet: use the local executor for it")
+    if config.agent:
+        raise UserError(f"--agent {config.agent} with --executor ray is not supported yet: use the local executor")
     connected_here = _connect(ray, address)
     remote = ray.remote(max_retries=RAY_RETRIES, retry_exceptions=False)(run_on_node)
     waiting = list(tasks)

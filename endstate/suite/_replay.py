@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from endstate.agents import find_agent, refusal
 from endstate.cassettes import check_replay_folder, replay_settings
 from endstate.errors import CassetteError
 from endstate.suite._manifest import Task
@@ -24,10 +25,12 @@ def prepare_replay(tasks: list[Task], config: RunConfig,
     """
     if config.mode != "replay" or config.cassettes is None:
         raise ValueError("prepare_replay needs a replay config with a cassette folder")
-    source = check_replay_folder(config.cassettes, {t.id: t.content_hash() for t in tasks},
-                                 model=config.model or None, match=config.match)
+    agent = find_agent(config.agent)
+    refused = {t.id for t in tasks if refusal(t, agent)}  # no cassette to check: the run refuses them by name
+    source = check_replay_folder(config.cassettes, {t.id: t.content_hash() for t in tasks if t.id not in refused},
+                                 model=config.model or None, match=config.match, agent=agent.id if agent else "")
     problems = [source.problems[task_id] for task_id in sorted(source.problems)]
-    usable = [t for t in tasks if t.id in set(source.usable)]
+    usable = [t for t in tasks if t.id in set(source.usable) or t.id in refused]
     if source.model is None:
         return usable, config, problems
     settings = replay_settings(source, config.settings, set(explicit))

@@ -41,6 +41,8 @@ class RunCard(msgspec.Struct, frozen=True):
     graders: dict[str, tuple[str, ...]] = {}
     #: Task id -> image id, for tasks that run in their own image ([sandbox] in task.toml).
     task_images: dict[str, str] = {}
+    #: Who drove the model: "endstate" (its own tool loop) or a foreign agent's id (`name@hash`).
+    agent: str = "endstate"
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):

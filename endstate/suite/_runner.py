@@ -30,6 +30,7 @@ from endstate import __version__
 from endstate.agent._normalise import normalise_output
 from endstate.agent._state import Counters, Guards
 from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome, CassetteJob, forked_main
+from endstate.agents import AgentSpec, agent_image, find_agent, refusal
 from endstate.errors import EndstateError, UserError
 from endstate.errors import SandboxError
 from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, Outcome, Verdict, grade, resolve,
@@ -79,7 +80,7 @@ def start_fork_server(provider: str) -> None:
 
 
 def _worker(job_path: str, log_path: str, conn: multiprocessing.connection.Connection,
-            base_url: str | None = None) -> None:
+            base_url: str | None = None, foreign: bool = False) -> None:
     """An agent worker that dies with the fork server, which dies with the run: when the
     run is killed, no orphan agent goes on calling the model or writing into the run folder."""
     import ctypes
@@ -90,7 +91,12 @@ def _worker(job_path: str, log_path: str, conn: multiprocessing.connection.Conne
         prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
         if os.getppid() != parent:
             os._exit(1)  # the fork server was gone before the request took effect
-    forked_main(job_path, log_path, conn, base_url)
+    if foreign:
+        from endstate.agents._run import run_foreign_job
+
+        forked_main(job_path, log_path, conn, base_url, run=run_foreign_job)
+    else:
+        forked_main(job_path, log_path, conn, base_url)
 
 
 def _recv(conn: multiprocessing.connection.Connection) -> object:
@@ -116,15 +122,20 @@ class RunConfig(msgspec.Struct, frozen=True):
     policy_files: tuple[str, ...] = ()
     #: Runs per task, seeded seed .. seed + attempts - 1 (each with its own cassette).
     attempts: int = 1
+    #: `--agent`: "" or "endstate" for endstate's own loop, else a shipped agent's name or an agent file.
+    agent: str = ""
 
 
 def model_slug(spec: str) -> str:
     return spec.replace("/", "-").replace(":", "-")
 
 
-def task_pack_hash(tasks: list[Task], images: dict[str, str] | None = None) -> str:
-    """sha256 over the tasks' contents and, for tasks with their own image, that image's id."""
+def task_pack_hash(tasks: list[Task], images: dict[str, str] | None = None, agent: str = "") -> str:
+    """sha256 over the tasks' contents and, for tasks with their own image, that image's id;
+    and the foreign agent's id, if one runs them."""
     digest = hashlib.sha256()
+    if agent:
+        digest.update(f"agent:{agent}\n".encode())
     for task in sorted(tasks, key=lambda t: t.id):
         digest.update(f"{task.id}:{task.content_hash()}\n".encode())
         if images and task.id in images:
@@ -187,7 +198,8 @@ class _Suite:
     """State shared by the threads of one run."""
 
     def __init__(self, config: RunConfig, out_dir: Path, backend: str,
-                 progress: Callable[[TaskResult], None], todo: list[tuple[Task, int]]) -> None:
+                 progress: Callable[[TaskResult], None], todo: list[tuple[Task, int]], *,
+                 agent: AgentSpec | None = None, agent_images: dict[str, str] | None = None) -> None:
         self.config = config
         self.out_dir = out_dir
         self.backend = backend
@@ -207,6 +219,9 @@ class _Suite:
         #: Agent sandboxes are made for the tasks queued next while the current ones work,
         #: and every sandbox is removed in the background (`close` waits for all of it).
         self.tasks = {task.id: task for task, _ in todo}
+        #: A foreign agent (`--agent`), and the image it runs in for each task image.
+        self.agent = agent
+        self.agent_images = agent_images or {}
         self.sandboxes: Lookahead[tuple[str, int], _Prepared] = Lookahead(
             [(task.id, attempt) for task, attempt in todo], self._prepare, lambda made: made.live.close(),
             depth=config.jobs)
@@ -241,8 +256,9 @@ class _Suite:
                            what=f"task {task.id} fixture")
         holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
         where = task_sandbox(task, self.backend, self.config.image)
-        live = open_sandbox(self.backend, image=where.image, limits=where.limits, name_hint=task.id,
-                            run_id=self.run_id)
+        # A foreign agent works in its own layer over the task's image; grading uses the task's image.
+        live = open_sandbox(self.backend, image=self.agent_images.get(where.image, where.image), limits=where.limits,
+                            name_hint=task.id, run_id=self.run_id)
         return _Prepared(fixture, holdout, where, live)
 
     def _run_task(self, task: Task, graders: list[Grader], result: TaskResult) -> None:
@@ -350,7 +366,7 @@ class _Suite:
                 overwrite=config.overwrite,
                 header={"model": config.model, "task_id": task.id, "task_hash": task.content_hash(),
                         "image_id": live.describe().get("image_id", ""), "endstate_version": __version__,
-                        "settings": msgspec.to_builtins(settings)},
+                        "settings": msgspec.to_builtins(settings), "agent": self.agent.id if self.agent else ""},
             )
         policy = [task.manifest.policy] if task.manifest.policy else []
         base_url = self.base_urls.get(task.id) or config.base_url or self._replay_base_url(cassette)
@@ -375,6 +391,7 @@ class _Suite:
             attempt=attempt,
             cassette=cassette,
             fixture=fixture,
+            agent=msgspec.to_builtins(self.agent) if self.agent else None,
         )
         write_atomically(path, self.scrubber.json(job))  # a reader never meets half a job
         return job, path
@@ -434,7 +451,8 @@ class _Suite:
         """
         receiver, sender = _FORKS.Pipe(duplex=False)
         proc = _FORKS.Process(target=_worker, daemon=True,
-                              args=(str(job_path), str(log_path), sender, self.real_base_urls.get(str(job_path))))
+                              args=(str(job_path), str(log_path), sender, self.real_base_urls.get(str(job_path)),
+                                    self.agent is not None))
         proc.start()
         sender.close()
         with self.lock:
@@ -497,6 +515,8 @@ def run_suite(
     """
     tasks = sorted(tasks, key=lambda t: t.id)
     provider, _ = parse_spec(config.model)
+    agent = find_agent(config.agent)
+    refused = {t.id: refusal(t, agent) for t in tasks if refusal(t, agent)}
     backend = resolve_backend(config.sandbox)  # first: it learns the engine's API version, which workers inherit
     start_fork_server(provider)
     extra_graders = extra_graders or {}
@@ -515,7 +535,7 @@ def run_suite(
         sandbox_backend=backend,
         image=config.image if backend == "docker" else "",
         image_id=probe.get("image_id", ""),
-        task_pack_hash=task_pack_hash(tasks, task_images),
+        task_pack_hash=task_pack_hash(tasks, task_images, agent.id if agent else ""),
         task_images=task_images,
         tasks=len(tasks),
         mode=config.mode,
@@ -524,6 +544,7 @@ def run_suite(
         guards_disabled=tuple(name for name in Guards.__struct_fields__ if not getattr(config.guards, name)),
         attempts=config.attempts,
         graders={t.id: tuple(g.short_name for g in graders[t.id]) for t in tasks},
+        agent=agent.id if agent else "endstate",
         **(card_extra or {}),
     )
     out_dir = Path(out_dir)
@@ -531,14 +552,24 @@ def run_suite(
     result = RunResult(card, sorted(kept, key=lambda r: (r.task_id, r.attempt)))
     write_results(result, out_dir)  # the card is on disk before the first task starts
     finished = {(r.task_id, r.attempt) for r in kept}
-    todo = [(t, k) for t in tasks for k in range(config.attempts) if (t.id, k) not in finished]
+    todo = [(t, k) for t in tasks for k in range(config.attempts) if (t.id, k) not in finished and t.id not in refused]
     for task, k in todo if resume else []:
         stem = attempt_stem(task.id, k)
         recording = Path(config.cassettes) / f"{stem}.cassette" if config.mode == "record" else None
         discard_partial(out_dir, stem, recording)
     for kept_result in result.tasks:
         progress(kept_result)
-    suite = _Suite(config, out_dir, backend, progress, todo)
+    for task in tasks:  # said up front, by name; the other tasks run
+        if task.id in refused and (task.id, 0) not in finished:
+            refused_result = TaskResult(task.id, task.manifest.category.value, outcome="error",
+                                        reason=refused[task.id], stop_reason="refused")
+            result.tasks.append(refused_result)
+            progress(refused_result)
+    if refused:
+        result.tasks.sort(key=lambda r: (r.task_id, r.attempt))
+        write_results(result, out_dir)
+    agent_images = _agent_images(agent, backend, config.image, todo)  # built before any sandbox is made
+    suite = _Suite(config, out_dir, backend, progress, todo, agent=agent, agent_images=agent_images)
     with _scripted_urls(config, tasks, suite_root) as urls:
         suite.base_urls = urls
         pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
@@ -568,6 +599,16 @@ def run_suite(
     return result
 
 
+def _agent_images(agent: AgentSpec | None, backend: str, image: str, todo: list[tuple[Task, int]]) -> dict[str, str]:
+    """Task image -> the foreign agent's layer over it (built offline, or found)."""
+    if agent is None or not todo:
+        return {}
+    if backend != "docker":
+        raise UserError(f"agent {agent.name} runs only in Docker sandboxes: pass --sandbox docker")
+    bases = sorted({task_sandbox(task, backend, image).image for task, _ in todo})
+    return {base: agent_image(agent, base) for base in bases}
+
+
 def _settings_key(config: RunConfig) -> dict[str, Any]:
     """Settings a resumed run must share that are not on the card."""
     return {
@@ -575,6 +616,7 @@ def _settings_key(config: RunConfig) -> dict[str, Any]:
         "base_url": digest(config.base_url),
         "cassettes": config.cassettes or "",
         "policy_files": {path: digest(Path(path).read_bytes()) for path in config.policy_files},
+        **({"agent": config.agent} if config.agent else {}),
     }
 
 

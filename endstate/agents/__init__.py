@@ -1,0 +1,17 @@
+"""Installed coding agents (mini-swe-agent, ...) run in the sandbox, their model traffic
+recorded and replayed at the HTTP boundary.
+
+    find_agent(name) -> AgentSpec | None     `--agent NAME`: a shipped agent or an agent file
+    agent_image(spec, base) -> tag           the task's image with the agent installed (offline)
+    refusal(task, spec) -> str               why a task cannot run with that agent ("" when it can)
+
+The worker side (`_run.run_foreign_job`, one task's run in a worker process, and the model
+proxy) is imported by the worker only: it needs the agent loop's job types.
+"""
+
+from endstate.agents._image import agent_image
+from endstate.agents._refuse import refusal
+from endstate.agents._spec import DEFAULT_AGENT, OBSERVABLE_COUNTERS, AgentSpec, find_agent, load_agent
+
+__all__ = ["AgentSpec", "find_agent", "load_agent", "agent_image", "refusal", "DEFAULT_AGENT",
+           "OBSERVABLE_COUNTERS"]

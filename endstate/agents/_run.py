@@ -1,0 +1,157 @@
+"""One task run by a foreign agent, in a worker process of its own (as endstate's loop is).
+
+The fixture goes in as for the built-in loop; the model proxy starts (forwarder in the
+sandbox, this process's end under the task's cassette session); then the agent program
+runs as one sandbox command, as the agent user, with the network off and the task's wall
+budget as its deadline. Its environment holds the forwarder's loopback URL, a placeholder
+key and the model's name: the real key never enters the sandbox. Replay that meets a
+request it has no answer for kills every process of the agent at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from endstate.agent import Counters
+from endstate.agent._worker import AgentJob, AgentOutcome, _cassette_session
+from endstate.agents._image import agent_home
+from endstate.agents._proxy import API_ROOT, ModelProxy
+from endstate.agents._spec import AgentSpec
+from endstate.errors import ReplayDivergence
+from endstate.models import RunSettings, parse_spec
+from endstate.models._secrets import Scrubber
+
+__all__ = ["run_foreign_job", "agent_command", "PROXY_PORT", "PLACEHOLDER_KEY"]
+
+#: The loopback port the forwarder listens on inside the sandbox.
+PROXY_PORT = 4319
+#: What the agent is given as its API key; the proxy adds the real one on the host.
+PLACEHOLDER_KEY = "endstate-proxy-holds-the-key"
+
+
+def agent_command(spec: AgentSpec, *, prompt: str, model_name: str, max_steps: int) -> str:
+    """The shell line that starts the agent in the sandbox (every value quoted)."""
+    env = {
+        **spec.run.env,
+        spec.model.base_url_env: f"http://127.0.0.1:{PROXY_PORT}{API_ROOT}",
+        spec.model.api_key_env: PLACEHOLDER_KEY,
+        spec.model.name_env: spec.model.name_prefix + model_name,
+    }
+    values = {"prompt": prompt, "max_steps": str(max_steps)}
+    args = [arg.format_map(values) for arg in spec.run.args]
+    assignments = " ".join(f"{name}={shlex.quote(value)}" for name, value in sorted(env.items()))
+    argv = ["python3", f"{agent_home(spec)}/run.py", spec.run.module, *args]
+    return f"cd /workspace && exec env {assignments} {' '.join(shlex.quote(a) for a in argv)}"
+
+
+def _upstream_key(provider: str) -> str | None:
+    return {"openai": os.environ.get("OPENAI_API_KEY"), "openai-compatible": os.environ.get("OPENAI_API_KEY"),
+            "anthropic": os.environ.get("ANTHROPIC_API_KEY")}.get(provider)
+
+
+def _upstream(provider: str, base_url: str | None) -> str:
+    if base_url:
+        return base_url
+    if provider == "openai":
+        return "https://api.openai.com/v1"
+    raise ReplayDivergence(f"no API root for provider {provider!r}: pass --base-url")
+
+
+def _kill_agent(sandbox: Any) -> None:
+    """Every process of the agent user, killed from a separate exec (the agent's own command
+    holds the sandbox's channel)."""
+    api = sandbox._client.api
+    exec_id = api.exec_create(sandbox.container_id, ["kill", "-s", "KILL", "-1"], user="1000:1000")["Id"]
+    api.exec_start(exec_id)
+
+
+_STATUS_SCRIPT = ("import json, sys\n"
+                  "value = json.load(open(sys.argv[1]))\n"
+                  "for key in sys.argv[2].split('.'):\n"
+                  "    value = value[key]\n"
+                  "print(value)\n")
+
+
+def _status(spec: AgentSpec, sandbox: Any) -> str:
+    """The value of the agent's own status (finish.status_key in finish.status_file), or "".
+    Read by a command in the sandbox (the file may be on a tmpfs, which the engine's archive
+    calls do not see); it says how the agent ended, and decides no verdict."""
+    if not spec.finish.status_file:
+        return ""
+    done = sandbox.exec(f"python3 -I -c {shlex.quote(_STATUS_SCRIPT)} {shlex.quote(spec.finish.status_file)} "
+                        f"{shlex.quote(spec.finish.status_key)}", timeout=30)
+    return done.stdout.strip()[:200] if done.ok else ""
+
+
+def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
+                    at_kill_point: Any = None) -> AgentOutcome:
+    """Run `job` with the foreign agent it names; the outcome as for endstate's own loop.
+    (`at_kill_point` is never called: a task with a kill point is refused for a foreign agent.)"""
+    from endstate.sandbox import BACKENDS
+    from endstate.sandbox._timed import TimedSandbox
+    from endstate.sandbox._tree import Tree
+
+    spec = msgspec.convert(job.agent, AgentSpec)
+    live = BACKENDS[job.sandbox["backend"]].attach(job.sandbox)
+    sandbox = TimedSandbox(live)
+    if job.fixture:
+        sandbox.ready()
+        sandbox.put_tree(msgspec.msgpack.decode(Path(job.fixture).read_bytes(), type=Tree))
+    settings = msgspec.convert(job.settings, RunSettings)
+    provider, model_name = parse_spec(job.model)
+    deadline = min(spec.run.time_budget_s, float(job.budget.wall_seconds))
+    diverged: list[ReplayDivergence] = []
+
+    def on_divergence(exc: ReplayDivergence) -> None:
+        diverged.append(exc)
+        _kill_agent(live)
+
+    replaying = job.cassette is not None and job.cassette.mode == "replay"
+    upstream = _upstream(provider, base_url)
+    with _cassette_session(job, scrubber) as tape:
+        proxy = ModelProxy(spec, upstream, api_key=None if replaying else _upstream_key(provider),
+                           timeout_s=settings.timeout_s, on_divergence=on_divergence)
+        try:
+            proxy.start(live._client.api, live.container_id, PROXY_PORT)
+            command = agent_command(spec, prompt=job.prompt, model_name=model_name, max_steps=job.budget.max_steps)
+            result = sandbox.exec(command, timeout=deadline)
+        finally:
+            proxy.close()
+    counters = Counters(steps=proxy.turns, input_tokens=proxy.input_tokens, output_tokens=proxy.output_tokens)
+    status = _status(spec, sandbox)
+    if result.timed_out:
+        stop, detail = "wall_budget", f"the agent ran past its {deadline:.0f}s budget and was killed"
+    elif status in spec.finish.done or (not spec.finish.status_file and result.exit_code in spec.finish.exit_codes):
+        stop, detail = "model_stopped", status or f"exit {result.exit_code}"
+    elif result.exit_code in spec.finish.exit_codes:
+        stop, detail = "agent_stopped", f"{spec.name} ended with status {status or 'unknown'}"
+    else:
+        stop, detail = "agent_error", f"{spec.name} exited {result.exit_code}: {result.stderr.strip()[-300:]}"
+    if proxy.error:
+        stop, detail = "harness_error", proxy.error
+    _write_transcript(Path(job.transcript), job.prompt, proxy, result, scrubber)
+    outcome = AgentOutcome(stop, detail, counters, sandbox_s=round(sandbox.seconds, 3))
+    if tape is not None:
+        outcome.divergence = tape.divergence or (str(diverged[0]) if diverged else "")
+        outcome.unplayed = tape.unplayed()
+    return outcome
+
+
+def _write_transcript(path: Path, prompt: str, proxy: ModelProxy, result: Any, scrubber: Scrubber) -> None:
+    """What the harness saw of the run: the prompt, each answer the model gave, the agent's output."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    for _, answer in proxy.exchanges:
+        try:
+            message = json.loads(answer)["choices"][0]["message"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            message = {"role": "assistant", "content": answer.decode("utf-8", "replace")}
+        messages.append({"role": "assistant", "content": message.get("content") or ""})
+    messages.append({"role": "tool", "content": f"[agent exit {result.exit_code}]\n{result.stdout[-4000:]}"})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(msgspec.json.format(scrubber.json(messages), indent=1))

@@ -1,0 +1,9 @@
+"""Entry point: `python -m endstate.agents.worker JOB.json` runs a saved foreign-agent job by hand."""
+
+import sys
+
+from endstate.agent._worker import main
+from endstate.agents._run import run_foreign_job
+
+if __name__ == "__main__":
+    sys.exit(main(run=run_foreign_job))
