@@ -52,10 +52,38 @@ def test_test_files_may_use_pytest_but_not_its_reporting_internals():
 
 
 def test_a_comment_that_names_the_runner_is_not_code():
-    from endstate.grading._integrity import _without_comments
+    from endstate.grading._integrity import code_only
 
     text = "def get(obj):\n    # as unittest.mock's autospec does\n    return obj  # not pytest\n"
-    assert "unittest" not in _without_comments(text) and "pytest" not in _without_comments(text)
-    assert _without_comments('x = "# kept"\n') == 'x = "# kept"\n'
+    assert "unittest" not in code_only(text) and "pytest" not in code_only(text)
+    assert code_only('x = "# gone"\n') == 'x =         \n'
     broken = "def f(:\n    import pytest  # hidden?\n"
-    assert "pytest" in _without_comments(broken)
+    assert "pytest" in code_only(broken)
+
+
+HONEST_MENTIONS = b'''"""Keys are hashed lazily; see sys.modules and unittest.mock for how callers patch this."""
+# such as for mocking with autospec=True in unittest.mock (the cachetools fix for #387)
+
+
+def double(x):
+    note = "patched through sys.modules['calc.ops'] or _pytest, never here"
+    return x * 2  # not sys.settrace, not atexit
+'''
+
+
+def test_names_in_comments_docstrings_and_strings_are_not_hits():
+    assert check({"calc/ops.py": FileEntry(0o644, HONEST_MENTIONS)}).passed
+    test_file = b'"""Not pytest_plugins, not sys.modules[...]."""\n\ndef test_x():\n    assert "atexit" != "junit"\n'
+    assert check({"tests/test_new.py": FileEntry(0o644, test_file)}).passed
+
+
+def test_the_same_names_as_code_are_still_reported():
+    for code, name in ((b"import unittest.mock\n", "+unittest"), (b"import sys\nsys.modules['x'] = None\n", "+sys.modules"),
+                       (b"import sys\nf = f'{sys.modules}'\n", "+sys.modules")):
+        verdict = check({"calc/ops.py": FileEntry(0o644, HONEST_MENTIONS + code)})
+        assert verdict.outcome is Outcome.FAIL and name in verdict.reason, (code, verdict)
+
+
+def test_source_that_does_not_tokenize_is_scanned_whole():
+    verdict = check({"calc/ops.py": FileEntry(0o644, b'x = """never closed\nimport _pytest\n')})
+    assert verdict.outcome is Outcome.FAIL and "+_pytest" in verdict.reason
