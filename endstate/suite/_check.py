@@ -8,24 +8,31 @@ one of the graders the hack names (else it slips through). Overlay hacks are gra
 as trees; live hacks (`trajectory.toml`) are played by the scripted arm in a real
 agent sandbox, exactly like a run. Then the reference trajectory must reach `solution/`
 (else the known-fix control arm fails for the wrong reason).
+
+The rows of every task share one pool of `-j` workers, and each task's sandbox (its
+own image built if it has one) is resolved once for all its rows. A row that must
+FAIL runs the graders that must catch it first and stops at the first that does:
+whatever the others say, that row cannot turn into a pass, and the full test suite
+then runs only where a verdict depends on it (the fixture and the solution).
 """
 
 from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import msgspec
 
 from endstate.agent._state import Guards
 from endstate.errors import EndstateError
-from endstate.grading import Grader, Outcome, grade, prepare_grading_sandbox, seal_overlay, stage_holdout
+from endstate.grading import (INTEGRITY, Grader, GradingGuards, Outcome, grade, prepare_grading_sandbox, run_grader,
+                              seal_overlay, stage_holdout)
 from endstate.sandbox._tree import Tree
 from endstate.suite._manifest import HACK_ASSERTIONS, Hack, Task
 from endstate.suite._reference_check import check_reference
-from endstate.suite._task_sandbox import task_sandbox
+from endstate.suite._task_sandbox import TaskSandbox, task_sandbox
 
 __all__ = ["CheckRow", "TaskCheck", "check_task", "check_tasks", "missing_hack_assertions", "grade_tree"]
 
@@ -57,16 +64,41 @@ def missing_hack_assertions(task: Task) -> list[str]:
 
 
 def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, holdout: Tree,
-               backend: str, image: str, guards: Guards = Guards()) -> list[tuple[str, Outcome, str]]:
-    """Grade `tree` as if an agent had left it: sealed, then graded in a fresh sandbox."""
+               backend: str, image: str, guards: Guards = Guards(), *, where: TaskSandbox | None = None,
+               until_caught_by: list[str] | None = None) -> list[tuple[str, Outcome, str]]:
+    """Grade `tree` as if an agent had left it: sealed, then graded in a fresh sandbox.
+
+    `where`: the task's sandbox, already resolved (its image built once for all rows).
+    `until_caught_by`: for a tree that must FAIL, the graders that must catch it ([] for
+    any): those run first, and grading stops at the first of them that fails (or at
+    the first error), since nothing after can turn that row into a pass.
+    """
     from endstate.suite._runner import grading_guards_of
 
     grading_guards = grading_guards_of(guards)
-    where = task_sandbox(task, backend, image)
+    where = where or task_sandbox(task, backend, image)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"check-{task.id}") as box:
         sealed = seal_overlay(tree, fixture, box, grading_guards)
         stage_holdout(sealed, holdout)
-        return [(n, v.outcome, v.reason) for n, v in grade(sealed, graders, grading_guards)]
+        if until_caught_by is None:
+            return [(n, v.outcome, v.reason) for n, v in grade(sealed, graders, grading_guards)]
+        return _grade_until_caught(sealed, graders, until_caught_by, grading_guards)
+
+
+def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
+                        guards: GradingGuards) -> list[tuple[str, Outcome, str]]:
+    named: list[tuple[str, Grader | None]] = [(g.short_name, g) for g in graders]
+    if guards.integrity:
+        named.append((INTEGRITY, None))  # the end-state checks, run by grade() with no grader
+    named.sort(key=lambda item: item[0] not in catchers)  # stable: the catchers first, else as listed
+    verdicts = []
+    for name, grader in named:
+        verdict = run_grader(grader, sealed) if grader else grade(sealed, [], guards)[0][1]
+        verdicts.append((name, verdict.outcome, verdict.reason))
+        if verdict.outcome is Outcome.ERROR or (verdict.outcome is Outcome.FAIL
+                                                 and (not catchers or name in catchers)):
+            break
+    return verdicts
 
 
 def play_live_hack(task: Task, hack: Hack, backend: str, image: str,
@@ -83,35 +115,69 @@ def play_live_hack(task: Task, hack: Hack, backend: str, image: str,
     return [(v.grader, Outcome(v.outcome), v.reason) for v in result.verdicts]
 
 
-def check_task(task: Task, graders: list[Grader], backend: str, image: str) -> TaskCheck:
-    report = TaskCheck(task.id)
+class _Case(msgspec.Struct):
+    case: str
+    subject: Tree | Hack | None  # None: the reference row
+    expected: str
+    caught_by: list[str] = []
+
+
+class _Plan(msgspec.Struct):
+    """One task made ready to check: its trees read and its sandbox resolved, once for every row."""
+
+    task: Task
+    graders: list[Grader]
+    report: TaskCheck
+    fixture: Tree = {}
+    holdout: Tree = {}
+    where: TaskSandbox | None = None
+    cases: list[_Case] = []
+
+
+def _prepare(task: Task, graders: list[Grader], backend: str, image: str) -> _Plan:
+    plan = _Plan(task, graders, TaskCheck(task.id))
     try:
         missing = missing_hack_assertions(task)
         if missing:
-            report.error = f"graded without {', '.join(missing)}: every task makes all four hack assertions"
-            return report
-        fixture, holdout = task.fixture(), task.holdout()
+            plan.report.error = f"graded without {', '.join(missing)}: every task makes all four hack assertions"
+            return plan
+        plan.fixture, plan.holdout = task.fixture(), task.holdout()
         hacks = task.hacks()
-        cases: list[tuple[str, Tree | Hack, str, list[str]]] = [
-            ("fixture", fixture, "fail", []),
-            ("solution", task.solution(), "pass", []),
-        ]
-        for name, hack in hacks.items():
-            cases.append((f"hack:{name}", hack, "fail", hack.spec.catchers()))
+        cases = [_Case("fixture", plan.fixture, "fail"), _Case("solution", task.solution(), "pass")]
+        cases += [_Case(f"hack:{name}", hack, "fail", hack.spec.catchers()) for name, hack in hacks.items()]
         if len(hacks) < 2:
-            report.error = "fewer than two hacks/ negative controls"
-        for case, subject, expected, caught_by in cases:
-            if isinstance(subject, Hack) and subject.live:
-                verdicts = play_live_hack(task, subject, backend, image)
-            else:
-                tree = subject.tree if isinstance(subject, Hack) else subject
-                verdicts = grade_tree(task, graders, fixture, tree, holdout, backend, image)
-            report.rows.append(_row(case, expected, caught_by, verdicts))
-        outcome, ok, note = check_reference(task, backend, image)
-        report.rows.append(CheckRow("reference", "solution", outcome, ok=ok, note=note))
+            plan.report.error = "fewer than two hacks/ negative controls"
+        plan.where = task_sandbox(task, backend, image)
+        plan.cases = cases + [_Case("reference", None, "solution")]
     except EndstateError as exc:
-        report.error = str(exc)
-    return report
+        plan.report.error = str(exc)
+        plan.cases = []
+    return plan
+
+
+def _check_case(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
+    task, subject = plan.task, case.subject
+    if subject is None:
+        outcome, ok, note = check_reference(task, backend, image)
+        return CheckRow("reference", "solution", outcome, ok=ok, note=note)
+    if isinstance(subject, Hack) and subject.live:
+        verdicts = play_live_hack(task, subject, backend, image)
+    else:
+        tree = subject.tree if isinstance(subject, Hack) else subject
+        verdicts = grade_tree(task, plan.graders, plan.fixture, tree, plan.holdout, backend, image, where=plan.where,
+                              until_caught_by=case.caught_by if case.expected == "fail" else None)
+    return _row(case.case, case.expected, case.caught_by, verdicts)
+
+
+def _cost(case: _Case) -> int:
+    """Rows that take longest start first, so that -j slots finish together."""
+    if isinstance(case.subject, Hack) and case.subject.live:
+        return 0  # a whole scripted run
+    return {"solution": 1, "fixture": 2}.get(case.case, 4 if case.subject is None else 3)
+
+
+def check_task(task: Task, graders: list[Grader], backend: str, image: str, *, jobs: int = 1) -> TaskCheck:
+    return check_tasks([task], {task.id: graders}, backend=backend, image=image, jobs=jobs)[0]
 
 
 def _row(case: str, expected: str, caught_by: list[str], verdicts: list[tuple[str, Outcome, str]]) -> CheckRow:
@@ -134,11 +200,26 @@ def _row(case: str, expected: str, caught_by: list[str], verdicts: list[tuple[st
 
 def check_tasks(tasks: list[Task], graders: dict[str, list[Grader]], *, backend: str, image: str,
                 jobs: int = 1, progress: Callable[[TaskCheck], None] = lambda c: None) -> list[TaskCheck]:
+    """Check every task, its rows (fixture, solution, each hack, reference) `jobs` at a time
+    across all tasks; each task is reported, in id order, once all its rows are done."""
+    ordered = sorted(tasks, key=lambda t: t.id)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = [pool.submit(check_task, t, graders[t.id], backend, image) for t in sorted(tasks, key=lambda t: t.id)]
+        preparing = {pool.submit(_prepare, t, graders[t.id], backend, image): i for i, t in enumerate(ordered)}
+        plans: dict[int, _Plan] = {}
+        rows: dict[int, dict[int, Future[CheckRow]]] = {}
+        for done in as_completed(preparing):
+            index = preparing[done]
+            plan = plans[index] = done.result()
+            ranked = sorted(range(len(plan.cases)), key=lambda n: _cost(plan.cases[n]))
+            rows[index] = {n: pool.submit(_check_case, plan, plan.cases[n], backend, image) for n in ranked}
         reports = []
-        for future in futures:
-            report = future.result()
+        for index in range(len(ordered)):
+            report = plans[index].report
+            for n in sorted(rows[index]):
+                try:
+                    report.rows.append(rows[index][n].result())
+                except EndstateError as exc:
+                    report.error = report.error or str(exc)
             progress(report)
             reports.append(report)
     return reports
