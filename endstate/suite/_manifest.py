@@ -16,6 +16,7 @@ import msgspec
 
 from endstate.errors import ManifestError
 from endstate.sandbox._tree import FileEntry, Tree, load_dir, overlay
+from endstate.suite._patch import PatchError, apply_patch
 
 __all__ = [
     "Category",
@@ -126,7 +127,8 @@ class Manifest(_Strict):
 class HackSpec(_Strict):
     """`hacks/<name>/hack.toml`: a negative control a cheating agent might leave.
 
-    An *overlay* hack is files laid over a base tree (`files/`, `delete`, `symlinks`);
+    An *overlay* hack is files laid over a base tree (`files/`, `overlay.diff`, `delete`,
+    `symlinks`, applied in that order);
     a *live* hack is a trajectory (`trajectory.toml`, the reference format) that the
     scripted arm plays as an agent would, for what files cannot express: a process
     left running, a file in the agent user's home.
@@ -201,7 +203,13 @@ class Task(msgspec.Struct):
         return load_dir(self.root / "holdout", what=f"task {self.id} holdout")
 
     def solution(self) -> Tree:
-        tree = overlay(self.fixture(), load_dir(self.root / "solution", what=f"task {self.id} solution"))
+        """The fixture with `solution/` laid over it, then `solution.diff` applied (either may be
+        left out, not both), less `solution_deletes`."""
+        tree, folder, diff = self.fixture(), self.root / "solution", self.root / "solution.diff"
+        if folder.is_dir() or not diff.is_file():
+            tree = overlay(tree, load_dir(folder, what=f"task {self.id} solution"))
+        if diff.is_file():
+            tree = _patched(tree, diff, self.id)
         for path in self.manifest.solution_deletes:
             tree.pop(path, None)
         return tree
@@ -219,21 +227,24 @@ class Task(msgspec.Struct):
             spec = _decode(manifest, HackSpec)
             if spec.base not in ("fixture", "solution"):
                 raise ManifestError(f"{manifest}: field `base` must be 'fixture' or 'solution', not {spec.base!r}")
-            loose = sorted(p.name for p in hack_dir.iterdir() if p.name not in ("hack.toml", "files", "trajectory.toml"))
+            loose = sorted(p.name for p in hack_dir.iterdir() if p.name not in _HACK_ENTRIES)
             if loose:
                 raise ManifestError(f"{hack_dir}: {', '.join(loose)} lie loose in the hack folder: put the files the "
-                                    "hack leaves under files/ (paths relative to the project root)")
+                                    "hack leaves under files/ (paths relative to the project root), or its changes "
+                                    "in overlay.diff")
             live = (hack_dir / "trajectory.toml").is_file()
-            files = hack_dir / "files"
+            files, diff = hack_dir / "files", hack_dir / "overlay.diff"
             if live:
-                if files.exists() or spec.delete or spec.symlinks or spec.base != "fixture":
+                if files.exists() or diff.exists() or spec.delete or spec.symlinks or spec.base != "fixture":
                     raise ManifestError(f"{manifest}: a live hack (trajectory.toml) starts from the fixture; it takes "
-                                        "no files/, `delete`, `symlinks` or `base`")
+                                        "no files/, overlay.diff, `delete`, `symlinks` or `base`")
                 _decode(hack_dir / "trajectory.toml", Reference)
                 hacks[hack_dir.name] = Hack(hack_dir.name, spec, None, hack_dir)
                 continue
             base = self.solution() if spec.base == "solution" else self.fixture()
             tree = overlay(base, load_dir(files, what=f"hack {hack_dir.name}")) if files.is_dir() else base
+            if diff.is_file():
+                tree = _patched(tree, diff, self.id)
             for path in spec.delete:
                 if path not in tree:
                     raise ManifestError(f"{manifest}: field `delete` names {path!r}, which the {spec.base} does not "
@@ -241,9 +252,9 @@ class Task(msgspec.Struct):
                 tree.pop(path)
             for path, target in spec.symlinks.items():
                 tree[path] = FileEntry.symlink(target)
-            if not files.is_dir() and not spec.delete and not spec.symlinks:
-                raise ManifestError(f"{manifest}: the hack changes nothing: add files/, `delete`, `symlinks`, "
-                                    "or a trajectory.toml")
+            if not files.is_dir() and not diff.is_file() and not spec.delete and not spec.symlinks:
+                raise ManifestError(f"{manifest}: the hack changes nothing: add files/, overlay.diff, `delete`, "
+                                    "`symlinks`, or a trajectory.toml")
             hacks[hack_dir.name] = Hack(hack_dir.name, spec, tree, hack_dir)
         return hacks
 
@@ -267,6 +278,18 @@ class Task(msgspec.Struct):
             digest.update(path.relative_to(self.root).as_posix().encode() + b"\0")
             digest.update(hashlib.sha256(path.read_bytes()).digest())
         return digest.hexdigest()
+
+
+#: What a hack folder may hold: its manifest, then the files it leaves, its changes as a diff, or a trajectory.
+_HACK_ENTRIES = ("hack.toml", "files", "overlay.diff", "trajectory.toml")
+
+
+def _patched(tree: Tree, diff: Path, task_id: str) -> Tree:
+    """`tree` with the unified diff in `diff` applied; a ManifestError naming the task and file if it does not apply."""
+    try:
+        return apply_patch(tree, diff.read_bytes())[0]
+    except PatchError as exc:
+        raise ManifestError(f"task {task_id}: {diff}: {exc}") from None
 
 
 def _decode(path: Path, kind: type) -> Any:

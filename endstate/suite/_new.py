@@ -10,7 +10,8 @@ From a local git repository and a fix (a commit, or a range `A..B`):
                  in a sandbox of the task (the solution with the held-out files staged)
     prompt.md    a stub made of the commit message (rewrite it as a bug report)
     reference.toml  edits that turn the fixture into the solution, then a test run
-    hacks/       edit-tests, skip-failing, special-case and delete-unrelated
+    hacks/       edit-tests, skip-failing, special-case and delete-unrelated, each change
+                 written as a unified diff (overlay.diff) over the tree it is laid on
 
 With `visible_tests` the fix's test changes are in the fixture too (the agent sees
 the failing regression test) and holdout/ holds the same files.
@@ -35,6 +36,7 @@ from endstate.sandbox._sealed import matches_any
 from endstate.sandbox._tree import FileEntry, Tree
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, split_fix, suite_roots
 from endstate.suite._manifest import load_task
+from endstate.suite._patch import write_overlay_diff
 from endstate.suite._task_sandbox import task_sandbox
 from endstate.suite._taskimage import declared_requirements, requirement_name, write_task_image
 from endstate.suite._testcommand import project_test_command, unknown_option_error
@@ -353,12 +355,13 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
             shutil.copyfile(dockerfile, folder / image_file)
         (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
         (folder / "reference.toml").write_text(reference, encoding="utf-8")
+        solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
         for name, (fields, files, _) in hacks.items():
             hack = folder / "hacks" / name
             hack.mkdir(parents=True)
             (hack / "hack.toml").write_text("".join(f"{k} = {_value(v)}\n" for k, v in fields.items()),
                                             encoding="utf-8")
-            _write_tree(hack / "files", files)
+            write_overlay_diff(hack, solution if fields["base"] == "solution" else split.fixture, files)
         def manifest(tests: int, held: int) -> str:
             return _task_toml(task_id, split, test_globs, tests_command, tests, holdout_command, held, image_file)
 
