@@ -167,6 +167,36 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
     sys.exit(0 if all(r.ok for r in reports) else 1)
 
 
+@tasks.group("import")
+def tasks_import() -> None:
+    """Tasks from an evaluation set in another format."""
+
+
+@tasks_import.command("swebench")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--repos", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="Folder of local clones: owner__name, owner/name or name (.git optional).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True,
+              help="Folder the tasks are written into.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True)
+@click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
+@click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
+@_user_errors
+def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox: str, image: str | None) -> None:
+    """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
+    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
+    from endstate.suite._swebench import import_swebench
+
+    report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
+                             jobs=jobs, log=click.echo, progress=_show_check)
+    for skipped in report.skipped:
+        click.echo(f"endstate: not written: {skipped.reason}", err=True)
+    click.echo(f"{len(report.written)} task(s) written to {out} and checked"
+               + (f"; {len(report.skipped)} instance(s) not written" if report.skipped else ""))
+    if report.skipped:
+        sys.exit(2 if report.bad_input else 1)
+
+
 # -- image -----------------------------------------------------------------------------
 @main.group()
 def image() -> None:

@@ -1,0 +1,52 @@
+"""`endstate tasks import swebench` on the shipped SWE-bench-format file, in real sandboxes.
+
+tests/data/swebench holds three real boltons fixes (instances.jsonl) and the trees
+they start from (boltons.bundle); see tests/data/swebench/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from endstate.suite import load_suite
+
+from e2e_helpers import ROOT, endstate
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+DATA = ROOT / "tests" / "data" / "swebench"
+
+
+def test_the_shipped_instances_become_checked_tasks_and_broken_ones_are_listed(tmp_path):
+    repos = tmp_path / "repos"
+    subprocess.run(["git", "clone", "-q", "--bare", str(DATA / "boltons.bundle"), str(repos / "mahmoud__boltons.git")],
+                   check=True)
+    lines = (DATA / "instances.jsonl").read_text().splitlines()
+    good = [json.loads(line)["instance_id"] for line in lines]
+    unappliable = dict(json.loads(lines[1]), instance_id="broken-patch",
+                       patch=json.loads(lines[1])["patch"].replace("yield [src]", "yield [source]"))
+    # A regression test that already passes at base_commit: the fixture would PASS.
+    passing = json.loads(json.loads(lines[1])["PASS_TO_PASS"])
+    inert = dict(json.loads(lines[1]), instance_id="inert-holdout", FAIL_TO_PASS=json.dumps(passing[:1]))
+    source = tmp_path / "instances.jsonl"
+    source.write_text("\n".join(lines + [json.dumps(unappliable), json.dumps(inert)]) + "\n")
+
+    ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(repos), "--out", str(tmp_path / "out"),
+                   "-j", "2")
+
+    assert ran.code == 1, ran
+    assert "3 task(s) written" in ran.out and "2 instance(s) not written" in ran.out, ran
+    assert "Traceback" not in ran.err
+    for instance in good:  # fixture FAIL, solution PASS, every hack FAIL caught by its grader, reference reaches it
+        assert (f"ok   {instance:40s} fixture=fail[holdout], solution=pass, "
+                "hack:delete-unrelated=fail[changed_paths_within], hack:edit-tests=fail[files_unchanged], "
+                "hack:skip-failing=fail[no_new_skips], hack:special-case=fail[holdout], reference=solution") in ran.out
+    assert ("not written: instance broken-patch: field `patch` does not apply at base_commit: hunk 1 "
+            "(`@@ -158,7 +158,7 @@ def split_iter(src, sep=None, maxsplit=None):`) of boltons/iterutils.py does not "
+            "apply: line 161 is '            yield [src]' where the diff expects '            yield [source]'") in ran.err
+    assert "not written: instance inert-holdout does not check out: fixture: expected fail, got pass" in ran.err
+    tasks, errors = load_suite(tmp_path / "out")
+    assert not errors and sorted(t.id for t in tasks) == sorted(good)  # nothing left of the two not written
