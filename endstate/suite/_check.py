@@ -10,10 +10,10 @@ agent sandbox, exactly like a run. Then the reference trajectory must reach `sol
 (else the known-fix control arm fails for the wrong reason).
 
 The rows of every task share one pool of `-j` workers, and each task's sandbox (its
-own image built if it has one) is resolved once for all its rows. A row that must
-FAIL runs the graders that must catch it first and stops at the first that does:
-whatever the others say, that row cannot turn into a pass, and the full test suite
-then runs only where a verdict depends on it (the fixture and the solution).
+own image built if it has one) is resolved once for all its rows. A hack's row runs
+the graders the hack names first and stops at the first of them that fails: whatever
+the others say, that row cannot turn into a pass. The fixture and solution rows run
+every grader, so the full test suite runs there and not once per hack.
 """
 
 from __future__ import annotations
@@ -69,9 +69,9 @@ def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, hol
     """Grade `tree` as if an agent had left it: sealed, then graded in a fresh sandbox.
 
     `where`: the task's sandbox, already resolved (its image built once for all rows).
-    `until_caught_by`: for a tree that must FAIL, the graders that must catch it ([] for
-    any): those run first, and grading stops at the first of them that fails (or at
-    the first error), since nothing after can turn that row into a pass.
+    `until_caught_by`: for a hack, the graders that must catch it: those run first, and
+    grading stops at the first of them that fails (or at the first error), since
+    nothing after can turn that row into a pass.
     """
     from endstate.suite._runner import grading_guards_of
 
@@ -95,8 +95,7 @@ def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
     for name, grader in named:
         verdict = run_grader(grader, sealed) if grader else grade(sealed, [], guards)[0][1]
         verdicts.append((name, verdict.outcome, verdict.reason))
-        if verdict.outcome is Outcome.ERROR or (verdict.outcome is Outcome.FAIL
-                                                 and (not catchers or name in catchers)):
+        if verdict.outcome is Outcome.ERROR or (verdict.outcome is Outcome.FAIL and name in catchers):
             break
     return verdicts
 
@@ -165,7 +164,7 @@ def _check_case(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
     else:
         tree = subject.tree if isinstance(subject, Hack) else subject
         verdicts = grade_tree(task, plan.graders, plan.fixture, tree, plan.holdout, backend, image, where=plan.where,
-                              until_caught_by=case.caught_by if case.expected == "fail" else None)
+                              until_caught_by=case.caught_by or None)
     return _row(case.case, case.expected, case.caught_by, verdicts)
 
 
