@@ -49,7 +49,7 @@ from endstate.sandbox import DEFAULT_IMAGE
 from endstate.sandbox._base import WORKDIR
 from endstate.sandbox._docker import AGENT_UID, LABEL, SANDBOX_ENV
 from endstate.sandbox._tree import FileEntry, Tree, tree_to_tar
-from endstate.suite import Task, load_suite
+from endstate.task import Task, load_suite
 
 #: Graders that run a test command in the grading sandbox.
 _TEST_GRADERS = ("endstate.grading:tests_pass", "endstate.grading:holdout")

@@ -19,7 +19,7 @@ from endstate.agent import Agent, Journal, Policy  # noqa: E402
 from endstate.models import Completion, Message, ToolCall, Usage  # noqa: E402
 from endstate.sandbox import ExecResult, Sandbox  # noqa: E402
 from endstate.sandbox._tree import FileEntry  # noqa: E402
-from endstate.suite import load_suite  # noqa: E402
+from endstate.task import load_suite  # noqa: E402
 
 PYTEST_OUTPUT = "....F...\n" * 20 + "FAILED tests/test_x.py::test_y - assert 1 == 2\n1 failed, 159 passed in 0.42s\n"
 

@@ -46,7 +46,7 @@ def replay(tasks: list[str], *executor: str, cluster: LocalRayCluster | None = N
 
 
 def main(argv: list[str]) -> None:
-    from endstate.suite import load_suite
+    from endstate.task import load_suite
 
     tasks = sorted(t.id for t in load_suite(ROOT / "tasks")[0]) if "--all" in argv else SUBSET
     n = len(tasks)

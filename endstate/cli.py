@@ -79,7 +79,8 @@ def tasks() -> None:
 def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None) -> None:
     """Graders must FAIL on the fixture, PASS with solution/, FAIL on every hack."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import check_tasks, load_suite, resolve_graders
+    from endstate.suite import check_tasks, resolve_graders
+    from endstate.task import load_suite
 
     _reap()
 
@@ -144,7 +145,8 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
               sandbox: str, image: str | None) -> None:
     """A task from a fix commit (--repo, --fix), checked; or a blank, documented skeleton."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import check_tasks, load_task, resolve_graders
+    from endstate.suite import check_tasks, resolve_graders
+    from endstate.task import load_task
     from endstate.suite._blank import new_blank_task
     from endstate.suite._fix import DEFAULT_TEST_GLOBS
     from endstate.suite._new import new_task_from_fix
@@ -298,7 +300,7 @@ def _slug(agent: str, model: str) -> str:
 
 
 def _load(suite: Path, only: tuple[str, ...]):
-    from endstate.suite import load_suite
+    from endstate.task import load_suite
 
     loaded, errors = load_suite(suite, only=list(only) or None)
     for error in errors:
@@ -448,7 +450,8 @@ def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...]
     """Disable one harness guard at a time; every mutant must turn its probe tasks red."""
     from endstate.models import RunSettings
     from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.suite import RunConfig, load_suite
+    from endstate.suite import RunConfig
+    from endstate.task import load_suite
     from endstate.suite._mutation import run_mutation_check, select_mutants
 
     mutants = select_mutants(list(names))

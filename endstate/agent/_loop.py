@@ -22,7 +22,7 @@ from endstate.errors import WorkspaceFull
 from endstate.models._types import Message, Model, ToolCall
 from endstate.sandbox._base import Sandbox
 from endstate.sandbox._tree import tree_hash
-from endstate.suite._manifest import Budget
+from endstate.task import Budget
 
 __all__ = ["Agent", "RunEnded", "Submitted", "LimitsExceeded", "ModelFailed", "SYSTEM_PROMPT", "estimate_tokens"]
 

@@ -35,27 +35,18 @@ import msgspec
 
 from endstate.agent._policy import Policy
 from endstate.agent._state import Counters, Guards, Journal
+from endstate.cassettes._job import CassetteJob
 from endstate.errors import UserError
 from endstate.models._secrets import Scrubber
-from endstate.suite._manifest import Budget
+from endstate.task import Budget
 
-__all__ = ["AgentJob", "AgentOutcome", "CassetteJob", "KILL_MARKER", "BASE_URL_ENV", "run_job", "main",
+__all__ = ["AgentJob", "AgentOutcome", "KILL_MARKER", "BASE_URL_ENV", "run_job", "main",
            "forked_main"]
 
 KILL_MARKER = "ENDSTATE-KILL-POINT"
 
 #: Where a job run by hand finds its real base URL when the job file's is redacted.
 BASE_URL_ENV = "ENDSTATE_BASE_URL"
-
-
-class CassetteJob(msgspec.Struct, frozen=True):
-    #: "record" writes interactions as they happen; "replay" answers from the file only.
-    mode: str
-    path: str
-    match: str = "strict"
-    header: dict[str, Any] = {}
-    #: Record over an existing cassette (the resumed attempt of a killed run appends instead).
-    overwrite: bool = False
 
 
 class AgentJob(msgspec.Struct, frozen=True):

@@ -27,10 +27,12 @@ from endstate.cassettes._format import (
 )
 from endstate.cassettes._match import MATCH_MODES, request_hash
 from endstate.cassettes._preflight import ReplaySource, check_replay_folder, replay_settings
+from endstate.cassettes._job import CassetteJob
 from endstate.cassettes._session import Tape, open_session
 
 __all__ = [
     "open_session",
+    "CassetteJob",
     "Tape",
     "show",
     "diff",

@@ -23,7 +23,7 @@ from vcr.request import Request
 
 from endstate.errors import CassetteError
 from endstate.models._secrets import Scrubber
-from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
+from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER
 
 __all__ = ["MATCH_MODES", "MatchMode", "request_hash", "canonical_body", "RequestKeys", "check_match_mode"]
 

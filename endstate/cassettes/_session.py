@@ -27,7 +27,7 @@ import difflib
 import hashlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 import vcr
@@ -45,10 +45,8 @@ from endstate.cassettes._render import request_lines
 from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
 from endstate.errors import CassetteError, ReplayDivergence
 from endstate.models._secrets import Scrubber
-from endstate.models._spec import RunSettings
-
-if TYPE_CHECKING:
-    from endstate.agent._worker import CassetteJob
+from endstate.cassettes._job import CassetteJob
+from endstate.models._settings import RunSettings
 
 __all__ = ["Tape", "open_session", "VCRPY_VERSION", "SIDECAR_NAME"]
 

@@ -8,7 +8,8 @@ models are served by a ScriptedServer and reached through the OpenAI adapter.
 """
 
 from endstate.models._errors import ModelError
-from endstate.models._spec import PROVIDERS, RunSettings, check_spec, open_model, parse_spec
+from endstate.models._settings import RunSettings
+from endstate.models._spec import PROVIDERS, check_spec, open_model, parse_spec
 from endstate.models._types import Channel, Completion, Message, Model, ToolCall, ToolSchema, Usage
 from endstate.models.scripted import ScriptedServer
 

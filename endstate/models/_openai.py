@@ -16,7 +16,7 @@ import msgspec
 import openai
 
 from endstate.models._errors import ModelError, model_error, provider_says, what_to_do
-from endstate.models._spec import RunSettings, completion_headers, sdk_options
+from endstate.models._settings import RunSettings, completion_headers, sdk_options
 from endstate.models._types import Channel, Completion, Message, ToolCall, ToolSchema, Usage
 
 __all__ = ["OpenAIChatModel", "to_wire", "tool_to_wire"]

@@ -1,19 +1,12 @@
-"""Suites of tasks: manifests, the runner, results, the task check and the mutation check."""
+"""Suites of tasks: the runner, results, the task check and the mutation check."""
 
 from endstate.suite._check import CheckRow, TaskCheck, check_tasks, missing_hack_assertions
-from endstate.suite._manifest import COUNTERS, Category, Manifest, Task, load_suite, load_task
 from endstate.suite._results import RunCard, RunResult, TaskResult, read_results, vector_of, write_results
 from endstate.suite._replay import prepare_replay
 from endstate.suite._ray import suite_runner
-from endstate.suite._runner import RunConfig, check_requires, model_slug, resolve_graders, run_suite, task_pack_hash
+from endstate.suite._runner import RunConfig, model_slug, resolve_graders, run_suite, task_pack_hash
 
 __all__ = [
-    "COUNTERS",
-    "Category",
-    "Manifest",
-    "Task",
-    "load_suite",
-    "load_task",
     "RunCard",
     "RunResult",
     "TaskResult",
@@ -24,7 +17,6 @@ __all__ = [
     "run_suite",
     "prepare_replay",
     "suite_runner",
-    "check_requires",
     "model_slug",
     "resolve_graders",
     "task_pack_hash",

@@ -19,7 +19,7 @@ from endstate.agent._state import Guards
 from endstate.errors import UserError
 from endstate.grading import Grader, Outcome, Verdict
 from endstate.sandbox import resolve_backend
-from endstate.suite._manifest import Hack, Task
+from endstate.task import Hack, Task
 from endstate.suite._results import TaskResult
 from endstate.suite._runner import RunConfig, resolve_graders, run_suite
 

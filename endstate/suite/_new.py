@@ -35,8 +35,7 @@ from endstate.grading import stage_holdout
 from endstate.sandbox._sealed import matches_any
 from endstate.sandbox._tree import FileEntry, Tree
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, split_fix, suite_roots
-from endstate.suite._manifest import load_task
-from endstate.suite._patch import write_overlay_diff
+from endstate.task import load_task, write_overlay_diff
 from endstate.suite._task_sandbox import task_sandbox
 from endstate.suite._taskimage import declared_requirements, requirement_name, write_task_image
 from endstate.suite._testcommand import project_test_command, unknown_option_error

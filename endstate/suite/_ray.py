@@ -34,7 +34,7 @@ from endstate import __version__
 from endstate.errors import UserError
 from endstate.models import parse_spec
 from endstate.sandbox import SandboxLimits
-from endstate.suite._manifest import Task, load_task
+from endstate.task import Task, load_task
 from endstate.suite._results import RunCard, RunResult, TaskResult, write_results
 from endstate.suite._runner import RunConfig, resolve_graders, run_suite, task_pack_hash
 

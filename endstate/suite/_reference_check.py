@@ -20,7 +20,7 @@ from endstate.agent._tools import ToolError, run_tool
 from endstate.sandbox import open_sandbox
 from endstate.sandbox._sealed import without_caches
 from endstate.sandbox._tree import FileEntry, Tree, tree_hash
-from endstate.suite._manifest import Task, ToolCallSpec
+from endstate.task import Task, ToolCallSpec
 from endstate.suite._task_sandbox import task_sandbox
 
 __all__ = ["check_reference", "play_in_memory", "reads_only"]

@@ -7,7 +7,7 @@ import msgspec
 from endstate.agents import find_agent, refusal
 from endstate.cassettes import check_replay_folder, replay_settings
 from endstate.errors import CassetteError
-from endstate.suite._manifest import Task
+from endstate.task import Task
 from endstate.suite._runner import RunConfig
 
 __all__ = ["prepare_replay"]

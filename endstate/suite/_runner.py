@@ -12,7 +12,6 @@ import contextlib
 import hashlib
 import multiprocessing
 import multiprocessing.connection
-import multiprocessing.forkserver
 import os
 import secrets
 import shutil
@@ -29,8 +28,9 @@ import msgspec
 from endstate import __version__
 from endstate.agent._normalise import normalise_output
 from endstate.agent._state import Counters, Guards
-from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome, CassetteJob, forked_main
+from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
+from endstate.cassettes._job import CassetteJob
 from endstate.errors import EndstateError, UserError
 from endstate.errors import SandboxError
 from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, Outcome, Verdict, grade, resolve,
@@ -41,69 +41,16 @@ from endstate.models._secrets import Scrubber
 from endstate.sandbox import DEFAULT_IMAGE, Sandbox, open_sandbox, resolve_backend
 from endstate.sandbox._tree import VCS_DIRS, Tree, load_dir
 from endstate.suite._ahead import Lookahead
-from endstate.suite._manifest import Task
+from endstate.task import Task
 from endstate.suite._enddiff import end_state_diff
+from endstate.suite._forkserver import FORKS, recv, start_fork_server, worker
 from endstate.suite._results import (GraderVerdict, RunCard, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
 from endstate.suite._resume import digest, discard_partial, run_key, start_run
 from endstate.suite._task_sandbox import TaskSandbox, own_image_ids, task_sandbox
 from endstate.sandbox._timed import TimedSandbox
 
-__all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug", "check_requires"]
-
-
-#: Agent workers fork from a server that imported these once (see _Suite._spawn).
-_FORKS = multiprocessing.get_context("forkserver")
-_PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.cassettes", "endstate.sandbox",
-            "endstate.suite._runner"]
-
-
-def preload_for(provider: str) -> list[str]:
-    """What the fork server imports for a run: the agent's modules and only the SDK adapter
-    its provider uses (anthropic's alone takes seconds to import; scripted and replayed runs
-    go through the OpenAI one), with what the SDK would otherwise do lazily in every
-    worker on its first request (its chat resources, the HTTP transport, model building:
-    ~150 ms, see `_warm`) and the TLS context every client shares (~30 ms)."""
-    if provider == "anthropic":
-        return [*_PRELOAD, "endstate.models._anthropic", "anthropic.resources.messages", "httpcore2",
-                "endstate.models._tls"]
-    return [*_PRELOAD, "endstate.models._openai", "openai.resources.chat.completions.completions", "httpcore2",
-            "endstate.models._tls", "endstate.models._warm"]
-
-
-def start_fork_server(provider: str) -> None:
-    """Start the fork server now, so that its imports overlap the first task's container
-    start-up instead of delaying its agent. Its preload is fixed when it first starts: a later
-    run in the same process with another provider imports its SDK in each worker instead."""
-    _FORKS.set_forkserver_preload(preload_for(provider))
-    multiprocessing.forkserver.ensure_running()
-
-
-def _worker(job_path: str, log_path: str, conn: multiprocessing.connection.Connection,
-            base_url: str | None = None, foreign: bool = False) -> None:
-    """An agent worker that dies with the fork server, which dies with the run: when the
-    run is killed, no orphan agent goes on calling the model or writing into the run folder."""
-    import ctypes
-
-    parent = os.getppid()
-    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)  # Linux only
-    if prctl is not None:
-        prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
-        if os.getppid() != parent:
-            os._exit(1)  # the fork server was gone before the request took effect
-    if foreign:
-        from endstate.agents._run import run_foreign_job
-
-        forked_main(job_path, log_path, conn, base_url, run=run_foreign_job)
-    else:
-        forked_main(job_path, log_path, conn, base_url)
-
-
-def _recv(conn: multiprocessing.connection.Connection) -> object:
-    try:
-        return conn.recv()
-    except EOFError:
-        return None
+__all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug"]
 
 
 class RunConfig(msgspec.Struct, frozen=True):
@@ -141,17 +88,6 @@ def task_pack_hash(tasks: list[Task], images: dict[str, str] | None = None, agen
         if images and task.id in images:
             digest.update(f"{task.id}:image:{images[task.id]}\n".encode())
     return digest.hexdigest()
-
-
-def check_requires(task: Task, counters: Counters) -> list[str]:
-    violations = []
-    for name, bound in task.manifest.requires.bounds().items():
-        value = getattr(counters, name)
-        if bound.min is not None and value < bound.min:
-            violations.append(f"{name} = {value}, the task requires at least {bound.min}")
-        if bound.max is not None and value > bound.max:
-            violations.append(f"{name} = {value}, the task allows at most {bound.max}")
-    return violations
 
 
 def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
@@ -330,7 +266,7 @@ class _Suite:
         if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
             verdicts = [(n, Verdict.ok(v.reason) if v.outcome is Outcome.ERROR else v) for n, v in verdicts]
         result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdicts]
-        result.requires_violations = check_requires(task, result.counters)
+        result.requires_violations = task.manifest.requires.violations(result.counters)
         errors = [(n, v) for n, v in verdicts if v.outcome is Outcome.ERROR]
         failures = [(n, v) for n, v in verdicts if v.outcome is Outcome.FAIL]
         if errors:
@@ -449,10 +385,10 @@ class _Suite:
         vcrpy, docker) imported already: each still gets a process of its own, without
         paying the imports again.
         """
-        receiver, sender = _FORKS.Pipe(duplex=False)
-        proc = _FORKS.Process(target=_worker, daemon=True,
-                              args=(str(job_path), str(log_path), sender, self.real_base_urls.get(str(job_path)),
-                                    self.agent is not None))
+        receiver, sender = FORKS.Pipe(duplex=False)
+        proc = FORKS.Process(target=worker, daemon=True,
+                             args=(str(job_path), str(log_path), sender, self.real_base_urls.get(str(job_path)),
+                                   self.agent is not None))
         proc.start()
         sender.close()
         with self.lock:
@@ -460,7 +396,7 @@ class _Suite:
         killed = False
         try:
             ready = multiprocessing.connection.wait([receiver, proc.sentinel], timeout=deadline)
-            if receiver in ready and receiver.poll() and _recv(receiver) == KILL_MARKER:
+            if receiver in ready and receiver.poll() and recv(receiver) == KILL_MARKER:
                 os.kill(proc.pid, signal.SIGKILL)  # the checkpoint task's kill: a real, uncatchable one
                 killed = True
             elif not ready:

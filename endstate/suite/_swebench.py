@@ -33,9 +33,9 @@ from endstate.sandbox._sealed import matches_any
 from endstate.sandbox._tree import Tree, tar_to_tree
 from endstate.suite._check import TaskCheck, check_tasks
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit
-from endstate.suite._manifest import load_task
+from endstate.task import load_task
 from endstate.suite._new import _hacks, _reference_toml, _value, _write_tree, fresh_folder, toml_string
-from endstate.suite._patch import PatchError, apply_patch, write_overlay_diff
+from endstate.task import PatchError, apply_patch, write_overlay_diff
 
 __all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench"]
 

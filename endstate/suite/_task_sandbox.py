@@ -14,7 +14,7 @@ import msgspec
 
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox import SandboxLimits
-from endstate.suite._manifest import Task
+from endstate.task import Task
 
 __all__ = ["TaskSandbox", "task_sandbox", "has_own_image", "own_image_ids"]
 

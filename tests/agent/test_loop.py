@@ -10,7 +10,7 @@ from endstate.agent import Agent, Guards, Journal, Policy
 from endstate.models import Completion, Message, ModelError, ToolCall, Usage
 from endstate.sandbox import ExecResult, Sandbox
 from endstate.sandbox._tree import FileEntry
-from endstate.suite._manifest import Budget
+from endstate.task import Budget
 
 
 class MemorySandbox:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.agent._worker import AgentJob, AgentOutcome, CassetteJob
-from endstate.suite._manifest import Budget
+from endstate.agent._worker import AgentJob, AgentOutcome
+from endstate.cassettes import CassetteJob
+from endstate.task import Budget
 
 KEY = "sk-worker-KEY-0123456789"
 RUN = "import sys; from endstate.agent._worker import forked_main; forked_main(sys.argv[1], sys.argv[2], None, " \

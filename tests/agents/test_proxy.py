@@ -10,7 +10,7 @@ import pytest
 
 from endstate.agents import find_agent
 from endstate.agents._proxy import ModelProxy
-from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
+from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER
 from endstate.models.scripted._bashblock import ACTION_FORMAT_HEADER
 
 ANSWER = {"choices": [{"message": {"role": "assistant", "content": "ok"}}],

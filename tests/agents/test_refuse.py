@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from endstate.agents import find_agent, refusal
-from endstate.suite import load_suite
+from endstate.task import load_suite
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 

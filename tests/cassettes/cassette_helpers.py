@@ -15,7 +15,7 @@ from typing import Any
 
 import openai
 
-from endstate.agent._worker import CassetteJob
+from endstate.cassettes import CassetteJob
 
 SECRET = "sk-test-SECRET123"
 MODEL = "openai-compatible/tiny"

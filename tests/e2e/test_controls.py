@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from endstate.cassettes import diff
-from endstate.suite import load_suite, read_results
+from endstate.suite import read_results
+from endstate.task import load_suite
 
 from e2e_helpers import CASSETTES, TASKS, endstate
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.suite import load_suite, read_results
+from endstate.suite import read_results
+from endstate.task import load_suite
 
 from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 

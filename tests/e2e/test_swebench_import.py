@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from endstate.suite import load_suite
+from endstate.task import load_suite
 
 from e2e_helpers import ROOT, endstate
 

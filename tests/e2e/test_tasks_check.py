@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.suite import load_suite
+from endstate.task import load_suite
 
 from e2e_helpers import TASKS, endstate
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.suite import load_suite
+from endstate.task import load_suite
 
 from e2e_helpers import ROOT, endstate
 

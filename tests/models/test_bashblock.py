@@ -12,7 +12,7 @@ import pytest
 
 from endstate.models.scripted._bashblock import as_command, bash_block_answer
 from endstate.models.scripted._policies import null, reference
-from endstate.suite import load_task
+from endstate.task import load_task
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 FORMAT = json.dumps({"fence": "mswea_bash_command", "submit": "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"})

@@ -22,7 +22,7 @@ import pytest
 from endstate.grading import Grader, Verdict
 from endstate.sandbox import DEFAULT_IMAGE
 from endstate.sandbox._reaper import RUN_LABEL
-from endstate.suite import load_task
+from endstate.task import load_task
 from endstate.suite._ahead import Lookahead
 from endstate.suite._runner import RunConfig, run_suite
 

@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from endstate.suite._runner import preload_for
+from endstate.suite._forkserver import preload_for
 
 _SDKS = ("anthropic", "openai")
 
@@ -88,10 +88,10 @@ def test_every_preloaded_name_imports(provider):
 def test_the_fork_server_preloads_only_the_runs_sdk(provider, loaded, absent):
     # A worker forked from the server reports, by its exit code, which SDKs it inherited.
     code = f"""
-        from endstate.suite._runner import _FORKS, start_fork_server
+        from endstate.suite._forkserver import FORKS, start_fork_server
         start_fork_server({provider!r})
         probe = "import sys; sys.exit(({loaded!r} not in sys.modules) + 2 * ({absent!r} in sys.modules))"
-        worker = _FORKS.Process(target=exec, args=(probe,))
+        worker = FORKS.Process(target=exec, args=(probe,))
         worker.start()
         worker.join()
         print("exit", worker.exitcode)
@@ -104,6 +104,6 @@ def test_the_fork_server_preloads_only_the_runs_sdk(provider, loaded, absent):
 
 def test_the_fork_servers_warm_up_request_goes_through_in_memory():
     # If the SDK changed so that the warm-up fails, workers would silently pay ~150 ms each again.
-    done = _run("from endstate.models._warm import warm_openai\nassert warm_openai() is True\n"
+    done = _run("from endstate.agent import TOOLS\nfrom endstate.models._warm import warm_openai\nassert warm_openai(list(TOOLS)) is True\n"
                 "import threading\nassert threading.active_count() == 1, threading.enumerate()\n")
     assert done.returncode == 0, done.stderr

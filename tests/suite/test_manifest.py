@@ -4,7 +4,7 @@ import pytest
 
 from endstate.errors import ManifestError
 from endstate.sandbox._tree import FileEntry
-from endstate.suite import load_suite, load_task
+from endstate.task import load_suite, load_task
 
 GOOD = """
 id = "demo"

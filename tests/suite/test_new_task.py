@@ -13,7 +13,8 @@ from endstate.agent._policy import Policy
 from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE
 from endstate.sandbox._tree import load_dir, tree_hash
-from endstate.suite import load_task, resolve_graders
+from endstate.suite import resolve_graders
+from endstate.task import load_task
 from endstate.suite._check import check_task
 from endstate.suite._blank import new_blank_task
 from endstate.suite._fix import held_out_targets, split_fix

@@ -10,8 +10,8 @@ import pytest
 
 from endstate.errors import ManifestError
 from endstate.sandbox._tree import FileEntry, load_dir
-from endstate.suite import load_task
-from endstate.suite._patch import PatchError, apply_patch, make_patch, write_overlay_diff
+from endstate.task import load_task
+from endstate.task._patch import PatchError, apply_patch, make_patch, write_overlay_diff
 
 BEFORE = {
     "pkg/mod.py": FileEntry(0o644, b"".join(b"line %d\n" % n for n in range(1, 41))),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from endstate.sandbox import DEFAULT_IMAGE
-from endstate.suite import load_suite, load_task
+from endstate.task import load_suite, load_task
 from endstate.suite._reference_check import check_reference, reads_only
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from endstate.suite import load_suite, missing_hack_assertions, resolve_graders
+from endstate.suite import missing_hack_assertions, resolve_graders
+from endstate.task import load_suite
 
 SUITE = Path(__file__).resolve().parents[2] / "tasks"
 TASKS, ERRORS = load_suite(SUITE)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from endstate.errors import UserError
-from endstate.suite import load_task
+from endstate.task import load_task
 from endstate.suite._swebench import Instance, find_clone, read_instances, write_instance
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "swebench"

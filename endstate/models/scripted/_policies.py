@@ -18,7 +18,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from endstate.suite._manifest import Task
+    from endstate.task import Task
 
 __all__ = ["ScriptError", "POLICIES", "HACK_PREFIX", "hack_policy", "find_policy", "DONE", "null", "reference", "wasteful", "estimate_tokens", "canonical_json"]
 

@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from endstate.errors import ManifestError
-from endstate.models._spec import CHANNEL_HEADER, TURN_HEADER
+from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER
 from endstate.models.scripted._bashblock import ACTION_FORMAT_HEADER, bash_block_answer
 from endstate.models.scripted._policies import POLICIES, ScriptError, canonical_json, estimate_tokens, find_policy
 
 if TYPE_CHECKING:
-    from endstate.suite._manifest import Task
+    from endstate.task import Task
 
 __all__ = ["ScriptedServer"]
 
@@ -162,8 +162,8 @@ class _Handler(BaseHTTPRequestHandler):
         return policy, task_id
 
     def _task(self, task_id: str) -> Task:
-        # Imported here: the suite package imports this one, and must find it whole.
-        from endstate.suite._manifest import load_task
+        # Imported here: the task package loads the sandbox package, which a spec check does not need.
+        from endstate.task import load_task
 
         folder = self.server.tasks_root / task_id
         if not (folder / "task.toml").is_file():

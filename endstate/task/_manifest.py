@@ -16,7 +16,7 @@ import msgspec
 
 from endstate.errors import ManifestError
 from endstate.sandbox._tree import FileEntry, Tree, load_dir, overlay
-from endstate.suite._patch import PatchError, apply_patch
+from endstate.task._patch import PatchError, apply_patch
 
 __all__ = [
     "Category",
@@ -72,6 +72,17 @@ class Requires(_Strict):
 
     def bounds(self) -> dict[str, Bound]:
         return {name: getattr(self, name) for name in COUNTERS if getattr(self, name) is not None}
+
+    def violations(self, counters: Any) -> list[str]:
+        """Each bound `counters` (anything with the counters as attributes) breaks, in words."""
+        violations = []
+        for name, bound in self.bounds().items():
+            value = getattr(counters, name)
+            if bound.min is not None and value < bound.min:
+                violations.append(f"{name} = {value}, the task requires at least {bound.min}")
+            if bound.max is not None and value > bound.max:
+                violations.append(f"{name} = {value}, the task allows at most {bound.max}")
+        return violations
 
 
 #: The closed set of counters a task may put bounds on.

@@ -1,0 +1,72 @@
+"""The fork server agent workers start from: one process that has imported the agent's
+modules (and the run provider's SDK, warmed up) once, so each worker forked from it
+gets a process of its own without paying those imports again.
+
+    start_fork_server(provider)   start it now, preloading what a run with that provider needs
+    FORKS.Process(target=worker, args=(job_path, log_path, conn, base_url))   one agent worker
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import multiprocessing.forkserver
+import os
+import signal
+
+from endstate.agent._worker import forked_main
+
+__all__ = ["FORKS", "preload_for", "start_fork_server", "worker", "recv"]
+
+#: Agent workers fork from a server that imported these once (see _Suite._spawn).
+FORKS = multiprocessing.get_context("forkserver")
+_PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.cassettes", "endstate.sandbox",
+            "endstate.suite._forkserver"]
+
+
+def preload_for(provider: str) -> list[str]:
+    """What the fork server imports for a run: the agent's modules and only the SDK adapter
+    its provider uses (anthropic's alone takes seconds to import; scripted and replayed runs
+    go through the OpenAI one), with what the SDK would otherwise do lazily in every
+    worker on its first request (its chat resources, the HTTP transport, model building:
+    ~150 ms, see `_forkserver_warm`) and the TLS context every client shares (~30 ms)."""
+    if provider == "anthropic":
+        return [*_PRELOAD, "endstate.models._anthropic", "anthropic.resources.messages", "httpcore2",
+                "endstate.models._tls"]
+    return [*_PRELOAD, "endstate.models._openai", "openai.resources.chat.completions.completions", "httpcore2",
+            "endstate.models._tls", "endstate.suite._forkserver_warm"]
+
+
+def start_fork_server(provider: str) -> None:
+    """Start the fork server now, so that its imports overlap the first task's container
+    start-up instead of delaying its agent. Its preload is fixed when it first starts: a later
+    run in the same process with another provider imports its SDK in each worker instead."""
+    FORKS.set_forkserver_preload(preload_for(provider))
+    multiprocessing.forkserver.ensure_running()
+
+
+def worker(job_path: str, log_path: str, conn: multiprocessing.connection.Connection,
+           base_url: str | None = None, foreign: bool = False) -> None:
+    """An agent worker that dies with the fork server, which dies with the run: when the
+    run is killed, no orphan agent goes on calling the model or writing into the run folder."""
+    import ctypes
+
+    parent = os.getppid()
+    prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)  # Linux only
+    if prctl is not None:
+        prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)  # the fork server was gone before the request took effect
+    if foreign:
+        from endstate.agents._run import run_foreign_job
+
+        forked_main(job_path, log_path, conn, base_url, run=run_foreign_job)
+    else:
+        forked_main(job_path, log_path, conn, base_url)
+
+
+def recv(conn: multiprocessing.connection.Connection) -> object:
+    try:
+        return conn.recv()
+    except EOFError:
+        return None

@@ -1,0 +1,55 @@
+"""The task definition: a task folder's manifest, decoded strictly, and what a run may depend on.
+
+    load_task(folder) -> Task                  one task folder, validated (ManifestError names file and field)
+    load_suite(folder, only=...) -> (tasks, errors)  every task under a folder; broken ones reported, not fatal
+    Requires.violations(counters) -> [str]      the bounds a run's counters break
+    apply_patch(tree, diff) / make_patch(...)   overlays written as unified diffs (hacks, solutions)
+
+Below the agent and the models (which read a task's budget and trajectories) and above
+the sandbox (a task's fixture is a sandbox Tree).
+"""
+
+from endstate.task._patch import PatchError, apply_patch, make_patch, write_overlay_diff
+from endstate.task._manifest import (
+    COUNTERS,
+    HACK_ASSERTIONS,
+    Bound,
+    Budget,
+    Category,
+    GraderSpec,
+    Hack,
+    HackSpec,
+    Manifest,
+    Reference,
+    ReferenceStep,
+    Requires,
+    SandboxSpec,
+    Task,
+    ToolCallSpec,
+    load_suite,
+    load_task,
+)
+
+__all__ = [
+    "Task",
+    "Manifest",
+    "Category",
+    "Budget",
+    "Requires",
+    "Bound",
+    "COUNTERS",
+    "GraderSpec",
+    "SandboxSpec",
+    "HackSpec",
+    "Hack",
+    "HACK_ASSERTIONS",
+    "Reference",
+    "ReferenceStep",
+    "ToolCallSpec",
+    "load_task",
+    "load_suite",
+    "PatchError",
+    "apply_patch",
+    "make_patch",
+    "write_overlay_diff",
+]
