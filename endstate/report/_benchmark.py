@@ -25,7 +25,7 @@ from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.suite._results import RunResult
 
 __all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
-           "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells"]
+           "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells", "table"]
 
 CARD_FORMAT_VERSION = 1
 
@@ -88,6 +88,8 @@ class BenchmarkRow(msgspec.Struct):
     vector: list[tuple[str, str]]
     #: The benchmark card: what was run, how, and against which controls.
     card: dict
+    #: Who drove the model: "endstate" (its own loop) or a foreign agent's id.
+    agent: str = "endstate"
 
 
 class Benchmark(msgspec.Struct):
@@ -111,7 +113,7 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
           reasons: list[str]) -> dict:
     card = results[0].card
     return {
-        "model": card.model, "provider": card.provider,
+        "model": card.model, "provider": card.provider, "agent": card.agent,
         "task_pack_hash": card.task_pack_hash, "image": card.image, "image_id": card.image_id,
         "harness_version": card.endstate_version,
         "settings": {"temperature": card.temperature, "seed": card.seed, "retry_ceiling": card.retry_ceiling,
@@ -125,7 +127,7 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
     }
 
 
-def _row(model: str, results: list[RunResult], prices: dict[str, Price],
+def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Price],
          controls: list[tuple[ControlArm, RunResult]] | None) -> BenchmarkRow:
     pooled: dict[str, list] = {}
     for result in results:
@@ -165,22 +167,22 @@ def _row(model: str, results: list[RunResult], prices: dict[str, Price],
         compaction_events_per_task=sum(t.counters.compaction_events for t in everything) / n,
         denied_calls_per_task=sum(t.counters.denied_calls for t in everything) / n,
         verified=not reasons, not_verified=reasons, vector=first.vector,
-        card=_card(results, [arm for arm, _ in controls or []], excluded, flake_rate, reasons),
+        card=_card(results, [arm for arm, _ in controls or []], excluded, flake_rate, reasons), agent=agent,
     )
 
 
 def benchmark(run_dirs: list[Path], prices: dict[str, Price],
               controls: tuple[Path, Path] | None = None) -> Benchmark:
-    """One row per model (its run folders are repeats), each gated by the control arms."""
+    """One row per agent and model (its run folders are repeats), each gated by the control arms."""
     arms = None
     if controls is not None:
         arms = [(check_control(role, path, result), result)
                 for role, path in zip(("null", "reference"), controls) for result in [load_run(path)]]
-    groups: dict[str, list[RunResult]] = {}
+    groups: dict[tuple[str, str], list[RunResult]] = {}
     for folder in run_dirs:
         result = load_run(folder)
-        groups.setdefault(result.card.model, []).append(result)
-    rows = [_row(model, results, prices, arms) for model, results in sorted(groups.items())]
+        groups.setdefault((result.card.agent, result.card.model), []).append(result)
+    rows = [_row(agent, model, results, prices, arms) for (agent, model), results in sorted(groups.items())]
     return Benchmark(rows, [arm for arm, _ in arms or []])
 
 
@@ -195,8 +197,19 @@ def cells(row: BenchmarkRow) -> list[str]:
         f"{row.pass_at_k:.0%} (k={row.k})", f"{row.pass_hat_k:.0%} (k={row.k})", f"{row.median_steps:g}",
         f"{row.mean_input_tokens:.0f}", f"{row.mean_output_tokens:.0f}",
         "n/a" if row.usd_per_task is None else f"{row.usd_per_task:.4f}",
-        f"{row.p95_wall_s:.1f}", f"{row.compaction_events_per_task:.2f}", f"{row.denied_calls_per_task:.2f}",
+        f"{row.p95_wall_s:.1f}",
+        # A foreign agent's compactions and refusals happen where the harness cannot count them.
+        *([f"{row.compaction_events_per_task:.2f}", f"{row.denied_calls_per_task:.2f}"] if row.agent == "endstate"
+          else ["n/a", "n/a"]),
     ]
+
+
+def table(report: Benchmark) -> tuple[tuple[str, ...], list[list[str]]]:
+    """The table's header and one row of cells per row; with an `agent` column (after the provider)
+    when any row was driven by a foreign agent rather than endstate's own loop."""
+    if all(row.agent == "endstate" for row in report.rows):
+        return COLUMNS, [cells(row) for row in report.rows]
+    return (COLUMNS[0], "agent", *COLUMNS[1:]), [[*cells(row)[:1], row.agent, *cells(row)[1:]] for row in report.rows]
 
 
 def _controls_lines(report: Benchmark) -> list[str]:
@@ -209,9 +222,10 @@ def _controls_lines(report: Benchmark) -> list[str]:
 
 
 def render_text(report: Benchmark) -> str:
-    table = [list(COLUMNS)] + [cells(r) for r in report.rows]
-    widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in table]
+    head, rows = table(report)
+    grid = [list(head), *rows]
+    widths = [max(len(line[i]) for line in grid) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in grid]
     lines += [""] + _controls_lines(report)
     for row in report.rows:
         for reason in row.not_verified:
@@ -220,8 +234,9 @@ def render_text(report: Benchmark) -> str:
 
 
 def render_html(report: Benchmark) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells(r)) + "</tr>" for r in report.rows)
+    columns, rows = table(report)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
     notes = "".join(f"<li>{html.escape(line)}</li>" for line in _controls_lines(report))
     notes += "".join(f"<li>{html.escape(r.model)}: not verified: {html.escape(reason)}</li>"
                      for r in report.rows for reason in r.not_verified)

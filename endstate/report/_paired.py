@@ -144,7 +144,7 @@ def _sides_table(base: RunSide, cand: RunSide, cmp: Comparison) -> str:
     """Who ran on each side; the agent and whether its tasks were impossible only when a run says."""
     sides = [("base", base, cmp.base_attempts), ("cand", cand, cmp.cand_attempts)]
     head = ["", "run", "model"]
-    with_agent = any(side.extras.agent for _, side, _ in sides)
+    with_agent = any(side.extras.agent not in (None, "", "endstate") for _, side, _ in sides)
     with_impossible = any(side.extras.impossible is not None for _, side, _ in sides)
     head += ["agent"] * with_agent + ["attempts per task"] + ["impossible tasks"] * with_impossible
     rows = ["<tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]

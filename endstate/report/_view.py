@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.report._benchmark import COLUMNS, Benchmark, Price, benchmark, cells
+from endstate.report._benchmark import Benchmark, Price, benchmark, table
 from endstate.report._extras import read_extras
 from endstate.report._paired import RunSide, pair_runs, paired_html, paired_index
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
@@ -92,11 +92,12 @@ def _plots(report: Benchmark, runs: list[RunResult]) -> str:
 
 
 def _table(report: Benchmark) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in COLUMNS)
+    columns, rows = table(report)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
-    for row in report.rows:
+    for row, row_cells in zip(report.rows, rows):
         tds = []
-        for column, cell in zip(COLUMNS, cells(row)):
+        for column, cell in zip(columns, row_cells):
             if column == "verified":
                 cls = "verified" if row.verified else "unverified"
                 tds.append(f'<td><span class="badge {cls}">{html.escape(cell)}</span></td>')

@@ -116,3 +116,22 @@ def test_strict_passes_on_the_committed_control_arms(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert re.search(r"control null: scripted/null 0/\d+ passed", ran.stdout)
     assert re.search(r"control reference: scripted/reference (\d+)/\1 passed", ran.stdout)
+
+
+def test_a_foreign_agent_is_a_row_of_its_own_with_an_agent_column(tmp_path: Path) -> None:
+    import msgspec
+
+    from endstate.report import render_text
+
+    own = write(tmp_path / "own", run(MODEL, "openai/some-model"))
+    foreign = run(MODEL, "openai/some-model")
+    foreign = msgspec.structs.replace(foreign, card=msgspec.structs.replace(foreign.card, agent="mini-swe-agent@0123"))
+    report = benchmark([own, write(tmp_path / "foreign", foreign)], load_prices(None))
+    assert [(r.agent, r.model) for r in report.rows] == [("endstate", "openai/some-model"),
+                                                         ("mini-swe-agent@0123", "openai/some-model")]
+    header, first, second = (line.split() for line in render_text(report).splitlines()[:3])
+    assert header[:3] == ["provider", "agent", "model"]
+    assert first[1] == "endstate" and second[1] == "mini-swe-agent@0123"
+    # compactions and refusals happen inside a foreign agent, where the harness cannot count them
+    assert second[-2:] == ["n/a", "n/a"] and first[-2:] == ["0.00", "0.00"]
+    assert "agent" not in render_text(benchmark([own], load_prices(None))).splitlines()[0].split()
