@@ -38,7 +38,7 @@ from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, 
 from endstate.task import load_task, write_overlay_diff
 from endstate.suite._task_sandbox import task_sandbox
 from endstate.suite._taskimage import declared_requirements, requirement_name, write_task_image
-from endstate.suite._testcommand import project_test_command, unknown_option_error
+from endstate.suite._testcommand import plugin_distributions, project_test_command, unknown_option_error
 
 __all__ = ["new_task_from_fix", "fresh_folder", "toml_string"]
 
@@ -327,7 +327,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
     pinned = ""
-    if dockerfile is None and (requirements := declared_requirements(split.fixture)):
+    plugins = [] if test_command else plugin_distributions(split.fixture)
+    if dockerfile is None and (requirements := declared_requirements(split.fixture, keep=plugins)):
         from endstate.sandbox._wheels import resolve_requirements
 
         log(f"the project declares {', '.join(requirements)}: resolving wheels for the task's image")

@@ -3,8 +3,8 @@
 `declared_requirements` reads what the project says it needs to run and to be tested:
 `pyproject.toml` ([project] dependencies, the test extras and dependency groups),
 `setup.cfg` (install_requires, test extras), `setup.py` (the same keywords, where they
-are literal lists, and the requirements files it reads), and requirements files those
-(or tox.ini's deps) name. pytest
+are literal lists, and the requirements files it reads), tox.ini's [testenv] deps, and
+the requirements files any of those name. pytest
 itself is left out: the harness runs its own, isolated. The project is never
 installed: the tests import it from the workspace, which is first on sys.path.
 
@@ -20,6 +20,7 @@ import configparser
 import posixpath
 import re
 import tomllib
+from collections.abc import Collection
 from pathlib import Path
 
 from endstate.errors import UserError
@@ -32,6 +33,10 @@ __all__ = ["TEST_EXTRAS", "declared_requirements", "requirement_name", "write_ta
 TEST_EXTRAS = ("test", "tests", "testing")
 #: Left out: the harness brings its own pytest (and keeps it apart from the project's packages).
 _NOT_INSTALLED = {"pytest"}
+#: Left out unless the project's addopts needs them: tools around the tests (coverage, linters,
+#: packaging, docs) that no test imports.
+_TOOLING = {"pytest-cov", "coverage", "coveralls", "codecov", "flake8", "ruff", "black", "mypy", "isort", "pylint",
+            "twine", "tox", "check-manifest", "pre-commit", "sphinx", "wheel", "setuptools", "build"}
 
 _DOCKERFILE = f"""\
 # Made by `endstate tasks new`: endstate's sandbox image with the project's declared
@@ -130,10 +135,14 @@ def _setup_py(project: Tree, seen: set[str]) -> list[str]:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                 and re.fullmatch(r"requirements[\w.-]*\.txt", node.value) and node.value in project:
             found += _requirements_file(project, node.value, seen)
+    # `install_requires=REQUIRES` with `REQUIRES = [...]` at the top of setup.py.
+    names = {target.id: node.value for node in module.body if isinstance(node, ast.Assign)
+             for target in node.targets if isinstance(target, ast.Name)}
     for call in (n for n in ast.walk(module) if isinstance(n, ast.Call)):
         for keyword in call.keywords:
+            node = names.get(keyword.value.id, keyword.value) if isinstance(keyword.value, ast.Name) else keyword.value
             try:
-                value = ast.literal_eval(keyword.value)
+                value = ast.literal_eval(node)
             except ValueError:
                 continue
             if keyword.arg in ("install_requires", "tests_require") and isinstance(value, (list, tuple)):
@@ -145,23 +154,37 @@ def _setup_py(project: Tree, seen: set[str]) -> list[str]:
 
 
 def _tox_requirements(project: Tree, seen: set[str]) -> list[str]:
+    """tox's [testenv] deps: requirements, and the requirements files it names (`-r file`)."""
     text = _text(project, "tox.ini")
     if text is None:
         return []
-    names = re.findall(r"(?:^|=)\s*-r\s*\{?(?:toxinidir\}/)?([^\s}]+)", text, flags=re.MULTILINE)
-    return [r for name in names for r in _requirements_file(project, name, seen)]
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return []
+    found = []
+    for line in _lines(parser.get("testenv", "deps", fallback="")):
+        if line.startswith("-r"):
+            name = re.sub(r"^\{toxinidir\}/", "", line[2:].strip())
+            found += _requirements_file(project, name, seen)
+        elif not line.startswith(("-", "{", ".")) and "{" not in line:
+            found.append(line)
+    return found
 
 
-def declared_requirements(project: Tree) -> list[str]:
+def declared_requirements(project: Tree, *, keep: Collection[str] = ()) -> list[str]:
     """What the project declares it needs to run and to be tested, as requirement strings
-    (sorted, one per distribution name as first seen), pytest and the project itself left out."""
+    (sorted, one per distribution name as first seen), pytest, the project itself and tooling
+    no test imports left out (`keep`: plugins its configuration needs, kept whatever they are)."""
     seen: set[str] = set()
     found = _pyproject(project, seen) + _setup_cfg(project) + _setup_py(project, seen) + _tox_requirements(project, seen)
     own = {requirement_name(n) for n in _own_names(project)}
     kept: dict[str, str] = {}
     for requirement in found:
         name = requirement_name(requirement)
-        if name and name not in _NOT_INSTALLED and name not in own:
+        kept_anyway = name in {requirement_name(k) for k in keep}
+        if name and name not in _NOT_INSTALLED and name not in own and (name not in _TOOLING or kept_anyway):
             kept.setdefault(name, requirement.strip())
     return [kept[name] for name in sorted(kept)]
 

@@ -30,7 +30,7 @@ from endstate.errors import UserError
 from endstate.sandbox._tree import Tree
 
 __all__ = ["ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command",
-           "unknown_option_error"]
+           "plugin_distributions", "unknown_option_error"]
 
 #: addopts options that belong to a pytest plugin: option prefix -> (distribution, module `-p` loads).
 PLUGIN_OPTIONS: dict[str, tuple[str, str]] = {
@@ -65,6 +65,8 @@ class ProjectTests(msgspec.Struct, frozen=True):
     plugins: tuple[str, ...] = ()
     #: For unittest: whether the top test folder is a package (`tests.test_x`) or not (`test_x`).
     package_tests: bool = True
+    #: For unittest: the file pattern of its test modules (`*_test.py` where none starts with test).
+    pattern: str = "test*.py"
 
 
 # -- reading the configuration ---------------------------------------------------------------------
@@ -109,8 +111,8 @@ def _words(value: object) -> list[str]:
         return str(value or "").split()
 
 
-def _plugins(config_file: str, addopts: list[str], installed: Collection[str]) -> tuple[str, ...]:
-    """Plugin modules `addopts` needs; UserError naming the first one the image lacks."""
+def _needed(addopts: list[str]) -> dict[str, tuple[str, str]]:
+    """option (or `-p` module) -> (distribution, module) of each plugin `addopts` uses."""
     needed: dict[str, tuple[str, str]] = {}
     for index, word in enumerate(addopts):
         if word == "-p" and index + 1 < len(addopts) and not addopts[index + 1].startswith("no:"):
@@ -121,6 +123,18 @@ def _plugins(config_file: str, addopts: list[str], installed: Collection[str]) -
         for prefix, plugin in PLUGIN_OPTIONS.items():
             if option == prefix or (prefix.startswith("--") and option.startswith(prefix + "-")):
                 needed.setdefault(option, plugin)
+    return needed
+
+
+def plugin_distributions(project: Tree) -> list[str]:
+    """The pytest plugins (distribution names) the project's addopts cannot run without."""
+    config = _pytest_config(project)
+    return sorted({d for d, _ in _needed(_words(config[1].get("addopts"))).values()}) if config else []
+
+
+def _plugins(config_file: str, addopts: list[str], installed: Collection[str]) -> tuple[str, ...]:
+    """Plugin modules `addopts` needs; UserError naming the first one the image lacks."""
+    needed = _needed(addopts)
     have = {_normal(name) for name in installed}
     modules = []
     for option, (distribution, module) in needed.items():
@@ -175,7 +189,9 @@ def read_project_tests(project: Tree, *, installed: Collection[str] = ()) -> Pro
         top = {p.split("/", 1)[0] for p in _test_modules(project) if "/" in p}
         package = all(f"{folder}/__init__.py" in project for folder in top)
         paths = ("src",) if _src_layout(project) else ()
-        return ProjectTests("unittest", paths + (() if package else tuple(sorted(top))), package_tests=package)
+        named_first = any(posixpath.basename(p).startswith("test") for p in _test_modules(project))
+        return ProjectTests("unittest", paths + (() if package else tuple(sorted(top))), package_tests=package,
+                            pattern="test*.py" if named_first else "*_test.py")
     name, options = config or ("", {})
     declared = [p.strip("/") or "." for p in _words(options.get("pythonpath"))]
     paths = ("src",) if _src_layout(project) and "src" not in declared else ()
@@ -200,7 +216,8 @@ def test_command(tests: ProjectTests, targets: Sequence[str]) -> str:
         folders = [t for t in targets if "::" not in t and not t.endswith(".py")]
         if folders and len(targets) == 1:
             top = ["-t", "."] if tests.package_tests else []
-            return env + "python -m unittest discover " + shlex.join(["-s", folders[0], *top])
+            pattern = [] if tests.pattern == "test*.py" else ["-p", tests.pattern]
+            return env + "python -m unittest discover " + shlex.join(["-s", folders[0], *top, *pattern])
         if folders:
             raise UserError(f"unittest runs one folder of tests at a time, not {', '.join(folders)}: "
                             "give --test-command")

@@ -347,3 +347,49 @@ def test_a_mock_leaked_over_a_builtin_is_named_not_a_crash():
     verdicts = grade_overlay(tree, graders=(TESTS_PASS,), guards=GradingGuards(integrity=False))
     assert verdicts["tests_pass"].outcome is Outcome.FAIL
     assert "builtins.sorted was" in verdicts["tests_pass"].reason, verdicts  # replaced by a non-function
+
+
+WRITER = b'''import os
+from calc.ops import double
+
+
+def test_writes_beside_itself():
+    with open("tests/out.txt", "w") as out:  # a suite that writes next to itself, as upstream
+        out.write(str(double(2)))
+    with open("tests/out.txt") as back:
+        assert back.read() == "4"
+
+
+def test_the_graded_files_stay_read_only():
+    try:
+        open("tests/test_ops.py", "a").close()
+    except PermissionError:
+        return
+    raise AssertionError("a graded file was writable")
+'''
+LEAK_CHECK = b'''import os
+
+
+def test_what_the_last_run_wrote_is_gone():
+    assert not os.path.exists("tests/out.txt")
+'''
+
+
+def test_tests_write_on_a_scratch_copy_and_src_is_imported_after_pytest():
+    """A src layout (PYTHONPATH=src from the task's command) with tests that write beside themselves:
+    both run, the graded files stay read-only, a run's writes never reach the next run, and a
+    `src/pytest.py` of the end state does not stand in for pytest."""
+    tree = files({"src/calc/__init__.py": b"", "src/calc/ops.py": FIXED, "tests/test_ops.py": WRITER,
+                  "src/pytest.py": b"raise SystemExit('the end state shadowed pytest')\n"})
+    fixture = {p: e for p, e in tree.items() if p != "src/pytest.py"}
+    graders = [resolve("endstate.grading:tests_pass", {"command": "PYTHONPATH=src python -m pytest -q tests",
+                                                      "min_tests": 2}),
+               resolve("endstate.grading:holdout", {"command": "PYTHONPATH=src python -m pytest -q tests_holdout",
+                                                   "min_tests": 1})]
+    with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "test") as box:
+        sealed = seal_overlay(tree, fixture, box)
+        stage_holdout(sealed, files({"tests_holdout/test_leak.py": LEAK_CHECK}))
+        verdicts = dict(grade(sealed, graders))
+        assert "tests/out.txt" not in sealed.paths()  # what the tests wrote is no part of the end state
+    assert verdicts["tests_pass"].outcome is Outcome.PASS, verdicts
+    assert verdicts["holdout"].outcome is Outcome.PASS, verdicts

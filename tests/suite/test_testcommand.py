@@ -111,3 +111,8 @@ def test_data_files_are_read_by_the_modules_that_name_their_folder():
     held = {p: e for p, e in project.items() if p.endswith(".toml")}
     assert readers_of(held, project, ("tests/**",)) == ["tests/test_data.py"]
     assert readers_of({"tests/data/x/y.bin": FileEntry(0o644, b"")}, project, ("tests/**",)) == ["tests/test_data.py"]
+
+
+def test_unittest_modules_named_the_other_way_round_are_discovered_by_their_pattern():
+    project = files({"pkg/__init__.py": "", "pkg/tests/__init__.py": "", "pkg/tests/ansi_test.py": UNITTEST_TEST})
+    assert project_test_command(project, ["pkg"]) == "python -m unittest discover -s pkg -t . -p '*_test.py'"
