@@ -88,6 +88,10 @@ def split_fix(repo: Path, fix: str, *, test_globs: tuple[str, ...] = DEFAULT_TES
         base = parents[0]
     message = _git(repo, "log", "-1", "--format=%B", head).decode("utf-8", errors="replace").strip()
     subject, _, body = message.partition("\n")
+    if len(_git(repo, "rev-list", "--parents", "-n", "1", head).split()) > 2 and body.strip():
+        # A merge says "Merge pull request #N from ..."; what it fixes is the body's first line.
+        subject, _, rest = body.strip().partition("\n")
+        body = "\n".join(part for part in (rest.strip(), message.partition("\n")[0]) if part)
     before, after = _tree_at(repo, base), _tree_at(repo, head)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     if not changed:

@@ -3,6 +3,11 @@
 Their suites have about 720 tests each, so their JUnit reports are far past the
 64 KiB cap on command output: this passes once test reports are read as files
 (issue 9), and is the proof that a large report grades correctly.
+
+The five others are one shape each of a real project as it comes (issue 20): a src
+layout, a dependency whose import installs an import hook (installed offline from
+wheels into the task's own image), unittest only, tests that write beside
+themselves, and regression tests kept as data files.
 """
 
 from __future__ import annotations
@@ -18,10 +23,23 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TASKS_REAL = ROOT / "tasks-real"
 
 
+def _commands(task) -> list[str]:
+    return [spec.args["command"] for spec in task.manifest.graders if "command" in spec.args]
+
+
 def test_the_real_tasks_check_out():
     tasks, errors = load_suite(TASKS_REAL)
-    assert not errors and len(tasks) >= 2
+    assert not errors and len(tasks) >= 7
     assert any(t.manifest.sandbox.dockerfile for t in tasks)  # one runs in its own image
+    # The shapes, as tasks new read them from each project (no task was edited afterwards).
+    commands = {t.id: _commands(t) for t in tasks}
+    assert commands["bugfix-cachedmethod-class-access"][0].startswith("PYTHONPATH=src python -m unittest")
+    assert commands["bugfix-parse-unused-alignment"][0] == "python -m unittest test_parse"
+    assert commands["bugfix-markdown-footnotes-html"][1] == "python -m pytest -q tests/test_plugins.py"
+    for own in ("bugfix-retry-on-exception-tuple", "bugfix-srt-open-universal-mode"):
+        pinned = (TASKS_REAL / own / "image" / "requirements.txt").read_text()
+        assert "--hash=sha256:" in pinned
+    assert "six==" in (TASKS_REAL / "bugfix-retry-on-exception-tuple/image/requirements.txt").read_text()
     ran = endstate("tasks", "check", "--suite", str(TASKS_REAL), "-j", "2")
     assert ran.code == 0, ran
     assert f"{len(tasks)} of {len(tasks)} task(s) check out" in ran.out

@@ -247,3 +247,42 @@ def test_visible_tests_put_the_failing_regression_test_in_front_of_the_agent(rep
     assert report.ok, report
     # The visible suite itself now fails on the untouched fixture.
     assert {"tests_pass", "holdout"} <= set({row.case: row for row in report.rows}["fixture"].failing)
+
+
+def test_a_merge_is_split_against_its_first_parent_and_named_by_its_body(repo):
+    git(repo, "checkout", "-q", "-b", "topic")
+    (repo / "pkg/chunking.py").write_text(FIXED.replace("return default", "return default  # nothing there"))
+    (repo / "tests/test_chunking.py").write_text(REGRESSION + "\n\ndef test_none():\n    assert first([]) is None\n")
+    git(repo, "commit", "-q", "-am", "Say what first() gives back")
+    git(repo, "checkout", "-q", "main")
+    (repo / "README.md").write_text("# pkg\n\nchunks, first\n")
+    git(repo, "commit", "-q", "-am", "Document the helpers")
+    git(repo, "merge", "-q", "--no-ff", "topic", "-m", "Merge pull request #7 from a/topic\n\nfirst() on nothing")
+    split = split_fix(repo, "HEAD")
+    assert split.base == git(repo, "rev-parse", "HEAD^1").strip()  # the main line before the merge
+    assert split.subject == "first() on nothing" and "pull request #7" in split.body
+    assert list(split.solution) == ["pkg/chunking.py"] and list(split.holdout) == ["tests/test_chunking.py"]
+
+
+def test_the_prompt_holds_the_commit_body_and_the_issue_text(repo):
+    from endstate.suite._new import _prompt
+
+    prompt = _prompt(split_fix(repo, "HEAD"), "python -m pytest -q tests", "chunks([1, 2, 3], 2) loses the 3\n")
+    assert "chunks() dropped a last chunk" in prompt and "chunks([1, 2, 3], 2) loses the 3" in prompt
+
+
+def test_data_files_the_fix_adds_are_held_out_through_the_module_that_reads_them(repo):
+    (repo / "tests/cases").mkdir()
+    (repo / "tests/cases/short.json").write_text('{"items": [1, 2, 3], "size": 2}\n')
+    (repo / "tests/test_cases.py").write_text('import json, pathlib\n\nCASES = pathlib.Path(__file__).parent / "cases"\n\n\n'
+                                              'def test_cases():\n    for case in CASES.glob("*.json"):\n'
+                                              '        json.loads(case.read_text())\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Case files")
+    (repo / "pkg/chunking.py").write_text(FIXED.replace("default=None", "default=0"))
+    (repo / "tests/cases/empty.json").write_text('{"items": [], "size": 2}\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "first() defaults to 0")
+    split = split_fix(repo, "HEAD")
+    assert list(split.holdout) == ["tests/cases/empty.json"]
+    assert held_out_targets(split, split.parent_tests) == ["tests/test_cases.py"]
