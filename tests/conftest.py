@@ -24,7 +24,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     stash = item.config.stash
     if _ENGINE not in stash:
         from endstate.errors import SandboxUnavailable
-        from endstate.sandbox._docker import connect
+        from endstate.sandbox import connect
 
         try:
             connect(timeout=5).close()

@@ -19,9 +19,8 @@ from endstate.agent._policy import Policy
 from endstate.agent._state import Counters, Guards, Journal, Pending, RunState
 from endstate.agent._tools import FINISH_TOOL, TOOLS, ToolError, parse_arguments, run_tool
 from endstate.errors import WorkspaceFull
-from endstate.models._types import Message, Model, ToolCall
-from endstate.sandbox._base import Sandbox
-from endstate.sandbox._tree import tree_hash
+from endstate.models import Message, Model, ToolCall
+from endstate.sandbox import Sandbox, tree_hash
 from endstate.task import Budget
 
 __all__ = ["Agent", "RunEnded", "Submitted", "LimitsExceeded", "ModelFailed", "SYSTEM_PROMPT", "estimate_tokens"]

@@ -28,15 +28,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from endstate.agent._shell import (
-    MAX_NESTING,
-    NestingTooDeep,
-    SimpleCommand,
-    extract_commands,
-    has_flag,
-    resolve_path,
-    split_args,
-)
+from endstate.agent._commands import MAX_NESTING, NestingTooDeep, SimpleCommand, has_flag, resolve_path, split_args
+from endstate.agent._shell import extract_commands
 from endstate.errors import PolicyError
 
 __all__ = [

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.models._secrets import Scrubber
-from endstate.models._types import Message, ToolCall
+from endstate.models import Message, Scrubber, ToolCall
 
 __all__ = ["Counters", "Pending", "RunState", "Journal", "Guards"]
 

@@ -7,8 +7,8 @@ import posixpath
 from typing import Any
 
 
-from endstate.models._types import ToolSchema
-from endstate.sandbox._base import Sandbox
+from endstate.models import ToolSchema
+from endstate.sandbox import Sandbox
 
 __all__ = ["TOOLS", "FINISH_TOOL", "ToolError", "parse_arguments", "run_tool", "MAX_READ_BYTES"]
 

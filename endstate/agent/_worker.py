@@ -35,12 +35,12 @@ import msgspec
 
 from endstate.agent._policy import Policy
 from endstate.agent._state import Counters, Guards, Journal
-from endstate.cassettes._job import CassetteJob
+from endstate.cassettes import CassetteJob
 from endstate.errors import UserError
-from endstate.models._secrets import Scrubber
+from endstate.models import Scrubber
 from endstate.task import Budget
 
-__all__ = ["AgentJob", "AgentOutcome", "KILL_MARKER", "BASE_URL_ENV", "run_job", "main",
+__all__ = ["AgentJob", "AgentOutcome", "KILL_MARKER", "cassette_session", "BASE_URL_ENV", "run_job", "main",
            "forked_main"]
 
 KILL_MARKER = "ENDSTATE-KILL-POINT"
@@ -99,9 +99,7 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
     from endstate.agent._loop import Agent, RunEnded
     from endstate.errors import ReplayDivergence
     from endstate.models import RunSettings, open_model
-    from endstate.sandbox import BACKENDS
-    from endstate.sandbox._timed import TimedSandbox
-    from endstate.sandbox._tree import Tree
+    from endstate.sandbox import BACKENDS, TimedSandbox, Tree
 
     sandbox = TimedSandbox(BACKENDS[job.sandbox["backend"]].attach(job.sandbox))
     if job.fixture:
@@ -117,7 +115,7 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
             at_kill_point()
             time.sleep(3600)  # the runner kills this process now
 
-    session = _cassette_session(job, scrubber)
+    session = cassette_session(job, scrubber)
     divergence = ""
     with session as tape:
         model = open_model(job.model, settings=settings, base_url=base_url)
@@ -180,7 +178,7 @@ class _ScrubbedLines:
         return getattr(self._stream, name)
 
 
-def _cassette_session(job: AgentJob, scrubber: Scrubber):
+def cassette_session(job: AgentJob, scrubber: Scrubber):
     if job.cassette is None:
         return contextlib.nullcontext(None)
     from endstate.cassettes import open_session

@@ -14,4 +14,12 @@ from endstate.agents._refuse import refusal
 from endstate.agents._spec import DEFAULT_AGENT, OBSERVABLE_COUNTERS, AgentSpec, find_agent, load_agent
 
 __all__ = ["AgentSpec", "find_agent", "load_agent", "agent_image", "refusal", "DEFAULT_AGENT",
-           "OBSERVABLE_COUNTERS"]
+           "OBSERVABLE_COUNTERS", "run_foreign_job"]
+
+
+def __getattr__(name: str):
+    if name != "run_foreign_job":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from endstate.agents._run import run_foreign_job
+
+    return run_foreign_job

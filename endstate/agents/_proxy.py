@@ -28,8 +28,7 @@ import msgspec
 from endstate.agent import normalise_output
 from endstate.agents._spec import AgentSpec
 from endstate.errors import ReplayDivergence
-from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER
-from endstate.models.scripted._bashblock import ACTION_FORMAT_HEADER
+from endstate.models import ACTION_FORMAT_HEADER, CHANNEL_HEADER, TURN_HEADER
 
 __all__ = ["ModelProxy", "ACTION_FORMAT_HEADER", "API_ROOT", "FORWARDER_ARGV", "forwarder_env"]
 

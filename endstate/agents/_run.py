@@ -18,14 +18,12 @@ from typing import Any
 
 import msgspec
 
-from endstate.agent import Counters
-from endstate.agent._worker import AgentJob, AgentOutcome, _cassette_session
+from endstate.agent import AgentJob, AgentOutcome, Counters, cassette_session
 from endstate.agents._image import agent_home
 from endstate.agents._proxy import API_ROOT, ModelProxy
 from endstate.agents._spec import AgentSpec
 from endstate.errors import ReplayDivergence
-from endstate.models import RunSettings, parse_spec
-from endstate.models._secrets import Scrubber
+from endstate.models import RunSettings, Scrubber, parse_spec
 
 __all__ = ["run_foreign_job", "agent_command", "PROXY_PORT", "PLACEHOLDER_KEY"]
 
@@ -93,9 +91,7 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
                     at_kill_point: Any = None) -> AgentOutcome:
     """Run `job` with the foreign agent it names; the outcome as for endstate's own loop.
     (`at_kill_point` is never called: a task with a kill point is refused for a foreign agent.)"""
-    from endstate.sandbox import BACKENDS
-    from endstate.sandbox._timed import TimedSandbox
-    from endstate.sandbox._tree import Tree
+    from endstate.sandbox import BACKENDS, TimedSandbox, Tree
 
     spec = msgspec.convert(job.agent, AgentSpec)
     live = BACKENDS[job.sandbox["backend"]].attach(job.sandbox)
@@ -114,7 +110,7 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
 
     replaying = job.cassette is not None and job.cassette.mode == "replay"
     upstream = _upstream(provider, base_url)
-    with _cassette_session(job, scrubber) as tape:
+    with cassette_session(job, scrubber) as tape:
         proxy = ModelProxy(spec, upstream, api_key=None if replaying else _upstream_key(provider),
                            timeout_s=settings.timeout_s, on_divergence=on_divergence)
         try:

@@ -2,7 +2,7 @@
 
 import sys
 
-from endstate.agent._worker import main
+from endstate.agent import worker_main as main
 from endstate.agents._run import run_foreign_job
 
 if __name__ == "__main__":

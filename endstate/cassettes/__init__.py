@@ -11,7 +11,12 @@
 
 Every failure to read a cassette is a CassetteError; replay meeting a request it
 has no answer for is a ReplayDivergence (both in endstate.errors).
+
+vcrpy loads with the session (`open_session`, `Tape`), on first use: reading, showing
+and diffing cassettes, and the job type an agent process is handed, do without it.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from endstate.cassettes._diff import Difference, diff, first_difference, show
 from endstate.cassettes._format import (
@@ -28,7 +33,9 @@ from endstate.cassettes._format import (
 from endstate.cassettes._match import MATCH_MODES, request_hash
 from endstate.cassettes._preflight import ReplaySource, check_replay_folder, replay_settings
 from endstate.cassettes._job import CassetteJob
-from endstate.cassettes._session import Tape, open_session
+
+if TYPE_CHECKING:
+    from endstate.cassettes._session import Tape, open_session
 
 __all__ = [
     "open_session",
@@ -53,3 +60,13 @@ __all__ = [
     "RecordedResponse",
     "End",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in ("open_session", "Tape"):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from endstate.cassettes import _session
+
+    value = getattr(_session, name)
+    globals()[name] = value
+    return value

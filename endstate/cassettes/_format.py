@@ -35,7 +35,7 @@ import zstandard
 from endstate.cassettes._limits import (MAX_BODY_BYTES, MAX_EXPANDED_BYTES, MAX_RECORDS, MAX_RESTORED_BYTES, expand,
                                         record_count, size_text, too_large)
 from endstate.errors import CassetteError
-from endstate.models._settings import RunSettings
+from endstate.models import RunSettings
 
 __all__ = [
     "FORMAT_VERSION",

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import hashlib
 import weakref
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlsplit
 
 import msgspec
-from vcr.request import Request
 
 from endstate.errors import CassetteError
-from endstate.models._secrets import Scrubber
-from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER
+from endstate.models import CHANNEL_HEADER, TURN_HEADER, Scrubber
+
+if TYPE_CHECKING:
+    from vcr.request import Request
 
 __all__ = ["MATCH_MODES", "MatchMode", "request_hash", "canonical_body", "RequestKeys", "check_match_mode"]
 

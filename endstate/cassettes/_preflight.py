@@ -26,7 +26,7 @@ import msgspec
 
 from endstate.cassettes._format import Recording, load
 from endstate.errors import CassetteError
-from endstate.models._settings import RunSettings
+from endstate.models import RunSettings
 
 __all__ = ["ReplaySource", "SETTING_OPTIONS", "check_replay_folder", "open_cassette", "check_header",
            "replay_settings"]

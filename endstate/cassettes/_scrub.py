@@ -26,8 +26,7 @@ from vcr.request import Request
 
 from endstate.cassettes._format import Interaction, RecordedRequest, RecordedResponse
 from endstate.cassettes._match import RequestKeys, request_hash
-from endstate.models._secrets import SECRET_QUERY_KEYS, Scrubber, is_secret_query_key
-from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER
+from endstate.models import CHANNEL_HEADER, SECRET_QUERY_KEYS, TURN_HEADER, Scrubber, is_secret_query_key
 
 __all__ = [
     "SECRET_HEADERS",

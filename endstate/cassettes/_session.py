@@ -23,8 +23,6 @@ Docker SDK's own HTTP traffic must reach the engine during replay.
 from __future__ import annotations
 
 import contextlib
-import difflib
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,30 +36,26 @@ from vcr.record_mode import RecordMode
 from vcr.request import Request
 
 from endstate import __version__
+from endstate.cassettes._divergence import explain_divergence, request_body
 from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, utc_now
 from endstate.cassettes._match import MatchMode, RequestKeys, canonical_body, check_match_mode
 from endstate.cassettes._preflight import check_header, open_cassette
-from endstate.cassettes._render import request_lines
 from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
 from endstate.errors import CassetteError, ReplayDivergence
-from endstate.models._secrets import Scrubber
+from endstate.models import Scrubber
 from endstate.cassettes._job import CassetteJob
-from endstate.models._settings import RunSettings
+from endstate.cassettes._journal import SIDECAR_NAME, Sidecar, header_id
+from endstate.models import RunSettings
 
 __all__ = ["Tape", "open_session", "VCRPY_VERSION", "SIDECAR_NAME"]
 
 #: The vcrpy release the persister and hooks are written against (pinned in pyproject).
 VCRPY_VERSION = "9.4.2"
 
-#: The session journal's file name inside `state_dir`.
-SIDECAR_NAME = "cassette-session.jsonl"
-
 #: Channels whose recorded answers must all be played for a replay to be complete.
 PLAYED_CHANNELS = ("agent", "compaction")
 
 _PATCH_ONLY_HTTPX2 = tuple(name for name in vcr.patch.PATCHER_NAMES if name != "httpx2")
-_DIFF_LINES = 40
-_DIFF_WIDTH = 200
 
 
 class Tape:
@@ -113,7 +107,7 @@ def open_session(job: CassetteJob, *, task_id: str, state_dir: str | Path,
     match = check_match_mode(job.match)
     _check_vcrpy()
     path = Path(job.path)
-    sidecar = _Sidecar(Path(state_dir) / SIDECAR_NAME)
+    sidecar = Sidecar(Path(state_dir) / SIDECAR_NAME)
     session = _record if job.mode == "record" else _replay
     keys = RequestKeys(scrubber)
     with session(job, path, task_id, match, sidecar, resumed, keys) as tape:
@@ -139,7 +133,7 @@ def _check_vcrpy() -> None:
 
 
 @contextlib.contextmanager
-def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: _Sidecar,
+def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: Sidecar,
             resumed: bool | None, keys: RequestKeys) -> Iterator[Tape]:
     journal = sidecar.read()
     if resumed is None:
@@ -152,13 +146,13 @@ def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
             writer.close()
             raise
         header, count = recording.header, len(recording.interactions)
-        if not journal.is_open(path, "record", _header_id(header)):
-            sidecar.start(path, "record", _header_id(header))
+        if not journal.is_open(path, "record", header_id(header)):
+            sidecar.start(path, "record", header_id(header))
     else:
         header = _new_header(job, task_id)
         writer = CassetteWriter.create(path, header, overwrite=job.overwrite)
         count = 0
-        sidecar.start(path, "record", _header_id(header))
+        sidecar.start(path, "record", header_id(header))
 
     tape = Tape(mode="record", match=match, path=path, task_id=task_id, header=header, channels=[], played=set(),
                 notes=[])
@@ -204,7 +198,7 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
         kept = cassette.filter_request(request)
         if kept is None:
             raise CassetteError(f"the request {request.method} {request.path} would be sent without being recorded")
-        body = canonical_body(_request_body(kept))
+        body = canonical_body(request_body(kept))
         if isinstance(body, dict) and body.get("stream"):
             raise CassetteError("streaming requests cannot be recorded (vcrpy buffers answers): use stream=False")
         return can_play(request)
@@ -225,11 +219,11 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
 
 
 @contextlib.contextmanager
-def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: _Sidecar,
+def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: Sidecar,
             resumed: bool | None, keys: RequestKeys) -> Iterator[Tape]:
     recording = open_cassette(path, task_id, job.header.get("model"))
     notes = check_header(recording, job.header, task_id, strict=match == "strict", verb="replay")
-    identity = _header_id(recording.header)
+    identity = header_id(recording.header)
     journal = sidecar.read()
     if resumed is None:
         resumed = journal.is_open(path, "replay", identity)
@@ -256,14 +250,15 @@ def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
         sidecar.close()
 
 
-def _hook_replay(cassette: Any, recording: Recording, tape: Tape, keys: RequestKeys, sidecar: _Sidecar) -> None:
+def _hook_replay(cassette: Any, recording: Recording, tape: Tape, keys: RequestKeys, sidecar: Sidecar) -> None:
     """Journal every answer served, and turn a request with no answer into a ReplayDivergence."""
     can_play, play = cassette.can_play_response_for, cassette.play_response
 
     def checked_can_play(request: Request) -> bool:
         if can_play(request):
             return True
-        error = _divergence(request, recording, set(cassette.play_counts), keys, tape)
+        error = explain_divergence(request, recording, set(cassette.play_counts), keys, match=tape.match,
+                                   task_id=tape.task_id)
         if tape.divergence is None:  # the SDK may retry; the first miss is the one to report
             tape.divergence, tape.divergence_error = str(error), error
         raise error
@@ -278,81 +273,6 @@ def _hook_replay(cassette: Any, recording: Recording, tape: Tape, keys: RequestK
 
     cassette.can_play_response_for = checked_can_play
     cassette.play_response = playing
-
-
-def _divergence(request: Request, recording: Recording, played: set[int], keys: RequestKeys,
-                tape: Tape) -> ReplayDivergence:
-    made_hash, channel, turn = keys.hash_of(request), keys.channel_of(request), keys.turn_of(request)
-    interactions = recording.interactions
-    where = f"{channel} turn {turn if turn is not None else '?'}"
-    if tape.match == "sequence":
-        problem = f"all {sum(1 for i in interactions if i.request.channel == channel)} recorded {channel} answers " \
-                  "have been played"
-    else:
-        problem = "no recorded request has its hash"
-    same = [i for i, x in enumerate(interactions) if x.request.request_hash == made_hash]
-    if same and tape.match == "strict":
-        problem = f"its recorded answer (#{same[0]}) was already played"
-    closest = _closest(request, interactions, played, keys, same)
-    lines = [
-        f"replay diverged in task {tape.task_id} at {where}: request {made_hash[:16]} has no recorded answer "
-        f"({tape.match} matching: {problem}).",
-    ]
-    summary = ""
-    if closest is not None:
-        other = interactions[closest].request
-        state = "already played" if closest in played else "not played"
-        summary = f"#{closest} {other.channel} turn {other.turn} {other.request_hash[:16]} ({state})"
-        lines.append(f"closest recorded request: {summary}")
-        lines += _body_diff(other.body, keys.scrubber.bytes(_request_body(request)), f"recorded #{closest}",
-                            "this request")
-    lines.append("The harness, the task or the agent's inputs changed since the recording: re-record with "
-                 "`endstate record`, or replay with --match sequence to serve answers in recorded order.")
-    return ReplayDivergence("\n".join(lines), task=tape.task_id, turn=turn, request_hash=made_hash, closest=summary)
-
-
-def _closest(request: Request, interactions: list[Any], played: set[int], keys: RequestKeys,
-             same_hash: list[int]) -> int | None:
-    """The recorded request most like this one: same hash, else same channel and turn, else smallest diff."""
-    if same_hash:
-        return same_hash[0]
-    channel, turn = keys.channel_of(request), keys.turn_of(request)
-    candidates = [i for i, x in enumerate(interactions) if x.request.channel == channel]
-    candidates = candidates or list(range(len(interactions)))
-    if not candidates:
-        return None
-    same_turn = [i for i in candidates if interactions[i].request.turn == turn]
-    if same_turn:
-        return min(same_turn, key=lambda i: (i in played, i))
-    made = request_lines(keys.scrubber.bytes(_request_body(request)), limit=None)
-
-    def distance(index: int) -> tuple[float, bool, int]:
-        recorded = request_lines(interactions[index].request.body, limit=None)
-        return (-difflib.SequenceMatcher(None, recorded, made, autojunk=False).ratio(), index in played, index)
-
-    return min(candidates[:64], key=distance)
-
-
-def _request_body(request: Request) -> bytes:
-    body = request.body
-    if body is None:
-        return b""
-    if isinstance(body, bytes):
-        return body
-    if hasattr(body, "read"):
-        return body.read()
-    return b"".join(body)
-
-
-def _body_diff(recorded: bytes, made: bytes, recorded_name: str, made_name: str) -> list[str]:
-    diff = list(difflib.unified_diff(request_lines(recorded, limit=None), request_lines(made, limit=None),
-                                     recorded_name, made_name, n=2, lineterm=""))
-    if not diff:
-        return ["(the two requests read the same; they differ in bytes the summary does not show)"]
-    shown = [line if len(line) <= _DIFF_WIDTH else line[:_DIFF_WIDTH] + " …" for line in diff[:_DIFF_LINES]]
-    if len(diff) > _DIFF_LINES:
-        shown.append(f"… {len(diff) - _DIFF_LINES} more diff lines")
-    return shown
 
 
 # -- vcrpy wiring ---------------------------------------------------------------------
@@ -400,80 +320,3 @@ class _Persister:
                 f"cassette {cassette_path}: vcrpy holds {len(cassette_dict['requests'])} exchanges, "
                 f"{self._writer.written} were written"
             )
-
-
-# -- the session journal --------------------------------------------------------------
-
-
-class _Event(msgspec.Struct, omit_defaults=True):
-    cassette: str = ""
-    mode: str = ""
-    id: str = ""
-    played: int | None = None
-    closed: bool = False
-
-
-_event_decoder = msgspec.json.Decoder(_Event)
-
-
-class _Journal(msgspec.Struct):
-    cassette: str = ""
-    mode: str = ""
-    id: str = ""
-    played: set[int] = set()
-    closed: bool = True
-
-    def is_open(self, path: Path, mode: str, identity: str | None = None) -> bool:
-        return (not self.closed and self.cassette == str(path.resolve()) and self.mode == mode
-                and (identity is None or self.id == identity))
-
-
-class _Sidecar:
-    """An append-only journal of one task's cassette session, one JSON event a line.
-
-    The first line names the cassette; then one line per answer played; a last
-    line when the session closes in order. A killed process leaves no last line.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def read(self) -> _Journal:
-        try:
-            lines = self.path.read_bytes().splitlines()
-        except FileNotFoundError:
-            return _Journal()
-        journal = _Journal(closed=False)
-        for number, line in enumerate(lines):
-            try:
-                event = _event_decoder.decode(line)
-            except msgspec.DecodeError:
-                if number == len(lines) - 1:
-                    break  # the kill came mid-line
-                return _Journal()
-            if event.cassette:
-                journal = _Journal(cassette=event.cassette, mode=event.mode, id=event.id, played=set(), closed=False)
-            if event.played is not None:
-                journal.played.add(event.played)
-            journal.closed = journal.closed or event.closed
-        return journal
-
-    def start(self, cassette: Path, mode: str, identity: str) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_bytes(msgspec.json.encode(_Event(cassette=str(cassette.resolve()), mode=mode, id=identity))
-                              + b"\n")
-
-    def played(self, index: int) -> None:
-        self._append(_Event(played=index))
-
-    def close(self) -> None:
-        self._append(_Event(closed=True))
-
-    def _append(self, event: _Event) -> None:
-        with self.path.open("ab") as out:
-            out.write(msgspec.json.encode(event) + b"\n")
-
-
-def _header_id(header: Header) -> str:
-    return hashlib.sha256(msgspec.msgpack.encode(header)).hexdigest()[:16]
-

@@ -1,12 +1,14 @@
-"""Graders: pure functions of the sealed end state, and the seal -> stage -> grade pipeline."""
+"""Graders: pure functions of the sealed end state, the seal -> stage -> grade pipeline, and a run's verdict."""
 
 from endstate.grading._builtin import changed_paths_within, files_unchanged, holdout, no_new_skips, tests_pass
 from endstate.grading._integrity import end_state
+from endstate.grading._judge import RunVerdict, judge
 from endstate.grading._pipeline import (
     INTEGRITY,
     GradingBox,
     GradingGuards,
     grade,
+    install_harness,
     prepare_grading_sandbox,
     seal_end_state,
     seal_overlay,
@@ -35,10 +37,13 @@ __all__ = [
     "GradingBox",
     "GradingGuards",
     "grade",
+    "install_harness",
     "prepare_grading_sandbox",
     "seal_end_state",
     "seal_overlay",
     "stage_holdout",
+    "judge",
+    "RunVerdict",
     "TestCommandError",
     "TestRun",
     "parse_test_command",

@@ -12,7 +12,7 @@ import re
 
 from endstate.grading._testrun import TestCommandError, run_tests
 from endstate.grading._verdict import Verdict
-from endstate.sandbox._sealed import SealedSandbox, matches_any
+from endstate.sandbox import SealedSandbox, matches_any
 
 __all__ = ["tests_pass", "files_unchanged", "no_new_skips", "holdout", "changed_paths_within", "TEST_CONFIG",
            "SKIP_MARKERS"]

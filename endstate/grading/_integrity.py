@@ -30,7 +30,7 @@ import re
 import tokenize
 
 from endstate.grading._verdict import Verdict
-from endstate.sandbox._sealed import SealedSandbox
+from endstate.sandbox import SealedSandbox
 
 __all__ = ["end_state", "SOURCE_TRIPWIRES", "TEST_FILE_TRIPWIRES", "is_test_file", "code_only"]
 

@@ -25,8 +25,7 @@ from endstate.grading._resolve import Grader, run_grader
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import WORKDIR, Sandbox, SandboxLimits, open_sandbox
-from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, without_caches
-from endstate.sandbox._tree import FileEntry, Tree
+from endstate.sandbox import SNAPSHOT_MAX_BYTES, FileEntry, SealedSandbox, Tree, cache_paths, without_caches
 from endstate.errors import SandboxError
 
 __all__ = ["GradingGuards", "GradingBox", "install_harness", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
@@ -46,6 +45,8 @@ class GradingGuards(msgspec.Struct, frozen=True):
     tamper_guard: bool = True
     #: The end-state checks (escaping links, compiled code, source tripwires).
     integrity: bool = True
+    #: A grader that raised is an ERROR (off: it counts as a pass).
+    grader_errors: bool = True
 
 
 def install_harness(box: Sandbox) -> None:

@@ -38,7 +38,7 @@ from typing import Any
 
 import msgspec
 
-from endstate.sandbox._tree import FileEntry, Tree
+from endstate.sandbox import FileEntry, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files",
            "plant_canaries", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR", "REPORT_MAX_BYTES"]

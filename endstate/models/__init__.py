@@ -8,10 +8,13 @@ models are served by a ScriptedServer and reached through the OpenAI adapter.
 """
 
 from endstate.models._errors import ModelError
-from endstate.models._settings import RunSettings
-from endstate.models._spec import PROVIDERS, check_spec, open_model, parse_spec
+from endstate.models._local import MODEL_ALIAS, LocalModelServer
+from endstate.models._secrets import SECRET_QUERY_KEYS, Scrubber, is_secret_query_key
+from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER, RunSettings, completion_headers
+from endstate.models._spec import PROVIDERS, SCRIPTED_POLICIES, check_reachable, check_spec, open_model, parse_spec
 from endstate.models._types import Channel, Completion, Message, Model, ToolCall, ToolSchema, Usage
-from endstate.models.scripted import ScriptedServer
+from endstate.models._warm import warm_openai
+from endstate.models.scripted import ACTION_FORMAT_HEADER, ScriptedServer
 
 __all__ = [
     "Message",
@@ -28,4 +31,16 @@ __all__ = [
     "check_spec",
     "PROVIDERS",
     "ScriptedServer",
+    "SCRIPTED_POLICIES",
+    "check_reachable",
+    "CHANNEL_HEADER",
+    "TURN_HEADER",
+    "completion_headers",
+    "Scrubber",
+    "SECRET_QUERY_KEYS",
+    "is_secret_query_key",
+    "LocalModelServer",
+    "MODEL_ALIAS",
+    "warm_openai",
+    "ACTION_FORMAT_HEADER",
 ]

@@ -15,14 +15,13 @@ anthropic/ models; the benchmark card still records them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import anthropic
 import msgspec
 
-from endstate.models._errors import ModelError, model_error, provider_says, what_to_do
-from endstate.models._settings import RunSettings, completion_headers, sdk_options
+from endstate.models._sdk import SDKErrors, SDKModel
+from endstate.models._settings import completion_headers
 from endstate.models._types import Channel, Completion, Message, ToolCall, ToolSchema, Usage
 
 __all__ = ["AnthropicModel", "to_wire"]
@@ -54,29 +53,16 @@ class _WireMessage(msgspec.Struct):
 _decoder = msgspec.json.Decoder(_WireMessage)
 
 
-class AnthropicModel:
+class AnthropicModel(SDKModel):
     """A Model speaking the Anthropic Messages API, non-streaming."""
 
     provider = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    errors = SDKErrors(anthropic.APIStatusError, anthropic.APITimeoutError, anthropic.APIConnectionError,
+                       anthropic.AnthropicError)
 
-    def __init__(
-        self,
-        spec: str,
-        *,
-        model: str,
-        settings: RunSettings,
-        api_key: str,
-        base_url: str | None = None,
-        extra_headers: Mapping[str, str] | None = None,
-    ) -> None:
-        self.spec = spec
-        self.model = model
-        self.settings = settings
-        self._api_key = api_key
-        self._counter, options = sdk_options(settings, api_key, base_url, extra_headers)
-        self._http = options["http_client"]
-        self._client = anthropic.Anthropic(**options)
-        self.base_url = str(self._client.base_url)
+    def _make_client(self, options: dict[str, Any]) -> anthropic.Anthropic:
+        return anthropic.Anthropic(**options)
 
     def complete(
         self,
@@ -101,28 +87,12 @@ class AnthropicModel:
             ]
             params["tool_choice"] = {"type": _TOOL_CHOICE[tool_choice]}
         self._counter.start(channel, turn)
-        try:
+        with self._sdk_errors(channel, turn):
             raw = self._client.messages.with_raw_response.create(
                 **params, extra_headers=completion_headers(channel, turn)
             )
             body, status = raw.read(), raw.status_code
-        except anthropic.APIStatusError as exc:
-            raise self._failure(exc.status_code, provider_says(exc.body, exc.message), channel, turn) from None
-        except anthropic.APITimeoutError:
-            raise self._failure(
-                None, f"no answer within timeout_s={self.settings.timeout_s:g}", channel, turn,
-                hint="raise timeout_s or check that the server is alive",
-            ) from None
-        except anthropic.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            raise self._failure(None, f"could not connect ({cause})", channel, turn) from None
-        except anthropic.AnthropicError as exc:
-            raise self._failure(None, f"{type(exc).__name__}: {exc}", channel, turn) from None
         return self._decode(body, status, self._counter.retries(channel, turn))
-
-    def close(self) -> None:
-        self._client.close()
-        self._http.close()
 
     def _decode(self, body: bytes, status: int, retries: int) -> Completion:
         hint = "check that the base URL is the Messages API root (without /v1)"
@@ -146,17 +116,6 @@ class AnthropicModel:
             usage=Usage(input_tokens=usage.input_tokens or 0, output_tokens=usage.output_tokens or 0),
             finish_reason=wire.stop_reason or "",
             retries=retries,
-        )
-
-    def _failure(self, status: int | None, detail: str, channel: str, turn: int, *, hint: str = "") -> ModelError:
-        retries = self._counter.retries(channel, turn)
-        what = f"HTTP {status} ({detail})" if status is not None else detail
-        return self._error(what, status, retries, hint or what_to_do(status, key_env="ANTHROPIC_API_KEY"))
-
-    def _error(self, what: str, status: int | None, retries: int, hint: str) -> ModelError:
-        return model_error(
-            self.spec, self.base_url, what, provider=self.provider, status=status, retries=retries,
-            hint=hint, secret=self._api_key,
         )
 
 

@@ -15,8 +15,8 @@ from typing import Any, Literal
 import msgspec
 import openai
 
-from endstate.models._errors import ModelError, model_error, provider_says, what_to_do
-from endstate.models._settings import RunSettings, completion_headers, sdk_options
+from endstate.models._sdk import SDKErrors, SDKModel
+from endstate.models._settings import RunSettings, completion_headers
 from endstate.models._types import Channel, Completion, Message, ToolCall, ToolSchema, Usage
 
 __all__ = ["OpenAIChatModel", "to_wire", "tool_to_wire"]
@@ -57,8 +57,10 @@ class _WireCompletion(msgspec.Struct):
 _decoder = msgspec.json.Decoder(_WireCompletion)
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(SDKModel):
     """A Model speaking the chat-completions API, non-streaming."""
+
+    errors = SDKErrors(openai.APIStatusError, openai.APITimeoutError, openai.APIConnectionError, openai.OpenAIError)
 
     def __init__(
         self,
@@ -71,15 +73,16 @@ class OpenAIChatModel:
         base_url: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.spec = spec
         self.provider = provider
-        self.model = model
-        self.settings = settings
-        self._api_key = api_key
-        self._counter, options = sdk_options(settings, api_key, base_url, extra_headers)
-        self._http = options["http_client"]
-        self._client = openai.OpenAI(**options)
-        self.base_url = str(self._client.base_url)
+        super().__init__(spec, model=model, settings=settings, api_key=api_key, base_url=base_url,
+                         extra_headers=extra_headers)
+
+    def _make_client(self, options: dict[str, Any]) -> openai.OpenAI:
+        return openai.OpenAI(**options)
+
+    @property
+    def key_env(self) -> str | None:
+        return "OPENAI_API_KEY" if self.provider in ("openai", "openai-compatible") else None
 
     def complete(
         self,
@@ -108,29 +111,13 @@ class OpenAIChatModel:
             params["tools"] = [tool_to_wire(t) for t in tools]
             params["tool_choice"] = tool_choice
         self._counter.start(channel, turn)
-        try:
+        with self._sdk_errors(channel, turn):
             raw = self._client.chat.completions.with_raw_response.create(
                 **params, extra_headers=completion_headers(channel, turn)
             )
             body, status = raw.content, raw.status_code
-        except openai.APIStatusError as exc:
-            raise self._failure(exc.status_code, provider_says(exc.body, exc.message), channel, turn) from None
-        except openai.APITimeoutError:
-            raise self._failure(
-                None, f"no answer within timeout_s={self.settings.timeout_s:g}", channel, turn,
-                hint="raise timeout_s or check that the server is alive",
-            ) from None
-        except openai.APIConnectionError as exc:
-            cause = exc.__cause__ or exc
-            raise self._failure(None, f"could not connect ({cause})", channel, turn) from None
-        except openai.OpenAIError as exc:
-            raise self._failure(None, f"{type(exc).__name__}: {exc}", channel, turn) from None
         retries = self._counter.retries(channel, turn)
         return self._decode(body, status, retries)
-
-    def close(self) -> None:
-        self._client.close()
-        self._http.close()
 
     def _decode(self, body: bytes, status: int, retries: int) -> Completion:
         hint = "check that the base URL is the chat-completions API root (often ending in /v1)"
@@ -164,18 +151,6 @@ class OpenAIChatModel:
             usage=Usage(input_tokens=usage.prompt_tokens or 0, output_tokens=usage.completion_tokens or 0),
             finish_reason=choice.finish_reason or "",
             retries=retries,
-        )
-
-    def _failure(self, status: int | None, detail: str, channel: str, turn: int, *, hint: str = "") -> ModelError:
-        retries = self._counter.retries(channel, turn)
-        key_env = "OPENAI_API_KEY" if self.provider in ("openai", "openai-compatible") else None
-        what = f"HTTP {status} ({detail})" if status is not None else detail
-        return self._error(what, status, retries, hint or what_to_do(status, key_env=key_env))
-
-    def _error(self, what: str, status: int | None, retries: int, hint: str) -> ModelError:
-        return model_error(
-            self.spec, self.base_url, what, provider=self.provider, status=status, retries=retries,
-            hint=hint, secret=self._api_key,
         )
 
 

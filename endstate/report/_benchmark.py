@@ -22,7 +22,7 @@ from endstate.errors import UserError
 from endstate.report._gate import ControlArm, check_control, gate_reasons
 from endstate.report._runs import attempts_by_task, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
-from endstate.suite._results import RunResult
+from endstate.suite import RunResult
 
 __all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
            "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells", "table"]

@@ -3,47 +3,113 @@
 Backends register here by short name. `open_sandbox("auto", ...)` picks Docker
 when an engine answers and bubblewrap otherwise; `resolve_backend` says which,
 so a run can record it.
+
+A backend and everything that talks to the Docker engine load on first use: importing
+this package (for `Sandbox`, `Tree` or `seal`) loads neither the docker SDK nor a backend.
 """
 
 from __future__ import annotations
 
-from types import MappingProxyType
-from typing import Literal
+import importlib
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
-from endstate.sandbox._docker import DockerSandbox, connect, engine_answers
-from endstate.sandbox._image import DEFAULT_IMAGE, build_image
-from endstate.sandbox._local import LocalSandbox
-from endstate.sandbox._reaper import reap
-from endstate.sandbox._sealed import SealedSandbox, seal
-from endstate.sandbox._tree import FileEntry, Tree, load_dir, tree_hash
+from endstate.sandbox._base import (DEFAULT_IMAGE, HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits,
+                                    output_text)
+from endstate.sandbox._sealed import (SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal,
+                                      without_caches)
+from endstate.sandbox._timed import TimedSandbox
+from endstate.sandbox._tree import VCS_DIRS, FileEntry, Tree, load_dir, overlay, tar_to_tree, tree_hash
+
+if TYPE_CHECKING:
+    from endstate.sandbox._docker import DockerSandbox
+    from endstate.sandbox._engine import connect, engine_answers
+    from endstate.sandbox._image import build_image, build_task_image, image_id
+    from endstate.sandbox._local import LocalSandbox
+    from endstate.sandbox._reaper import LABEL, reap
+    from endstate.sandbox._wheels import resolve_requirements
 
 __all__ = [
     "Sandbox",
     "ExecResult",
     "SandboxLimits",
     "WORKDIR",
+    "HOSTNAME",
+    "SANDBOX_ENV",
+    "output_text",
     "SealedSandbox",
     "seal",
+    "SNAPSHOT_MAX_BYTES",
+    "matches_any",
+    "without_caches",
+    "cache_paths",
+    "TimedSandbox",
     "Tree",
     "FileEntry",
+    "VCS_DIRS",
     "tree_hash",
     "load_dir",
+    "overlay",
+    "tar_to_tree",
     "open_sandbox",
     "resolve_backend",
     "BACKENDS",
     "DockerSandbox",
     "LocalSandbox",
+    "connect",
+    "engine_answers",
+    "LABEL",
     "build_image",
+    "build_task_image",
+    "image_id",
     "DEFAULT_IMAGE",
     "reap",
+    "resolve_requirements",
 ]
 
+#: Names whose modules load on first use (the docker SDK, a backend), by module.
+_LAZY = {
+    "DockerSandbox": "_docker",
+    "connect": "_engine",
+    "engine_answers": "_engine",
+    "LocalSandbox": "_local",
+    "LABEL": "_reaper",
+    "reap": "_reaper",
+    "build_image": "_image",
+    "build_task_image": "_image",
+    "image_id": "_image",
+    "resolve_requirements": "_wheels",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+class _Backends(Mapping[str, "type[Sandbox]"]):
+    """Every backend by the short name `--sandbox` takes; a backend's module loads when it is looked up."""
+
+    _CLASSES = {"docker": "DockerSandbox", "local": "LocalSandbox"}
+
+    def __getitem__(self, name: str) -> type[Sandbox]:
+        if name not in self._CLASSES:
+            raise KeyError(name)
+        return __getattr__(self._CLASSES[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._CLASSES)
+
+    def __len__(self) -> int:
+        return len(self._CLASSES)
+
+
 #: Every backend by the short name `--sandbox` takes.
-BACKENDS: MappingProxyType[str, type[Sandbox]] = MappingProxyType(
-    {DockerSandbox.backend: DockerSandbox, LocalSandbox.backend: LocalSandbox}
-)
+BACKENDS: Mapping[str, type[Sandbox]] = _Backends()
 
 BackendName = Literal["auto", "docker", "local"]
 
@@ -58,6 +124,10 @@ def _known(kind: str) -> type[Sandbox]:
 
 def resolve_backend(kind: str = "auto") -> str:
     """The backend `kind` stands for: "auto" is docker when an engine answers, else local."""
+    from endstate.sandbox._docker import DockerSandbox
+    from endstate.sandbox._engine import connect, engine_answers
+    from endstate.sandbox._local import LocalSandbox
+
     if kind == "auto":
         return DockerSandbox.backend if engine_answers() else LocalSandbox.backend
     _known(kind)

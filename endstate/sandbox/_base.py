@@ -9,10 +9,35 @@ import msgspec
 
 from endstate.sandbox._tree import Tree
 
-__all__ = ["ExecResult", "Sandbox", "SandboxLimits", "WORKDIR"]
+__all__ = ["ExecResult", "Sandbox", "SandboxLimits", "WORKDIR", "HOSTNAME", "SANDBOX_ENV", "DEFAULT_IMAGE", "output_text"]
 
 #: Where the task's files live inside every sandbox.
 WORKDIR = "/workspace"
+
+#: The image sandboxes start from unless a task names its own (built by `endstate image build`).
+DEFAULT_IMAGE = "endstate-sandbox:2"
+
+HOSTNAME = "sandbox"
+
+#: The fixed environment of every command, in every backend.
+SANDBOX_ENV = {
+    "TZ": "UTC",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "HOME": "/home/agent",
+}
+
+
+def output_text(data: bytes, dropped: int) -> str:
+    """Captured bytes as text, with a line saying how much was cut, if anything was."""
+    text = data.decode("utf-8", errors="replace")
+    if dropped:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        text += f"[endstate: output truncated: {dropped} bytes dropped]\n"
+    return text
 
 
 class ExecResult(msgspec.Struct, frozen=True):

@@ -10,28 +10,8 @@ the next endstate command removes it (see `_reaper`).
 /tmp, /var/tmp, /dev/shm, /run/lock and /home/agent are tmpfs of a fixed size. Each
 process that uses the sandbox opens one stream into it (`_channel`: one `docker exec`
 of a small root server); every command and file tool is then a request on that stream,
-not an exec of its own. A command runs in a small root shell, the *runner*, which:
-
-- starts the command as user `agent` (uid 1000) through `setpriv`;
-- copies at most `output_cap_bytes` of each stream and counts the rest
-  (`head -c`, then `wc -c`), so a flood never crosses the socket;
-- arms a watchdog that, at the deadline, becomes the agent user and sends
-  SIGKILL to every process that user owns (`kill -1`). It is forked before the
-  command starts and only `exec`s afterwards, so it still fires when a fork bomb
-  has used up the pids limit;
-- limits the size of any file the command writes (`ulimit -f`), and watches
-  the workspace's size while it runs (`du`, twice a second): past the ceiling
-  every process of the agent user is killed and `exec` raises WorkspaceFull;
-- notes whether the container's memory cgroup killed a process meanwhile (OOM);
-- ends both streams with a trailer carrying a per-command nonce, which the
-  agent cannot read (it travels in the root shell's environment), so the
-  trailer cannot be forged from inside. The trailer also carries the
-  workspace's size, measured after the command, at no extra round trip.
-
-The file tools run as the agent user too (`read_file`, `write_file`, `edit_file`): they
-see what the agent may see, and refuse any path that resolves out of the workspace. The
-server does the plain case itself in a child that has become the agent user, and hands
-every other case to the tool's shell script, which words the errors.
+not an exec of its own. A command runs in a small root shell, the *runner*; the file tools run as the agent
+user (see `_scripts`, which holds both).
 
 The container keeps only SETUID and SETGID (for `setpriv`) and runs with
 no-new-privileges, so the agent user cannot become root again.
@@ -59,209 +39,19 @@ import docker.errors
 import msgspec
 
 from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
+from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
 from endstate.sandbox._channel import Channel, ChannelBroken
-from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
-from endstate.sandbox._reaper import LABEL, owner_labels
-from endstate.sandbox._tree import FIXED_MTIME, Tree, TreeTooLarge, add_folder, add_tree, tar_to_tree, tree_to_tar
+from endstate.sandbox._files import DockerFileTools, _inside
+from endstate.sandbox._engine import remove_container, shared_client, why
+from endstate.sandbox._reaper import owner_labels
+from endstate.sandbox._scripts import (_BACKSTOP_S, _DISK_WATCH_FIRED, _MIB, _RUNNER,
+                                       _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT, _UNTAR_AS_ROOT, _WATCHDOG_FIRED, AGENT_UID)
+from endstate.sandbox._tree import Tree, TreeTooLarge, add_folder, add_tree, tar_to_tree, tree_to_tar
 
-__all__ = [
-    "DockerSandbox", "connect", "engine_answers", "engine_url", "output_text", "LABEL", "HOSTNAME", "SANDBOX_ENV",
-]
-
-AGENT_UID = 1000
-HOSTNAME = "sandbox"
-
-#: The fixed environment of every command, in every backend.
-SANDBOX_ENV = {
-    "TZ": "UTC",
-    "LANG": "C.UTF-8",
-    "LC_ALL": "C.UTF-8",
-    "PYTHONHASHSEED": "0",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "HOME": "/home/agent",
-}
-
-#: How long past a command's own deadline we wait for the runner before deciding
-#: the sandbox itself is broken.
-_BACKSTOP_S = 30.0
-
-# $1 = output cap in bytes, $2 = seconds allowed, $3 = largest file in 1 KiB blocks,
-# $4 = workspace ceiling in bytes, $5 = the command.
-# fd 5 is the exec's real stderr; the runner's own chatter goes to /dev/null.
-_RUNNER = r"""
-nonce=$ENDSTATE_NONCE; unset ENDSTATE_NONCE
-cap=$1 limit=$2 fsize=$3 ceiling=$4 cmd=$5
-exec 5>&2 2>/dev/null
-oom_kills() {
-  oom=0
-  local file key value
-  for file in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
-    [ -r "$file" ] || continue
-    while read -r key value; do [ "$key" = oom_kill ] && oom=$value; done < "$file"
-    return
-  done
-}
-oom_kills; oom_before=$oom
-capped() { head -c "$cap"; printf '\n%s %s\n' "$nonce" "$(wc -c)"; }
-exec 3> >(capped); out=$!
-exec 4> >(exec 3>&-; capped >&5); err=$!
-(
-  trap 'kill $nap; exit 0' TERM
-  sleep "$limit" & nap=$!
-  wait $nap
-  exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c 'kill -s KILL -1; exit 99'
-) </dev/null >/dev/null 3>&- 4>&- 5>&- &
-watchdog=$!
-(
-  trap 'exit 0' TERM
-  exec 6<> <(:)  # a pipe nobody writes to: `read -t` on it sleeps without forking
-  while :; do
-    read -t 0.5 -u 6
-    used=0; read -r used _ < <(du -sxbl /workspace)
-    if [ "${used:-0}" -gt "$ceiling" ]; then
-      exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c 'kill -s KILL -1; exit 98'
-    fi
-  done
-) </dev/null >/dev/null 3>&- 4>&- 5>&- &
-diskwatch=$!
-( ulimit -f "$fsize" && exec setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" ) \
-  </dev/null >&3 2>&4 3>&- 4>&- 5>&- &
-wait $!; status=$?
-exec 3>&- 4>&-
-wait $out $err
-kill -TERM $watchdog $diskwatch; wait $watchdog; fired=$?; wait $diskwatch; full=$?
-used=0; read -r used _ < <(du -sxbl /workspace)
-oom_kills
-printf '%s status %s %s %s %s %s\n' "$nonce" "$status" "$fired" "$full" "$used" "$((oom - oom_before))" >&5
-"""
-_WATCHDOG_FIRED = 99
-_DISK_WATCH_FIRED = 98
-_MIB = 1024 * 1024
-
-# Runs as the agent user. $1 = the workspace path asked for. Exit 3: it resolves out
-# of the workspace; 4: it is a folder; 2: there is no such file. Otherwise cat's own.
-#: Ends a file tool's output, so output the engine lost is told from an empty file.
-_EOF = b"[endstate-eof-5c1e]"
-
-_READ = r"""
-real=$(realpath -e -- "$1") || exit 2
-case $real in /workspace/*) ;; *) printf '%s' "$real" >&2; exit 3;; esac
-[ -d "$real" ] && exit 4
-cat -- "$real" || exit 5
-printf '%s' "$ENDSTATE_EOF"
-"""
-
-# Runs as the agent user, the new bytes on stdin. $1 = the workspace path, $2 = the
-# fixed mtime. Writes through a link that stays inside the workspace; a file that was
-# executable stays so; a new file is 0644.
-_WRITE = r"""
-real=$(realpath -m -- "$1") || exit 2
-case $real in /workspace/*) ;; *) printf '%s' "$real" >&2; exit 3;; esac
-[ -d "$real" ] && exit 4
-mode=644
-[ -x "$real" ] && mode=755
-mkdir -p -- "${real%/*}" && cat > "$real" && chmod "$mode" -- "$real" && touch -h -d "@$2" -- "$real" || exit 5
-printf '%s %s' "$ENDSTATE_EOF" "$(stat -c %s -- "$real")"
-"""
-
-
-#: How the in-sandbox server runs a file tool's script as the agent user, and with what environment.
-_AS_AGENT = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--init-groups"]
-_AGENT_ENV = {**SANDBOX_ENV, "ENDSTATE_EOF": _EOF.decode()}
-#: Off: every file tool runs its script (what the native path must match, see the tests).
-_NATIVE_FILE_TOOLS = True
-
-
-# Runs as root. $1/$2 = the folder, $3 = most bytes of archive to send. Exit 44: no such folder.
-_TAR_FOLDER = r"""
-[ -d "$1/$2" ] || exit 44
-set -o pipefail
-tar --create --ignore-failed-read --directory="$1" -- "$2" 2>/dev/null | head -c "$3"
-"""
-#: Unpacks an archive (standard input) into the workspace as the agent user: what it writes
-#: is the agent's, modes as archived (`put_tree`).
-_UNTAR_AS_AGENT = [*_AS_AGENT, "tar", "--extract", "--preserve-permissions", "--no-same-owner",
-                   f"--directory={WORKDIR}", "--file=-"]
-
-# Runs as root in a grading container (which grants root CHOWN and FOWNER), the archive
-# on stdin; $@ = the folders the archive makes root-owned. Root may not write into a folder
-# it does not own, and tar gives a folder its owner only after filling it: those folders
-# are made root's first.
-_UNTAR_AS_ROOT = r"""
-for folder; do
-  if [ -d "$folder" ] && [ ! -L "$folder" ]; then chown 0:0 -- "$folder" || exit 1; fi
-done
-exec tar --extract --preserve-permissions --same-owner --numeric-owner --directory=/ --file=-
-"""
+__all__ = ["DockerSandbox"]
 
 #: Off: every archive goes through the engine (what the in-sandbox tar must match, see the tests).
 _IN_SANDBOX_TAR = True
-
-#: Archive bytes allowed past a folder's content ceiling (headers and padding).
-_TAR_SLACK = 4 * _MIB
-
-
-def engine_url() -> str:
-    return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-
-
-#: "<engine address> <API version>": what the first client of a process tree learnt, so that
-#: later clients (every worker makes its own) skip asking. Asking is `GET /version`, for
-#: which the engine runs `runc --version` and `docker-init --version` each time.
-API_VERSION_ENV = "ENDSTATE_DOCKER_API"
-
-
-def connect(timeout: float = 60.0) -> docker.DockerClient:
-    """A client for the local engine, or SandboxUnavailable saying what to do."""
-    url = engine_url()
-    known_url, _, known_version = os.environ.get(API_VERSION_ENV, "").rpartition(" ")
-    try:
-        client = docker.from_env(timeout=timeout, version=known_version if known_url == url else None)
-        client.ping()
-    except docker.errors.DockerException as exc:
-        raise SandboxUnavailable(
-            f"no Docker engine answers at {url}: start dockerd or use --sandbox local ({exc})"
-        ) from None
-    os.environ[API_VERSION_ENV] = f"{url} {client.api.api_version}"
-    return client
-
-
-#: Sandboxes of one process share one client (a client costs an engine round trip or two);
-#: keyed by pid so that a forked child never uses its parent's connections.
-_SHARED: dict[int, docker.DockerClient] = {}
-
-
-def _shared_client() -> docker.DockerClient:
-    client = _SHARED.get(os.getpid())
-    if client is None:
-        client = _SHARED[os.getpid()] = connect()
-    return client
-
-
-def engine_answers(timeout: float = 3.0) -> bool:
-    try:
-        connect(timeout).close()
-    except SandboxUnavailable:
-        return False
-    return True
-
-
-def _inside(path: str) -> str:
-    """The absolute container path of a workspace-relative path; refuses escapes."""
-    full = posixpath.normpath(posixpath.join(WORKDIR, path))
-    if not full.startswith(WORKDIR + "/"):
-        raise ValueError(f"path {path!r} is not inside the workspace")
-    return full
-
-
-def output_text(data: bytes, dropped: int) -> str:
-    """Captured bytes as text, with a line saying how much was cut, if anything was."""
-    text = data.decode("utf-8", errors="replace")
-    if dropped:
-        if text and not text.endswith("\n"):
-            text += "\n"
-        text += f"[endstate: output truncated: {dropped} bytes dropped]\n"
-    return text
 
 
 def _harness_tar(trees: dict[str, tuple[Tree, str]]) -> bytes:
@@ -307,25 +97,16 @@ class _ChunkReader(io.RawIOBase):
         return size
 
 
-def _why(exc: docker.errors.APIError) -> str:
-    return str(exc.explanation or exc)
-
 
 def _remove(client: docker.DockerClient, container_id: str, owner_pid: int, lifeline: Any = None) -> None:
     if os.getpid() != owner_pid:
         return  # a forked child exiting must not take its parent's container along
     if lifeline is not None:
         lifeline.close()
-    try:
-        client.api.remove_container(container_id, force=True, v=True)
-    except docker.errors.NotFound:
-        pass
-    except docker.errors.APIError as exc:
-        if "already in progress" not in str(exc):
-            raise
+    remove_container(client, container_id)
 
 
-class DockerSandbox(Sandbox):
+class DockerSandbox(DockerFileTools, Sandbox):
     backend = "docker"
 
     def __init__(self, image: str, limits: SandboxLimits | None = None, name_hint: str = "task",
@@ -337,7 +118,7 @@ class DockerSandbox(Sandbox):
         self.limits = limits or SandboxLimits()
         self._grading = grading
         self.image = image
-        self._client = _shared_client()
+        self._client = shared_client()
         try:
             self.image_id = self._client.images.get(image).id
         except docker.errors.ImageNotFound:
@@ -492,7 +273,7 @@ class DockerSandbox(Sandbox):
             except docker.errors.NotFound:
                 raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
             except docker.errors.APIError as exc:
-                raise SandboxError(f"sandbox container {self._container.short_id} failed: {_why(exc)}") from None
+                raise SandboxError(f"sandbox container {self._container.short_id} failed: {why(exc)}") from None
         return channel
 
     def ready(self) -> None:
@@ -507,73 +288,6 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"{doing} in container {self._container.short_id} failed: {exc} "
                                f"(container state: {self._state()})") from None
         return reply, stdout, stderr
-
-    @staticmethod
-    def _file_error(path: str, code: int, stderr: bytes) -> OSError:
-        said = stderr.decode("utf-8", errors="replace").strip()
-        if code == 2:
-            return FileNotFoundError(f"{path} does not exist in the sandbox")
-        if code == 3:
-            return PermissionError(f"{path} resolves to {said}, outside the workspace: refused")
-        if code == 4:
-            return IsADirectoryError(f"{path} is a directory in the sandbox")
-        said = re.sub(r"^(cat|bash: line \d+): ", "", said).replace(WORKDIR + "/", "")
-        return PermissionError(f"{path}: {said or f'failed with exit code {code}'}")
-
-    # Each file tool ends its output with a marker (and the written size): output cut short
-    # is told from an empty file, and the call is made again.
-    _FILE_TOOL_TRIES = 3
-
-    @staticmethod
-    def _file_request(op: str, path: str) -> dict[str, Any]:
-        """A file tool's request: the server does it natively as the agent user when the
-        plain case holds, and otherwise runs the script (`_READ`, `_WRITE`), which words
-        every error."""
-        full = _inside(path)
-        if op != "edit" and not _NATIVE_FILE_TOOLS:  # tests compare both ways
-            return {"op": "run", "cwd": WORKDIR, "env": _AGENT_ENV, "stdin": op == "write",
-                    "argv": [*_AS_AGENT, "bash", "-c", _READ if op == "read" else _WRITE, "endstate", full,
-                             *([str(FIXED_MTIME)] if op == "write" else [])]}
-        return {"op": op, "path": full, "uid": AGENT_UID, "mtime": FIXED_MTIME, "eof": _EOF.decode(),
-                "cwd": WORKDIR, "env": _AGENT_ENV,
-                "read": [*_AS_AGENT, "bash", "-c", _READ, "endstate", full],
-                "write": [*_AS_AGENT, "bash", "-c", _WRITE, "endstate", full, str(FIXED_MTIME)]}
-
-    def read_file(self, path: str) -> bytes:
-        for _ in range(self._FILE_TOOL_TRIES):
-            reply, data, stderr = self._agent_request(self._file_request("read", path), b"")
-            if reply["code"] != 0:
-                raise self._file_error(path, reply["code"], stderr)
-            if data.endswith(_EOF):
-                return data[:-len(_EOF)]
-        raise SandboxError(f"reading {path} in container {self._container.short_id} lost its output "
-                           f"{self._FILE_TOOL_TRIES} times")
-
-    def write_file(self, path: str, data: bytes) -> None:
-        for _ in range(self._FILE_TOOL_TRIES):
-            reply, out, stderr = self._agent_request(self._file_request("write", path), data)
-            if reply["code"] != 0:
-                raise self._file_error(path, reply["code"], stderr)
-            if out == _EOF + b" " + str(len(data)).encode():
-                return
-        raise SandboxError(f"writing {path} in container {self._container.short_id} did not land whole "
-                           f"{self._FILE_TOOL_TRIES} times")
-
-    def edit_file(self, path: str, old: str, new: str) -> int:
-        """Read, count and write in one request, the same way as `read_file` and `write_file`."""
-        old_bytes, new_bytes = old.encode("utf-8"), new.encode("utf-8")
-        request = {**self._file_request("edit", path), "old": len(old_bytes), "new": len(new_bytes)}
-        reply, out, stderr = self._agent_request(request, old_bytes + new_bytes)
-        stage, code = reply["stage"], reply["code"]
-        if stage in ("read", "write") and code != 0:
-            raise self._file_error(path, code, stderr)
-        if stage == "read":
-            raise SandboxError(f"reading {path} in container {self._container.short_id} lost its output")
-        if stage == "decode":
-            raise ValueError(f"{path} is not UTF-8 text")
-        if stage == "write" and not out.startswith(_EOF):
-            raise SandboxError(f"writing {path} in container {self._container.short_id} did not land whole")
-        return int(reply["count"])
 
     def put_tree(self, tree: Tree) -> None:
         self._put({posixpath.relpath(_inside(p), WORKDIR): entry for p, entry in tree.items()})
@@ -604,14 +318,14 @@ class DockerSandbox(Sandbox):
         try:
             self._client.api.put_archive(self._container.id, at, archive)
         except docker.errors.APIError as exc:
-            raise SandboxError(f"could not write into container {self._container.short_id}: {_why(exc)}") from None
+            raise SandboxError(f"could not write into container {self._container.short_id}: {why(exc)}") from None
 
     def get_tree(self, *, max_bytes: int | None = None) -> Tree:
         try:
             stream, _ = self._client.api.get_archive(self._container.id, WORKDIR)
             return tar_to_tree(_ChunkReader(stream), strip=posixpath.basename(WORKDIR) + "/", max_bytes=max_bytes)
         except docker.errors.APIError as exc:
-            raise SandboxError(f"could not read container {self._container.short_id}: {_why(exc)}") from None
+            raise SandboxError(f"could not read container {self._container.short_id}: {why(exc)}") from None
         except TreeTooLarge as exc:
             raise SandboxError(f"the workspace of container {self._container.short_id} holds {exc}") from None
 
@@ -626,7 +340,7 @@ class DockerSandbox(Sandbox):
             raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
         except docker.errors.APIError as exc:
             if "is not running" not in str(exc):
-                raise SandboxError(f"could not stop container {self._container.short_id}: {_why(exc)}") from None
+                raise SandboxError(f"could not stop container {self._container.short_id}: {why(exc)}") from None
         self._client.api.wait(self._container.id, timeout=30)
 
     def put_harness_tree(self, tree: Tree, *, at: str = WORKDIR, owner: str = "root") -> None:
@@ -700,7 +414,7 @@ class DockerSandbox(Sandbox):
         self = cls.__new__(cls)
         self.limits = msgspec.convert(handle.get("limits", {}), SandboxLimits)
         self.image = handle["image"]
-        self._client = _shared_client()
+        self._client = shared_client()
         try:
             self._container = self._client.containers.get(handle["container"])
         except docker.errors.NotFound:

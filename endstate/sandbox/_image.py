@@ -35,12 +35,13 @@ import docker
 import docker.errors
 
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox._docker import connect
+from endstate.sandbox._base import DEFAULT_IMAGE
+from endstate.sandbox._engine import connect
 
 __all__ = ["DEFAULT_IMAGE", "DOCKERFILE", "DOCKERFILE_LABEL", "CONTEXT_LABEL", "build_image", "build_task_image",
            "context_sha256", "dockerfile_sha256", "base_image", "image_id"]
 
-DEFAULT_IMAGE = "endstate-sandbox:2"
+
 DOCKERFILE = Path(__file__).parent / "image" / "Dockerfile"
 DOCKERFILE_LABEL = "endstate.dockerfile-sha256"
 CONTEXT_LABEL = "endstate.context-sha256"

@@ -33,8 +33,7 @@ from typing import IO, Any
 import msgspec
 
 from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
-from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox, SandboxLimits
-from endstate.sandbox._docker import HOSTNAME, SANDBOX_ENV, output_text
+from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
 from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, normalise_mode
 
 __all__ = ["LocalSandbox"]

@@ -20,6 +20,8 @@ from pathlib import Path
 import docker
 import docker.errors
 
+from endstate.sandbox._engine import remove_container
+
 __all__ = ["LABEL", "RUN_LABEL", "owner_labels", "owner_alive", "reap"]
 
 #: Every container endstate makes carries this label.
@@ -93,14 +95,8 @@ def reap(client: docker.DockerClient | None = None) -> list[str]:
         for info in client.api.containers(all=True, filters={"label": f"{LABEL}=1"}):
             if owner_alive(info.get("Labels") or {}) is not False:
                 continue
-            try:
-                client.api.remove_container(info["Id"], force=True, v=True)
+            if remove_container(client, info["Id"]):
                 removed.append(info["Id"])
-            except docker.errors.NotFound:
-                pass
-            except docker.errors.APIError as exc:
-                if "already in progress" not in str(exc):
-                    raise
     except docker.errors.DockerException:
         return removed  # the engine went away: the next command tries again
     finally:

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.agent._state import Guards
+from endstate.agent import Guards
 from endstate.errors import EndstateError
 from endstate.grading import (INTEGRITY, Grader, GradingGuards, Outcome, grade, prepare_grading_sandbox, run_grader,
                               seal_overlay, stage_holdout)
-from endstate.sandbox._tree import Tree
+from endstate.sandbox import Tree
 from endstate.task import HACK_ASSERTIONS, Hack, Task
 from endstate.suite._reference_check import check_reference
 from endstate.suite._task_sandbox import TaskSandbox, task_sandbox

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 
-from endstate.sandbox._sealed import SealedSandbox
+from endstate.sandbox import SealedSandbox
 
 __all__ = ["end_state_diff"]
 

@@ -16,8 +16,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
-from endstate.sandbox._sealed import matches_any
-from endstate.sandbox._tree import Tree, tar_to_tree
+from endstate.sandbox import Tree, matches_any, tar_to_tree
 
 __all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "is_test_module", "suite_roots", "held_out_targets",
            "readers_of"]

@@ -2,26 +2,31 @@
 modules (and the run provider's SDK, warmed up) once, so each worker forked from it
 gets a process of its own without paying those imports again.
 
-    start_fork_server(provider)   start it now, preloading what a run with that provider needs
-    FORKS.Process(target=worker, args=(job_path, log_path, conn, base_url))   one agent worker
+    start_fork_server(provider)                       start it now, preloading what a run with that provider needs
+    Workers().run(job_path, log_path, deadline)       one agent worker, forked from it, to its end
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.forkserver
 import os
 import signal
+import threading
+from pathlib import Path
 
-from endstate.agent._worker import forked_main
+from endstate.agent import KILL_MARKER, forked_main
 
-__all__ = ["FORKS", "preload_for", "start_fork_server", "worker", "recv"]
+__all__ = ["FORKS", "Workers", "preload_for", "start_fork_server", "worker", "recv"]
 
-#: Agent workers fork from a server that imported these once (see _Suite._spawn).
+#: Agent workers fork from a server that imported these once (see Workers.run).
 FORKS = multiprocessing.get_context("forkserver")
-_PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.cassettes", "endstate.sandbox",
-            "endstate.suite._forkserver"]
+#: What loads on first use (the cassette session and vcrpy, the backends and the docker SDK, the shell
+#: parser) is named here.
+_PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.cassettes._session", "endstate.sandbox._docker",
+            "endstate.sandbox._local", "bashlex", "endstate.suite._forkserver"]
 
 
 def preload_for(provider: str) -> list[str]:
@@ -58,7 +63,7 @@ def worker(job_path: str, log_path: str, conn: multiprocessing.connection.Connec
         if os.getppid() != parent:
             os._exit(1)  # the fork server was gone before the request took effect
     if foreign:
-        from endstate.agents._run import run_foreign_job
+        from endstate.agents import run_foreign_job
 
         forked_main(job_path, log_path, conn, base_url, run=run_foreign_job)
     else:
@@ -70,3 +75,49 @@ def recv(conn: multiprocessing.connection.Connection) -> object:
         return conn.recv()
     except EOFError:
         return None
+
+
+class Workers:
+    """The agent workers of one run, each forked from the fork server, so that a run that ends
+    early (Ctrl-C, SIGTERM, a bug) can kill every one still working."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.procs: set[multiprocessing.process.BaseProcess] = set()
+
+    def run(self, job_path: Path, log_path: Path, deadline: float, base_url: str | None = None, *,
+            foreign: bool = False) -> bool:
+        """Run one worker (`foreign`: a foreign agent's, see endstate.agents); return True when it
+        reached its kill point and was SIGKILLed.
+
+        Workers are forked from a fork server that has the agent's modules (the run provider's SDK,
+        vcrpy, docker) imported already: each still gets a process of its own, without
+        paying the imports again.
+        """
+        receiver, sender = FORKS.Pipe(duplex=False)
+        proc = FORKS.Process(target=worker, daemon=True,
+                             args=(str(job_path), str(log_path), sender, base_url, foreign))
+        proc.start()
+        sender.close()
+        with self.lock:
+            self.procs.add(proc)
+        killed = False
+        try:
+            ready = multiprocessing.connection.wait([receiver, proc.sentinel], timeout=deadline)
+            if receiver in ready and receiver.poll() and recv(receiver) == KILL_MARKER:
+                os.kill(proc.pid, signal.SIGKILL)  # the checkpoint task's kill: a real, uncatchable one
+                killed = True
+            elif not ready:
+                proc.kill()
+            proc.join()
+        finally:
+            receiver.close()
+            with self.lock:
+                self.procs.discard(proc)
+        return killed
+
+    def kill_all(self) -> None:
+        with self.lock:
+            for proc in list(self.procs):
+                with contextlib.suppress(ProcessLookupError, ValueError):
+                    proc.kill()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import contextlib
 
-from endstate.agent._tools import TOOLS
-from endstate.models._warm import warm_openai
+from endstate.agent import TOOLS
+from endstate.models import warm_openai
 
 with contextlib.suppress(Exception):
     warm_openai(list(TOOLS))

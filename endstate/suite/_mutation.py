@@ -15,13 +15,14 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.agent._state import Guards
+from endstate.agent import Guards
 from endstate.errors import UserError
 from endstate.grading import Grader, Outcome, Verdict
 from endstate.sandbox import resolve_backend
 from endstate.task import Hack, Task
 from endstate.suite._results import TaskResult
-from endstate.suite._runner import RunConfig, resolve_graders, run_suite
+from endstate.suite._config import RunConfig
+from endstate.suite._runner import resolve_graders, run_suite
 
 __all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
            "crashing_grader"]

@@ -30,10 +30,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from endstate.errors import UserError
-from endstate.grading import TestCommandError, parse_test_command, prepare_grading_sandbox, run_tests, seal_overlay
-from endstate.grading import stage_holdout
-from endstate.sandbox._sealed import matches_any
-from endstate.sandbox._tree import FileEntry, Tree
+from endstate.grading import (TestCommandError, parse_test_command, prepare_grading_sandbox, run_tests, seal_overlay,
+                              stage_holdout)
+from endstate.sandbox import FileEntry, Tree, matches_any
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, split_fix, suite_roots
 from endstate.task import load_task, write_overlay_diff
 from endstate.suite._task_sandbox import task_sandbox
@@ -329,7 +328,7 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     pinned = ""
     plugins = [] if test_command else plugin_distributions(split.fixture)
     if dockerfile is None and (requirements := declared_requirements(split.fixture, keep=plugins)):
-        from endstate.sandbox._wheels import resolve_requirements
+        from endstate.sandbox import resolve_requirements
 
         log(f"the project declares {', '.join(requirements)}: resolving wheels for the task's image")
         pinned = resolve_requirements(requirements)

@@ -36,7 +36,8 @@ from endstate.models import parse_spec
 from endstate.sandbox import SandboxLimits
 from endstate.task import Task, load_task
 from endstate.suite._results import RunCard, RunResult, TaskResult, write_results
-from endstate.suite._runner import RunConfig, resolve_graders, run_suite, task_pack_hash
+from endstate.suite._config import RunConfig, task_pack_hash
+from endstate.suite._runner import resolve_graders, run_suite
 
 __all__ = ["INSTALL_HINT", "RAY_RETRIES", "task_resources", "run_suite_on_ray", "suite_runner"]
 
@@ -139,7 +140,7 @@ def _alive(pid: int) -> bool:
 def _remove_container(handle: dict[str, Any]) -> None:
     if handle.get("backend") != "docker" or not handle.get("container"):
         return
-    from endstate.sandbox._docker import LABEL, connect
+    from endstate.sandbox import LABEL, connect
 
     client = connect()
     try:

@@ -14,12 +14,8 @@ from __future__ import annotations
 
 import posixpath
 
-from endstate.agent._policy import Policy
-from endstate.agent._shell import extract_commands
-from endstate.agent._tools import ToolError, run_tool
-from endstate.sandbox import open_sandbox
-from endstate.sandbox._sealed import without_caches
-from endstate.sandbox._tree import FileEntry, Tree, tree_hash
+from endstate.agent import Policy, ToolError, extract_commands, run_tool
+from endstate.sandbox import FileEntry, Tree, open_sandbox, tree_hash, without_caches
 from endstate.task import Task, ToolCallSpec
 from endstate.suite._task_sandbox import task_sandbox
 

@@ -8,7 +8,7 @@ from endstate.agents import find_agent, refusal
 from endstate.cassettes import check_replay_folder, replay_settings
 from endstate.errors import CassetteError
 from endstate.task import Task
-from endstate.suite._runner import RunConfig
+from endstate.suite._config import RunConfig
 
 __all__ = ["prepare_replay"]
 

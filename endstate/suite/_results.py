@@ -7,7 +7,7 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.agent._state import Counters
+from endstate.agent import Counters
 
 __all__ = ["FORMAT_VERSION", "RunCard", "GraderVerdict", "TaskResult", "RunResult", "vector_of",
            "attempt_stem", "write_results", "write_atomically", "read_results"]

@@ -9,13 +9,9 @@ results file is rewritten after every task so an interrupted run keeps what fini
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import multiprocessing
-import multiprocessing.connection
 import os
 import secrets
 import shutil
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,68 +22,25 @@ from typing import Any, NamedTuple
 import msgspec
 
 from endstate import __version__
-from endstate.agent._normalise import normalise_output
-from endstate.agent._state import Counters, Guards
-from endstate.agent._worker import KILL_MARKER, AgentJob, AgentOutcome
+from endstate.agent import AgentJob, AgentOutcome, Counters, Guards, normalise_output
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
-from endstate.cassettes._job import CassetteJob
-from endstate.errors import EndstateError, UserError
-from endstate.errors import SandboxError
-from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, Outcome, Verdict, grade, resolve,
-                              seal_end_state, stage_holdout)
-from endstate.grading._pipeline import install_harness
-from endstate.models import RunSettings, parse_spec
-from endstate.models._secrets import Scrubber
-from endstate.sandbox import DEFAULT_IMAGE, Sandbox, open_sandbox, resolve_backend
-from endstate.sandbox._tree import VCS_DIRS, Tree, load_dir
+from endstate.cassettes import CassetteJob
+from endstate.errors import EndstateError, SandboxError, UserError
+from endstate.grading import INTEGRITY, Grader, GradingBox, GradingGuards, install_harness, judge, resolve, seal_end_state
+from endstate.models import Scrubber, parse_spec
+from endstate.sandbox import VCS_DIRS, Sandbox, Tree, load_dir, open_sandbox, resolve_backend
 from endstate.suite._ahead import Lookahead
+from endstate.suite._config import RunConfig, run_card, settings_key
 from endstate.task import Task
 from endstate.suite._enddiff import end_state_diff
-from endstate.suite._forkserver import FORKS, recv, start_fork_server, worker
-from endstate.suite._results import (GraderVerdict, RunCard, RunResult, TaskResult, attempt_stem, write_atomically,
+from endstate.suite._forkserver import Workers, start_fork_server
+from endstate.suite._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
-from endstate.suite._resume import digest, discard_partial, run_key, start_run
-from endstate.suite._task_sandbox import TaskSandbox, own_image_ids, task_sandbox
-from endstate.sandbox._timed import TimedSandbox
+from endstate.suite._resume import discard_partial, run_key, start_run
+from endstate.suite._task_sandbox import TaskSandbox, task_sandbox
+from endstate.sandbox import TimedSandbox
 
-__all__ = ["RunConfig", "run_suite", "task_pack_hash", "model_slug"]
-
-
-class RunConfig(msgspec.Struct, frozen=True):
-    model: str
-    settings: RunSettings = RunSettings()
-    base_url: str | None = None
-    sandbox: str = "auto"
-    image: str = DEFAULT_IMAGE
-    jobs: int = 1
-    guards: Guards = Guards()
-    #: "live" (no cassette), "record" or "replay".
-    mode: str = "live"
-    cassettes: str | None = None
-    match: str = "strict"
-    overwrite: bool = False
-    policy_files: tuple[str, ...] = ()
-    #: Runs per task, seeded seed .. seed + attempts - 1 (each with its own cassette).
-    attempts: int = 1
-    #: `--agent`: "" or "endstate" for endstate's own loop, else a shipped agent's name or an agent file.
-    agent: str = ""
-
-
-def model_slug(spec: str) -> str:
-    return spec.replace("/", "-").replace(":", "-")
-
-
-def task_pack_hash(tasks: list[Task], images: dict[str, str] | None = None, agent: str = "") -> str:
-    """sha256 over the tasks' contents and, for tasks with their own image, that image's id;
-    and the foreign agent's id, if one runs them."""
-    digest = hashlib.sha256()
-    if agent:
-        digest.update(f"agent:{agent}\n".encode())
-    for task in sorted(tasks, key=lambda t: t.id):
-        digest.update(f"{task.id}:{task.content_hash()}\n".encode())
-        if images and task.id in images:
-            digest.update(f"{task.id}:image:{images[task.id]}\n".encode())
-    return digest.hexdigest()
+__all__ = ["run_suite", "resolve_graders", "grading_guards_of"]
 
 
 def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
@@ -103,7 +56,8 @@ def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
 
 def grading_guards_of(guards: Guards) -> GradingGuards:
     return GradingGuards(fresh_container=guards.fresh_grading_container, full_snapshot=guards.full_snapshot,
-                         tamper_guard=guards.tamper_guard, integrity=guards.end_state_checks)
+                         tamper_guard=guards.tamper_guard, integrity=guards.end_state_checks,
+                         grader_errors=guards.grader_errors)
 
 
 def resolve_graders(task: Task) -> list[Grader]:
@@ -141,8 +95,7 @@ class _Suite:
         self.backend = backend
         self.progress = progress
         self.cancelled = threading.Event()
-        self.lock = threading.Lock()
-        self.procs: set[multiprocessing.process.BaseProcess] = set()
+        self.workers = Workers()
         #: Makes grading sandboxes in the background while agents work.
         self.prep_pool = ThreadPoolExecutor(max_workers=max(1, config.jobs), thread_name_prefix="grading-box")
         self.base_urls: dict[str, str] = {}
@@ -245,7 +198,6 @@ class _Suite:
                     result.outcome, result.failing_grader = "fail", INTEGRITY
                     result.reason = f"the end state could not be sealed: {exc}"
                     return
-                stage_holdout(sealed, holdout)
                 result.tree_hash = sealed.tree_hash
                 diffs = self.out_dir / "diffs"
                 diffs.mkdir(parents=True, exist_ok=True)
@@ -257,32 +209,15 @@ class _Suite:
                                      f"{len(leaked)} file(s)): the run could read answers from it")
                     return
                 # Reasons quote test output; normalised like tool output so identical runs read the same.
-                verdicts = [(n, msgspec.structs.replace(v, reason=normalise_output(v.reason)))
-                            for n, v in grade(sealed, graders, grading_guards)]
+                verdict = judge(sealed, holdout, graders, grading_guards, requires=task.manifest.requires,
+                                counters=result.counters, normalise=normalise_output)
                 result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
         finally:
             if grading_box is not None:
                 self.sandboxes.remove(grading_box.close)
-        if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
-            verdicts = [(n, Verdict.ok(v.reason) if v.outcome is Outcome.ERROR else v) for n, v in verdicts]
-        result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdicts]
-        result.requires_violations = task.manifest.requires.violations(result.counters)
-        errors = [(n, v) for n, v in verdicts if v.outcome is Outcome.ERROR]
-        failures = [(n, v) for n, v in verdicts if v.outcome is Outcome.FAIL]
-        if errors:
-            result.outcome, result.failing_grader, result.reason = "error", errors[0][0], errors[0][1].reason
-        elif failures:
-            result.outcome, result.failing_grader, result.reason = "fail", failures[0][0], failures[0][1].reason
-        elif result.requires_violations:
-            result.outcome, result.failing_grader = "fail", "requires"
-            result.reason = "; ".join(result.requires_violations)
-        else:
-            result.outcome, result.reason = "pass", ""
-        # Honest runs write no bytecode (PYTHONDONTWRITEBYTECODE); one in the end state was put there.
-        bytecode = [p for p in sealed.ignored_caches if p.endswith((".pyc", ".pyo"))]
-        if result.outcome != "pass" and bytecode:
-            result.reason += (f" [the end state also held {len(bytecode)} bytecode file(s), which are never "
-                              f"graded, e.g. {bytecode[0]}]")
+        result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdict.verdicts]
+        result.requires_violations = verdict.requires_violations
+        result.outcome, result.failing_grader, result.reason = verdict.outcome, verdict.failing_grader, verdict.reason
 
     # -- the agent's process -----------------------------------------------------------
     def _job(self, task: Task, live: Any, attempt: int, trial: int = 0, *, fixture: str = "") -> tuple[AgentJob, Path]:
@@ -379,40 +314,12 @@ class _Suite:
             return msgspec.json.decode(outcome_path.read_bytes(), type=AgentOutcome)
 
     def _spawn(self, job_path: Path, log_path: Path, deadline: float) -> bool:
-        """Run one worker; return True when it reached its kill point and was SIGKILLed.
-
-        Workers are forked from a fork server that has the agent's modules (the run provider's SDK,
-        vcrpy, docker) imported already: each still gets a process of its own, without
-        paying the imports again.
-        """
-        receiver, sender = FORKS.Pipe(duplex=False)
-        proc = FORKS.Process(target=worker, daemon=True,
-                             args=(str(job_path), str(log_path), sender, self.real_base_urls.get(str(job_path)),
-                                   self.agent is not None))
-        proc.start()
-        sender.close()
-        with self.lock:
-            self.procs.add(proc)
-        killed = False
-        try:
-            ready = multiprocessing.connection.wait([receiver, proc.sentinel], timeout=deadline)
-            if receiver in ready and receiver.poll() and recv(receiver) == KILL_MARKER:
-                os.kill(proc.pid, signal.SIGKILL)  # the checkpoint task's kill: a real, uncatchable one
-                killed = True
-            elif not ready:
-                proc.kill()
-            proc.join()
-        finally:
-            receiver.close()
-            with self.lock:
-                self.procs.discard(proc)
-        return killed
+        """Run one worker; return True when it reached its kill point and was SIGKILLed."""
+        return self.workers.run(job_path, log_path, deadline, self.real_base_urls.get(str(job_path)),
+                                foreign=self.agent is not None)
 
     def kill_all(self) -> None:
-        with self.lock:
-            for proc in list(self.procs):
-                with contextlib.suppress(ProcessLookupError, ValueError):
-                    proc.kill()
+        self.workers.kill_all()
 
 
 @contextlib.contextmanager
@@ -457,34 +364,9 @@ def run_suite(
     start_fork_server(provider)
     extra_graders = extra_graders or {}
     graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
-    probe = _describe_backend(backend, config)
-    task_images = own_image_ids(tasks, backend, config.image)  # built (or found) before any task starts
-    card = RunCard(
-        endstate_version=__version__,
-        model=config.model,
-        provider=provider,
-        temperature=config.settings.temperature,
-        seed=config.settings.seed,
-        retry_ceiling=config.settings.max_retries,
-        tool_choice=config.settings.tool_choice,
-        network_policy="none",
-        sandbox_backend=backend,
-        image=config.image if backend == "docker" else "",
-        image_id=probe.get("image_id", ""),
-        task_pack_hash=task_pack_hash(tasks, task_images, agent.id if agent else ""),
-        task_images=task_images,
-        tasks=len(tasks),
-        mode=config.mode,
-        replay_from=config.cassettes or "" if config.mode == "replay" else "",
-        match=config.match if config.mode == "replay" else "",
-        guards_disabled=tuple(name for name in Guards.__struct_fields__ if not getattr(config.guards, name)),
-        attempts=config.attempts,
-        graders={t.id: tuple(g.short_name for g in graders[t.id]) for t in tasks},
-        agent=agent.id if agent else "endstate",
-        **(card_extra or {}),
-    )
+    card = run_card(config, tasks, backend, provider, graders, card_extra, agent=agent)
     out_dir = Path(out_dir)
-    kept = start_run(out_dir, run_key(card, _settings_key(config)), resume=resume)
+    kept = start_run(out_dir, run_key(card, settings_key(config)), resume=resume)
     result = RunResult(card, sorted(kept, key=lambda r: (r.task_id, r.attempt)))
     write_results(result, out_dir)  # the card is on disk before the first task starts
     finished = {(r.task_id, r.attempt) for r in kept}
@@ -543,31 +425,3 @@ def _agent_images(agent: AgentSpec | None, backend: str, image: str, todo: list[
         raise UserError(f"agent {agent.name} runs only in Docker sandboxes: pass --sandbox docker")
     bases = sorted({task_sandbox(task, backend, image).image for task, _ in todo})
     return {base: agent_image(agent, base) for base in bases}
-
-
-def _settings_key(config: RunConfig) -> dict[str, Any]:
-    """Settings a resumed run must share that are not on the card."""
-    return {
-        "settings": msgspec.to_builtins(config.settings),
-        "base_url": digest(config.base_url),
-        "cassettes": config.cassettes or "",
-        "policy_files": {path: digest(Path(path).read_bytes()) for path in config.policy_files},
-        **({"agent": config.agent} if config.agent else {}),
-    }
-
-
-def _describe_backend(backend: str, config: RunConfig) -> dict[str, str]:
-    if backend != "docker":
-        return {}
-    import docker
-
-    from endstate.errors import SandboxUnavailable
-    from endstate.sandbox._docker import connect
-
-    client = connect()
-    try:
-        return {"image_id": client.images.get(config.image).id}
-    except docker.errors.ImageNotFound:
-        raise SandboxUnavailable(f"Docker image {config.image} does not exist here: run `endstate image build` first") from None
-    finally:
-        client.close()

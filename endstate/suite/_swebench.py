@@ -29,8 +29,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import EndstateError, UserError
-from endstate.sandbox._sealed import matches_any
-from endstate.sandbox._tree import Tree, tar_to_tree
+from endstate.sandbox import Tree, matches_any, tar_to_tree
 from endstate.suite._check import TaskCheck, check_tasks
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.task import load_task

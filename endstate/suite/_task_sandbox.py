@@ -51,14 +51,14 @@ def task_sandbox(task: Task, backend: str, default_image: str, *,
                                  "run it with --sandbox docker")
     if spec.image is not None:
         return TaskSandbox(spec.image, limits)
-    from endstate.sandbox._image import build_task_image
+    from endstate.sandbox import build_task_image
 
     return TaskSandbox(build_task_image(task.root / spec.dockerfile, task.id, log=log), limits)
 
 
 def own_image_ids(tasks: list[Task], backend: str, default_image: str) -> dict[str, str]:
     """Task id -> image id for every task with its own image (building those that need it)."""
-    from endstate.sandbox._image import image_id
+    from endstate.sandbox import image_id
 
     return {task.id: image_id(task_sandbox(task, backend, default_image).image)
             for task in sorted(tasks, key=lambda t: t.id) if has_own_image(task)}

@@ -24,8 +24,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from endstate.errors import UserError
-from endstate.sandbox import DEFAULT_IMAGE
-from endstate.sandbox._tree import Tree
+from endstate.sandbox import DEFAULT_IMAGE, Tree
 
 __all__ = ["TEST_EXTRAS", "declared_requirements", "requirement_name", "write_task_image"]
 

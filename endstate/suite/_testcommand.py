@@ -27,7 +27,7 @@ from collections.abc import Collection, Sequence
 import msgspec
 
 from endstate.errors import UserError
-from endstate.sandbox._tree import Tree
+from endstate.sandbox import Tree
 
 __all__ = ["ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command",
            "plugin_distributions", "unknown_option_error"]

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from endstate.errors import ManifestError
-from endstate.sandbox._tree import FileEntry, Tree, load_dir, overlay
+from endstate.sandbox import FileEntry, Tree, load_dir, overlay
 from endstate.task._patch import PatchError, apply_patch
 
 __all__ = [

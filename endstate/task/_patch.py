@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from endstate.errors import UserError
-from endstate.sandbox._tree import FileEntry, Tree
+from endstate.sandbox import FileEntry, Tree
 
 __all__ = ["PatchError", "apply_patch", "make_patch", "patch_paths", "write_overlay_diff"]
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import bashlex
 import pytest
 
 import endstate.agent._policy as policy_module
@@ -235,7 +236,7 @@ def test_bashlex_failures_fall_back_to_the_tokenizer(policy: Policy, monkeypatch
     def broken(text: str) -> None:
         raise IndexError("parser bug")
 
-    monkeypatch.setattr(shell_module.bashlex, "parse", broken)
+    monkeypatch.setattr(bashlex, "parse", broken)
     assert bash(policy, "echo hi && sudo rm -rf data").rule == "recursive-delete"
     assert bash(policy, "echo $(git push -f)").rule == "force-push"
     assert bash(policy, "cat <<'EOF' > a.txt\nrm -rf data\nEOF\necho x > /etc/x").rule == "write-outside-workspace"

@@ -16,7 +16,9 @@ def test_public_names_are_exactly_these():
         [
             "Message", "ToolCall", "Usage", "Completion", "ToolSchema", "Model", "Channel",
             "ModelError", "RunSettings", "open_model", "parse_spec", "check_spec", "PROVIDERS",
-            "ScriptedServer",
+            "ScriptedServer", "SCRIPTED_POLICIES", "check_reachable", "CHANNEL_HEADER", "TURN_HEADER",
+            "completion_headers", "Scrubber", "SECRET_QUERY_KEYS", "is_secret_query_key", "LocalModelServer",
+            "MODEL_ALIAS", "warm_openai", "ACTION_FORMAT_HEADER",
         ]
     )
     for name in endstate.models.__all__:

@@ -9,7 +9,7 @@ import pytest
 import endstate.sandbox as sandbox_pkg
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox import LocalSandbox, open_sandbox, resolve_backend
-from endstate.sandbox._docker import connect
+from endstate.sandbox import connect
 
 
 def test_public_names():
@@ -17,6 +17,9 @@ def test_public_names():
         "Sandbox", "ExecResult", "SandboxLimits", "WORKDIR", "SealedSandbox", "seal", "Tree",
         "FileEntry", "tree_hash", "load_dir", "open_sandbox", "resolve_backend", "BACKENDS",
         "DockerSandbox", "LocalSandbox", "build_image", "DEFAULT_IMAGE", "reap",
+        "HOSTNAME", "SANDBOX_ENV", "output_text", "SNAPSHOT_MAX_BYTES", "matches_any", "without_caches",
+        "cache_paths", "TimedSandbox", "VCS_DIRS", "overlay", "tar_to_tree", "connect", "engine_answers", "LABEL",
+        "build_task_image", "image_id", "resolve_requirements",
     }
     assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
 
@@ -39,10 +42,10 @@ def test_no_engine_is_explained_and_auto_falls_back_to_local(monkeypatch):
 def test_opening_a_docker_sandbox_with_no_engine_is_explained(monkeypatch):
     """open_sandbox does not probe a backend asked for by name: the clear error comes from
     the sandbox's own connection."""
-    from endstate.sandbox import _docker
+    from endstate.sandbox import _engine
 
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
-    monkeypatch.setattr(_docker, "_SHARED", {})  # no client of this process made before the engine went
+    monkeypatch.setattr(_engine, "_SHARED", {})  # no client of this process made before the engine went
     with pytest.raises(SandboxUnavailable, match="no Docker engine answers at unix:///nonexistent/docker.sock.*"
                                                  "start dockerd or use --sandbox local"):
         open_sandbox("docker", name_hint="no-engine")

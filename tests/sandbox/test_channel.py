@@ -158,7 +158,7 @@ def _after(box) -> list[str]:
 def test_native_file_tools_answer_and_leave_files_as_the_scripts_do(sandbox_image, monkeypatch, path):
     seen = {}
     for native in (True, False):
-        monkeypatch.setattr("endstate.sandbox._docker._NATIVE_FILE_TOOLS", native)
+        monkeypatch.setattr("endstate.sandbox._files._NATIVE_FILE_TOOLS", native)
         with DockerSandbox(sandbox_image, LIMITS, "test-native") as box:
             assert box.exec(_SETUP).ok
             read = _outcome(lambda: box.read_file(path))

@@ -13,7 +13,7 @@ import pytest
 from endstate.grading._pipeline import install_harness
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR
 from endstate.sandbox import DockerSandbox, FileEntry, SandboxLimits
-from endstate.sandbox._docker import HOSTNAME
+from endstate.sandbox import HOSTNAME
 
 pytestmark = pytest.mark.docker
 

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from endstate.sandbox import DEFAULT_IMAGE, DockerSandbox
-from endstate.sandbox._docker import _shared_client
+from endstate.sandbox._engine import shared_client as _shared_client
 
 pytestmark = pytest.mark.docker
 
@@ -39,7 +39,7 @@ def test_a_later_client_reuses_the_api_version_the_first_one_learnt(monkeypatch)
     (forked from a server started after the first client) take it from the environment."""
     from docker.api.client import APIClient
 
-    from endstate.sandbox._docker import API_VERSION_ENV, connect, engine_url
+    from endstate.sandbox._engine import API_VERSION_ENV, connect, engine_url
 
     monkeypatch.delenv(API_VERSION_ENV, raising=False)
     learnt = connect().api.api_version

@@ -24,7 +24,7 @@ from endstate.sandbox import DEFAULT_IMAGE
 from endstate.sandbox._reaper import RUN_LABEL
 from endstate.task import load_task
 from endstate.suite._ahead import Lookahead
-from endstate.suite._runner import RunConfig, run_suite
+from endstate.suite import RunConfig, run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Three quick shipped tasks, in the order a run takes them (sorted by id).

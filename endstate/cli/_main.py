@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from endstate import __version__
+from endstate.cli._run import _load, _reap, _run, _run_options, _slug
 from endstate.errors import EndstateError, UserError
 
 __all__ = ["main"]
@@ -48,15 +49,6 @@ def main() -> None:
     # in the background by a script inherits SIGINT ignored: handle it all the same.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _terminate)
-
-
-def _reap() -> None:
-    """Remove the containers of endstate runs whose process is gone (killed, crashed)."""
-    from endstate.sandbox import reap
-
-    removed = reap()
-    if removed:
-        click.echo(f"removed {len(removed)} sandbox container(s) left by endstate runs that were killed", err=True)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -147,9 +139,7 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.suite import check_tasks, resolve_graders
     from endstate.task import load_task
-    from endstate.suite._blank import new_blank_task
-    from endstate.suite._fix import DEFAULT_TEST_GLOBS
-    from endstate.suite._new import new_task_from_fix
+    from endstate.suite import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
 
     if (repo is None) != (fix is None):
         raise UserError("--repo and --fix go together: the repository and the commit that fixed the bug")
@@ -187,7 +177,7 @@ def tasks_import() -> None:
 def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox: str, image: str | None) -> None:
     """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite._swebench import import_swebench
+    from endstate.suite import import_swebench
 
     report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
                              jobs=jobs, log=click.echo, progress=_show_check)
@@ -219,176 +209,6 @@ def image_build(tag: str | None, offline_seed: str) -> None:
 
 
 # -- eval and record ----------------------------------------------------------------------
-def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True),
-        click.option("--model", "model", default=None, help="provider/model, e.g. scripted/reference, "
-                     "openai/gpt-4.1-2025-04-14, anthropic/..., openai-compatible/NAME with --base-url "
-                     "(a replay takes it from the cassettes)."),
-        click.option("--base-url", default=None, help="Server URL for openai-compatible models."),
-        click.option("--agent", default="endstate", show_default=True,
-                     help="Who drives the model: endstate's own loop, a shipped agent (mini-swe-agent) "
-                     "or an agent file (.toml)."),
-        click.option("--task", "only", multiple=True, help="Run only this task id (repeatable)."),
-        click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True),
-        click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True),
-        click.option("--image", default=None, help="Sandbox image (default: endstate's own)."),
-        click.option("--out", type=click.Path(path_type=Path), default=None,
-                     help="Results folder (default: runs/<model-slug>)."),
-        click.option("--temperature", type=float, default=0.0, show_default=True),
-        click.option("--seed", type=int, default=0, show_default=True),
-        click.option("--retries", type=click.IntRange(0, 10), default=0, show_default=True,
-                     help="Retry ceiling of the provider SDK (every retry is counted)."),
-        click.option("--request-timeout", type=click.FloatRange(1, 3600), default=120.0, show_default=True,
-                     help="Seconds one model request may take."),
-        click.option("--tool-choice", type=click.Choice(["auto", "required"]), default="auto", show_default=True,
-                     help="'required' forces a tool call every turn and adds a finish tool."),
-        click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, path_type=Path),
-                     help="Extra permission rules (TOML), added to the defaults."),
-        click.option("--attempts", type=click.IntRange(1, 100), default=1, show_default=True,
-                     help="Run each task K times, seeds seed..seed+K-1; attempt k>0 uses <task>.attempt-<k>.cassette."),
-        click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
-                     help="Where tasks run: here, or one Ray task each on a Ray cluster (endstate[ray])."),
-        click.option("--ray-address", default=None, help="Ray cluster to join (head host:port); "
-                     "default RAY_ADDRESS, else a Ray instance on this machine."),
-        click.option("--resume", is_flag=True, help="Continue the killed run in --out: finished tasks are kept, "
-                     "the others run afresh; refused if any setting or the task pack differs."),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
-def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: str | None, temperature: float,
-            seed: int, retries: int, request_timeout: float, tool_choice: str, policy_files: tuple[Path, ...],
-            attempts: int = 1, agent: str = "endstate", **extra: Any):
-    from endstate.models import RunSettings, check_spec
-    from endstate.models._spec import check_reachable
-    from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.suite import RunConfig
-
-    mode = extra.get("mode", "live")
-    import os
-
-    if mode != "replay" and not model:
-        raise click.UsageError("Missing option '--model' (only a replay takes it from the cassettes).")
-    if mode != "replay":
-        provider, _ = check_spec(model, base_url, os.environ)  # fails before any container starts
-        if base_url and provider == "openai-compatible":
-            check_reachable(model, base_url)
-    settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, timeout_s=request_timeout,
-                           tool_choice=tool_choice)
-    return RunConfig(model=model or "", settings=settings, base_url=base_url, sandbox=sandbox,
-                     image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
-                     attempts=attempts, agent=_agent_name(agent), **extra)
-
-
-def _agent_name(agent: str) -> str:
-    """"" for endstate's own loop; otherwise the name or file, checked now (AgentFileError)."""
-    from endstate.agents import find_agent
-
-    return agent if find_agent(agent) is not None else ""
-
-
-def _slug(agent: str, model: str) -> str:
-    """The default folder name of a run or its cassettes: the foreign agent's name, then the model's."""
-    from endstate.agents import find_agent
-    from endstate.suite import model_slug
-
-    spec = find_agent(agent)
-    return (f"{spec.name}-" if spec else "") + model_slug(model)
-
-
-def _load(suite: Path, only: tuple[str, ...]):
-    from endstate.task import load_suite
-
-    loaded, errors = load_suite(suite, only=list(only) or None)
-    for error in errors:
-        click.echo(f"endstate: error: {error} (task skipped)", err=True)
-    return loaded, errors
-
-
-def _progress(total: int) -> Callable[[Any], None]:
-    done = [0]
-
-    def show(result: Any) -> None:
-        done[0] += 1
-        reason = f"  {result.failing_grader}: {result.reason}" if result.outcome != "pass" and result.reason else ""
-        name = result.task_id + (f" (attempt {result.attempt})" if result.attempt else "")
-        click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {name}{reason[:110]}")
-
-    return show
-
-
-def _summary(result: Any, out: Path) -> None:
-    from endstate.report import summary_table
-
-    click.echo("")
-    click.echo(summary_table(result))
-    click.echo(f"results: {out / 'results.json'}")
-
-
-# Options that set a run setting, by RunSettings field: on replay the cassettes set them.
-_SETTING_OPTIONS = {"temperature": "temperature", "seed": "seed", "retries": "max_retries",
-                    "request_timeout": "timeout_s", "tool_choice": "tool_choice"}
-
-
-def _explicit_settings() -> set[str]:
-    from click.core import ParameterSource
-
-    ctx = click.get_current_context()
-    return {field for option, field in _SETTING_OPTIONS.items()
-            if ctx.get_parameter_source(option) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
-
-
-def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
-         ray_address: str | None, resume: bool, **kwargs: Any) -> None:
-    from endstate.suite import prepare_replay, suite_runner
-    from endstate.suite._resume import RUN_FILE
-
-    run_suite = suite_runner(executor, ray_address)
-    config = _config(**kwargs)
-    loaded, errors = _load(suite, only)
-    if config.mode == "replay":  # every cassette checked, model and settings read, before any container
-        loaded, config, problems = prepare_replay(loaded, config, _explicit_settings())
-        for problem in problems:
-            click.echo(f"endstate: error: {problem} (task skipped)", err=True)
-        errors += problems
-        if not loaded:
-            if not errors:
-                click.echo("endstate: error: no task to replay", err=True)
-            sys.exit(2)
-    out = out or Path("runs") / _slug(config.agent, config.model)
-    _reap()
-    results = []
-    for attempt in range(repeat):
-        run_out = out if repeat == 1 else out / f"run-{attempt + 1}"
-        if repeat > 1:
-            click.echo(f"== run {attempt + 1} of {repeat}")
-        # Of repeated runs, those not begun before the kill simply start.
-        again = resume and (repeat == 1 or (run_out / RUN_FILE).is_file())
-        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded) * config.attempts),
-                           resume=again)
-        _summary(result, run_out)
-        results.append(result)
-    status = 0
-    if repeat > 1:
-        from endstate.report import compare_repeats
-
-        report, identical = compare_repeats(results)
-        click.echo(report)
-        status = status or (0 if identical else 1)
-    outcomes = [t.outcome for r in results for t in r.tasks]
-    if any(o in ("error", "divergence") for o in outcomes):
-        status = 1
-    if expect and any(o != expect for o in outcomes):
-        click.echo(f"expected every task to {expect}; see the table above", err=True)
-        status = 1
-    if errors:
-        status = 2
-    sys.exit(status)
-
-
 @main.command("eval")
 @_run_options
 @click.option("--replay", type=click.Path(path_type=Path), default=None,
@@ -421,7 +241,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
-        from endstate.suite._results import attempt_stem
+        from endstate.suite import attempt_stem
 
         names = [f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(kwargs["attempts"])]
         existing = [str(folder / name) for name in names if (folder / name).exists()]
@@ -452,7 +272,7 @@ def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...]
     from endstate.sandbox import DEFAULT_IMAGE
     from endstate.suite import RunConfig
     from endstate.task import load_suite
-    from endstate.suite._mutation import run_mutation_check, select_mutants
+    from endstate.suite import run_mutation_check, select_mutants
 
     mutants = select_mutants(list(names))
     loaded, errors = load_suite(suite)
@@ -509,7 +329,7 @@ def cassette_diff(a: Path, b: Path) -> None:
 @_user_errors
 def serve_local(port: int, n_ctx: int) -> None:
     """Serve SmolLM2-135M with llama.cpp on this machine, in the foreground, until Ctrl-C."""
-    from endstate.models._local import MODEL_ALIAS, LocalModelServer
+    from endstate.models import MODEL_ALIAS, LocalModelServer
 
     server = LocalModelServer(port=port, n_ctx=n_ctx, output=sys.stderr)
     click.echo("starting the llama.cpp server (its log follows on stderr)...", err=True)

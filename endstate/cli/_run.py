@@ -1,0 +1,191 @@
+"""What `eval` and `record` share: their options, the run's configuration from them, loading
+the tasks, progress lines, and the repeat and exit-code policy of a run (`_run`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["_run_options", "_config", "_agent_name", "_slug", "_load", "_progress", "_summary", "_explicit_settings",
+           "_run", "_reap"]
+
+
+def _reap() -> None:
+    """Remove the containers of endstate runs whose process is gone (killed, crashed)."""
+    from endstate.sandbox import reap
+
+    removed = reap()
+    if removed:
+        click.echo(f"removed {len(removed)} sandbox container(s) left by endstate runs that were killed", err=True)
+
+
+def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True),
+        click.option("--model", "model", default=None, help="provider/model, e.g. scripted/reference, "
+                     "openai/gpt-4.1-2025-04-14, anthropic/..., openai-compatible/NAME with --base-url "
+                     "(a replay takes it from the cassettes)."),
+        click.option("--base-url", default=None, help="Server URL for openai-compatible models."),
+        click.option("--agent", default="endstate", show_default=True,
+                     help="Who drives the model: endstate's own loop, a shipped agent (mini-swe-agent) "
+                     "or an agent file (.toml)."),
+        click.option("--task", "only", multiple=True, help="Run only this task id (repeatable)."),
+        click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True),
+        click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True),
+        click.option("--image", default=None, help="Sandbox image (default: endstate's own)."),
+        click.option("--out", type=click.Path(path_type=Path), default=None,
+                     help="Results folder (default: runs/<model-slug>)."),
+        click.option("--temperature", type=float, default=0.0, show_default=True),
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--retries", type=click.IntRange(0, 10), default=0, show_default=True,
+                     help="Retry ceiling of the provider SDK (every retry is counted)."),
+        click.option("--request-timeout", type=click.FloatRange(1, 3600), default=120.0, show_default=True,
+                     help="Seconds one model request may take."),
+        click.option("--tool-choice", type=click.Choice(["auto", "required"]), default="auto", show_default=True,
+                     help="'required' forces a tool call every turn and adds a finish tool."),
+        click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, path_type=Path),
+                     help="Extra permission rules (TOML), added to the defaults."),
+        click.option("--attempts", type=click.IntRange(1, 100), default=1, show_default=True,
+                     help="Run each task K times, seeds seed..seed+K-1; attempt k>0 uses <task>.attempt-<k>.cassette."),
+        click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                     help="Where tasks run: here, or one Ray task each on a Ray cluster (endstate[ray])."),
+        click.option("--ray-address", default=None, help="Ray cluster to join (head host:port); "
+                     "default RAY_ADDRESS, else a Ray instance on this machine."),
+        click.option("--resume", is_flag=True, help="Continue the killed run in --out: finished tasks are kept, "
+                     "the others run afresh; refused if any setting or the task pack differs."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: str | None, temperature: float,
+            seed: int, retries: int, request_timeout: float, tool_choice: str, policy_files: tuple[Path, ...],
+            attempts: int = 1, agent: str = "endstate", **extra: Any):
+    from endstate.models import RunSettings, check_reachable, check_spec
+    from endstate.sandbox import DEFAULT_IMAGE
+    from endstate.suite import RunConfig
+
+    mode = extra.get("mode", "live")
+    import os
+
+    if mode != "replay" and not model:
+        raise click.UsageError("Missing option '--model' (only a replay takes it from the cassettes).")
+    if mode != "replay":
+        provider, _ = check_spec(model, base_url, os.environ)  # fails before any container starts
+        if base_url and provider == "openai-compatible":
+            check_reachable(model, base_url)
+    settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, timeout_s=request_timeout,
+                           tool_choice=tool_choice)
+    return RunConfig(model=model or "", settings=settings, base_url=base_url, sandbox=sandbox,
+                     image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
+                     attempts=attempts, agent=_agent_name(agent), **extra)
+
+
+def _agent_name(agent: str) -> str:
+    """"" for endstate's own loop; otherwise the name or file, checked now (AgentFileError)."""
+    from endstate.agents import find_agent
+
+    return agent if find_agent(agent) is not None else ""
+
+
+def _slug(agent: str, model: str) -> str:
+    """The default folder name of a run or its cassettes: the foreign agent's name, then the model's."""
+    from endstate.agents import find_agent
+    from endstate.suite import model_slug
+
+    spec = find_agent(agent)
+    return (f"{spec.name}-" if spec else "") + model_slug(model)
+
+
+def _load(suite: Path, only: tuple[str, ...]):
+    from endstate.task import load_suite
+
+    loaded, errors = load_suite(suite, only=list(only) or None)
+    for error in errors:
+        click.echo(f"endstate: error: {error} (task skipped)", err=True)
+    return loaded, errors
+
+
+def _progress(total: int) -> Callable[[Any], None]:
+    done = [0]
+
+    def show(result: Any) -> None:
+        done[0] += 1
+        reason = f"  {result.failing_grader}: {result.reason}" if result.outcome != "pass" and result.reason else ""
+        name = result.task_id + (f" (attempt {result.attempt})" if result.attempt else "")
+        click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {name}{reason[:110]}")
+
+    return show
+
+
+def _summary(result: Any, out: Path) -> None:
+    from endstate.report import summary_table
+
+    click.echo("")
+    click.echo(summary_table(result))
+    click.echo(f"results: {out / 'results.json'}")
+
+
+# Options that set a run setting, by RunSettings field: on replay the cassettes set them.
+_SETTING_OPTIONS = {"temperature": "temperature", "seed": "seed", "retries": "max_retries",
+                    "request_timeout": "timeout_s", "tool_choice": "tool_choice"}
+
+
+def _explicit_settings() -> set[str]:
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context()
+    return {field for option, field in _SETTING_OPTIONS.items()
+            if ctx.get_parameter_source(option) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
+
+
+def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
+         ray_address: str | None, resume: bool, **kwargs: Any) -> None:
+    from endstate.suite import RUN_FILE, prepare_replay, suite_runner
+
+    run_suite = suite_runner(executor, ray_address)
+    config = _config(**kwargs)
+    loaded, errors = _load(suite, only)
+    if config.mode == "replay":  # every cassette checked, model and settings read, before any container
+        loaded, config, problems = prepare_replay(loaded, config, _explicit_settings())
+        for problem in problems:
+            click.echo(f"endstate: error: {problem} (task skipped)", err=True)
+        errors += problems
+        if not loaded:
+            if not errors:
+                click.echo("endstate: error: no task to replay", err=True)
+            sys.exit(2)
+    out = out or Path("runs") / _slug(config.agent, config.model)
+    _reap()
+    results = []
+    for attempt in range(repeat):
+        run_out = out if repeat == 1 else out / f"run-{attempt + 1}"
+        if repeat > 1:
+            click.echo(f"== run {attempt + 1} of {repeat}")
+        # Of repeated runs, those not begun before the kill simply start.
+        again = resume and (repeat == 1 or (run_out / RUN_FILE).is_file())
+        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded) * config.attempts),
+                           resume=again)
+        _summary(result, run_out)
+        results.append(result)
+    status = 0
+    if repeat > 1:
+        from endstate.report import compare_repeats
+
+        report, identical = compare_repeats(results)
+        click.echo(report)
+        status = status or (0 if identical else 1)
+    outcomes = [t.outcome for r in results for t in r.tasks]
+    if any(o in ("error", "divergence") for o in outcomes):
+        status = 1
+    if expect and any(o != expect for o in outcomes):
+        click.echo(f"expected every task to {expect}; see the table above", err=True)
+        status = 1
+    if errors:
+        status = 2
+    sys.exit(status)

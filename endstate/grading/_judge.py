@@ -1,0 +1,64 @@
+"""A run's verdict: what grading says about one sealed end state, in one call.
+
+    judge(sealed, holdout, graders, guards, requires=..., counters=...) -> RunVerdict
+
+stages the held-out tests, runs every grader (then the end-state checks), and folds
+their verdicts with the task's `requires` bounds into the run's outcome: the first
+grader that errored, else the first that failed, else a broken bound, else a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
+
+from endstate.grading._pipeline import GradingGuards, grade, stage_holdout
+from endstate.grading._resolve import Grader
+from endstate.grading._verdict import Outcome, Verdict
+from endstate.sandbox import SealedSandbox, Tree
+
+if TYPE_CHECKING:
+    from endstate.task import Requires
+
+__all__ = ["RunVerdict", "judge"]
+
+
+class RunVerdict(NamedTuple):
+    #: "pass", "fail" or "error".
+    outcome: str
+    #: The grader (or "requires") the outcome is down to; "" for a pass.
+    failing_grader: str
+    reason: str
+    #: Every grader's verdict, by short name, in the order they ran.
+    verdicts: list[tuple[str, Verdict]]
+    requires_violations: list[str]
+
+
+def judge(sealed: SealedSandbox, holdout: Tree, graders: list[Grader], guards: GradingGuards = GradingGuards(), *,
+          requires: Requires, counters: Any, normalise: Callable[[str], str] = str) -> RunVerdict:
+    """Stage `holdout` beside the sealed end state, grade it, and fold the verdicts with the
+    bounds `requires` puts on the run's `counters`. `normalise` rewrites each verdict's reason
+    (reasons quote test output: the runner normalises them like tool output)."""
+    stage_holdout(sealed, holdout)
+    verdicts = [(n, msgspec.structs.replace(v, reason=normalise(v.reason))) for n, v in grade(sealed, graders, guards)]
+    if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
+        verdicts = [(n, Verdict.ok(v.reason) if v.outcome is Outcome.ERROR else v) for n, v in verdicts]
+    violations = requires.violations(counters)
+    errors = [(n, v) for n, v in verdicts if v.outcome is Outcome.ERROR]
+    failures = [(n, v) for n, v in verdicts if v.outcome is Outcome.FAIL]
+    if errors:
+        outcome, failing, reason = "error", errors[0][0], errors[0][1].reason
+    elif failures:
+        outcome, failing, reason = "fail", failures[0][0], failures[0][1].reason
+    elif violations:
+        outcome, failing, reason = "fail", "requires", "; ".join(violations)
+    else:
+        outcome, failing, reason = "pass", "", ""
+    # Honest runs write no bytecode (PYTHONDONTWRITEBYTECODE); one in the end state was put there.
+    bytecode = [p for p in sealed.ignored_caches if p.endswith((".pyc", ".pyo"))]
+    if outcome != "pass" and bytecode:
+        reason += (f" [the end state also held {len(bytecode)} bytecode file(s), which are never "
+                   f"graded, e.g. {bytecode[0]}]")
+    return RunVerdict(outcome, failing, reason, verdicts, violations)

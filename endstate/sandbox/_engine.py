@@ -1,0 +1,77 @@
+"""The connection to the Docker engine: one client per process, the API version learnt once,
+and removing a container (which the sandbox and the reaper both do).
+"""
+
+from __future__ import annotations
+
+import os
+
+import docker
+import docker.errors
+
+from endstate.errors import SandboxUnavailable
+
+__all__ = ["API_VERSION_ENV", "connect", "engine_answers", "engine_url", "remove_container", "shared_client", "why"]
+
+
+def engine_url() -> str:
+    return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+
+
+#: "<engine address> <API version>": what the first client of a process tree learnt, so that
+#: later clients (every worker makes its own) skip asking. Asking is `GET /version`, for
+#: which the engine runs `runc --version` and `docker-init --version` each time.
+API_VERSION_ENV = "ENDSTATE_DOCKER_API"
+
+
+def connect(timeout: float = 60.0) -> docker.DockerClient:
+    """A client for the local engine, or SandboxUnavailable saying what to do."""
+    url = engine_url()
+    known_url, _, known_version = os.environ.get(API_VERSION_ENV, "").rpartition(" ")
+    try:
+        client = docker.from_env(timeout=timeout, version=known_version if known_url == url else None)
+        client.ping()
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(
+            f"no Docker engine answers at {url}: start dockerd or use --sandbox local ({exc})"
+        ) from None
+    os.environ[API_VERSION_ENV] = f"{url} {client.api.api_version}"
+    return client
+
+
+#: Sandboxes of one process share one client (a client costs an engine round trip or two);
+#: keyed by pid so that a forked child never uses its parent's connections.
+_SHARED: dict[int, docker.DockerClient] = {}
+
+
+def shared_client() -> docker.DockerClient:
+    client = _SHARED.get(os.getpid())
+    if client is None:
+        client = _SHARED[os.getpid()] = connect()
+    return client
+
+
+def engine_answers(timeout: float = 3.0) -> bool:
+    try:
+        connect(timeout).close()
+    except SandboxUnavailable:
+        return False
+    return True
+
+
+def why(exc: docker.errors.APIError) -> str:
+    return str(exc.explanation or exc)
+
+
+def remove_container(client: docker.DockerClient, container_id: str) -> bool:
+    """Remove a container and its volumes, killing it if it runs; False when it was gone
+    already or the engine is removing it anyway."""
+    try:
+        client.api.remove_container(container_id, force=True, v=True)
+    except docker.errors.NotFound:
+        return False
+    except docker.errors.APIError as exc:
+        if "already in progress" not in str(exc):
+            raise
+        return False
+    return True
