@@ -8,7 +8,7 @@ from typing import Any
 
 
 from endstate.models import ToolSchema
-from endstate.sandbox import Sandbox
+from endstate.sandbox import WORKDIR, Sandbox
 
 __all__ = ["TOOLS", "FINISH_TOOL", "ToolError", "parse_arguments", "run_tool", "MAX_READ_BYTES"]
 
@@ -87,8 +87,8 @@ def parse_arguments(name: str, raw: str) -> dict[str, Any]:
 def _relative(path: str) -> str:
     """A workspace-relative path; the policy has already refused escapes."""
     clean = posixpath.normpath(path)
-    if clean.startswith("/workspace/"):
-        clean = clean[len("/workspace/"):]
+    if clean.startswith(WORKDIR + "/"):
+        clean = clean[len(WORKDIR) + 1:]
     if clean.startswith("/") or clean == ".." or clean.startswith("../"):
         raise ToolError(f"path {path!r} is outside the project")
     return clean

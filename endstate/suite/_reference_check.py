@@ -15,7 +15,7 @@ from __future__ import annotations
 import posixpath
 
 from endstate.agent import Policy, ToolError, extract_commands, run_tool
-from endstate.sandbox import FileEntry, Tree, open_sandbox, tree_hash, without_caches
+from endstate.sandbox import WORKDIR, FileEntry, Tree, open_sandbox, tree_hash, without_caches
 from endstate.task import Task, ToolCallSpec
 from endstate.suite._task_sandbox import task_sandbox
 
@@ -29,7 +29,7 @@ _READERS = frozenset({"cat", "ls", "grep", "egrep", "fgrep", "head", "tail", "wc
 def reads_only(command: str) -> bool:
     """True when every simple command of `command` only reads (or runs pytest, whose caches are not state)."""
     try:
-        commands = extract_commands(command, "/workspace")
+        commands = extract_commands(command, WORKDIR)
     except Exception:  # too odd to follow: treat as writing, so it gets played for real
         return False
     for cmd in commands:
@@ -47,8 +47,8 @@ def reads_only(command: str) -> bool:
 
 def _relative(path: str) -> str | None:
     clean = posixpath.normpath(path)
-    if clean.startswith("/workspace/"):
-        clean = clean[len("/workspace/"):]
+    if clean.startswith(WORKDIR + "/"):
+        clean = clean[len(WORKDIR) + 1:]
     if clean.startswith("/") or clean == ".." or clean.startswith("../"):
         return None
     return clean
