@@ -148,3 +148,19 @@ def test_a_src_layout_project_is_run_its_own_way_over_the_same_node_ids(tmp_path
                                   "min_tests": 1}
     assert args["holdout"] == {"command": "PYTHONPATH=src python -m pytest -q tests/test_calc.py::test_two",
                                "min_tests": 1}
+
+
+def test_the_command_lists_bad_lines_and_unmade_instances_and_exits_non_zero(tmp_path, repos):
+    import sys
+
+    bad_field = dict(shipped()[0], FAIL_TO_PASS=3)
+    no_clone = dict(shipped()[1], repo="someone/else")
+    source = _write(tmp_path, [bad_field, no_clone])
+    ran = subprocess.run([sys.executable, "-m", "endstate", "tasks", "import", "swebench", str(source), "--repos",
+                          str(repos), "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert ran.returncode == 2, ran
+    assert "Traceback" not in ran.stderr
+    assert (f"not written: {source} line 1 (instance {bad_field['instance_id']}): field `FAIL_TO_PASS`: "
+            "Expected `str | array`, got `int`") in ran.stderr
+    assert f"not written: instance {no_clone['instance_id']}: no clone of someone/else under" in ran.stderr
+    assert "0 task(s) written" in ran.stdout and "2 instance(s) not written" in ran.stdout
