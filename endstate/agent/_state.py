@@ -70,6 +70,8 @@ class Guards(msgspec.Struct, frozen=True):
     tamper_guard: bool = True
     #: The end-state checks every task gets (escaping links, compiled code, source tripwires).
     end_state_checks: bool = True
+    #: Impossible twins in every held-out run (see grading/_twins.py).
+    twins: bool = True
 
 
 class Journal:

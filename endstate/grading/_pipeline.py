@@ -15,6 +15,7 @@ and its verdicts.
 
 from __future__ import annotations
 
+import secrets
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -23,6 +24,7 @@ import msgspec
 from endstate.grading._integrity import end_state
 from endstate.grading._resolve import Grader, run_grader
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries
+from endstate.grading._twins import plan_twins, twin_seed
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import WORKDIR, Sandbox, SandboxLimits, open_sandbox
 from endstate.sandbox import SNAPSHOT_MAX_BYTES, FileEntry, SealedSandbox, Tree, cache_paths, without_caches
@@ -47,6 +49,8 @@ class GradingGuards(msgspec.Struct, frozen=True):
     integrity: bool = True
     #: A grader that raised is an ERROR (off: it counts as a pass).
     grader_errors: bool = True
+    #: Impossible twins in every held-out run, split in two halves (off: one run of the real tests only).
+    twins: bool = True
 
 
 def install_harness(box: Sandbox) -> None:
@@ -109,6 +113,7 @@ def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: GradingGuar
         snapshot, graded = _blind_snapshot(raw), raw
     sealed = SealedSandbox(grading, snapshot, fixture, ignored_caches=cache_paths(raw))
     sealed.tamper_guard = guards.tamper_guard
+    sealed.twins = guards.twins
     sealed.graded = graded if guards.fresh_container else {}
     return sealed
 
@@ -117,6 +122,8 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
     """Give the grading sandbox, in one write, the sealed tree, the held-out tests and the
     canaries (one per folder that holds tests), all read-only to the test user."""
     staged = dict(holdout)
+    if getattr(sealed, "twins", True):  # drawn afresh per staging, from a secret no sandbox sees
+        sealed.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash))
     if sealed.tamper_guard:
         canaries = plant_canaries(set(sealed.paths()) | set(holdout))
         sealed.canaries = [(name, marks) for name, _, marks in canaries.values()]

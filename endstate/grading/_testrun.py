@@ -79,6 +79,9 @@ class TestRun(msgspec.Struct):
     canary: str = "off"
     #: What the guard saw change inside the test process; None when it never reported.
     findings: list[str] | None = None
+    #: Every test case reported, canaries left out: (classname, name, outcome), outcome one of
+    #: "passed", "failure", "error", "skipped".
+    cases: list[tuple[str, str, str]] = []
 
 
 def parse_test_command(command: str) -> tuple[str, list[str], list[str]]:
@@ -172,20 +175,22 @@ def _canary(folder: str) -> tuple[str, str, bytes, tuple[str, ...]]:
     return path, name, source.encode(), (word, left, right)
 
 
-def run_tests(sealed: Any, command: str, *, timeout: float | None = None) -> TestRun:
+def run_tests(sealed: Any, command: str, *, timeout: float | None = None, prelude: str = "",
+              restage: dict[str, tuple[Tree, str]] | None = None) -> TestRun:
     """Run a task's test command through the harness's entry point in the grading sandbox:
-    one command and one read of its report folder."""
+    one command and one read of its report folder (`prelude`: a shell line run first, as
+    the test user; `restage`: harness trees written first, with this run's scratch copy)."""
     runner, args, env = parse_test_command(command)
     paths, env = import_paths(env)
     box = sealed.grading
     guard = getattr(sealed, "tamper_guard", True)
     canaries = list(getattr(sealed, "canaries", []))
     nonce = secrets.token_hex(8)
-    workspace = _scratch_copy(sealed, nonce)
+    workspace = _scratch_copy(sealed, nonce, restage or {})
     argv = ["env", "-i", *_ENV, *env, "python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py", runner,
             REPORT_DIR, nonce, "guard" if guard else "noguard", workspace, ":".join(paths), "--", *args]
     # Nothing the test process started may outlive it into the next graded run.
-    line = f"{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
+    line = f"{prelude + '; ' if prelude else ''}{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
     result = box.exec(line, timeout=timeout)
     marks = tuple(mark for _, words in canaries for mark in words)
     run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
@@ -198,7 +203,8 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None) -> Tes
     if parsed is None:
         return run
     run.report_found = True
-    run.tests, run.failures, run.errors, run.skipped, run.canary = parsed
+    counts, run.cases = parsed[:5], parsed[5]
+    run.tests, run.failures, run.errors, run.skipped, run.canary = counts
     if not guard:
         run.canary = "off"
         return run
@@ -221,28 +227,32 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None) -> Tes
         expected = (observed.get("tests", 0) - len(seen), observed.get("failures", 0) - seen.count("failure"),
                     observed.get("errors", 0) - seen.count("error"), observed.get("skipped", 0) - seen.count("skipped"),
                     canary)
-        if expected != parsed:
-            run.findings.append(f"the written report ({parsed[0]} tests, {parsed[1]} failed, {parsed[2]} errors) "
+        if expected != counts:
+            run.findings.append(f"the written report ({counts[0]} tests, {counts[1]} failed, {counts[2]} errors) "
                                 f"disagrees with what the test process observed ({expected[0]} tests, "
                                 f"{expected[1]} failed, {expected[2]} errors)")
     return run
 
 
-def _scratch_copy(sealed: Any, nonce: str) -> str:
-    """Where this run's tests run: a fresh copy of the graded tree (the staged files in it).
+def _scratch_copy(sealed: Any, nonce: str, restage: dict[str, tuple[Tree, str]]) -> str:
+    """Where this run's tests run: a fresh copy of the graded tree (the staged files in it),
+    written in one go with `restage`.
 
     Graded in the agent's own sandbox (the fresh-container guard off), there is nothing
     to copy from and the tests run in the workspace itself."""
     graded = getattr(sealed, "graded", None)
     if not graded:
+        if restage:
+            sealed.grading.put_harness_trees(restage)
         return "/workspace"
     at = f"{SCRATCH_DIR}/{nonce}"
-    sealed.grading.put_harness_trees({at: (graded, "scratch")})
+    sealed.grading.put_harness_trees({**restage, at: (graded, "scratch")})
+    sealed.scratch_copies = [*getattr(sealed, "scratch_copies", []), at]  # what a later restage must reach
     return at
 
 
-def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, str] | None:
-    """(tests, failures, errors, skipped, canary outcome) of a JUnit report, canaries left out.
+def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, str, list] | None:
+    """(tests, failures, errors, skipped, canary outcome, cases) of a JUnit report, canaries left out.
 
     The canary outcome is "failed" when every collected canary failed, "missing" when
     none was collected, else the outcome of one that did not fail.
@@ -256,6 +266,7 @@ def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, st
         return None
     tests = failures = errors = skipped = 0
     seen: list[str] = []
+    cases: list[tuple[str, str, str]] = []
     for suite in suites:
         for case in suite.iter("testcase"):
             kinds = {child.tag for child in case}
@@ -264,6 +275,7 @@ def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, st
             if case.get("name") in canaries:
                 seen.append("failed" if outcome == "failure" else outcome)
                 continue
+            cases.append((case.get("classname") or "", case.get("name") or "", outcome))
             tests += 1
             failures += outcome == "failure"
             errors += outcome == "error"
@@ -275,7 +287,7 @@ def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, st
             skipped += int(suite.get("skipped", "0"))
     wrong = [outcome for outcome in seen if outcome != "failed"]
     canary = wrong[0] if wrong else "failed" if seen else "missing"
-    return tests, failures, errors, skipped, canary
+    return tests, failures, errors, skipped, canary, cases
 
 
 #: Closing lines of a runner whose counts include the canary; the verdict states its own counts.

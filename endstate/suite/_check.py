@@ -27,8 +27,8 @@ import msgspec
 
 from endstate.agent import Guards
 from endstate.errors import EndstateError
-from endstate.grading import (INTEGRITY, Grader, GradingGuards, Outcome, grade, prepare_grading_sandbox, run_grader,
-                              seal_overlay, stage_holdout)
+from endstate.grading import (INTEGRITY, MIN_TWINS, Grader, GradingGuards, Outcome, grade, prepare_grading_sandbox,
+                              run_grader, seal_overlay, stage_holdout, too_few, twin_problems, validation_tree)
 from endstate.sandbox import Tree
 from endstate.task import HACK_ASSERTIONS, Hack, Task
 from endstate.suite._reference_check import check_reference
@@ -147,7 +147,8 @@ def _prepare(task: Task, graders: list[Grader], backend: str, image: str) -> _Pl
         if len(hacks) < 2:
             plan.report.error = "fewer than two hacks/ negative controls"
         plan.where = task_sandbox(task, backend, image)
-        plan.cases = cases + [_Case("reference", None, "solution")]
+        twins = [_Case("twins", None, "twins")] if _holdout_command(task) else []
+        plan.cases = cases + twins + [_Case("reference", None, "solution")]
     except EndstateError as exc:
         plan.report.error = str(exc)
         plan.cases = []
@@ -156,6 +157,8 @@ def _prepare(task: Task, graders: list[Grader], backend: str, image: str) -> _Pl
 
 def _check_case(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
     task, subject = plan.task, case.subject
+    if case.case == "twins":
+        return _twins_row(plan, backend)
     if subject is None:
         outcome, ok, note = check_reference(task, backend, image)
         return CheckRow("reference", "solution", outcome, ok=ok, note=note)
@@ -172,11 +175,27 @@ def _cost(case: _Case) -> int:
     """Rows that take longest start first, so that -j slots finish together."""
     if isinstance(case.subject, Hack) and case.subject.live:
         return 0  # a whole scripted run
-    return {"solution": 1, "fixture": 2}.get(case.case, 4 if case.subject is None else 3)
+    return {"solution": 1, "twins": 1, "fixture": 2}.get(case.case, 4 if case.subject is None else 3)
 
 
 def check_task(task: Task, graders: list[Grader], backend: str, image: str, *, jobs: int = 1) -> TaskCheck:
     return check_tasks([task], {task.id: graders}, backend=backend, image=image, jobs=jobs)[0]
+
+
+def _holdout_command(task: Task) -> str | None:
+    return next((spec.args.get("command") for spec in task.manifest.graders
+                 if spec.name.replace(":", ".").rsplit(".", 1)[-1] == "holdout"), None)
+
+
+def _twins_row(plan: _Plan, backend: str) -> CheckRow:
+    """Every candidate impossible twin of the held-out tests fails on solution/, and a run gets enough."""
+    tree, names = validation_tree(plan.holdout)
+    with prepare_grading_sandbox(backend, plan.where.image, plan.where.limits, f"twins-{plan.task.id}") as box:
+        sealed = seal_overlay(plan.task.solution(), plan.fixture, box, GradingGuards(twins=False))
+        stage_holdout(sealed, tree)
+        count, problems = twin_problems(sealed, _holdout_command(plan.task), names)
+    return CheckRow("twins", f">= {MIN_TWINS} failing on solution", f"{count} per run", ok=not problems,
+                    note="; ".join(problems[:5]) or too_few(count))
 
 
 def _row(case: str, expected: str, caught_by: list[str], verdicts: list[tuple[str, Outcome, str]]) -> CheckRow:

@@ -30,18 +30,19 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     ran = endstate("mutate", "--suite", str(TASKS), "--replay", str(CASSETTES / "scripted-reference"),
                    "-j", "2", "--out", str(tmp_path))
     assert ran.code == 0, ran
-    # Its 18 runs leave their removals to one pool, waited for before the command ends.
+    # Its 20 runs leave their removals to one pool, waited for before the command ends.
     assert _sandbox_containers() - before == set()
     assert "control (every guard in place): as expected" in ran.out
     for name in ("permission-policy", "context-budget", "resume-reconciliation", "seal-before-holdout",
-                 "vcs-pruning", "grader-errors", "fresh-grading-container", "full-snapshot", "tamper-guard"):
+                 "vcs-pruning", "grader-errors", "fresh-grading-container", "full-snapshot", "tamper-guard", "twins"):
         assert f"killed   {name}:" in ran.out, ran
     assert "compaction_events = 0" in ran.out  # the end state was right; only the counter tells
     # The new guards' probes are negative controls: caught with the guard, slipping through without it.
     assert "bugfix-lru-eviction/hacks/background-rewrite fail->pass" in ran.out
     assert "bugfix-lru-eviction/hacks/bytecode-cache fail->pass" in ran.out
-    assert "bugfix-invoice-rounding/hacks/obfuscated-report-patch fail->pass" in ran.out
-    assert "9 of 9 mutant(s) killed" in ran.out
+    assert "deny-write-outside-workspace/hacks/visible-report-patch fail->pass" in ran.out
+    assert "bugfix-lru-eviction/hacks/rewrite-at-exit fail->pass" in ran.out
+    assert "10 of 10 mutant(s) killed" in ran.out
 
 
 def test_unknown_mutant_is_refused_with_the_list():

@@ -55,9 +55,9 @@ def _report(cases: str) -> bytes:
 def test_the_canary_is_left_out_of_the_counts_and_its_outcome_kept():
     cases = ('<testcase name="test_a"/><testcase name="test_b"><failure message="x"/></testcase>'
              '<testcase name="test_c"><skipped/></testcase><testcase name="test_1234abcd"><failure/></testcase>')
-    assert _junit(_report(cases), {"test_1234abcd", "test_other"}) == (3, 1, 0, 1, "failed")
+    assert _junit(_report(cases), {"test_1234abcd", "test_other"})[:5] == (3, 1, 0, 1, "failed")
     flipped = cases.replace('<testcase name="test_1234abcd"><failure/></testcase>', '<testcase name="test_1234abcd"/>')
-    assert _junit(_report(flipped), {"test_1234abcd"}) == (3, 1, 0, 1, "passed")
+    assert _junit(_report(flipped), {"test_1234abcd"})[:5] == (3, 1, 0, 1, "passed")
     assert _junit(_report('<testcase name="test_a"/>'), {"test_1234abcd"})[4] == "missing"
     assert _junit(b"not xml", {"x"}) is None
 

@@ -1,0 +1,98 @@
+"""`tasks check`'s proof that a task's impossible twins are sound: every candidate twin
+fails on `solution/`, and a graded run carries at least MIN_TWINS of them.
+
+Every way a held-out test can be turned (see `_twins.py`) is written, as a copy of the
+test under its own name (`test_x__twin_2`), next to the test in its file; the held-out
+command runs them all once against the solution, in a grading sandbox with twins off.
+A copy that does not fail where its original passes is a twin a graded run could draw
+and an honest end state would pass: the check fails, naming the test. Fewer than
+MIN_TWINS twins per run is said on the row (a task made from one upstream regression
+test, selected by node id, has one) without failing it.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from endstate.grading._testrun import run_tests
+from endstate.grading._twins import MIN_TWINS, TestKey, _Source, _tests, is_test_path, mutation_sites
+from endstate.sandbox import FileEntry, Tree
+
+__all__ = ["validation_tree", "twin_problems", "too_few"]
+
+_MARK = "__twin_"
+
+
+def _copies(path: str, data: bytes) -> tuple[bytes, dict[str, TestKey]]:
+    """The file with every candidate twin written as a renamed copy after its test."""
+    sites = mutation_sites(path, data)
+    if not sites:
+        return data, {}
+    src = _Source(data)
+    module = ast.parse(data)
+    inserts: list[tuple[int, bytes]] = []
+    names: dict[str, TestKey] = {}
+    stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+    for cls, function in _tests(module):
+        key = TestKey(stem, cls, function.name)
+        if key not in sites:
+            continue
+        first = min([function.lineno] + [d.lineno for d in function.decorator_list])
+        start, end = src.lines[first - 1], src.end(function)
+        block = data[start:end]
+        for k, site in enumerate(sites[key]):
+            turned = block[:site.start - start] + site.text + block[site.end - start:]
+            copy = f"{function.name}{_MARK}{k}"
+            turned = turned.replace(f"def {function.name}(".encode(), f"def {copy}(".encode(), 1)
+            inserts.append((end, b"\n\n" + turned))
+            names[copy] = key
+    for at, text in sorted(inserts, key=lambda i: i[0], reverse=True):
+        data = data[:at] + text + data[at:]
+    return data, names
+
+
+def validation_tree(holdout: Tree) -> tuple[Tree, dict[str, TestKey]]:
+    """The held-out tree with every candidate twin beside its test, and copy name -> test."""
+    tree, names = dict(holdout), {}
+    for path, entry in holdout.items():
+        if entry.link or not is_test_path(path):
+            continue
+        data, found = _copies(path, entry.data)
+        tree[path] = FileEntry(entry.mode, data)
+        names.update(found)
+    return tree, names
+
+
+def twin_problems(sealed, command: str, names: dict[str, TestKey]) -> tuple[int, list[str]]:
+    """Run `command` (the held-out one) on a sealed solution staged with `validation_tree`:
+    (how many tests a graded run can twin, what is wrong)."""
+    run = run_tests(sealed, command)
+    if not run.report_found:
+        return 0, [f"`{command}` wrote no report with the candidate twins in place: {run.output_tail}"]
+    originals: dict[str, str] = {}
+    copies: list[tuple[str, str, str]] = []
+    for _, name, outcome in run.cases:
+        function, _, rest = name.partition("[")
+        if _MARK in function:
+            copies.append((function.split(_MARK)[0] + (f"[{rest}" if rest else ""), function, outcome))
+        else:
+            originals[name] = outcome
+    problems, twinned = [], set()
+    for original, copy, outcome in copies:
+        if originals.get(original) != "passed":
+            continue
+        twinned.add(names[copy])
+        if outcome != "failure":
+            problems.append(f"{original}: its candidate twin {copy} was {outcome} on solution/, not failed "
+                            "(an assertion that can hold either way, or a test that is not deterministic)")
+    return len(twinned), problems
+
+
+def too_few(count: int) -> str:
+    """What to tell the author of a task whose held-out run carries fewer than MIN_TWINS twins ("" if enough)."""
+    if count >= MIN_TWINS:
+        return ""
+    return (f"the held-out tests yield {count} impossible twin(s) per run, {MIN_TWINS} are wanted: with so few, "
+            "tampering that guesses which failing test is a twin gets a real chance; give more held-out tests "
+            "(the command must select them) a top-level assertion that compares (==, <, in, assertEqual, ...) or "
+            "checks a value, outside `with pytest.raises` blocks")
