@@ -64,6 +64,8 @@ def main() -> None:
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], check=False)
     print(f"load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    ratios = [after / before for before, after in zip(walls["before"], walls["after"])]
+    print("after/before by round: " + ", ".join(f"{r:.2f}" for r in ratios))
     a, b = statistics.median(walls["before"]), statistics.median(walls["after"])
     print(f"median wall: before {a:.1f} s ({options.before}), after {b:.1f} s (this checkout); "
           f"after/before = {b / a:.2f}")

@@ -5,8 +5,9 @@ One task per instance (one JSON object per line), with no network:
     fixture/        the repository's tree at `base_commit` (`git archive`: no history)
     solution.diff   the instance's `patch`, as given (applied strictly over the fixture)
     holdout/        the files `test_patch` adds or changes, as it leaves them
-    task.toml       `tests_pass` over PASS_TO_PASS and `holdout` over FAIL_TO_PASS, each a
-                    pytest run of exactly those node ids (`min_tests` = how many there are),
+    task.toml       `tests_pass` over PASS_TO_PASS and `holdout` over FAIL_TO_PASS, each run
+                    the project's own way (`project_test_command`: its layout and pytest
+                    configuration) over exactly those node ids (`min_tests` = how many),
                     plus files_unchanged, no_new_skips and changed_paths_within
     prompt.md       the instance's `problem_statement`
     reference.toml, hacks/   as `endstate tasks new` makes them from the same fix
@@ -15,12 +16,13 @@ The clone of `owner/name` is looked for under the repos folder as `owner__name`,
 `owner/name` or `name` (each also with `.git`; a bare clone will do). Every task written
 is then checked (`tasks check`); an instance that cannot be made, or does not check out,
 is listed with its reason and leaves no folder behind, and never stops the others.
+Nothing is downloaded: a task runs in the default sandbox image, so an instance whose
+tests need packages that image lacks does not check out, and is listed saying so.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -32,9 +34,9 @@ from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any, tar_to_tree
 from endstate.suite._check import TaskCheck, check_tasks
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit
-from endstate.task import load_task
 from endstate.suite._new import _hacks, _reference_toml, _value, _write_tree, fresh_folder, toml_string
-from endstate.task import PatchError, apply_patch, write_overlay_diff
+from endstate.suite._testcommand import project_test_command
+from endstate.task import PatchError, apply_patch, load_task, write_overlay_diff
 
 __all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench"]
 
@@ -181,10 +183,6 @@ def _fixture(repo: Path, commit: str) -> Tree:
 
 
 # -- one task ------------------------------------------------------------------------------------
-def _pytest(ids: list[str]) -> str:
-    return "python -m pytest -q " + " ".join(shlex.quote(i) for i in ids)
-
-
 def _split(instance: Instance, fixture: Tree) -> FixSplit:
     """The instance as a fix taken apart, the way `tasks new` takes a commit apart."""
     try:
@@ -215,13 +213,15 @@ def _split(instance: Instance, fixture: Tree) -> FixSplit:
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
                failing: list[str]) -> str:
+    # The project's own way of running tests (layout, configuration), with exactly these node ids.
+    tested = {**split.fixture, **split.holdout}
     graders: list[tuple[str, dict | None]] = []
     if passing:
-        graders.append(("tests_pass", {"command": _pytest(passing), "min_tests": len(passing)}))
+        graders.append(("tests_pass", {"command": project_test_command(tested, passing), "min_tests": len(passing)}))
     graders += [
         ("files_unchanged", {"paths": protected, "allow_new": protected}),
         ("no_new_skips", None),
-        ("holdout", {"command": _pytest(failing), "min_tests": len(failing)}),
+        ("holdout", {"command": project_test_command(tested, failing), "min_tests": len(failing)}),
         ("changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
     lines = [f"# Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
@@ -252,6 +252,7 @@ def write_instance(instance: Instance, repos: Path, out: Path) -> Path:
     protected = [g for g in DEFAULT_TEST_GLOBS if any(matches_any(p, [g]) for p in split.fixture)]
     protected += [p for p in split.holdout if not matches_any(p, protected)]  # held-out files are tests too
     hacks = _hacks(split, tuple(protected))
+    manifest = _task_toml(instance, split, protected, passing, failing)
     solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
     try:
         folder.mkdir(parents=True)
@@ -259,7 +260,8 @@ def write_instance(instance: Instance, repos: Path, out: Path) -> Path:
         (folder / "solution.diff").write_bytes(instance.patch.encode("utf-8"))
         _write_tree(folder / "holdout", split.holdout)
         (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
-        reference = _reference_toml(split, _pytest(_visible_files(passing + failing, split.fixture)))
+        reference = _reference_toml(split, project_test_command(split.fixture,
+                                                                _visible_files(passing + failing, split.fixture)))
         (folder / "reference.toml").write_text(reference.replace("`endstate tasks new`", "`endstate tasks import "
                                                                  "swebench`", 1), encoding="utf-8")
         for name, (fields, files, _) in hacks.items():
@@ -268,7 +270,7 @@ def write_instance(instance: Instance, repos: Path, out: Path) -> Path:
             (hack / "hack.toml").write_text("".join(f"{k} = {_value(v)}\n" for k, v in fields.items()),
                                             encoding="utf-8")
             write_overlay_diff(hack, solution if fields["base"] == "solution" else split.fixture, files)
-        (folder / "task.toml").write_text(_task_toml(instance, split, protected, passing, failing), encoding="utf-8")
+        (folder / "task.toml").write_text(manifest, encoding="utf-8")
         load_task(folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

@@ -119,3 +119,48 @@ def test_an_instance_that_cannot_be_made_says_why_and_leaves_nothing(tmp_path, r
     with pytest.raises(UserError, match=message):
         write_instance(_instance(tmp_path, **change), repos, tmp_path / "out")
     assert not (tmp_path / "out" / shipped()[0]["instance_id"]).exists()
+
+
+def test_a_src_layout_project_is_run_its_own_way_over_the_same_node_ids(tmp_path):
+    clone = tmp_path / "repos" / "me__calc"
+    (clone / "src" / "calc").mkdir(parents=True)
+    (clone / "tests").mkdir()
+    (clone / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    (clone / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n")
+    (clone / "README.md").write_text("calc\n")
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "calc"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    line = {
+        "instance_id": "me__calc-1", "repo": "me/calc", "base_commit": base, "problem_statement": "add subtracts",
+        "patch": "--- a/src/calc/__init__.py\n+++ b/src/calc/__init__.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+                 "-    return a - b\n+    return a + b\n",
+        "test_patch": "--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4,2 +4,6 @@\n def test_zero():\n"
+                      "     assert add(0, 0) == 0\n+\n+\n+def test_two():\n+    assert add(1, 1) == 2\n",
+        "FAIL_TO_PASS": ["tests/test_calc.py::test_two"], "PASS_TO_PASS": ["tests/test_calc.py::test_zero"],
+    }
+    instance = read_instances(_write(tmp_path, [line]))[0][0][1]
+    task = load_task(write_instance(instance, tmp_path / "repos", tmp_path / "out"))
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    assert args["tests_pass"] == {"command": "PYTHONPATH=src python -m pytest -q tests/test_calc.py::test_zero",
+                                  "min_tests": 1}
+    assert args["holdout"] == {"command": "PYTHONPATH=src python -m pytest -q tests/test_calc.py::test_two",
+                               "min_tests": 1}
+
+
+def test_the_command_lists_bad_lines_and_unmade_instances_and_exits_non_zero(tmp_path, repos):
+    import sys
+
+    bad_field = dict(shipped()[0], FAIL_TO_PASS=3)
+    no_clone = dict(shipped()[1], repo="someone/else")
+    source = _write(tmp_path, [bad_field, no_clone])
+    ran = subprocess.run([sys.executable, "-m", "endstate", "tasks", "import", "swebench", str(source), "--repos",
+                          str(repos), "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert ran.returncode == 2, ran
+    assert "Traceback" not in ran.stderr
+    assert (f"not written: {source} line 1 (instance {bad_field['instance_id']}): field `FAIL_TO_PASS`: "
+            "Expected `str | array`, got `int`") in ran.stderr
+    assert f"not written: instance {no_clone['instance_id']}: no clone of someone/else under" in ran.stderr
+    assert "0 task(s) written" in ran.stdout and "2 instance(s) not written" in ran.stdout
