@@ -202,9 +202,13 @@ def main(argv: list[str] | None = None, *, at_kill_point: Callable[[], None] = _
     except UserError as exc:  # bad input, found late: one line, no traceback
         print(f"endstate: error: {exc}", flush=True)
         outcome = _failed(job, "input_error", str(exc))
-    except Exception as exc:  # reported as the task's ERROR; the runner carries on
+    except Exception as exc:  # reported as the task's ERROR (or the machinery's); the runner carries on
+        from endstate.sandbox import machinery_fault
+
         traceback.print_exc()
-        outcome = _failed(job, "harness_error", f"{type(exc).__name__}: {exc}")
+        cause = machinery_fault(exc)
+        outcome = _failed(job, "infra_error", cause) if cause else _failed(job, "harness_error",
+                                                                             f"{type(exc).__name__}: {exc}")
     Path(job.outcome).write_bytes(scrubber.json(outcome))
     sys.stdout.flush()
     sys.stderr.flush()

@@ -55,8 +55,14 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Where tasks run: here, or one Ray task each on a Ray cluster (endstate[ray])."),
         click.option("--ray-address", default=None, help="Ray cluster to join (head host:port); "
                      "default RAY_ADDRESS, else a Ray instance on this machine."),
-        click.option("--resume", is_flag=True, help="Continue the killed run in --out: finished tasks are kept, "
-                     "the others run afresh; refused if any setting or the task pack differs."),
+        click.option("--resume", is_flag=True, help="Continue the run in --out: tasks that passed or failed are "
+                     "kept, the others (unfinished, infra errors, harness errors) run afresh; refused if any "
+                     "setting or the task pack differs."),
+        click.option("--keep-errors", is_flag=True,
+                     help="With --resume: keep infra and harness errors as they are; rerun only unfinished tasks."),
+        click.option("--infra-tries", type=click.IntRange(1, 10), default=3, show_default=True,
+                     help="Runs in all of a task the machinery (engine, container, worker, disk) failed under; "
+                     "each after the engine answers again, with backoff."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -65,10 +71,11 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: str | None, temperature: float,
             seed: int, retries: int, request_timeout: float, tool_choice: str, policy_files: tuple[Path, ...],
-            attempts: int = 1, agent: str = "endstate", **extra: Any):
+            attempts: int = 1, agent: str = "endstate", infra_tries: int = 3, keep_errors: bool = False,
+            **extra: Any):
     from endstate.models import RunSettings, check_reachable, check_spec
     from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.suite import RunConfig
+    from endstate.suite import RetryPolicy, RunConfig
 
     mode = extra.get("mode", "live")
     import os
@@ -83,7 +90,8 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
                            tool_choice=tool_choice)
     return RunConfig(model=model or "", settings=settings, base_url=base_url, sandbox=sandbox,
                      image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
-                     attempts=attempts, agent=_agent_name(agent), **extra)
+                     attempts=attempts, agent=_agent_name(agent), infra=RetryPolicy(tries=infra_tries),
+                     keep_errors=keep_errors, **extra)
 
 
 def _agent_name(agent: str) -> str:
@@ -181,7 +189,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         click.echo(report)
         status = status or (0 if identical else 1)
     outcomes = [t.outcome for r in results for t in r.tasks]
-    if any(o in ("error", "divergence") for o in outcomes):
+    if any(o in ("error", "divergence", "infra_error") for o in outcomes):
         status = 1
     if expect and any(o != expect for o in outcomes):
         click.echo(f"expected every task to {expect}; see the table above", err=True)

@@ -130,9 +130,14 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
 def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Price],
          controls: list[tuple[ControlArm, RunResult]] | None) -> BenchmarkRow:
     pooled: dict[str, list] = {}
+    unscored = []
     for result in results:
         for task_id, attempts in attempts_by_task(result).items():
-            pooled.setdefault(task_id, []).extend(attempts)
+            # The machinery failed under an infra_error attempt: it says nothing about the model.
+            unscored += [t for t in attempts if t.outcome == "infra_error"]
+            scored = [t for t in attempts if t.outcome != "infra_error"]
+            if scored:
+                pooled.setdefault(task_id, []).extend(scored)
     everything = [t for attempts in pooled.values() for t in attempts]
     counts = [(len(a), sum(t.outcome == "pass" for t in a)) for a in pooled.values()]
     fractions = [c / n for n, c in counts]
@@ -167,8 +172,20 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
         compaction_events_per_task=sum(t.counters.compaction_events for t in everything) / n,
         denied_calls_per_task=sum(t.counters.denied_calls for t in everything) / n,
         verified=not reasons, not_verified=reasons, vector=first.vector,
-        card=_card(results, [arm for arm, _ in controls or []], excluded, flake_rate, reasons), agent=agent,
+        card={**_card(results, [arm for arm, _ in controls or []], excluded, flake_rate, reasons),
+              **_infra_card(results, unscored)}, agent=agent,
     )
+
+
+def _infra_card(results: list[RunResult], unscored: list) -> dict:
+    """How the machinery's failures are counted: apart, and outside the pass rate."""
+    return {
+        "infra_errors": len(unscored),
+        "infra_retries": sum(t.infra_retries for r in results for t in r.tasks),
+        "infra_tries": results[0].card.infra_tries,
+        "pass_rate_denominator": ("task attempts with a result: pass, fail, error and divergence count; "
+                                  f"infra_error attempts (the machinery failed) are left out ({len(unscored)} here)"),
+    }
 
 
 def benchmark(run_dirs: list[Path], prices: dict[str, Price],
@@ -248,6 +265,6 @@ def render_html(report: Benchmark) -> str:
     style = ("body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}"
              "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
              "span{display:inline-block;margin:2px;padding:2px 6px;border-radius:3px}"
-             ".pass{background:#cfc}.fail{background:#fcc}.error{background:#fc9}.divergence{background:#ccf}")
+             ".pass{background:#cfc}.fail{background:#fcc}.error{background:#fc9}.divergence{background:#ccf}.infra_error{background:#ddd}")
     return (f"<!doctype html><meta charset='utf-8'><title>endstate benchmark</title><style>{style}</style>"
             f"<h1>endstate benchmark</h1><table><tr>{head}</tr>{body}</table><ul>{notes}</ul>{cards}\n")

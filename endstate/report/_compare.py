@@ -109,7 +109,7 @@ def compare_runs(base: RunResult, cand: RunResult, *, by_category: bool = False,
         for category in sorted({p.category for p in pairs}):
             summaries.append(_summary(category, [p for p in pairs if p.category == category], seed))
     not_graded = [p.task_id for p in pairs
-                  if {"error", "divergence"} & (set(p.base_outcomes) | set(p.cand_outcomes))]
+                  if {"error", "divergence", "infra_error"} & (set(p.base_outcomes) | set(p.cand_outcomes))]
     return Comparison(base.card.model, cand.card.model, base.card.task_pack_hash,
                       max(len(v) for v in a.values()), max(len(v) for v in b.values()), pairs, summaries,
                       sorted(set(a) - set(b)), sorted(set(b) - set(a)), not_graded)

@@ -42,7 +42,7 @@ def _examples(ids: list[str]) -> str:
 def check_control(role: str, path: Path, result: RunResult) -> ControlArm:
     tasks = [t for attempts in attempts_by_task(result).values() for t in attempts]
     passes = [t.task_id for t in tasks if t.outcome == "pass"]
-    unclean = [t.task_id for t in tasks if t.outcome in ("error", "divergence")]
+    unclean = [t.task_id for t in tasks if t.outcome in ("error", "divergence", "infra_error")]
     problem = ""
     if not tasks:
         problem = f"the {role} arm ran no task"
@@ -86,6 +86,10 @@ def gate_reasons(runs: list[RunResult], controls: list[tuple[ControlArm, RunResu
         return [NO_CONTROLS]
     reasons = [arm.problem for arm, _ in controls if not arm.ok]
     for run in runs:
+        unscored = [t.task_id for t in run.tasks if t.outcome == "infra_error"]
+        if unscored:
+            reasons.append(f"{len(unscored)} task attempt(s) ended in infra_error ({_examples(unscored)}): the "
+                           "machinery failed under them, they are unscored; rerun them with `--resume`")
         for arm, control in controls:
             reasons += [r for r in _mismatches(run, arm, control) if r not in reasons]
     return reasons

@@ -12,7 +12,8 @@ from html import escape
 __all__ = ["pass_rate_plot", "cost_plot", "steps_plot", "category_plot", "PALETTE"]
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
-OUTCOME_COLOURS = {"pass": "#2ca02c", "fail": "#d62728", "error": "#ff7f0e", "divergence": "#9467bd"}
+OUTCOME_COLOURS = {"pass": "#2ca02c", "fail": "#d62728", "error": "#ff7f0e", "divergence": "#9467bd",
+                   "infra_error": "#7f7f7f"}
 WIDTH, LEFT, RIGHT = 640, 170, 20
 
 

@@ -37,6 +37,10 @@ def summary_table(result: RunResult) -> str:
     lines.append("")
     lines.append(f"{card.model} ({card.mode}{', ' + card.match if card.match else ''}) on {card.sandbox_backend}: "
                  f"{counts.get('pass', 0)}/{total} passed ({tally})")
+    retries = sum(t.infra_retries for t in result.tasks)
+    if retries or counts.get("infra_error"):
+        lines.append(f"the machinery failed under tasks: {retries} rerun(s) from scratch; "
+                     f"{counts.get('infra_error', 0)} infra_error left unscored (`--resume` reruns them)")
     return "\n".join(lines)
 
 

@@ -25,9 +25,10 @@ from endstate.sandbox._tree import VCS_DIRS, FileEntry, Tree, load_dir, overlay,
 if TYPE_CHECKING:
     from endstate.sandbox._docker import DockerSandbox
     from endstate.sandbox._engine import connect, engine_answers
+    from endstate.sandbox._faults import EngineWatch, machinery_fault
     from endstate.sandbox._image import build_image, build_task_image, image_id
     from endstate.sandbox._local import LocalSandbox
-    from endstate.sandbox._reaper import LABEL, reap
+    from endstate.sandbox._reaper import LABEL, RUN_LABEL, reap
     from endstate.sandbox._wheels import resolve_requirements
 
 __all__ = [
@@ -59,7 +60,10 @@ __all__ = [
     "LocalSandbox",
     "connect",
     "engine_answers",
+    "EngineWatch",
+    "machinery_fault",
     "LABEL",
+    "RUN_LABEL",
     "build_image",
     "build_task_image",
     "image_id",
@@ -73,6 +77,9 @@ _LAZY = {
     "DockerSandbox": "_docker",
     "connect": "_engine",
     "engine_answers": "_engine",
+    "EngineWatch": "_faults",
+    "machinery_fault": "_faults",
+    "RUN_LABEL": "_reaper",
     "LocalSandbox": "_local",
     "LABEL": "_reaper",
     "reap": "_reaper",

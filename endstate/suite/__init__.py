@@ -2,6 +2,7 @@
 
 from endstate.suite._blank import new_blank_task
 from endstate.suite._check import CheckRow, TaskCheck, check_tasks, missing_hack_assertions
+from endstate.suite._faults import INFRA_ERROR, RetryPolicy
 from endstate.suite._fix import DEFAULT_TEST_GLOBS
 from endstate.suite._mutation import run_mutation_check, select_mutants
 from endstate.suite._new import new_task_from_fix
@@ -21,6 +22,8 @@ __all__ = [
     "vector_of",
     "write_results",
     "RunConfig",
+    "RetryPolicy",
+    "INFRA_ERROR",
     "run_suite",
     "prepare_replay",
     "suite_runner",

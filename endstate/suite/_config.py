@@ -21,6 +21,7 @@ from endstate.sandbox import DEFAULT_IMAGE
 from endstate.suite._results import RunCard
 from endstate.suite._resume import digest
 from endstate.suite._task_sandbox import own_image_ids
+from endstate.suite._faults import RetryPolicy
 from endstate.task import Task
 
 __all__ = ["RunConfig", "model_slug", "task_pack_hash", "run_card", "settings_key"]
@@ -44,6 +45,10 @@ class RunConfig(msgspec.Struct, frozen=True):
     attempts: int = 1
     #: `--agent`: "" or "endstate" for endstate's own loop, else a shipped agent's name or an agent file.
     agent: str = ""
+    #: How a task is run again when the machinery fails under it.
+    infra: RetryPolicy = RetryPolicy()
+    #: On --resume, keep infra and harness errors instead of running those tasks again.
+    keep_errors: bool = False
 
 
 def model_slug(spec: str) -> str:
@@ -91,6 +96,7 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         attempts=config.attempts,
         graders={t.id: tuple(g.short_name for g in graders[t.id]) for t in tasks},
         agent=agent.id if agent else "endstate",
+        infra_tries=config.infra.tries,
         **(card_extra or {}),
     )
     return card

@@ -86,9 +86,10 @@ class Workers:
         self.procs: set[multiprocessing.process.BaseProcess] = set()
 
     def run(self, job_path: Path, log_path: Path, deadline: float, base_url: str | None = None, *,
-            foreign: bool = False) -> bool:
-        """Run one worker (`foreign`: a foreign agent's, see endstate.agents); return True when it
-        reached its kill point and was SIGKILLed.
+            foreign: bool = False, cancelled: threading.Event | None = None) -> tuple[bool, str]:
+        """Run one worker (`foreign`: a foreign agent's, see endstate.agents); return whether it
+        reached its kill point and was SIGKILLed, and how it died if a signal the run did not
+        send ended it ("" otherwise: a fault of the machinery, see `_faults`).
 
         Workers are forked from a fork server that has the agent's modules (the run provider's SDK,
         vcrpy, docker) imported already: each still gets a process of its own, without
@@ -101,20 +102,23 @@ class Workers:
         sender.close()
         with self.lock:
             self.procs.add(proc)
-        killed = False
+        killed = ours = False
         try:
             ready = multiprocessing.connection.wait([receiver, proc.sentinel], timeout=deadline)
             if receiver in ready and receiver.poll() and recv(receiver) == KILL_MARKER:
                 os.kill(proc.pid, signal.SIGKILL)  # the checkpoint task's kill: a real, uncatchable one
-                killed = True
+                killed = ours = True
             elif not ready:
                 proc.kill()
+                ours = True
             proc.join()
         finally:
             receiver.close()
             with self.lock:
                 self.procs.discard(proc)
-        return killed
+        code = proc.exitcode or 0
+        stopping = cancelled is not None and cancelled.is_set()
+        return killed, "" if ours or code >= 0 or stopping else f"killed by {signal.Signals(-code).name}"
 
     def kill_all(self) -> None:
         with self.lock:

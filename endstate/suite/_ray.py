@@ -37,6 +37,7 @@ from endstate.sandbox import SandboxLimits
 from endstate.task import Task, load_task
 from endstate.suite._results import RunCard, RunResult, TaskResult, write_results
 from endstate.suite._config import RunConfig, task_pack_hash
+from endstate.suite._faults import INFRA_ERROR
 from endstate.suite._runner import resolve_graders, run_suite
 
 __all__ = ["INSTALL_HINT", "RAY_RETRIES", "task_resources", "run_suite_on_ray", "suite_runner"]
@@ -209,7 +210,7 @@ class _Driver:
             network_policy="none", sandbox_backend=config.sandbox, image=config.image, image_id="",
             mode=config.mode, match=config.match if config.mode == "replay" else "",
             guards_disabled=tuple(n for n in type(config.guards).__struct_fields__ if not getattr(config.guards, n)),
-            **overrides)
+            infra_tries=config.infra.tries, **overrides)
 
     def _local(self, data: bytes, node: _NodeReturn) -> bytes:
         data = data.replace(node.node_out.encode(), str(self.out_dir).encode())
@@ -228,8 +229,11 @@ class _Driver:
             (Path(self.config.cassettes) / f"{task_result.task_id}.cassette").write_bytes(node.cassette)
         return self.record(task_result)
 
-    def failed(self, task: Task, reason: str) -> TaskResult:
-        return self.record(TaskResult(task.id, task.manifest.category.value, outcome="error", reason=reason))
+    def failed(self, task: Task, reason: str, *, lost: bool = False) -> TaskResult:
+        """A task no node returned a result for; `lost`: its worker or node died (each of Ray's
+        retries), a fault of the machinery, unscored like any other (see `_faults`)."""
+        return self.record(TaskResult(task.id, task.manifest.category.value,
+                                      outcome=INFRA_ERROR if lost else "error", reason=reason))
 
     def record(self, task_result: TaskResult) -> TaskResult:
         self.result.tasks.append(task_result)
@@ -277,7 +281,8 @@ def run_suite_on_ray(
             try:
                 task_result = driver.accept(ray.get(ref))
             except ray.exceptions.RayError as exc:
-                task_result = driver.failed(task, _why(ray, exc))
+                lost = isinstance(exc, (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError))
+                task_result = driver.failed(task, _why(ray, exc), lost=lost)
             progress(task_result)
     except KeyboardInterrupt:
         for ref in running:

@@ -43,6 +43,8 @@ class RunCard(msgspec.Struct, frozen=True):
     task_images: dict[str, str] = {}
     #: Who drove the model: "endstate" (its own tool loop) or a foreign agent's id (`name@hash`).
     agent: str = "endstate"
+    #: Runs in all a task whose machinery failed may get (see `_faults.RetryPolicy`).
+    infra_tries: int = 1
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):
@@ -54,7 +56,7 @@ class GraderVerdict(msgspec.Struct, frozen=True):
 class TaskResult(msgspec.Struct):
     task_id: str
     category: str
-    #: pass | fail | error | divergence
+    #: pass | fail | error | divergence | infra_error (the machinery failed: unscored, see `_faults`)
     outcome: str
     reason: str = ""
     failing_grader: str = ""
@@ -70,6 +72,8 @@ class TaskResult(msgspec.Struct):
     attempt: int = 0
     #: The task's `requires` bounds, counter -> [min, max] (null: unbounded).
     requires: dict[str, tuple[int | None, int | None]] = {}
+    #: Times the task was run again from scratch because the machinery failed under it.
+    infra_retries: int = 0
 
 
 class RunResult(msgspec.Struct):

@@ -5,6 +5,8 @@ settings that are not on the card. `--resume` reads it back and refuses to go on
 when anything differs (naming the field), keeps every task that has a result in
 `results.json`, and reruns the others from scratch: their partial transcript,
 work folder (journal, job, logs) and, when recording, partial cassette go first.
+A task whose machinery failed (`infra_error`) or that met a harness error did not
+finish either: it is rerun too, unless the user asks to keep errors as they are.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import msgspec
 from endstate.errors import UserError
 from endstate.suite._results import RunCard, TaskResult, read_results, write_atomically
 
-__all__ = ["RUN_FILE", "run_key", "digest", "start_run", "discard_partial"]
+__all__ = ["RUN_FILE", "run_key", "digest", "finished", "start_run", "discard_partial"]
 
 RUN_FILE = "run.json"
 
@@ -37,8 +39,17 @@ def digest(value: str | bytes | None) -> str:
     return hashlib.sha256(value.encode() if isinstance(value, str) else value).hexdigest()[:16]
 
 
-def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool) -> list[TaskResult]:
-    """Begin a run in `out_dir`; returns the results of tasks a resumed run keeps.
+def finished(result: TaskResult) -> bool:
+    """Whether a resumed run keeps this result: not when the machinery failed under the
+    task or endstate itself did (a pass, fail, divergence or model error is kept)."""
+    if result.outcome == "infra_error":
+        return False
+    return not (result.outcome == "error" and result.reason.startswith(("harness bug:", "harness_error:")))
+
+
+def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool, rerun_errors: bool = True) -> list[TaskResult]:
+    """Begin a run in `out_dir`; returns the results of tasks a resumed run keeps
+    (all of them with `rerun_errors` off, else only the `finished` ones).
 
     Raises UserError when there is nothing to resume or the settings differ."""
     path = out_dir / RUN_FILE
@@ -58,7 +69,8 @@ def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool) -> list[TaskR
         raise UserError(f"cannot resume the run in {out_dir}: {'; '.join(differ)}. Resume with the same "
                         "settings and tasks, or start afresh without --resume")
     results = out_dir / "results.json"
-    return list(read_results(results).tasks) if results.is_file() else []
+    kept = list(read_results(results).tasks) if results.is_file() else []
+    return [r for r in kept if finished(r)] if rerun_errors else kept
 
 
 def discard_partial(out_dir: Path, task_id: str, cassette: Path | None) -> None:

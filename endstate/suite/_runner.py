@@ -28,11 +28,13 @@ from endstate.cassettes import CassetteJob
 from endstate.errors import EndstateError, SandboxError, UserError
 from endstate.grading import INTEGRITY, Grader, GradingBox, GradingGuards, install_harness, judge, resolve, seal_end_state
 from endstate.models import Scrubber, parse_spec
-from endstate.sandbox import VCS_DIRS, Sandbox, Tree, load_dir, open_sandbox, resolve_backend
+from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, Tree, load_dir, machinery_fault, open_sandbox,
+                              resolve_backend)
 from endstate.suite._ahead import Lookahead
 from endstate.suite._config import RunConfig, run_card, settings_key
 from endstate.task import Task
 from endstate.suite._enddiff import end_state_diff
+from endstate.suite._faults import INFRA_ERROR, disk_full, run_with_retries, settle, sweep_run
 from endstate.suite._forkserver import Workers, start_fork_server
 from endstate.suite._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
@@ -105,6 +107,8 @@ class _Suite:
         self.real_base_urls: dict[str, str] = {}
         #: Labels this run's containers, so what a killed run left behind can be found.
         self.run_id = secrets.token_hex(8)
+        #: Asked after a failure whether the engine went away or restarted (Docker runs only).
+        self.watch = EngineWatch() if backend == "docker" else None
         #: Agent sandboxes are made for the tasks queued next while the current ones work,
         #: and every sandbox is removed in the background (`close` waits for all of it).
         self.tasks = {task.id: task for task, _ in todo}
@@ -120,22 +124,40 @@ class _Suite:
         every removal, and for the grading sandboxes still being made."""
         self.sandboxes.close()
         self.prep_pool.shutdown(wait=True)
+        if self.watch is not None:  # removals that failed while the engine was away
+            sweep_run(self.run_id)
 
     # -- one task ----------------------------------------------------------------
     def run_task(self, task: Task, graders: list[Grader], attempt: int = 0) -> TaskResult:
+        """Run one attempt at a task, again from scratch while the machinery fails under it."""
         started = time.monotonic()
+        result = run_with_retries(lambda retry: self._run_once(task, graders, attempt, fresh=retry > 0),
+                                  self.config.infra, self.watch, self.cancelled,
+                                  lambda: self._discard(task, attempt))
+        result.wall_s = round(time.monotonic() - started, 3)
+        return self.scrubber.struct(result)
+
+    def _run_once(self, task: Task, graders: list[Grader], attempt: int, *, fresh: bool) -> TaskResult:
         result = TaskResult(task.id, task.manifest.category.value, outcome="error", attempt=attempt,
                             requires={n: (b.min, b.max) for n, b in task.manifest.requires.bounds().items()})
+        identity = self.watch.identity() if self.watch else None
+        failure: BaseException | None = None
         try:
-            self._run_task(task, graders, result)
+            self._run_task(task, graders, result, fresh=fresh)
         except UserError as exc:
             result.outcome, result.reason = "error", str(exc)
         except EndstateError as exc:
-            result.outcome, result.reason = "error", f"{type(exc).__name__}: {exc}"
+            result.outcome, result.reason, failure = "error", f"{type(exc).__name__}: {exc}", exc
         except Exception as exc:  # never lose the other tasks' results
-            result.outcome, result.reason = "error", f"harness bug: {type(exc).__name__}: {exc}"
-        result.wall_s = round(time.monotonic() - started, 3)
-        return self.scrubber.struct(result)
+            result.outcome, result.reason, failure = "error", f"harness bug: {type(exc).__name__}: {exc}", exc
+        settle(result, failure, self.watch, identity)
+        return result
+
+    def _discard(self, task: Task, attempt: int) -> None:
+        """Before a rerun: what the failed run left (its recording starts over)."""
+        stem = attempt_stem(task.id, attempt)
+        recording = Path(self.config.cassettes) / f"{stem}.cassette" if self.config.mode == "record" else None
+        discard_partial(self.out_dir, stem, recording)
 
     def _prepare(self, key: tuple[str, int]) -> _Prepared:
         """What a task starts from (in a background thread): its files read and its sandbox
@@ -150,13 +172,16 @@ class _Suite:
                             name_hint=task.id, run_id=self.run_id)
         return _Prepared(fixture, holdout, where, live)
 
-    def _run_task(self, task: Task, graders: list[Grader], result: TaskResult) -> None:
+    def _run_task(self, task: Task, graders: list[Grader], result: TaskResult, *, fresh: bool = False) -> None:
         config = self.config
         guards = config.guards
         grading_guards = grading_guards_of(guards)
         if task.id not in self.tasks:  # a task outside the run's order is made here and now
             self.tasks[task.id] = task
-        prepared, waited = self.sandboxes.take((task.id, result.attempt))
+        if fresh:  # a rerun: the sandbox made ahead was the failed run's
+            prepared, waited = self._prepare((task.id, result.attempt)), 0.0
+        else:
+            prepared, waited = self.sandboxes.take((task.id, result.attempt))
         fixture, holdout, where, live = prepared
         limits = where.limits
         sandbox = TimedSandbox(live)
@@ -178,6 +203,9 @@ class _Suite:
                     result.reason = (f"{outcome.unplayed} recorded interaction(s) were never played: the run asked "
                                      "the model less than the recording did (see `endstate cassette show`)")
                     return
+                if outcome.stop_reason == INFRA_ERROR:
+                    result.outcome, result.reason = INFRA_ERROR, outcome.detail
+                    return
                 if outcome.stop_reason in ("model_error", "harness_error", "input_error"):
                     result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
                     return
@@ -195,6 +223,8 @@ class _Suite:
                 try:
                     sealed = seal_end_state(sandbox, fixture, grading, grading_guards)
                 except SandboxError as exc:
+                    if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
+                        raise  # the machinery failed, not the end state
                     result.outcome, result.failing_grader = "fail", INTEGRITY
                     result.reason = f"the end state could not be sealed: {exc}"
                     return
@@ -301,22 +331,25 @@ class _Suite:
                 raise KeyboardInterrupt
             job, path = self._job(task, live, attempt, trial, fixture=str(fixture_path) if attempt == 0 else "")
             try:
-                killed = self._spawn(path, work / f"worker-{attempt}.log", deadline)
+                killed, died = self._spawn(path, work / f"worker-{attempt}.log", deadline)
             finally:
                 fixture_path.unlink(missing_ok=True)  # read once, by the first process; the run folder keeps no copy
             if killed and attempt == 0:
                 attempt += 1  # the checkpoint task's kill point: resume in a fresh process
                 continue
             outcome_path = Path(job.outcome)
+            if not outcome_path.exists() and (died or disk_full(work)):
+                return AgentOutcome(INFRA_ERROR, disk_full(work) or f"the agent's worker process died ({died})",
+                                    Counters())
             if not outcome_path.exists():
                 return AgentOutcome("harness_error", f"agent process ended without a result (see {work}/worker-{attempt}.log)",
                                     Counters())
             return msgspec.json.decode(outcome_path.read_bytes(), type=AgentOutcome)
 
-    def _spawn(self, job_path: Path, log_path: Path, deadline: float) -> bool:
-        """Run one worker; return True when it reached its kill point and was SIGKILLed."""
+    def _spawn(self, job_path: Path, log_path: Path, deadline: float) -> tuple[bool, str]:
+        """Run one worker: whether it was killed at its kill point, and how it died otherwise."""
         return self.workers.run(job_path, log_path, deadline, self.real_base_urls.get(str(job_path)),
-                                foreign=self.agent is not None)
+                                foreign=self.agent is not None, cancelled=self.cancelled)
 
     def kill_all(self) -> None:
         self.workers.kill_all()
@@ -366,7 +399,7 @@ def run_suite(
     graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
     card = run_card(config, tasks, backend, provider, graders, card_extra, agent=agent)
     out_dir = Path(out_dir)
-    kept = start_run(out_dir, run_key(card, settings_key(config)), resume=resume)
+    kept = start_run(out_dir, run_key(card, settings_key(config)), resume=resume, rerun_errors=not config.keep_errors)
     result = RunResult(card, sorted(kept, key=lambda r: (r.task_id, r.attempt)))
     write_results(result, out_dir)  # the card is on disk before the first task starts
     finished = {(r.task_id, r.attempt) for r in kept}
@@ -400,7 +433,7 @@ def run_suite(
                     task_result = future.result()
                     result.tasks.append(task_result)
                     result.tasks.sort(key=lambda r: (r.task_id, r.attempt))
-                    write_results(result, Path(out_dir))
+                    _save(result, out_dir, last=not pending)
                     progress(task_result)
         except BaseException as exc:  # Ctrl-C, SIGTERM, or a bug: the tasks not started never will
             suite.cancelled.set()
@@ -425,3 +458,13 @@ def _agent_images(agent: AgentSpec | None, backend: str, image: str, todo: list[
         raise UserError(f"agent {agent.name} runs only in Docker sandboxes: pass --sandbox docker")
     bases = sorted({task_sandbox(task, backend, image).image for task, _ in todo})
     return {base: agent_image(agent, base) for base in bases}
+
+
+def _save(result: RunResult, out_dir: Path, *, last: bool) -> None:
+    """Write the results so far. A full disk does not stop the run: the next task's
+    write tries again, and only the last one must land."""
+    try:
+        write_results(result, out_dir)
+    except OSError:
+        if last or not disk_full(out_dir):
+            raise
