@@ -15,16 +15,19 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
-from endstate.suite._results import TaskResult
+from endstate.errors import EndstateError, UserError
+from endstate.suite._results import RunResult, TaskResult, write_results
 
 if TYPE_CHECKING:
     from endstate.sandbox import EngineWatch
 
-__all__ = ["INFRA_ERROR", "RetryPolicy", "settle", "run_with_retries", "wait_for_engine", "disk_full", "sweep_run"]
+__all__ = ["INFRA_ERROR", "RetryPolicy", "settle", "guarded", "save_results", "run_with_retries", "wait_for_engine",
+           "disk_full", "sweep_run"]
 
 INFRA_ERROR = "infra_error"
 
@@ -57,6 +60,34 @@ def settle(result: TaskResult, exc: BaseException | None, watch: EngineWatch | N
     if cause is not None:
         was = f" (it read: {result.outcome}{': ' + result.reason if result.reason else ''})"
         result.outcome, result.failing_grader, result.reason = INFRA_ERROR, "", cause + was[:300]
+
+
+def guarded(run: Callable[[], None], result: TaskResult, watch: EngineWatch | None) -> TaskResult:
+    """Call `run` (which fills in `result`); what it raises becomes the result's error, named
+    as a user error, an endstate error, a harness bug or (`settle`) a fault of the machinery.
+    Never raises past a task: the other tasks' results are never lost."""
+    identity = watch.identity() if watch else None
+    failure: BaseException | None = None
+    try:
+        run()
+    except UserError as exc:
+        result.outcome, result.reason = "error", str(exc)
+    except EndstateError as exc:
+        result.outcome, result.reason, failure = "error", f"{type(exc).__name__}: {exc}", exc
+    except Exception as exc:  # noqa: BLE001 - anything else is a bug of endstate's, or the machinery's
+        result.outcome, result.reason, failure = "error", f"harness bug: {type(exc).__name__}: {exc}", exc
+    settle(result, failure, watch, identity)
+    return result
+
+
+def save_results(result: RunResult, out_dir: Path, *, last: bool) -> None:
+    """Write the results so far. A full disk does not stop the run: the next task's
+    write tries again, and only the last one must land."""
+    try:
+        write_results(result, out_dir)
+    except OSError:
+        if last or not disk_full(out_dir):
+            raise
 
 
 def wait_for_engine(watch: EngineWatch | None, seconds: float, cancelled: threading.Event) -> bool:

@@ -25,7 +25,7 @@ from endstate import __version__
 from endstate.agent import AgentJob, AgentOutcome, Counters, Guards, normalise_output
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
 from endstate.cassettes import CassetteJob
-from endstate.errors import EndstateError, SandboxError, UserError
+from endstate.errors import SandboxError, UserError
 from endstate.grading import INTEGRITY, Grader, GradingBox, GradingGuards, install_harness, judge, resolve, seal_end_state
 from endstate.models import Scrubber, parse_spec
 from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, Tree, load_dir, machinery_fault, open_sandbox,
@@ -34,7 +34,7 @@ from endstate.suite._ahead import Lookahead
 from endstate.suite._config import RunConfig, run_card, settings_key
 from endstate.task import Task
 from endstate.suite._enddiff import end_state_diff
-from endstate.suite._faults import INFRA_ERROR, disk_full, run_with_retries, settle, sweep_run
+from endstate.suite._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, save_results, sweep_run
 from endstate.suite._forkserver import Workers, start_fork_server
 from endstate.suite._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
@@ -140,24 +140,13 @@ class _Suite:
     def _run_once(self, task: Task, graders: list[Grader], attempt: int, *, fresh: bool) -> TaskResult:
         result = TaskResult(task.id, task.manifest.category.value, outcome="error", attempt=attempt,
                             requires={n: (b.min, b.max) for n, b in task.manifest.requires.bounds().items()})
-        identity = self.watch.identity() if self.watch else None
-        failure: BaseException | None = None
-        try:
-            self._run_task(task, graders, result, fresh=fresh)
-        except UserError as exc:
-            result.outcome, result.reason = "error", str(exc)
-        except EndstateError as exc:
-            result.outcome, result.reason, failure = "error", f"{type(exc).__name__}: {exc}", exc
-        except Exception as exc:  # never lose the other tasks' results
-            result.outcome, result.reason, failure = "error", f"harness bug: {type(exc).__name__}: {exc}", exc
-        settle(result, failure, self.watch, identity)
-        return result
+        return guarded(lambda: self._run_task(task, graders, result, fresh=fresh), result, self.watch)
 
     def _discard(self, task: Task, attempt: int) -> None:
         """Before a rerun: what the failed run left (its recording starts over)."""
         stem = attempt_stem(task.id, attempt)
-        recording = Path(self.config.cassettes) / f"{stem}.cassette" if self.config.mode == "record" else None
-        discard_partial(self.out_dir, stem, recording)
+        discard_partial(self.out_dir, stem, Path(self.config.cassettes) / f"{stem}.cassette"
+                        if self.config.mode == "record" else None)
 
     def _prepare(self, key: tuple[str, int]) -> _Prepared:
         """What a task starts from (in a background thread): its files read and its sandbox
@@ -433,7 +422,7 @@ def run_suite(
                     task_result = future.result()
                     result.tasks.append(task_result)
                     result.tasks.sort(key=lambda r: (r.task_id, r.attempt))
-                    _save(result, out_dir, last=not pending)
+                    save_results(result, out_dir, last=not pending)
                     progress(task_result)
         except BaseException as exc:  # Ctrl-C, SIGTERM, or a bug: the tasks not started never will
             suite.cancelled.set()
@@ -458,13 +447,3 @@ def _agent_images(agent: AgentSpec | None, backend: str, image: str, todo: list[
         raise UserError(f"agent {agent.name} runs only in Docker sandboxes: pass --sandbox docker")
     bases = sorted({task_sandbox(task, backend, image).image for task, _ in todo})
     return {base: agent_image(agent, base) for base in bases}
-
-
-def _save(result: RunResult, out_dir: Path, *, last: bool) -> None:
-    """Write the results so far. A full disk does not stop the run: the next task's
-    write tries again, and only the last one must land."""
-    try:
-        write_results(result, out_dir)
-    except OSError:
-        if last or not disk_full(out_dir):
-            raise

@@ -7,7 +7,8 @@ import threading
 import pytest
 
 from endstate.suite import RetryPolicy
-from endstate.suite._faults import INFRA_ERROR, run_with_retries, settle
+from endstate.errors import UserError
+from endstate.suite._faults import INFRA_ERROR, guarded, run_with_retries, settle
 from endstate.suite._resume import finished, start_run
 from endstate.suite._results import RunCard, RunResult, TaskResult, write_results
 
@@ -83,3 +84,15 @@ def test_resume_reruns_infra_and_harness_errors_unless_asked_to_keep_them(tmp_pa
     kept = start_run(tmp_path, {"k": 1}, resume=True, rerun_errors=not keep_errors)
     assert [t.task_id for t in kept] == (["a", "b", "c", "d", "e"] if keep_errors else ["a", "b", "e"])
     assert [finished(t) for t in done] == [True, True, False, False, True]
+
+
+@pytest.mark.parametrize("raised, outcome, reason", [
+    (KeyError("x"), "error", "harness bug: KeyError: 'x'"),
+    (ConnectionResetError(104, "reset by peer"), INFRA_ERROR, "the connection to the Docker engine broke"),
+    (UserError("task t: no fixture"), "error", "task t: no fixture"),
+])
+def test_whatever_a_task_raises_becomes_its_result(raised, outcome, reason):
+    def run():
+        raise raised
+    result = guarded(run, TaskResult("t", "bugfix", outcome="error"), None)
+    assert result.outcome == outcome and result.reason.startswith(reason)
