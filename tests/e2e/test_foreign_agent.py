@@ -1,6 +1,10 @@
-"""A hostile agent program, installed from a wheel like any agent, finds no way out: no
-egress, no Docker socket, nothing through the proxy but its declared endpoint, and the
-key nowhere in the sandbox.
+"""An installed agent (mini-swe-agent) under record and replay, and a hostile agent program.
+
+The committed recordings of both control arms through mini-swe-agent replay offline
+(network none in every sandbox, no server, no key) three times to the same vector and
+sealed tree hashes; the null arm fails every task. A hostile agent program, installed
+from a wheel like any agent, finds no way out: no egress, no Docker socket, nothing
+through the proxy but its declared endpoint, and the key nowhere in the sandbox.
 """
 
 from __future__ import annotations
@@ -13,11 +17,59 @@ import pytest
 
 from endstate.models import ScriptedServer
 from endstate.suite import read_results
+from endstate.task import load_suite
 
-from e2e_helpers import TASKS, endstate
+from e2e_helpers import CASSETTES, TASKS, endstate
 
+REFERENCE = CASSETTES / "mini-swe-agent-scripted-reference"
+NULL = CASSETTES / "mini-swe-agent-scripted-null"
+CORE = sorted(t.id for t in load_suite(TASKS)[0] if t.manifest.category.value in ("bugfix", "feature", "refactor"))
 HOSTILE = Path(__file__).resolve().parents[1] / "agents" / "hostile_agent.py"
 SECRET = "sk-endstate-hostile-test-0123456789abcdef"
+
+
+def _tasks(ids: list[str]) -> list[str]:
+    return [arg for task in ids for arg in ("--task", task)]
+
+
+def test_the_committed_recordings_cover_the_core_tasks():
+    assert len(CORE) == 12
+    for folder in (REFERENCE, NULL):
+        assert sorted(p.stem for p in folder.glob("*.cassette")) == CORE, folder
+
+
+def test_a_foreign_agents_cassette_replays_only_with_that_agent(tmp_path):
+    ran = endstate("eval", "--replay", str(REFERENCE), "--task", CORE[0], "--out", str(tmp_path))
+    assert ran.code == 2 and "recorded with agent mini-swe-agent@" in ran.err and "--agent mini-swe-agent" in ran.err
+
+
+def test_cassette_diff_names_the_first_turn_where_the_arms_part():
+    ran = endstate("cassette", "diff", str(REFERENCE / f"{CORE[0]}.cassette"), str(NULL / f"{CORE[0]}.cassette"))
+    assert ran.code == 1 and "turn 0" in ran.out, ran
+
+
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_reference_arm_replays_offline_three_times_identically(tmp_path):
+    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(REFERENCE), *_tasks(CORE), "--repeat", "3",
+                   "-j", "2", "--expect", "pass", "--out", str(tmp_path), timeout=3600)
+    assert ran.code == 0, ran
+    assert "pass/fail vectors identical: yes" in ran.out and "sealed tree hashes identical: yes" in ran.out, ran
+    runs = [read_results(tmp_path / f"run-{i}") for i in (1, 2, 3)]
+    assert all(r.card.agent.startswith("mini-swe-agent@") for r in runs)
+    assert all(t.outcome == "pass" and t.unplayed == 0 and t.counters.steps > 0 for r in runs for t in r.tasks)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_null_arm_replays_and_fails_every_task(tmp_path):
+    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(NULL), *_tasks(CORE), "-j", "2",
+                   "--expect", "fail", "--out", str(tmp_path), timeout=3600)
+    assert ran.code == 0, ran
+    result = read_results(tmp_path)
+    assert [t.outcome for t in result.tasks] == ["fail"] * 12 and all(t.counters.steps == 1 for t in result.tasks)
 
 
 def _hostile_wheel(folder: Path) -> Path:
