@@ -84,8 +84,7 @@ def wheelhouse(spec: AgentSpec, python: str, *, log: Callable[[str], None] = _qu
     """A folder of wheels from which the agent installs offline; downloaded once per
     (requirements, Python, architecture). SandboxUnavailable when pip cannot resolve them."""
     machine = platform.machine()
-    wheels = [_wheel_hash(r) for r in spec.install.requirements if r.endswith(".whl")]
-    key = hashlib.sha256("\n".join([*spec.install.requirements, *wheels, python, machine]).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\n".join([*_keyed(spec), python, machine]).encode()).hexdigest()[:16]
     folder = CACHE_ROOT / key
     if (folder / ".complete").is_file():
         return folder
@@ -117,6 +116,12 @@ def _wheel_hash(requirement: str) -> str:
         raise SandboxUnavailable(f"cannot read the agent's wheel {requirement}: {exc.strerror or exc}") from None
 
 
+def _keyed(spec: AgentSpec) -> list[str]:
+    """The requirements as the caches key them: a wheel by its name and bytes, wherever it lies,
+    so the same wheel from another folder reuses the wheelhouse and the layer."""
+    return [f"{Path(r).name}@{_wheel_hash(r)}" if r.endswith(".whl") else r for r in spec.install.requirements]
+
+
 def _in_build(requirement: str) -> str:
     """How the offline install names a requirement: a wheel by its place in the wheelhouse."""
     if requirement.endswith(".whl"):
@@ -126,7 +131,7 @@ def _in_build(requirement: str) -> str:
 
 def _layer_digest(spec: AgentSpec, base_id: str, wheels: Path, context_files: dict[str, str]) -> str:
     digest = hashlib.sha256()
-    digest.update(f"{spec.name}\n{base_id}\n{' '.join(spec.install.requirements)}\n".encode())
+    digest.update(f"{spec.name}\n{base_id}\n{' '.join(_keyed(spec))}\n".encode())
     digest.update((wheels / ".complete").read_bytes())
     for name in sorted(context_files):
         digest.update(f"{name}\n{context_files[name]}\n".encode())

@@ -75,12 +75,13 @@ def test_the_null_arm_replays_and_fails_every_task(tmp_path):
 def _hostile_wheel(folder: Path) -> Path:
     wheel = folder / "endstate_hostile-0.1-py3-none-any.whl"
     info = "endstate_hostile-0.1.dist-info"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        archive.writestr("endstate_hostile/__init__.py", "")
-        archive.writestr("endstate_hostile/__main__.py", HOSTILE.read_text())
-        archive.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: endstate-hostile\nVersion: 0.1\n")
-        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        archive.writestr(f"{info}/RECORD", "")
+    files = {"endstate_hostile/__init__.py": "", "endstate_hostile/__main__.py": HOSTILE.read_text(),
+             f"{info}/METADATA": "Metadata-Version: 2.1\nName: endstate-hostile\nVersion: 0.1\n",
+             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+             f"{info}/RECORD": ""}
+    with zipfile.ZipFile(wheel, "w") as archive:  # fixed dates: the same wheel, the same cached layer
+        for name, text in files.items():
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), text)
     return wheel
 
 
