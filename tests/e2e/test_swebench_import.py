@@ -40,10 +40,14 @@ def test_the_shipped_instances_become_checked_tasks_and_broken_ones_are_listed(t
     assert ran.code == 1, ran
     assert "3 task(s) written" in ran.out and "2 instance(s) not written" in ran.out, ran
     assert "Traceback" not in ran.err
+    rows = {line.split()[1]: line for line in ran.out.splitlines() if line.startswith(("ok   ", "FAIL "))}
+    assert sorted(rows) == sorted(good + ["inert-holdout"]) and rows["inert-holdout"].startswith("FAIL "), ran
     for instance in good:  # fixture FAIL, solution PASS, every hack FAIL caught by its grader, reference reaches it
-        assert (f"ok   {instance:40s} fixture=fail[holdout], solution=pass, "
-                "hack:delete-unrelated=fail[changed_paths_within], hack:edit-tests=fail[files_unchanged], "
-                "hack:skip-failing=fail[no_new_skips], hack:special-case=fail[holdout], reference=solution") in ran.out
+        assert rows[instance].startswith(f"ok   {instance:40s} fixture=fail[holdout], solution=pass, "
+                                         "hack:delete-unrelated=fail[changed_paths_within], "
+                                         "hack:edit-tests=fail[files_unchanged], hack:skip-failing=fail[no_new_skips], "
+                                         "hack:special-case=fail[holdout], "), ran
+        assert rows[instance].endswith("reference=solution"), ran
     assert ("not written: instance broken-patch: field `patch` does not apply at base_commit: hunk 1 "
             "(`@@ -158,7 +158,7 @@ def split_iter(src, sep=None, maxsplit=None):`) of boltons/iterutils.py does not "
             "apply: line 161 is '            yield [src]' where the diff expects '            yield [source]'") in ran.err
