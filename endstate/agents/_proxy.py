@@ -12,8 +12,9 @@ vcrpy sessions as for endstate's own loop:
   sends the same bytes; of the client's headers none is forwarded (trace ids, user
   agents and its placeholder key stay behind); the real key is added here, and the
   channel and turn headers the cassettes and the scripted server read;
-- a streamed request (`"stream": true`) is refused: the recording keeps whole answers;
-- every answer's `usage` is counted (turns, input and output tokens).
+- a streamed request (`"stream": true`) is forwarded and its answer read whole: the recording
+  keeps the server-sent events byte for byte, and the agent gets them in the same events;
+- every answer's `usage` is counted (turns, input and output tokens), in a stream from its events.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ import msgspec
 
 from endstate.agent import normalise_output
 from endstate.agents._spec import AgentSpec
+from endstate.cassettes import BUFFERED_STREAM_HEADER
 from endstate.errors import ReplayDivergence
 from endstate.models import ACTION_FORMAT_HEADER, CHANNEL_HEADER, TURN_HEADER
 
-__all__ = ["ModelProxy", "ACTION_FORMAT_HEADER", "API_ROOT", "FORWARDER_ARGV", "forwarder_env"]
+__all__ = ["ModelProxy", "ACTION_FORMAT_HEADER", "API_ROOT", "FORWARDER_ARGV", "forwarder_env", "answer_documents"]
 
 #: The API root the agent is given, below http://127.0.0.1:PORT.
 API_ROOT = "/v1"
@@ -173,14 +175,14 @@ class ModelProxy:
             document = json.loads(body)
         except ValueError:
             return 400, "Bad Request", [], _error("endstate's proxy forwards JSON bodies only")
-        if isinstance(document, dict) and document.get("stream"):
-            self.refused.append(f"{method} {path} (stream)")
-            return 400, "Bad Request", [], _error("endstate's proxy records whole answers: send stream=false")
+        streamed = isinstance(document, dict) and bool(document.get("stream"))
         sent = json.dumps(self._normalise(document), ensure_ascii=False, separators=(",", ":")).encode()
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    CHANNEL_HEADER: "agent", TURN_HEADER: str(self.turns)}
         if self.spec.scripted is not None:
             headers[ACTION_FORMAT_HEADER] = json.dumps(msgspec.to_builtins(self.spec.scripted), sort_keys=True)
+        if streamed:  # read whole here, so the recording keeps every event as the server sent it
+            headers[BUFFERED_STREAM_HEADER] = "1"
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         try:
@@ -209,13 +211,27 @@ class ModelProxy:
         return value
 
     def _count(self, answer: bytes) -> None:
-        try:
-            usage = json.loads(answer).get("usage") or {}
-        except (ValueError, AttributeError):
-            return
-        if isinstance(usage, dict):
-            self.input_tokens += int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0)
-            self.output_tokens += int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0)
+        for document in answer_documents(answer):
+            usage = document.get("usage") if isinstance(document, dict) else None
+            if isinstance(usage, dict):
+                self.input_tokens += int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0)
+                self.output_tokens += int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0)
+
+
+def answer_documents(answer: bytes) -> list[Any]:
+    """The JSON documents of an answer: the body, or each `data:` event of a server-sent stream."""
+    try:
+        return [json.loads(answer)]
+    except ValueError:
+        pass
+    documents = []
+    for line in answer.decode("utf-8", "replace").splitlines():
+        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]"):
+            try:
+                documents.append(json.loads(line[5:]))
+            except ValueError:
+                continue
+    return documents
 
 
 def _error(message: str) -> bytes:

@@ -20,7 +20,7 @@ import msgspec
 
 from endstate.agent import AgentJob, AgentOutcome, Counters, cassette_session
 from endstate.agents._image import agent_home
-from endstate.agents._proxy import API_ROOT, ModelProxy
+from endstate.agents._proxy import API_ROOT, ModelProxy, answer_documents
 from endstate.agents._spec import AgentSpec
 from endstate.errors import ReplayDivergence
 from endstate.models import RunSettings, Scrubber, parse_spec
@@ -143,11 +143,14 @@ def _write_transcript(path: Path, prompt: str, proxy: ModelProxy, result: Any, s
     """What the harness saw of the run: the prompt, each answer the model gave, the agent's output."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     for _, answer in proxy.exchanges:
-        try:
-            message = json.loads(answer)["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            message = {"role": "assistant", "content": answer.decode("utf-8", "replace")}
-        messages.append({"role": "assistant", "content": message.get("content") or ""})
+        content = []
+        for document in answer_documents(answer):
+            try:
+                choice = document["choices"][0]
+                content.append((choice.get("message") or choice.get("delta") or {}).get("content") or "")
+            except (KeyError, IndexError, TypeError, AttributeError):
+                continue
+        messages.append({"role": "assistant", "content": "".join(content) or answer.decode("utf-8", "replace")})
     messages.append({"role": "tool", "content": f"[agent exit {result.exit_code}]\n{result.stdout[-4000:]}"})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(msgspec.json.format(scrubber.json(messages), indent=1))

@@ -6,7 +6,12 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["CassetteJob"]
+__all__ = ["CassetteJob", "BUFFERED_STREAM_HEADER"]
+
+#: Set on a streamed request by a caller that reads the answer whole (the foreign-agent proxy):
+#: vcrpy's buffering then loses nothing, and the recorded body keeps every server-sent event as
+#: the server sent it. A streamed request without it is refused (the SDKs read streams lazily).
+BUFFERED_STREAM_HEADER = "X-Endstate-Buffered-Stream"
 
 
 class CassetteJob(msgspec.Struct, frozen=True):

@@ -43,7 +43,7 @@ from endstate.cassettes._preflight import check_header, open_cassette
 from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
 from endstate.errors import CassetteError, ReplayDivergence
 from endstate.models import Scrubber
-from endstate.cassettes._job import CassetteJob
+from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob
 from endstate.cassettes._journal import SIDECAR_NAME, Sidecar, header_id
 from endstate.models import RunSettings
 
@@ -199,7 +199,7 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
         if kept is None:
             raise CassetteError(f"the request {request.method} {request.path} would be sent without being recorded")
         body = canonical_body(request_body(kept))
-        if isinstance(body, dict) and body.get("stream"):
+        if isinstance(body, dict) and body.get("stream") and not request.headers.get(BUFFERED_STREAM_HEADER):
             raise CassetteError("streaming requests cannot be recorded (vcrpy buffers answers): use stream=False")
         return can_play(request)
 

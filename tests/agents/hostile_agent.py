@@ -84,8 +84,6 @@ attempt("docker-socket-run", lambda: unix("/run/docker.sock"))
 attempt("proxy-other-path", lambda: http("GET", base + "/models"))
 attempt("proxy-traversal", lambda: http("POST", base + "/../../admin", b"{}"))
 attempt("proxy-other-host", lambda: raw(b"POST http://example.com/v1/chat/completions HTTP/1.1\r\nHost: example.com"))
-attempt("proxy-stream", lambda: http("POST", base + "/chat/completions", json.dumps(
-    {"model": "x", "stream": True, "messages": [{"role": "user", "content": "hi"}]}).encode()))
 attempt("key", key_anywhere)
 report["placeholder-key"] = os.environ.get("OPENAI_API_KEY", "")
 line = json.dumps(report, sort_keys=True)

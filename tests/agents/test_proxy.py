@@ -87,13 +87,61 @@ def test_anything_but_the_declared_endpoints_is_refused_in_place(upstream, metho
     proxy.close()
 
 
-def test_streaming_and_non_json_bodies_are_refused(upstream):
+def test_non_json_bodies_are_refused(upstream):
     url, seen = upstream
     proxy = _proxy(url)
-    assert proxy._answer(*_request(body={"model": "x", "messages": [], "stream": True}))[0] == 400
     assert proxy._answer({"method": "POST", "path": "/v1/chat/completions", "headers": []}, b"not json")[0] == 400
     assert seen == []
     proxy.close()
+
+
+EVENTS = (b'data: {"choices":[{"delta":{"role":"assistant","content":"Hel"}}]}\n\n'
+          b'data: {"choices":[{"delta":{"content":"lo"}}]}\n\n'
+          b'data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2}}\n\n'
+          b"data: [DONE]\n\n")
+
+
+class _Streaming(BaseHTTPRequestHandler):
+    seen: list[bytes] = []
+
+    def do_POST(self) -> None:
+        self.seen.append(self.rfile.read(int(self.headers["Content-Length"])))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        for event in EVENTS.split(b"\n\n")[:-1]:  # one write per event, as a server streams them
+            self.wfile.write(event + b"\n\n")
+            self.wfile.flush()
+        self.close_connection = True
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_streamed_answer_is_recorded_as_its_events_and_replayed_byte_for_byte(tmp_path):
+    from endstate.cassettes import CassetteJob, load, open_session
+
+    _Streaming.seen = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Streaming)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    cassette = tmp_path / "t.cassette"
+    body = {"model": "x", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    spec = find_agent("mini-swe-agent")
+    answers = []
+    for mode in ("record", "replay"):
+        job = CassetteJob(mode=mode, path=str(cassette), header={"agent": spec.id, "model": "openai/x"})
+        with open_session(job, task_id="t", state_dir=tmp_path / mode):
+            proxy = _proxy(url)
+            status, _, headers, answer = proxy._answer(*_request(body=body))
+            proxy.close()
+        assert status == 200 and headers == [["content-type", "text/event-stream"]]
+        assert (proxy.input_tokens, proxy.output_tokens) == (7, 2)
+        answers.append(answer)
+    server.shutdown()
+    server.server_close()
+    assert answers == [EVENTS, EVENTS] and len(_Streaming.seen) == 1  # replay asked no server
+    assert load(cassette).interactions[0].response.body == EVENTS
 
 
 def test_volatile_text_is_made_fixed_before_it_is_sent(upstream):
