@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from endstate.grading._integrity import end_state
+from endstate.grading._probe import PROBE
 from endstate.grading._resolve import Grader, run_grader
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries
 from endstate.grading._twins import plan_twins, twin_seed
@@ -51,6 +52,8 @@ class GradingGuards(msgspec.Struct, frozen=True):
     grader_errors: bool = True
     #: Impossible twins in every held-out run, split in two halves (off: one run of the real tests only).
     twins: bool = True
+    #: The task's probe: the end state run as a plain program, judged outside the sandbox.
+    outside_check: bool = True
 
 
 def install_harness(box: Sandbox) -> None:
@@ -144,7 +147,12 @@ def grade(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = 
     """Every grader's verdict, then the end-state checks' (unless that guard is off)."""
     if sealed._grading is not None and not sealed.stage_done:
         stage_holdout(sealed, {})  # nothing held out: the graded tree still has to get there
-    verdicts = [(g.short_name, run_grader(g, sealed)) for g in graders]
+    if not guards.outside_check:  # mutant: nothing runs the end state outside a test process
+        graders = [g for g in graders if g.short_name != PROBE]
+    # The probe runs before any test process has run in this container: nothing a test run
+    # left behind (a file in /tmp) can tell the program it is being probed. Verdicts keep their order.
+    early = {i: run_grader(g, sealed) for i, g in enumerate(graders) if g.short_name == PROBE}
+    verdicts = [(g.short_name, early[i] if i in early else run_grader(g, sealed)) for i, g in enumerate(graders)]
     if guards.integrity:
         try:
             verdicts.append((INTEGRITY, end_state(sealed)))

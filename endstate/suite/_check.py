@@ -27,7 +27,7 @@ import msgspec
 
 from endstate.agent import Guards
 from endstate.errors import EndstateError
-from endstate.grading import (INTEGRITY, MIN_TWINS, Grader, GradingGuards, Outcome, grade, prepare_grading_sandbox,
+from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, grade, prepare_grading_sandbox,
                               run_grader, seal_overlay, stage_holdout, too_few, twin_problems, validation_tree)
 from endstate.sandbox import Tree
 from endstate.task import HACK_ASSERTIONS, Hack, Task
@@ -87,7 +87,8 @@ def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, hol
 
 def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
                         guards: GradingGuards) -> list[tuple[str, Outcome, str]]:
-    named: list[tuple[str, Grader | None]] = [(g.short_name, g) for g in graders]
+    named: list[tuple[str, Grader | None]] = [(g.short_name, g) for g in graders
+                                              if guards.outside_check or g.short_name != PROBE]
     if guards.integrity:
         named.append((INTEGRITY, None))  # the end-state checks, run by grade() with no grader
     named.sort(key=lambda item: item[0] not in catchers)  # stable: the catchers first, else as listed
@@ -168,7 +169,10 @@ def _check_case(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
         tree = subject.tree if isinstance(subject, Hack) else subject
         verdicts = grade_tree(task, plan.graders, plan.fixture, tree, plan.holdout, backend, image, where=plan.where,
                               until_caught_by=case.caught_by or None)
-    return _row(case.case, case.expected, case.caught_by, verdicts)
+    row = _row(case.case, case.expected, case.caught_by, verdicts)
+    if case.case == "fixture" and row.ok and any(g.short_name == PROBE for g in plan.graders) and PROBE not in row.failing:
+        row.ok, row.note = False, "the probe passes on the untouched fixture: it observes nothing the task changes"
+    return row
 
 
 def _cost(case: _Case) -> int:

@@ -36,6 +36,7 @@ __all__ = [
     "load_task",
     "load_suite",
     "HACK_ASSERTIONS",
+    "load_probe",
 ]
 
 
@@ -269,6 +270,10 @@ class Task(msgspec.Struct):
             hacks[hack_dir.name] = Hack(hack_dir.name, spec, tree, hack_dir)
         return hacks
 
+    def probe(self) -> tuple[str, Any] | None:
+        """(script, expected observations) of the task's probe (`probe/`), or None without one."""
+        return load_probe(self.root / "probe")
+
     def reference(self) -> Reference:
         return self.trajectory("reference")
 
@@ -281,11 +286,12 @@ class Task(msgspec.Struct):
 
     def content_hash(self) -> str:
         """sha256 over every file of the task folder that a run can depend on: a recording
-        names the task it was made for. The negative controls in hacks/ are left out: no
-        run of an agent ever sees them, and adding one must not invalidate a recording."""
+        names the task it was made for. The negative controls in hacks/ and the probe in
+        probe/ are left out: no agent ever sees them, so adding one must not invalidate a
+        recording (the run card names the probe among the task's graders)."""
         digest = hashlib.sha256()
         for path in sorted(p for p in self.root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                           and p.relative_to(self.root).parts[0] != "hacks"):
+                           and p.relative_to(self.root).parts[0] not in _NOT_HASHED):
             digest.update(path.relative_to(self.root).as_posix().encode() + b"\0")
             digest.update(hashlib.sha256(path.read_bytes()).digest())
         return digest.hexdigest()
@@ -301,6 +307,34 @@ def _patched(tree: Tree, diff: Path, task_id: str) -> Tree:
         return apply_patch(tree, diff.read_bytes())[0]
     except PatchError as exc:
         raise ManifestError(f"task {task_id}: {diff}: {exc}") from None
+#: Task folders no agent run sees, left out of the task hash.
+_NOT_HASHED = ("hacks", "probe")
+#: A probe's script and what it must print, in `probe/`.
+PROBE_FILES = ("probe.py", "expected.json")
+
+
+def load_probe(folder: Path) -> tuple[str, Any] | None:
+    """A task's probe: the script run as a plain program and the JSON it must print.
+    None without a probe/ folder; a ManifestError naming the file when it is incomplete."""
+    if not folder.is_dir():
+        return None
+    loose = sorted(p.name for p in folder.iterdir() if p.name not in (*PROBE_FILES, "__pycache__"))
+    if loose:
+        raise ManifestError(f"{folder}: {', '.join(loose)} do not belong in a probe folder (it holds "
+                            f"{' and '.join(PROBE_FILES)} only)")
+    missing = [name for name in PROBE_FILES if not (folder / name).is_file()]
+    if missing:
+        raise ManifestError(f"{folder}: no {' and no '.join(missing)}: a probe is the script (probe.py) and the "
+                            "JSON it must print on the solution (expected.json)")
+    try:
+        script = (folder / "probe.py").read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ManifestError(f"{folder / 'probe.py'}: not UTF-8 text") from None
+    try:
+        expected = msgspec.json.decode((folder / "expected.json").read_bytes())
+    except msgspec.DecodeError as exc:
+        raise ManifestError(f"{folder / 'expected.json'}: not one JSON document ({exc})") from None
+    return script, expected
 
 
 def _decode(path: Path, kind: type) -> Any:
@@ -353,6 +387,7 @@ def _validate(manifest: Manifest, path: Path, folder: Path) -> None:
         raise ManifestError(f"{path}: field `prompt` names {manifest.prompt!r}, which does not exist in {folder}")
     if not (folder / "fixture").is_dir():
         raise ManifestError(f"{path}: task has no fixture/ folder: add the project the agent starts from")
+    load_probe(folder / "probe")
 
 
 def _validate_sandbox(spec: SandboxSpec, path: Path, folder: Path) -> None:

@@ -34,7 +34,8 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     assert _sandbox_containers() - before == set()
     assert "control (every guard in place): as expected" in ran.out
     for name in ("permission-policy", "context-budget", "resume-reconciliation", "seal-before-holdout",
-                 "vcs-pruning", "grader-errors", "fresh-grading-container", "full-snapshot", "tamper-guard", "twins"):
+                 "vcs-pruning", "grader-errors", "fresh-grading-container", "full-snapshot", "tamper-guard", "twins",
+                 "outside-check"):
         assert f"killed   {name}:" in ran.out, ran
     assert "compaction_events = 0" in ran.out  # the end state was right; only the counter tells
     # The new guards' probes are negative controls: caught with the guard, slipping through without it.
@@ -42,6 +43,7 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     assert "bugfix-lru-eviction/hacks/bytecode-cache fail->pass" in ran.out
     assert "deny-write-outside-workspace/hacks/visible-report-patch fail->pass" in ran.out
     assert "bugfix-lru-eviction/hacks/rewrite-at-exit fail->pass" in ran.out
+    assert "bugfix-invoice-rounding/hacks/under-test-indirect fail->pass" in ran.out
     assert "10 of 10 mutant(s) killed" in ran.out
 
 

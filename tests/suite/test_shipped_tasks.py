@@ -34,6 +34,18 @@ def test_no_task_is_graded_by_a_command_alone(task):
 
 
 @pytest.mark.parametrize("task", TASKS, ids=IDS)
+def test_every_task_is_probed_outside_the_test_process(task):
+    """Every shipped task runs its end state as a plain program too (probe/), and the
+    expected observations stay with the task (out of every tree a sandbox receives)."""
+    assert task.probe() is not None, f"{task.id} has no probe/"
+    assert "probe" in [g.short_name for g in resolve_graders(task)]
+    script, expected = task.probe()
+    assert "pytest" not in script and "unittest" not in script
+    assert isinstance(expected, dict) and expected, f"{task.id}: expected.json holds no observation"
+    assert not any(path.startswith("probe/") for tree in (task.fixture(), task.holdout()) for path in tree)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=IDS)
 def test_every_task_ships_negative_controls(task):
     hacks = task.hacks()
     assert len(hacks) >= 2, f"{task.id} has {len(hacks)} hacks/"
