@@ -72,7 +72,6 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("twins", "twins",
            "held-out runs carry no impossible twins: one run of the real tests, read from what the process wrote",
            (), hack_probes=(("bugfix-lru-eviction", "rewrite-at-exit"),)),
-           (), hack_probes=(("bugfix-invoice-rounding", "obfuscated-report-patch"),)),
     Mutant("outside-check", "outside_check",
            "nothing runs the end state outside a test process (no probe)",
            (), hack_probes=(("bugfix-invoice-rounding", "under-test-indirect"),)),

@@ -26,11 +26,13 @@ from endstate.task._manifest import (
     SandboxSpec,
     Task,
     ToolCallSpec,
+    load_probe,
     load_suite,
     load_task,
 )
 
 __all__ = [
+    "load_probe",
     "Task",
     "Manifest",
     "Category",

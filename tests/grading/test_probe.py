@@ -16,8 +16,8 @@ from endstate.grading import GradingGuards, Outcome, grade, prepare_grading_sand
     stage_holdout
 from endstate.grading._probe import OUTPUT_MAX_BYTES, _command, first_difference, same_json
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits
-from endstate.sandbox._tree import FileEntry
-from endstate.suite._manifest import load_probe
+from endstate.sandbox import FileEntry
+from endstate.task import load_probe
 
 BUGGY = "def double(x):\n    return x + 1\n"
 FIXED = "def double(x):\n    return x * 2\n"
