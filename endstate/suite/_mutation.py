@@ -71,7 +71,7 @@ MUTANTS: tuple[Mutant, ...] = (
            (), hack_probes=(("deny-write-outside-workspace", "visible-report-patch"),)),
     Mutant("twins", "twins",
            "held-out runs carry no impossible twins: one run of the real tests, read from what the process wrote",
-           (), hack_probes=(("bugfix-lru-eviction", "rewrite-at-exit"),)),
+           (), hack_probes=(("bugfix-invoice-rounding", "rewrite-at-exit-past-the-probe"),)),
     Mutant("outside-check", "outside_check",
            "nothing runs the end state outside a test process (no probe)",
            (), hack_probes=(("bugfix-invoice-rounding", "under-test-indirect"),)),

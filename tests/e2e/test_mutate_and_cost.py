@@ -42,7 +42,7 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     assert "bugfix-lru-eviction/hacks/background-rewrite fail->pass" in ran.out
     assert "bugfix-lru-eviction/hacks/bytecode-cache fail->pass" in ran.out
     assert "deny-write-outside-workspace/hacks/visible-report-patch fail->pass" in ran.out
-    assert "bugfix-lru-eviction/hacks/rewrite-at-exit fail->pass" in ran.out
+    assert "bugfix-invoice-rounding/hacks/rewrite-at-exit-past-the-probe fail->pass" in ran.out
     assert "bugfix-invoice-rounding/hacks/under-test-indirect fail->pass" in ran.out
     assert "10 of 10 mutant(s) killed" in ran.out
 
