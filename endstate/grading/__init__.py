@@ -3,7 +3,7 @@
 from endstate.grading._builtin import changed_paths_within, files_unchanged, holdout, no_new_skips, tests_pass
 from endstate.grading._integrity import end_state
 from endstate.grading._judge import RunVerdict, judge
-from endstate.grading._probe import PROBE, probe
+from endstate.grading._probe import PROBE, probe, probe_graders
 from endstate.grading._pipeline import (
     INTEGRITY,
     GradingBox,
@@ -37,6 +37,7 @@ __all__ = [
     "changed_paths_within",
     "end_state",
     "probe",
+    "probe_graders",
     "PROBE",
     "INTEGRITY",
     "GradingBox",

@@ -29,9 +29,10 @@ from typing import Any
 
 import msgspec
 
+from endstate.grading._resolve import Grader, resolve
 from endstate.grading._verdict import Verdict
 
-__all__ = ["probe", "PROBE", "OUTPUT_MAX_BYTES", "PROBE_TIMEOUT_S", "same_json", "first_difference"]
+__all__ = ["probe", "probe_graders", "PROBE", "OUTPUT_MAX_BYTES", "PROBE_TIMEOUT_S", "same_json", "first_difference"]
 
 #: The name the probe reports under.
 PROBE = "probe"
@@ -116,3 +117,10 @@ def probe(sandbox: Any, script: str, expected: Any, timeout: float = PROBE_TIMEO
         return Verdict.fail("the end state run as a program (no test runner loaded) does not do what the task asks: "
                             + first_difference(observed, expected))
     return Verdict.ok()
+
+
+def probe_graders(held_out: tuple[str, Any] | None) -> list[Grader]:
+    """The probe grader for a task's probe (script, expected observations); none without one."""
+    if held_out is None:
+        return []
+    return [resolve(f"endstate.grading:{PROBE}", {"script": held_out[0], "expected": held_out[1]})]

@@ -26,7 +26,8 @@ from endstate.agent import AgentJob, AgentOutcome, Counters, Guards, normalise_o
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
 from endstate.cassettes import CassetteJob
 from endstate.errors import SandboxError, UserError
-from endstate.grading import INTEGRITY, PROBE, Grader, GradingBox, GradingGuards, install_harness, judge, resolve, seal_end_state
+from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, install_harness, judge, probe_graders,
+                              resolve, seal_end_state)
 from endstate.models import Scrubber, parse_spec
 from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, Tree, load_dir, machinery_fault, open_sandbox,
                               resolve_backend)
@@ -59,8 +60,7 @@ def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
 def grading_guards_of(guards: Guards) -> GradingGuards:
     return GradingGuards(fresh_container=guards.fresh_grading_container, full_snapshot=guards.full_snapshot,
                          tamper_guard=guards.tamper_guard, integrity=guards.end_state_checks,
-                         grader_errors=guards.grader_errors, twins=guards.twins,
-                         outside_check=guards.outside_check)
+                         grader_errors=guards.grader_errors, twins=guards.twins, outside_check=guards.outside_check)
 
 
 def resolve_graders(task: Task) -> list[Grader]:
@@ -73,10 +73,7 @@ def resolve_graders(task: Task) -> list[Grader]:
             graders.append(resolve(spec.name, spec.args))
         except GraderContractError as exc:
             raise GraderContractError(f"task {task.id}: {exc}") from None
-    held_out = task.probe()
-    if held_out is not None:  # a task with a probe/ folder is graded by it too
-        graders.append(resolve(f"endstate.grading:{PROBE}", {"script": held_out[0], "expected": held_out[1]}))
-    return graders
+    return graders + probe_graders(task.probe())  # a task with a probe/ folder is graded by it too
 
 
 class _Prepared(NamedTuple):
