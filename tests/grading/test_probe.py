@@ -2,7 +2,8 @@
 outside the sandbox. Each hostile end state below passes the visible and the held-out
 tests (inside a test process) and must fail the probe: code correct only under a test
 runner, objects equal to anything, frames read for the expected value, each written
-plainly and with every name spelled indirectly."""
+plainly and with every name spelled indirectly. (Some are also caught by the held-out
+run's impossible twins; the probe does not depend on that.)"""
 
 from __future__ import annotations
 
@@ -120,8 +121,8 @@ def test_hostile_end_states_pass_the_tests_and_fail_the_probe(kind, spelling):
     source = {"under-test": UNDER_TEST, "always-equal": ALWAYS_EQUAL, "frame-read": FRAME_READ}[kind][spelling]
     verdicts = _grade(source)
     assert verdicts["tests_pass"].outcome is Outcome.PASS, verdicts  # the attack works inside a test process
-    assert verdicts["holdout"].outcome is Outcome.PASS, verdicts
     assert verdicts["probe"].outcome is Outcome.FAIL, verdicts
+    # (the held-out run's twins may catch it too: an int whose == says yes still answers != honestly)
 
 
 @pytest.mark.docker
