@@ -276,10 +276,6 @@ class TwinPlan:
                 return key
         return None
 
-    def is_twin(self, half: int, classname: str, name: str) -> bool:
-        key = self.key_of(classname, name)
-        return key is not None and self.side[key] != half
-
 
 def plan_twins(holdout: Tree, seed: bytes) -> TwinPlan | None:
     """Turn one assertion of every held-out test that has one; None when none has."""
