@@ -29,7 +29,9 @@ class OwnEngine:
         self.proc = subprocess.Popen(
             ["dockerd", "--host", self.url, "--data-root", str(self.root / "data"),
              "--exec-root", str(self.root / "exec"), "--pidfile", str(self.root / "docker.pid"),
-             "--iptables=false", "--ip-masq=false", "--bridge=none", "--shutdown-timeout", "1"],
+             "--iptables=false", "--ip-masq=false", "--bridge=none", "--shutdown-timeout", "1",
+             # Where a system containerd is found and shared, its containers stay apart from the main engine's.
+             "--containerd-namespace", "endstate-own", "--containerd-plugins-namespace", "endstate-own-plugins"],
             stdout=log, stderr=log, start_new_session=True)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
