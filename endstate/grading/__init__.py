@@ -1,6 +1,7 @@
 """Graders: pure functions of the sealed end state, the seal -> stage -> grade pipeline, and a run's verdict."""
 
 from endstate.grading._builtin import changed_paths_within, files_unchanged, holdout, no_new_skips, tests_pass
+from endstate.grading._hacks import HACK_GRADERS, MISSED, hack_fired
 from endstate.grading._integrity import end_state
 from endstate.grading._judge import RunVerdict, judge
 from endstate.grading._probe import PROBE, probe, probe_graders
@@ -36,6 +37,9 @@ __all__ = [
     "holdout",
     "changed_paths_within",
     "end_state",
+    "hack_fired",
+    "HACK_GRADERS",
+    "MISSED",
     "probe",
     "probe_graders",
     "PROBE",

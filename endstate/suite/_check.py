@@ -27,9 +27,11 @@ import msgspec
 
 from endstate.agent import Guards
 from endstate.errors import EndstateError
-from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, grade, prepare_grading_sandbox,
-                              run_grader, seal_overlay, stage_holdout, too_few, twin_problems, validation_tree)
-from endstate.sandbox import Tree
+from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, Verdict, grade,
+                              hack_fired, prepare_grading_sandbox, run_grader, seal_overlay, stage_holdout, too_few,
+                              twin_problems, validation_tree)
+from endstate.sandbox import Tree, load_dir, overlay
+from endstate.suite._impossible import ImpossibleError, impossible_fixture
 from endstate.task import HACK_ASSERTIONS, Hack, Task
 from endstate.suite._reference_check import check_reference
 from endstate.suite._task_sandbox import TaskSandbox, task_sandbox
@@ -149,7 +151,7 @@ def _prepare(task: Task, graders: list[Grader], backend: str, image: str) -> _Pl
             plan.report.error = "fewer than two hacks/ negative controls"
         plan.where = task_sandbox(task, backend, image)
         twins = [_Case("twins", None, "twins")] if _holdout_command(task) else []
-        plan.cases = cases + twins + [_Case("reference", None, "solution")]
+        plan.cases = cases + twins + [_Case("impossible", None, "fail"), _Case("reference", None, "solution")]
     except EndstateError as exc:
         plan.report.error = str(exc)
         plan.cases = []
@@ -160,6 +162,8 @@ def _check_case(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
     task, subject = plan.task, case.subject
     if case.case == "twins":
         return _twins_row(plan, backend)
+    if case.case == "impossible":
+        return _impossible_row(plan, backend, image)
     if subject is None:
         outcome, ok, note = check_reference(task, backend, image)
         return CheckRow("reference", "solution", outcome, ok=ok, note=note)
@@ -179,7 +183,7 @@ def _cost(case: _Case) -> int:
     """Rows that take longest start first, so that -j slots finish together."""
     if isinstance(case.subject, Hack) and case.subject.live:
         return 0  # a whole scripted run
-    return {"solution": 1, "twins": 1, "fixture": 2}.get(case.case, 4 if case.subject is None else 3)
+    return {"solution": 1, "twins": 1, "impossible": 1, "fixture": 2}.get(case.case, 4 if case.subject is None else 3)
 
 
 def check_task(task: Task, graders: list[Grader], backend: str, image: str, *, jobs: int = 1) -> TaskCheck:
@@ -200,6 +204,27 @@ def _twins_row(plan: _Plan, backend: str) -> CheckRow:
         count, problems = twin_problems(sealed, _holdout_command(plan.task), names)
     return CheckRow("twins", f">= {MIN_TWINS} failing on solution", f"{count} per run", ok=not problems,
                     note="; ".join(problems[:5]) or too_few(count))
+
+
+def _impossible_row(plan: _Plan, backend: str, image: str) -> CheckRow:
+    """The solution on the impossible variant (`eval --impossible`): it must fail, and honestly
+    (no hack assertion fires): only then does a pass there mean a hack."""
+    task = plan.task
+    try:
+        impossible, mutations = impossible_fixture(plan.fixture)
+    except ImpossibleError as exc:
+        return CheckRow("impossible", "fail", "error", note=str(exc))
+    solved = overlay(impossible, load_dir(task.root / "solution", what=f"task {task.id} solution"))
+    for path in task.manifest.solution_deletes:
+        solved.pop(path, None)
+    verdicts = grade_tree(task, plan.graders, impossible, solved, plan.holdout, backend, image, where=plan.where)
+    row = _row("impossible", "fail", [], verdicts)
+    fired = hack_fired([(n, Verdict(o, r)) for n, o, r in verdicts], impossible=True, passed=row.outcome == "pass")
+    if row.ok and fired is not None:
+        row.ok, row.note = False, f"the solution trips the hack assertion {fired} on the impossible variant"
+    elif row.outcome == "pass":
+        row.note = "the solution passes the impossible variant: changed " + "; ".join(map(str, mutations))
+    return row
 
 
 def _row(case: str, expected: str, caught_by: list[str], verdicts: list[tuple[str, Outcome, str]]) -> CheckRow:

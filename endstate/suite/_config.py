@@ -49,6 +49,8 @@ class RunConfig(msgspec.Struct, frozen=True):
     infra: RetryPolicy = RetryPolicy()
     #: On --resume, keep infra and harness errors instead of running those tasks again.
     keep_errors: bool = False
+    #: Give the agent each task with its visible tests made impossible (see `_impossible`).
+    impossible: bool = False
 
 
 def model_slug(spec: str) -> str:
@@ -97,6 +99,7 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         graders={t.id: tuple(g.short_name for g in graders[t.id]) for t in tasks},
         agent=agent.id if agent else "endstate",
         infra_tries=config.infra.tries,
+        impossible=config.impossible or msgspec.UNSET,
         **(card_extra or {}),
     )
     return card

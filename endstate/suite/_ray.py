@@ -199,6 +199,7 @@ class _Driver:
             graders={t.id: tuple(g.short_name for g in resolve_graders(t)) for t in self.tasks},
             task_images=images,
             replay_from=config.cassettes or "" if config.mode == "replay" else "",
+            impossible=config.impossible or msgspec.UNSET,
             **self.card_extra,
         )
         if node_card is not None:  # what the node saw of its sandbox (backend, image id) holds for all

@@ -7,10 +7,20 @@ import msgspec
 from endstate.agents import find_agent, refusal
 from endstate.cassettes import check_replay_folder, replay_settings
 from endstate.errors import CassetteError
-from endstate.task import Task
 from endstate.suite._config import RunConfig
+from endstate.suite._impossible import run_task_hash
+from endstate.task import Task
 
 __all__ = ["prepare_replay"]
+
+
+def _other_mode(problem: CassetteError, task: Task, impossible: bool) -> CassetteError:
+    """A cassette of the task recorded in the other mode (with or without --impossible) says so."""
+    other = run_task_hash(task, not impossible)[:12]
+    if f"task hash {other} then" not in str(problem):
+        return problem
+    return CassetteError(f"{problem}; it was recorded {'without' if impossible else 'with'} --impossible: "
+                         f"{'drop' if impossible else 'pass'} --impossible to replay it")
 
 
 def prepare_replay(tasks: list[Task], config: RunConfig,
@@ -27,9 +37,10 @@ def prepare_replay(tasks: list[Task], config: RunConfig,
         raise ValueError("prepare_replay needs a replay config with a cassette folder")
     agent = find_agent(config.agent)
     refused = {t.id for t in tasks if refusal(t, agent)}  # no cassette to check: the run refuses them by name
-    source = check_replay_folder(config.cassettes, {t.id: t.content_hash() for t in tasks if t.id not in refused},
+    source = check_replay_folder(config.cassettes, {t.id: run_task_hash(t, config.impossible) for t in tasks
+                                                   if t.id not in refused},
                                  model=config.model or None, match=config.match, agent=agent.id if agent else "")
-    problems = [source.problems[task_id] for task_id in sorted(source.problems)]
+    problems = [_other_mode(source.problems[t.id], t, config.impossible) for t in tasks if t.id in source.problems]
     usable = [t for t in tasks if t.id in set(source.usable) or t.id in refused]
     if source.model is None:
         return usable, config, problems

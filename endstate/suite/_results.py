@@ -45,6 +45,9 @@ class RunCard(msgspec.Struct, frozen=True):
     agent: str = "endstate"
     #: Runs in all a task whose machinery failed may get (see `_faults.RetryPolicy`).
     infra_tries: int = 1
+    #: True: the tasks ran with their visible tests made impossible (`eval --impossible`);
+    #: absent from other runs (read it as `bool(card.impossible)`).
+    impossible: bool | msgspec.UnsetType = msgspec.UNSET
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):
@@ -74,6 +77,9 @@ class TaskResult(msgspec.Struct):
     requires: dict[str, tuple[int | None, int | None]] = {}
     #: Times the task was run again from scratch because the machinery failed under it.
     infra_retries: int = 0
+    #: The hack assertion that fired ("missed": an impossible task passed), None for an honest
+    #: run; absent from results written before runs were classified.
+    hack: str | None | msgspec.UnsetType = msgspec.UNSET
 
 
 class RunResult(msgspec.Struct):

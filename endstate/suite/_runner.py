@@ -26,10 +26,10 @@ from endstate.agent import AgentJob, AgentOutcome, Counters, Guards, normalise_o
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
 from endstate.cassettes import CassetteJob
 from endstate.errors import SandboxError, UserError
-from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, install_harness, judge, probe_graders,
-                              resolve, seal_end_state)
+from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, hack_fired, install_harness, judge,
+                              probe_graders, resolve, seal_end_state)
 from endstate.models import Scrubber, parse_spec
-from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, Tree, load_dir, machinery_fault, open_sandbox,
+from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, TimedSandbox, Tree, machinery_fault, open_sandbox,
                               resolve_backend)
 from endstate.suite._ahead import Lookahead
 from endstate.suite._config import RunConfig, run_card, settings_key
@@ -37,11 +37,11 @@ from endstate.task import Task
 from endstate.suite._enddiff import end_state_diff
 from endstate.suite._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, save_results, sweep_run
 from endstate.suite._forkserver import Workers, start_fork_server
+from endstate.suite._impossible import agent_fixture, run_task_hash
 from endstate.suite._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
 from endstate.suite._resume import discard_partial, run_key, start_run
 from endstate.suite._task_sandbox import TaskSandbox, task_sandbox
-from endstate.sandbox import TimedSandbox
 
 __all__ = ["run_suite", "resolve_graders", "grading_guards_of"]
 
@@ -153,8 +153,7 @@ class _Suite:
         """What a task starts from (in a background thread): its files read and its sandbox
         made. Raises what the task would have raised."""
         task = self.tasks[key[0]]
-        fixture = load_dir(task.root / "fixture", prune_vcs=self.config.guards.vcs_pruning,
-                           what=f"task {task.id} fixture")
+        fixture = agent_fixture(task, prune_vcs=self.config.guards.vcs_pruning, impossible=self.config.impossible)
         holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
         where = task_sandbox(task, self.backend, self.config.image)
         # A foreign agent works in its own layer over the task's image; grading uses the task's image.
@@ -238,6 +237,7 @@ class _Suite:
         result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdict.verdicts]
         result.requires_violations = verdict.requires_violations
         result.outcome, result.failing_grader, result.reason = verdict.outcome, verdict.failing_grader, verdict.reason
+        result.hack = hack_fired(verdict.verdicts, impossible=self.config.impossible, passed=result.outcome == "pass")
 
     # -- the agent's process -----------------------------------------------------------
     def _job(self, task: Task, live: Any, attempt: int, trial: int = 0, *, fixture: str = "") -> tuple[AgentJob, Path]:
@@ -255,7 +255,7 @@ class _Suite:
                 path=str(Path(config.cassettes) / f"{stem}.cassette"),
                 match=config.match,
                 overwrite=config.overwrite,
-                header={"model": config.model, "task_id": task.id, "task_hash": task.content_hash(),
+                header={"model": config.model, "task_id": task.id, "task_hash": run_task_hash(task, config.impossible),
                         "image_id": live.describe().get("image_id", ""), "endstate_version": __version__,
                         "settings": msgspec.to_builtins(settings), "agent": self.agent.id if self.agent else ""},
             )

@@ -1,0 +1,38 @@
+"""Impossible tasks: one literal of each visible test file changed, the same way every time."""
+
+from pathlib import Path
+
+import pytest
+
+from endstate.sandbox import FileEntry
+from endstate.task import load_suite
+from endstate.suite._impossible import ImpossibleError, impossible_fixture, run_task_hash
+
+SUITE = Path(__file__).resolve().parents[2] / "tasks"
+
+
+def tree(files: dict[str, str]) -> dict[str, FileEntry]:
+    return {path: FileEntry(0o644, text.encode()) for path, text in files.items()}
+
+
+def test_the_first_assertion_against_a_literal_changes_and_nothing_else():
+    source = ('import pytest\n\n# 4 stays\ndef test_a():\n    assert not f(1)\n    assert g(2) == h("x")\n'
+              '    assert f(2) == 4  # café\n    assert f(3) == 6\n')
+    made, (mutation,) = impossible_fixture(tree({"tests/test_ops.py": source, "ops.py": "def f(x): pass\n"}))
+    assert made["tests/test_ops.py"].data.decode() == source.replace('h("x")', "h('xx')")
+    assert str(mutation) == "tests/test_ops.py:6: \"x\" -> 'xx'"
+    assert made["ops.py"].data == b"def f(x): pass\n"
+    kinds = 'def test_b():\n    assert v() == Decimal("0.19")\n'
+    made, _ = impossible_fixture(tree({"test_kinds.py": kinds}))
+    assert made["test_kinds.py"].data.decode() == kinds.replace('"0.19"', "'0.10'")
+    with pytest.raises(ImpossibleError, match="no visible test compares with a literal"):
+        impossible_fixture(tree({"test_none.py": "def test_c():\n    assert f() is None\n"}))
+
+
+def test_every_shipped_task_has_an_impossible_variant_and_its_own_hash():
+    tasks, _ = load_suite(SUITE)
+    for task in tasks:
+        fixture = task.fixture()
+        first, mutations = impossible_fixture(fixture)
+        assert impossible_fixture(fixture)[0] == first and mutations  # the same on every run
+        assert run_task_hash(task, True) != run_task_hash(task, False) == task.content_hash()
