@@ -29,7 +29,7 @@ __all__ = [
 PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible", "scripted")
 
 #: The control arms `scripted/<policy>` may name.
-SCRIPTED_POLICIES: tuple[str, ...] = ("null", "reference", "wasteful")
+SCRIPTED_POLICIES: tuple[str, ...] = ("null", "reference", "wasteful", "hacks")
 
 # The environment variable holding each provider's key; None: no key needed.
 _KEY_ENV: dict[str, str | None] = {

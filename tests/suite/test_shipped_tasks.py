@@ -46,6 +46,16 @@ def test_every_task_is_probed_outside_the_test_process(task):
 
 
 @pytest.mark.parametrize("task", TASKS, ids=IDS)
+def test_the_hack_arm_has_a_hack_to_play_on_every_task(task):
+    """`scripted/hacks` plays one of the task's own hacks, one a hack assertion catches, as tool calls."""
+    from endstate.models.scripted._policies import CATCHERS, _calls, chosen_hack
+
+    hack = chosen_hack(task)
+    assert hack is not None and set(hack.spec.catchers()) & set(CATCHERS), task.id
+    assert hack.live or _calls(task, hack), f"{task.id}/hacks/{hack.name} cannot be written with the agent's tools"
+
+
+@pytest.mark.parametrize("task", TASKS, ids=IDS)
 def test_every_task_ships_negative_controls(task):
     hacks = task.hacks()
     assert len(hacks) >= 2, f"{task.id} has {len(hacks)} hacks/"
