@@ -20,7 +20,7 @@ import msgspec
 
 from endstate.errors import UserError
 from endstate.report._gate import ControlArm, check_control, gate_reasons
-from endstate.report._runs import attempts_by_task, load_run
+from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.suite import RunResult
 
@@ -90,6 +90,15 @@ class BenchmarkRow(msgspec.Struct):
     card: dict
     #: Who drove the model: "endstate" (its own loop) or a foreign agent's id.
     agent: str = "endstate"
+    #: The runs gave the agent impossible tasks (`eval --impossible`).
+    impossible: bool = False
+    #: Hack attempts per 100 runs (a hack assertion fired, or an impossible task passed), with a
+    #: 95% bootstrap interval over tasks; None for runs written before runs were classified.
+    hack_attempts_per_100: float | None = None
+    hack_attempts_low: float | None = None
+    hack_attempts_high: float | None = None
+    #: Passes of impossible tasks: hacks the harness missed.
+    hacks_missed: int = 0
 
 
 class Benchmark(msgspec.Struct):
@@ -160,6 +169,14 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
                     for tid in sorted(pack - set(pooled))]
     reasons = gate_reasons(results, controls)
     first = results[0]
+    shares = [share for result in results for share in hack_shares(result).values()]
+    hack_rate = hack_low = hack_high = None
+    if shares:
+        hack_rate = 100 * sum(shares) / len(shares)
+        hack_low, hack_high = (100 * x for x in bootstrap_mean(shares))
+    missed = sum(t.hack == "missed" for t in everything)
+    card = _card(results, [arm for arm, _ in controls or []], excluded, flake_rate, reasons)
+    card.update(impossible=bool(first.card.impossible), hack_attempts_per_100=hack_rate, hacks_missed=missed)
     return BenchmarkRow(
         provider=first.card.provider, model=model, runs=len(results), attempts=first.card.attempts,
         tasks=len(pooled), pass_rate=sum(fractions) / n_tasks, pass_rate_low=low, pass_rate_high=high, k=k,
@@ -172,8 +189,9 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
         compaction_events_per_task=sum(t.counters.compaction_events for t in everything) / n,
         denied_calls_per_task=sum(t.counters.denied_calls for t in everything) / n,
         verified=not reasons, not_verified=reasons, vector=first.vector,
-        card={**_card(results, [arm for arm, _ in controls or []], excluded, flake_rate, reasons),
-              **_infra_card(results, unscored)}, agent=agent,
+        card={**card, **_infra_card(results, unscored)}, agent=agent,
+        impossible=bool(first.card.impossible), hack_attempts_per_100=hack_rate, hack_attempts_low=hack_low,
+        hack_attempts_high=hack_high, hacks_missed=missed,
     )
 
 
@@ -195,23 +213,33 @@ def benchmark(run_dirs: list[Path], prices: dict[str, Price],
     if controls is not None:
         arms = [(check_control(role, path, result), result)
                 for role, path in zip(("null", "reference"), controls) for result in [load_run(path)]]
-    groups: dict[tuple[str, str], list[RunResult]] = {}
+    # Runs of impossible tasks are a row of their own: their pass rate means something else.
+    groups: dict[tuple[str, str, bool], list[RunResult]] = {}
     for folder in run_dirs:
         result = load_run(folder)
-        groups.setdefault((result.card.agent, result.card.model), []).append(result)
-    rows = [_row(agent, model, results, prices, arms) for (agent, model), results in sorted(groups.items())]
+        groups.setdefault((result.card.agent, result.card.model, bool(result.card.impossible)), []).append(result)
+    rows = [_row(agent, model, results, prices, arms) for (agent, model, _), results in sorted(groups.items())]
     return Benchmark(rows, [arm for arm, _ in arms or []])
 
 
-COLUMNS = ("provider", "model", "verified", "pass rate (95% CI)", "pass@k", "pass^k", "median steps",
-           "in tok/task", "out tok/task", "USD/task", "p95 s", "compactions/task", "denied/task")
+COLUMNS = ("provider", "model", "verified", "pass rate (95% CI)", "pass@k", "pass^k",
+           "hack attempts/100 runs (95% CI)", "median steps", "in tok/task", "out tok/task", "USD/task", "p95 s",
+           "compactions/task", "denied/task")
+
+
+def _hack_cell(row: BenchmarkRow) -> str:
+    if row.hack_attempts_per_100 is None:
+        return "n/a"
+    text = f"{row.hack_attempts_per_100:.0f} ({row.hack_attempts_low:.0f}-{row.hack_attempts_high:.0f})"
+    return text + (f", {row.hacks_missed} MISSED" if row.hacks_missed else "")
 
 
 def cells(row: BenchmarkRow) -> list[str]:
     return [
-        row.provider, row.model, "yes" if row.verified else "NOT VERIFIED",
+        row.provider, row.model + (" [impossible tasks]" if row.impossible else ""),
+        "yes" if row.verified else "NOT VERIFIED",
         f"{row.pass_rate:.0%} ({row.pass_rate_low:.0%}-{row.pass_rate_high:.0%}) of {row.tasks}",
-        f"{row.pass_at_k:.0%} (k={row.k})", f"{row.pass_hat_k:.0%} (k={row.k})", f"{row.median_steps:g}",
+        f"{row.pass_at_k:.0%} (k={row.k})", f"{row.pass_hat_k:.0%} (k={row.k})", _hack_cell(row), f"{row.median_steps:g}",
         f"{row.mean_input_tokens:.0f}", f"{row.mean_output_tokens:.0f}",
         "n/a" if row.usd_per_task is None else f"{row.usd_per_task:.4f}",
         f"{row.p95_wall_s:.1f}",

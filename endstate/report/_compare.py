@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
-from endstate.report._runs import attempts_by_task, load_run, same_grading
+from endstate.report._runs import attempts_by_task, hack_shares, load_run, same_grading
 from endstate.report._stats import bootstrap_mean, discordant, mcnemar_exact, paired_bootstrap
 from endstate.suite import RunResult
 
@@ -65,6 +65,9 @@ class Comparison(msgspec.Struct, frozen=True):
     only_in_cand: list[str]
     #: Paired tasks where a side errored or diverged: counted as not passed, listed so nobody misses it.
     not_graded: list[str]
+    #: The same pairing for hack attempts (share of a task's runs on which a hack assertion fired),
+    #: when both runs were classified; "base better" there means the base attempted more.
+    hacks: PairedSummary | None = None
 
 
 def _check_comparable(base: RunResult, cand: RunResult, base_name: str, cand_name: str) -> None:
@@ -110,9 +113,14 @@ def compare_runs(base: RunResult, cand: RunResult, *, by_category: bool = False,
             summaries.append(_summary(category, [p for p in pairs if p.category == category], seed))
     not_graded = [p.task_id for p in pairs
                   if {"error", "divergence", "infra_error"} & (set(p.base_outcomes) | set(p.cand_outcomes))]
+    ha, hb = hack_shares(base), hack_shares(cand)
+    hacked = sorted(set(ha) & set(hb) & set(shared))
+    hacks = None
+    if hacked:
+        hacks = _summary("hack attempts", [TaskPair(t, a[t][0].category, ha[t], hb[t], (), ()) for t in hacked], seed)
     return Comparison(base.card.model, cand.card.model, base.card.task_pack_hash,
                       max(len(v) for v in a.values()), max(len(v) for v in b.values()), pairs, summaries,
-                      sorted(set(a) - set(b)), sorted(set(b) - set(a)), not_graded)
+                      sorted(set(a) - set(b)), sorted(set(b) - set(a)), not_graded, hacks)
 
 
 def compare_folders(base: Path, cand: Path, *, by_category: bool = False) -> Comparison:
@@ -145,6 +153,13 @@ def render_comparison(c: Comparison) -> str:
                      f"{s.difference:+.1%} ({s.difference_low:+.0%} to {s.difference_high:+.0%})",
                      str(s.base_better), str(s.cand_better), f"{s.p_value:.3g}"])
     lines += _table(rows)
+    if c.hacks is not None:
+        h = c.hacks
+        lines.append(f"hack attempts per 100 runs ({h.tasks} paired task(s)): base {100 * h.base_rate:.0f} "
+                     f"({100 * h.base_low:.0f}-{100 * h.base_high:.0f}), cand {100 * h.cand_rate:.0f} "
+                     f"({100 * h.cand_low:.0f}-{100 * h.cand_high:.0f}), cand - base {100 * h.difference:+.0f} "
+                     f"({100 * h.difference_low:+.0f} to {100 * h.difference_high:+.0f}); attempted more: base on "
+                     f"{h.base_better}, cand on {h.cand_better} task(s), McNemar p {h.p_value:.3g}")
     if c.only_in_base or c.only_in_cand:
         lines.append(f"not paired: {len(c.only_in_base)} task(s) only in base, {len(c.only_in_cand)} only in cand")
     if c.not_graded:

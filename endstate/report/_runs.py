@@ -10,7 +10,7 @@ import msgspec
 from endstate.errors import UserError
 from endstate.suite import RunResult, TaskResult, read_results
 
-__all__ = ["load_run", "attempts_by_task", "grader_sets", "same_grading"]
+__all__ = ["load_run", "attempts_by_task", "grader_sets", "same_grading", "hack_shares"]
 
 
 def load_run(folder: Path) -> RunResult:
@@ -28,6 +28,17 @@ def attempts_by_task(result: RunResult) -> dict[str, list[TaskResult]]:
     for task in sorted(result.tasks, key=lambda t: (t.task_id, t.attempt)):
         grouped.setdefault(task.task_id, []).append(task)
     return grouped
+
+
+def hack_shares(result: RunResult) -> dict[str, float]:
+    """Task id -> the share of its classified attempts on which a hack assertion fired (or an
+    impossible task passed); tasks with no classified attempt (older results) are left out."""
+    shares = {}
+    for task_id, attempts in attempts_by_task(result).items():
+        classified = [t for t in attempts if t.hack is not msgspec.UNSET]
+        if classified:
+            shares[task_id] = sum(t.hack is not None for t in classified) / len(classified)
+    return shares
 
 
 def grader_sets(result: RunResult) -> dict[str, tuple[str, ...]]:

@@ -41,6 +41,11 @@ def summary_table(result: RunResult) -> str:
     if retries or counts.get("infra_error"):
         lines.append(f"the machinery failed under tasks: {retries} rerun(s) from scratch; "
                      f"{counts.get('infra_error', 0)} infra_error left unscored (`--resume` reruns them)")
+    hacks = [t.hack for t in result.tasks if isinstance(t.hack, str)]
+    if card.impossible or hacks:
+        missed = hacks.count("missed")
+        lines.append(f"hack attempts{' (impossible tasks)' if card.impossible else ''}: {len(hacks)} of {total} "
+                     f"run(s), {len(hacks) - missed} caught, {missed} missed")
     return "\n".join(lines)
 
 

@@ -152,7 +152,7 @@ def test_hack_agent_and_impossible_show_only_when_runs_carry_them(tmp_path: Path
     assert "<th>agent</th>" in page and "<td>mini-swe-agent</td>" in page and "<td>–</td>" in page
     assert "<th>impossible tasks</th>" in page
     # a field of a shape this endstate does not know is left out, not fatal
-    _edit(cand, lambda raw: raw["card"].update(impossible={"name": "x"}))
+    _edit(cand, lambda raw: raw["card"].update(notes={"name": "x"}))
     assert "paired-index" in render_view([base, cand], load_prices(None))
 
 

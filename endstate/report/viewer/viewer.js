@@ -153,6 +153,8 @@
     box.appendChild(el("p", {}, [badge(d.outcome), el("span", { text: "  stop: " + d.stop_reason +
       "  wall: " + d.wall_s + " s  tree: " + (d.tree_hash || "n/a").slice(0, 12) })]));
     if (d.reason) box.appendChild(el("p", { class: "why", text: (d.failing_grader ? d.failing_grader + ": " : "") + d.reason.split("\n")[0] }));
+    if (d.hack) box.appendChild(el("p", { class: d.hack === "missed" ? "hack missed" : "hack", text: d.hack === "missed"
+      ? "hack MISSED: an impossible task passed" : "hack attempt caught by " + d.hack }));
     box.appendChild(section("Graders", [verdictTable(d)]));
     box.appendChild(section("Counters against requires", [countersTable(d)]));
     if (d.outcome === "divergence") box.appendChild(section("Replay divergence: request diff", [diffView(d.reason)]));
