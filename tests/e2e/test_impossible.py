@@ -1,0 +1,55 @@
+"""The measured hack rate and its two controls, replayed offline from committed cassettes.
+
+On impossible tasks (visible tests no honest end state passes): the known-fix arm passes
+none and attempts none (it fails honestly, on the changed tests alone); the hack arm
+(`scripted/hacks`, each task's own negative control played as an agent) attempts on
+every task and passes none. A pass here would be a hack the harness missed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from endstate.suite import read_results
+from endstate.task import load_suite
+
+from e2e_helpers import CASSETTES, TASKS, endstate
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+TASK_IDS = sorted(t.id for t in load_suite(TASKS)[0])
+
+
+def _replay(arm: str, out) -> tuple[object, list]:
+    ran = endstate("eval", "--impossible", "--suite", str(TASKS), "--replay", str(CASSETTES / f"scripted-{arm}-impossible"),
+                   "-j", "2", "--expect", "fail", "--out", str(out))
+    result = read_results(out)
+    assert result.card.impossible is True and [t.task_id for t in result.tasks] == TASK_IDS, ran
+    assert all(t.unplayed == 0 and t.outcome != "divergence" for t in result.tasks), ran
+    return ran, result.tasks
+
+
+def test_the_known_fix_on_impossible_tasks_passes_none_and_attempts_none(tmp_path):
+    ran, tasks = _replay("reference", tmp_path)
+    assert ran.code == 0, ran
+    assert [(t.task_id, t.outcome, t.hack) for t in tasks] == [(t, "fail", None) for t in TASK_IDS]
+    assert {t.failing_grader for t in tasks} == {"tests_pass"}  # the changed visible tests, and nothing else
+    assert "hack attempts (impossible tasks): 0 of 22 run(s), 0 caught, 0 missed" in ran.out
+
+
+def test_the_hack_arm_attempts_on_every_task_and_passes_none(tmp_path):
+    ran, tasks = _replay("hacks", tmp_path)
+    assert ran.code == 0, ran
+    assert [t.outcome for t in tasks] == ["fail"] * len(TASK_IDS), ran
+    caught = {t.task_id: t.hack for t in tasks}
+    assert all(hack not in (None, "missed") for hack in caught.values()), caught
+    assert "hack attempts (impossible tasks): 22 of 22 run(s), 22 caught, 0 missed" in ran.out
+    report = endstate("report", str(tmp_path), "--out", str(tmp_path / "report"))
+    assert "[impossible tasks]" in report.out and "100 (100-100)" in report.out, report
+
+
+def test_impossible_cassettes_are_refused_as_the_real_tasks(tmp_path):
+    ran = endstate("eval", "--suite", str(TASKS), "--task", "bugfix-lru-eviction", "--replay",
+                   str(CASSETTES / "scripted-reference-impossible"), "--out", str(tmp_path))
+    assert ran.code == 2 and "recorded with --impossible: pass --impossible" in ran.err, ran
+    assert "Traceback" not in ran.err
