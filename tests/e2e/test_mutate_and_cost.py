@@ -30,7 +30,7 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     ran = endstate("mutate", "--suite", str(TASKS), "--replay", str(CASSETTES / "scripted-reference"),
                    "-j", "2", "--out", str(tmp_path))
     assert ran.code == 0, ran
-    # Its 20 runs leave their removals to one pool, waited for before the command ends.
+    # Its 22 runs leave their removals to one pool, waited for before the command ends.
     assert _sandbox_containers() - before == set()
     assert "control (every guard in place): as expected" in ran.out
     for name in ("permission-policy", "context-budget", "resume-reconciliation", "seal-before-holdout",
@@ -44,7 +44,7 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     assert "deny-write-outside-workspace/hacks/visible-report-patch fail->pass" in ran.out
     assert "bugfix-invoice-rounding/hacks/rewrite-at-exit-past-the-probe fail->pass" in ran.out
     assert "bugfix-invoice-rounding/hacks/under-test-indirect fail->pass" in ran.out
-    assert "10 of 10 mutant(s) killed" in ran.out
+    assert "11 of 11 mutant(s) killed" in ran.out
 
 
 def test_unknown_mutant_is_refused_with_the_list():
