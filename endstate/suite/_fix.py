@@ -147,6 +147,14 @@ def suite_roots(fixture: Tree, test_globs: tuple[str, ...]) -> list[str]:
     return sorted({p.split("/", 1)[0] for p in fixture if matches_any(p, test_globs) and is_test_module(p)})
 
 
+def _collected(node: ast.ClassDef) -> bool:
+    """Whether a runner collects this class by its own name: a TestCase, or a plain class named
+    Test... (pytest's own style)."""
+    bases = [ast.unparse(base) for base in node.bases]
+    return any(b.endswith("TestCase") for b in bases) or (node.name.startswith("Test")
+                                                           and all(b == "object" for b in bases))
+
+
 def _test_functions(text: str) -> dict[str, str] | None:
     """pytest node-id suffix (`Class::test_x` or `test_x`) -> source of every test function in `text`."""
     try:
@@ -156,7 +164,10 @@ def _test_functions(text: str) -> dict[str, str] | None:
     lines = text.splitlines()
     found = {}
     for node in module.body:
-        inner = [(f"{node.name}::", n) for n in node.body] if isinstance(node, ast.ClassDef) else [("", node)]
+        # A class no runner collects by itself (a mixin: its tests run in the classes that
+        # inherit it) has no node id of its own: its tests are marked with a leading "?".
+        own = "" if not isinstance(node, ast.ClassDef) or _collected(node) else "?"
+        inner = [(f"{own}{node.name}::", n) for n in node.body] if isinstance(node, ast.ClassDef) else [("", node)]
         for prefix, item in inner:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
                 first = min([item.lineno] + [d.lineno for d in item.decorator_list])
@@ -197,7 +208,8 @@ def held_out_targets(split: FixSplit, before: Tree) -> list[str]:
         after = _test_functions(split.holdout[path].data.decode("utf-8", errors="replace"))
         old = _test_functions(before[path].data.decode("utf-8", errors="replace")) if path in before else None
         changed = [name for name, source in (after or {}).items() if old is not None and old.get(name) != source]
-        targets += [f"{path}::{name}" for name in changed] if changed else [path]
+        whole = not changed or any(name.startswith("?") for name in changed)
+        targets += [path] if whole else [f"{path}::{name}" for name in changed]
     tree = {**split.fixture, **split.holdout}
     data = {p: e for p, e in split.holdout.items() if not p.endswith(".py")}
     targets += [m for m in readers_of(data, tree, tuple(DEFAULT_TEST_GLOBS) + ("**",))

@@ -286,3 +286,16 @@ def test_data_files_the_fix_adds_are_held_out_through_the_module_that_reads_them
     split = split_fix(repo, "HEAD")
     assert list(split.holdout) == ["tests/cases/empty.json"]
     assert held_out_targets(split, split.parent_tests) == ["tests/test_cases.py"]
+
+
+def test_a_test_changed_in_a_mixin_holds_out_its_whole_module(repo):
+    mixin = ("import unittest\n\n\nclass ChunkChecks:\n    def test_even(self):\n        pass\n\n\n"
+             "class ChunkTest(ChunkChecks, unittest.TestCase):\n    pass\n")
+    (repo / "tests/test_mixin.py").write_text(mixin)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Mixin tests")
+    (repo / "pkg/chunking.py").write_text(FIXED.replace("default=None", "default=0"))
+    (repo / "tests/test_mixin.py").write_text(mixin.replace("pass\n\n\n", "assert True\n\n\n", 1))
+    git(repo, "commit", "-q", "-am", "first() defaults to 0")
+    split = split_fix(repo, "HEAD")
+    assert held_out_targets(split, split.parent_tests) == ["tests/test_mixin.py"]  # no ChunkChecks::test_even id
