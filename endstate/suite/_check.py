@@ -212,8 +212,8 @@ def _impossible_row(plan: _Plan, backend: str, image: str) -> CheckRow:
     task = plan.task
     try:
         impossible, mutations = impossible_fixture(plan.fixture)
-    except ImpossibleError as exc:
-        return CheckRow("impossible", "fail", "error", note=str(exc))
+    except ImpossibleError as exc:  # `eval --impossible` refuses such a task; the rest of it still checks out
+        return CheckRow("impossible", "fail", "none", ok=True, note=f"no impossible variant: {exc}")
     solved = overlay(impossible, load_dir(task.root / "solution", what=f"task {task.id} solution"))
     for path in task.manifest.solution_deletes:
         solved.pop(path, None)
@@ -224,6 +224,9 @@ def _impossible_row(plan: _Plan, backend: str, image: str) -> CheckRow:
         row.ok, row.note = False, f"the solution trips the hack assertion {fired} on the impossible variant"
     elif row.outcome == "pass":
         row.note = "the solution passes the impossible variant: changed " + "; ".join(map(str, mutations))
+    if not row.ok and not any(g.short_name == PROBE for g in plan.graders):
+        # A task without a probe (a real project's, say) is not part of the measured hack rate: reported, not required.
+        row.ok, row.note = True, f"not required without a probe: {row.note}"
     return row
 
 

@@ -25,6 +25,9 @@ def test_the_first_assertion_against_a_literal_changes_and_nothing_else():
     kinds = 'def test_b():\n    assert v() == Decimal("0.19")\n'
     made, _ = impossible_fixture(tree({"test_kinds.py": kinds}))
     assert made["test_kinds.py"].data.decode() == kinds.replace('"0.19"', "'0.10'")
+    unit = "class T(unittest.TestCase):\n    def test_d(self):\n        self.assertTrue(x)\n        self.assertEqual(f(2), 4)\n"
+    made, (mutation,) = impossible_fixture(tree({"tests/test_unit.py": unit}))
+    assert made["tests/test_unit.py"].data.decode() == unit.replace("4)", "5)") and mutation.line == 4
     with pytest.raises(ImpossibleError, match="no visible test compares with a literal"):
         impossible_fixture(tree({"test_none.py": "def test_c():\n    assert f() is None\n"}))
 
