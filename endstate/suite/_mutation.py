@@ -200,7 +200,10 @@ def _run_hack(task: Task, hack: Hack, guards: Guards, backend: str, image: str) 
         verdicts = play_live_hack(task, hack, backend, image, guards)
     else:
         holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
-        verdicts = grade_tree(task, graders, task.fixture(), hack.tree, holdout, backend, image, guards)
+        # As in tasks check, grading stops once a grader the hack names has caught it: with the guard in
+        # place that is all the control needs, and without it those graders pass and every other one runs.
+        verdicts = grade_tree(task, graders, task.fixture(), hack.tree, holdout, backend, image, guards,
+                              until_caught_by=hack.spec.catchers() or None)
     result = TaskResult(task.id, task.manifest.category.value, outcome="pass")
     for name, outcome, reason in verdicts:
         if outcome is Outcome.ERROR or (outcome is Outcome.FAIL and result.outcome == "pass"):
