@@ -17,7 +17,8 @@ from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-#: Each recording with the results of the live run that made it.
+#: Each recording with its committed results: the live run's, or (tools-seed-*) the live
+#: run regraded by strict replay on the current graders, whose end states match it.
 RECORDINGS = {
     "first": (CASSETTES / "openai-compatible-smollm2", ROOT / "bench" / "results" / "smollm2-live-results.json"),
     "tools-seed-1": (CASSETTES / "smollm2-tools-seed-1", ROOT / "bench" / "results" / "smollm2-tools-seed-1"),
