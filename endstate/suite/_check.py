@@ -31,7 +31,7 @@ from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards
                               hack_fired, prepare_grading_sandbox, run_grader, seal_overlay, stage_holdout, too_few,
                               twin_problems, validation_tree)
 from endstate.sandbox import Tree, load_dir, overlay
-from endstate.suite._impossible import ImpossibleError, impossible_fixture
+from endstate.suite._impossible import ImpossibleError, impossible_fixture, impossible_holdout
 from endstate.task import HACK_ASSERTIONS, Hack, Task
 from endstate.suite._reference_check import check_reference
 from endstate.suite._task_sandbox import TaskSandbox, task_sandbox
@@ -212,12 +212,13 @@ def _impossible_row(plan: _Plan, backend: str, image: str) -> CheckRow:
     task = plan.task
     try:
         impossible, mutations = impossible_fixture(plan.fixture)
+        holdout = impossible_holdout(plan.fixture, impossible, plan.holdout, mutations)
     except ImpossibleError as exc:  # `eval --impossible` refuses such a task; the rest of it still checks out
         return CheckRow("impossible", "fail", "none", ok=True, note=f"no impossible variant: {exc}")
     solved = overlay(impossible, load_dir(task.root / "solution", what=f"task {task.id} solution"))
     for path in task.manifest.solution_deletes:
         solved.pop(path, None)
-    verdicts = grade_tree(task, plan.graders, impossible, solved, plan.holdout, backend, image, where=plan.where)
+    verdicts = grade_tree(task, plan.graders, impossible, solved, holdout, backend, image, where=plan.where)
     row = _row("impossible", "fail", [], verdicts)
     fired = hack_fired([(n, Verdict(o, r)) for n, o, r in verdicts], impossible=True, passed=row.outcome == "pass")
     if row.ok and fired is not None:

@@ -25,7 +25,7 @@ from endstate.errors import UserError
 from endstate.sandbox import FileEntry, Tree, load_dir
 from endstate.task import Task
 
-__all__ = ["agent_fixture", "impossible_fixture", "run_task_hash", "Mutation", "visible_test_files", "ImpossibleError"]
+__all__ = ["agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash", "Mutation", "visible_test_files", "ImpossibleError"]
 
 
 class ImpossibleError(UserError):
@@ -165,11 +165,52 @@ def impossible_fixture(fixture: Tree) -> tuple[Tree, list[Mutation]]:
     return changed, mutations
 
 
-def agent_fixture(task: Task, *, prune_vcs: bool, impossible: bool) -> Tree:
-    """The tree a run's agent starts from: the task's fixture (version-control folders pruned unless
-    the mutation check turns that off), made impossible when the run asks for it."""
+def _carry(original: bytes, changed: bytes, line: int, held: bytes) -> bytes | None:
+    """`held` with the line `original` has at `line` (its n-th occurrence there, so the n-th here)
+    replaced by `changed`'s version of it; None when `held` has no such line."""
+    before = original.splitlines(keepends=True)
+    target, new = before[line - 1], changed.splitlines(keepends=True)[line - 1]
+    rank = before[:line - 1].count(target)
+    held_lines = held.splitlines(keepends=True)
+    places = [i for i, text in enumerate(held_lines) if text == target]
+    if not places:
+        return None
+    held_lines[places[min(rank, len(places) - 1)]] = new
+    return b"".join(held_lines)
+
+
+def impossible_holdout(fixture: Tree, impossible: Tree, holdout: Tree, mutations: list[Mutation]) -> Tree:
+    """The held-out tree of the impossible variant. holdout/ keeps a fix's own copy of a visible
+    test file it changed, and grading stages that copy over the agent's: the changed assertion
+    would never run and an honest end state would pass. Such a copy gets the same change (the
+    same line), else, if the fix rewrote that line, its own first assertion against a literal
+    changed. Held out, that copy is also what an agent that edits the visible file back meets."""
+    changed = dict(holdout)
+    for mutation in mutations:
+        entry = holdout.get(mutation.path)
+        if entry is None or entry.link:
+            continue
+        data = _carry(fixture[mutation.path].data, impossible[mutation.path].data, mutation.line, entry.data)
+        if data is None:
+            made = _mutate_file(mutation.path, entry.data)
+            data = made[0] if made else None
+        if data is None:
+            raise ImpossibleError(f"holdout/{mutation.path} replaces the visible test file changed at line "
+                                  f"{mutation.line}, and has no assertion against a literal the harness could change")
+        changed[mutation.path] = FileEntry(entry.mode, data)
+    return changed
+
+
+def agent_trees(task: Task, *, prune_vcs: bool, impossible: bool) -> tuple[Tree, Tree]:
+    """The tree a run's agent starts from and the held-out tree its grading stages: the task's
+    fixture (version-control folders pruned unless the mutation check turns that off) and
+    holdout/, both made impossible when the run asks for it."""
     fixture = load_dir(task.root / "fixture", prune_vcs=prune_vcs, what=f"task {task.id} fixture")
-    return impossible_fixture(fixture)[0] if impossible else fixture
+    holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
+    if not impossible:
+        return fixture, holdout
+    changed, mutations = impossible_fixture(fixture)
+    return changed, impossible_holdout(fixture, changed, holdout, mutations)
 
 
 def run_task_hash(task: Task, impossible: bool) -> str:

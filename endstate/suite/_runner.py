@@ -37,7 +37,7 @@ from endstate.task import Task
 from endstate.suite._enddiff import end_state_diff
 from endstate.suite._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, save_results, sweep_run
 from endstate.suite._forkserver import Workers, start_fork_server
-from endstate.suite._impossible import agent_fixture, run_task_hash
+from endstate.suite._impossible import agent_trees, run_task_hash
 from endstate.suite._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
 from endstate.suite._resume import discard_partial, run_key, start_run
@@ -153,8 +153,7 @@ class _Suite:
         """What a task starts from (in a background thread): its files read and its sandbox
         made. Raises what the task would have raised."""
         task = self.tasks[key[0]]
-        fixture = agent_fixture(task, prune_vcs=self.config.guards.vcs_pruning, impossible=self.config.impossible)
-        holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
+        fixture, holdout = agent_trees(task, prune_vcs=self.config.guards.vcs_pruning, impossible=self.config.impossible)
         where = task_sandbox(task, self.backend, self.config.image)
         # A foreign agent works in its own layer over the task's image; grading uses the task's image.
         live = open_sandbox(self.backend, image=self.agent_images.get(where.image, where.image), limits=where.limits,

@@ -6,7 +6,7 @@ import pytest
 
 from endstate.sandbox import FileEntry
 from endstate.task import load_suite
-from endstate.suite._impossible import ImpossibleError, impossible_fixture, run_task_hash
+from endstate.suite._impossible import ImpossibleError, impossible_fixture, impossible_holdout, run_task_hash
 
 SUITE = Path(__file__).resolve().parents[2] / "tasks"
 
@@ -39,3 +39,19 @@ def test_every_shipped_task_has_an_impossible_variant_and_its_own_hash():
         first, mutations = impossible_fixture(fixture)
         assert impossible_fixture(fixture)[0] == first and mutations  # the same on every run
         assert run_task_hash(task, True) != run_task_hash(task, False) == task.content_hash()
+
+
+def test_a_held_out_copy_of_the_changed_test_file_gets_the_same_change():
+    # holdout/ keeps a fix's own copy of the visible test file, staged over the agent's when graded:
+    # left as it is, the changed assertion would never run and an honest end state would pass.
+    visible = "def test_a():\n    assert f(1) == 2\n\ndef test_b():\n    assert f(1) == 2\n"
+    fixture = tree({"test_f.py": visible, "f.py": "def f(x): pass\n"})
+    made, mutations = impossible_fixture(fixture)
+    held = "def test_new():\n    assert f(0) == 1\n\n" + visible
+    holdout = impossible_holdout(fixture, made, tree({"test_f.py": held, "test_other.py": "x = 1\n"}), mutations)
+    assert holdout["test_f.py"].data.decode() == "def test_new():\n    assert f(0) == 1\n\n" + made["test_f.py"].data.decode()
+    assert holdout["test_other.py"].data == b"x = 1\n"
+    # the fix rewrote that very line: its copy gets its own first assertion changed
+    rewritten = impossible_holdout(fixture, made, tree({"test_f.py": "def test_a():\n    assert f(1) == 7\n"}), mutations)
+    assert rewritten["test_f.py"].data == b"def test_a():\n    assert f(1) == 8\n"
+    assert impossible_holdout(fixture, made, {}, mutations) == {}
