@@ -18,7 +18,7 @@ from endstate.grading._pipeline import (
 )
 from endstate.grading._resolve import FORBIDDEN_PARAMETERS, Grader, resolve, run_grader
 from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
-from endstate.grading._twincheck import too_few, twin_problems, validation_tree
+from endstate.grading._twincheck import too_few, twin_problems, validation_command, validation_tree
 from endstate.grading._twins import MIN_TWINS
 from endstate.grading._verdict import Outcome, Verdict
 from endstate.errors import GraderContractError
@@ -58,6 +58,7 @@ __all__ = [
     "TestRun",
     "parse_test_command",
     "run_tests",
+    "validation_command",
     "MIN_TWINS",
     "twin_problems",
     "too_few",

@@ -7,18 +7,24 @@ command runs them all once against the solution, in a grading sandbox with twins
 A copy that does not fail where its original passes is a twin a graded run could draw
 and an honest end state would pass: the check fails, naming the test. Fewer than
 MIN_TWINS twins per run is said on the row (a task made from one upstream regression
-test, selected by node id, has one) without failing it.
+test has one) without failing it.
+
+A graded run's twin keeps its original's file and name, so a command that selects tests
+by node id (`tests/test_x.py::T::test_y`, `test_x.T.test_y`) runs its twins too; the copies
+here have names of their own, so the command that validates them selects each copy
+beside the node id that selects its original (`validation_command`).
 """
 
 from __future__ import annotations
 
 import ast
+import shlex
 
-from endstate.grading._testrun import run_tests
+from endstate.grading._testrun import parse_test_command, run_tests
 from endstate.grading._twins import MIN_TWINS, TestKey, _Source, _tests, is_test_path, mutation_sites
 from endstate.sandbox import FileEntry, Tree
 
-__all__ = ["validation_tree", "twin_problems", "too_few"]
+__all__ = ["validation_tree", "validation_command", "twin_problems", "too_few"]
 
 _MARK = "__twin_"
 
@@ -61,6 +67,31 @@ def validation_tree(holdout: Tree) -> tuple[Tree, dict[str, TestKey]]:
         tree[path] = FileEntry(entry.mode, data)
         names.update(found)
     return tree, names
+
+
+def _copy_ids(runner: str, arg: str, names: dict[str, TestKey]) -> list[str]:
+    """The node ids that select the copies of the test `arg` selects by node id (none if it selects no one test)."""
+    if runner == "pytest":
+        parts = arg.split("::")
+        module, cls = parts[0].rsplit("/", 1)[-1].removesuffix(".py"), parts[1] if len(parts) == 3 else ""
+    else:
+        parts = arg.split(".")
+        module, cls = (parts[-3], parts[-2]) if len(parts) >= 3 else (parts[0], "")
+    if len(parts) < 2:
+        return []
+    test = TestKey(module, cls, parts[-1].split("[", 1)[0])
+    sep = "::" if runner == "pytest" else "."
+    return [sep.join(parts[:-1] + [copy]) for copy, key in sorted(names.items()) if key == test]
+
+
+def validation_command(command: str, names: dict[str, TestKey]) -> str:
+    """The held-out command with every copy `validation_tree` wrote selected beside its original's node id."""
+    runner, args, env = parse_test_command(command)
+    added = [copy for arg in args if not arg.startswith("-") for copy in _copy_ids(runner, arg, names)]
+    if not added:
+        return command
+    invocation = ["python", "-m", runner] if runner in ("pytest", "unittest") else [runner]
+    return shlex.join(env + invocation + args + added)
 
 
 def twin_problems(sealed, command: str, names: dict[str, TestKey]) -> tuple[int, list[str]]:

@@ -172,3 +172,21 @@ def test_every_shipped_task_yields_at_least_three_twins_per_run():
         count = sum(len(mutation_sites(str(path.relative_to(folder / "holdout")), path.read_bytes()))
                     for path in (folder / "holdout").rglob("test_*.py"))
         assert count >= MIN_TWINS, folder.name
+
+
+def test_validation_selects_the_copies_beside_a_node_id():
+    # A graded run's twin keeps its original's name, so node-id selection runs it; the copies need their own ids.
+    from endstate.grading import validation_command
+
+    names = {"test_equal__twin_0": key("test_equal"), "test_equal__twin_1": key("test_equal"),
+             "test_method__twin_0": key("test_method", "TestMore")}
+    assert validation_command("python -m pytest -q tests_holdout/test_calc.py::test_equal", names) == (
+        "python -m pytest -q tests_holdout/test_calc.py::test_equal tests_holdout/test_calc.py::test_equal__twin_0 "
+        "tests_holdout/test_calc.py::test_equal__twin_1")
+    assert validation_command("PYTHONPATH=src python -m unittest tests_holdout.test_calc.TestMore.test_method",
+                              names).endswith("test_method tests_holdout.test_calc.TestMore.test_method__twin_0")
+    assert validation_command("python -m pytest -q tests_holdout/test_calc.py::TestMore::test_method[1]", names) \
+        .endswith("test_method[1]' tests_holdout/test_calc.py::TestMore::test_method__twin_0")  # quoted for the shell
+    for whole in ("python -m pytest -q tests_holdout", "python -m unittest tests_holdout.test_calc",
+                  "python -m pytest -q tests_holdout/test_calc.py::test_other -k equal"):
+        assert validation_command(whole, names) == whole
