@@ -30,7 +30,7 @@ from endstate.errors import EndstateError
 from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, Verdict, grade,
                               hack_fired, prepare_grading_sandbox, run_grader, seal_overlay, stage_holdout, too_few,
                               twin_problems, validation_command, validation_tree)
-from endstate.sandbox import Tree, load_dir, overlay
+from endstate.sandbox import Tree
 from endstate.suite._impossible import ImpossibleError, impossible_fixture, impossible_holdout
 from endstate.task import HACK_ASSERTIONS, Hack, Task
 from endstate.suite._reference_check import check_reference
@@ -215,9 +215,9 @@ def _impossible_row(plan: _Plan, backend: str, image: str) -> CheckRow:
         holdout = impossible_holdout(plan.fixture, impossible, plan.holdout, mutations)
     except ImpossibleError as exc:  # `eval --impossible` refuses such a task; the rest of it still checks out
         return CheckRow("impossible", "fail", "none", ok=True, note=f"no impossible variant: {exc}")
-    solved = overlay(impossible, load_dir(task.root / "solution", what=f"task {task.id} solution"))
-    for path in task.manifest.solution_deletes:
-        solved.pop(path, None)
+    # The solution (solution/, solution.diff or both) with the changed visible test files as the agent gets them.
+    solved = task.solution()
+    solved.update({m.path: impossible[m.path] for m in mutations if m.path in solved})
     verdicts = grade_tree(task, plan.graders, impossible, solved, holdout, backend, image, where=plan.where)
     row = _row("impossible", "fail", [], verdicts)
     fired = hack_fired([(n, Verdict(o, r)) for n, o, r in verdicts], impossible=True, passed=row.outcome == "pass")
