@@ -26,8 +26,10 @@ class OwnEngine:
 
     def start(self, timeout: float = 120) -> None:
         log = open(self.root / "dockerd.log", "ab")
+        # In a network namespace of its own: a dockerd started with --bridge=none deletes the
+        # host's docker0 (the main engine's default bridge) when it finds one in its namespace.
         self.proc = subprocess.Popen(
-            ["dockerd", "--host", self.url, "--data-root", str(self.root / "data"),
+            ["unshare", "--net", "dockerd", "--host", self.url, "--data-root", str(self.root / "data"),
              "--exec-root", str(self.root / "exec"), "--pidfile", str(self.root / "docker.pid"),
              "--iptables=false", "--ip-masq=false", "--bridge=none", "--shutdown-timeout", "1",
              # Where a system containerd is found and shared, its containers stay apart from the main engine's.
