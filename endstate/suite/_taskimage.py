@@ -105,14 +105,22 @@ def _pyproject(project: Tree, seen: set[str]) -> list[str]:
     return found
 
 
-def _setup_cfg(project: Tree) -> list[str]:
-    text = _text(project, "setup.cfg")
+def _ini(project: Tree, path: str) -> configparser.ConfigParser | None:
+    """An ini-style file of the project (setup.cfg, tox.ini), or None if it is absent or unreadable."""
+    text = _text(project, path)
     if text is None:
-        return []
+        return None
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
     except configparser.Error:
+        return None
+    return parser
+
+
+def _setup_cfg(project: Tree) -> list[str]:
+    parser = _ini(project, "setup.cfg")
+    if parser is None:
         return []
     found = _lines(parser.get("options", "install_requires", fallback=""))
     for key in TEST_EXTRAS:
@@ -154,13 +162,8 @@ def _setup_py(project: Tree, seen: set[str]) -> list[str]:
 
 def _tox_requirements(project: Tree, seen: set[str]) -> list[str]:
     """tox's [testenv] deps: requirements, and the requirements files it names (`-r file`)."""
-    text = _text(project, "tox.ini")
-    if text is None:
-        return []
-    parser = configparser.ConfigParser(interpolation=None, strict=False)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
+    parser = _ini(project, "tox.ini")
+    if parser is None:
         return []
     found = []
     for line in _lines(parser.get("testenv", "deps", fallback="")):
