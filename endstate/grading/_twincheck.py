@@ -17,12 +17,12 @@ beside the node id that selects its original (`validation_command`).
 
 from __future__ import annotations
 
-import ast
 import shlex
 
 from endstate.grading._testrun import parse_test_command, run_tests
 from endstate.grading._twins import MIN_TWINS, TestKey, _Source, _tests, is_test_path, mutation_sites
 from endstate.sandbox import FileEntry, Tree
+from endstate.task import parse_python
 
 __all__ = ["validation_tree", "validation_command", "twin_problems", "too_few"]
 
@@ -35,7 +35,7 @@ def _copies(path: str, data: bytes) -> tuple[bytes, dict[str, TestKey]]:
     if not sites:
         return data, {}
     src = _Source(data)
-    module = ast.parse(data)
+    module = parse_python(data)
     inserts: list[tuple[int, bytes]] = []
     names: dict[str, TestKey] = {}
     stem = path.rsplit("/", 1)[-1].removesuffix(".py")

@@ -44,6 +44,7 @@ from typing import NamedTuple
 
 from endstate.grading._testrun import TestRun
 from endstate.sandbox import WORKDIR, FileEntry, Tree
+from endstate.task import parse_python
 
 __all__ = ["TestKey", "Site", "TwinPlan", "mutation_sites", "plan_twins", "twin_seed", "case_key", "WIPE",
            "MIN_TWINS", "Tally", "tally", "run_halves"]
@@ -222,7 +223,7 @@ def _tests(module: ast.Module):
 def mutation_sites(path: str, data: bytes) -> dict[TestKey, list[Site]]:
     """Every test function of a test file with the ways it can be turned into a twin."""
     try:
-        module = ast.parse(data)
+        module = parse_python(data)
     except (SyntaxError, ValueError):
         return {}
     src = _Source(data)

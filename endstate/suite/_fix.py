@@ -17,6 +17,7 @@ import msgspec
 
 from endstate.errors import UserError
 from endstate.sandbox import Tree, matches_any, tar_to_tree
+from endstate.task import parse_python
 
 __all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "is_test_module", "suite_roots", "held_out_targets",
            "readers_of"]
@@ -158,7 +159,7 @@ def _collected(node: ast.ClassDef) -> bool:
 def _test_functions(text: str) -> dict[str, str] | None:
     """pytest node-id suffix (`Class::test_x` or `test_x`) -> source of every test function in `text`."""
     try:
-        module = ast.parse(text)
+        module = parse_python(text)
     except SyntaxError:
         return None
     lines = text.splitlines()

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import threading
 from typing import Any, NamedTuple
 
 from endstate.errors import UserError
 from endstate.sandbox import FileEntry, Tree, load_dir
-from endstate.task import Task
+from endstate.task import Task, parse_python
 
 __all__ = ["agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash", "Mutation", "visible_test_files", "ImpossibleError"]
 
@@ -118,15 +117,9 @@ def _equalities(tree: ast.Module) -> list[tuple[ast.expr, ast.expr]]:
     return [(expected, actual) for _, expected, actual in sorted(found, key=lambda f: (f[0].lineno, f[0].col_offset))]
 
 
-#: CPython 3.11's parser can fail with "AST constructor recursion depth mismatch" when two
-#: threads parse at once (tasks are prepared in threads): one parse at a time.
-_PARSING = threading.Lock()
-
-
 def _mutate_file(path: str, source: bytes) -> tuple[bytes, Mutation] | None:
     try:
-        with _PARSING:
-            tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return None
     lines = source.splitlines(keepends=True)

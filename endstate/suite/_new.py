@@ -34,7 +34,7 @@ from endstate.grading import (TestCommandError, parse_test_command, prepare_grad
                               stage_holdout)
 from endstate.sandbox import FileEntry, Tree, matches_any
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, split_fix, suite_roots
-from endstate.task import load_task, write_overlay_diff
+from endstate.task import load_task, parse_python, write_overlay_diff
 from endstate.suite._task_sandbox import task_sandbox
 from endstate.suite._taskimage import declared_requirements, requirement_name, write_task_image
 from endstate.suite._testcommand import plugin_distributions, project_test_command, unknown_option_error
@@ -108,7 +108,7 @@ def _reference_toml(split: FixSplit, test_command: str) -> str:
 def _first_test(text: str) -> tuple[int, str, str] | None:
     """(line index, indentation, name) of the first statement of the first test function in `text`."""
     try:
-        module = ast.parse(text)
+        module = parse_python(text)
     except SyntaxError:
         return None
     candidates = []

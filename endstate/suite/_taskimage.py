@@ -25,6 +25,7 @@ from pathlib import Path
 
 from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE, Tree
+from endstate.task import parse_python
 
 __all__ = ["TEST_EXTRAS", "declared_requirements", "requirement_name", "write_task_image"]
 
@@ -133,7 +134,7 @@ def _setup_py(project: Tree, seen: set[str]) -> list[str]:
     if text is None:
         return []
     try:
-        module = ast.parse(text)
+        module = parse_python(text)
     except SyntaxError:
         return []
     found: list[str] = []
