@@ -74,6 +74,8 @@ class Guards(msgspec.Struct, frozen=True):
     twins: bool = True
     #: The task's probe: its end state run as a plain program, its output judged outside the sandbox.
     outside_check: bool = True
+    #: A foreign agent's model proxy forwards only POST to the agent file's declared endpoints.
+    proxy_allowlist: bool = True
 
 
 class Journal:

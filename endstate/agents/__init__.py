@@ -4,17 +4,19 @@ recorded and replayed at the HTTP boundary.
     find_agent(name) -> AgentSpec | None     `--agent NAME`: a shipped agent or an agent file
     agent_image(spec, base) -> tag           the task's image with the agent installed (offline)
     refusal(task, spec) -> str               why a task cannot run with that agent ("" when it can)
+    probe_proxy(agent, cassette, ...)        the mutation check's probe of the proxy's endpoint allowlist
 
 The worker side (`_run.run_foreign_job`, one task's run in a worker process, and the model
 proxy) is imported by the worker only: it needs the agent loop's job types.
 """
 
 from endstate.agents._image import agent_image
+from endstate.agents._probe import probe_proxy
 from endstate.agents._refuse import refusal
 from endstate.agents._spec import DEFAULT_AGENT, OBSERVABLE_COUNTERS, AgentSpec, find_agent, load_agent
 
 __all__ = ["AgentSpec", "find_agent", "load_agent", "agent_image", "refusal", "DEFAULT_AGENT",
-           "OBSERVABLE_COUNTERS", "run_foreign_job"]
+           "OBSERVABLE_COUNTERS", "probe_proxy", "run_foreign_job"]
 
 
 def __getattr__(name: str):

@@ -96,7 +96,7 @@ class ModelProxy:
     is called once when replay has no answer (the run stops the agent there)."""
 
     def __init__(self, spec: AgentSpec, upstream: str, *, api_key: str | None, timeout_s: float,
-                 on_divergence: Callable[[ReplayDivergence], None]) -> None:
+                 on_divergence: Callable[[ReplayDivergence], None], allowlist: bool = True) -> None:
         import re
 
         import httpx2
@@ -107,6 +107,9 @@ class ModelProxy:
         self._client = httpx2.Client(timeout=timeout_s)
         self._rewrites = [(re.compile(r.pattern), r.replacement) for r in spec.normalise]
         self._on_divergence = on_divergence
+        #: The endpoint allowlist (a guard: the mutation check turns it off, and then any method
+        #: and path the agent asks for goes to the model's API, with the real key).
+        self.allowlist = allowlist
         self._stream: _Stream | None = None
         self._thread: threading.Thread | None = None
         self.turns = 0
@@ -165,7 +168,7 @@ class ModelProxy:
     def _answer(self, header: dict[str, Any], body: bytes) -> tuple[int, str, list[list[str]], bytes]:
         method, path = str(header.get("method", "")), str(header.get("path", "")).split("?", 1)[0]
         endpoint = path[len(API_ROOT):] if path.startswith(API_ROOT + "/") else ""
-        if method != "POST" or endpoint not in self.spec.model.endpoints:
+        if self.allowlist and (method != "POST" or endpoint not in self.spec.model.endpoints):
             self.refused.append(f"{method} {path}")
             return 404, "Not Found", [], _error(f"endstate's proxy forwards only POST {API_ROOT}"
                                                 f"{{{','.join(self.spec.model.endpoints)}}}")
@@ -186,7 +189,8 @@ class ModelProxy:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         try:
-            response = self._client.post(self.upstream + endpoint, content=sent, headers=headers)
+            response = self._client.request(method, self.upstream + (endpoint or path), content=sent,
+                                            headers=headers)
         except ReplayDivergence as exc:
             self.divergence = exc
             self._on_divergence(exc)

@@ -112,7 +112,8 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
     upstream = _upstream(provider, base_url)
     with cassette_session(job, scrubber) as tape:
         proxy = ModelProxy(spec, upstream, api_key=None if replaying else _upstream_key(provider),
-                           timeout_s=settings.timeout_s, on_divergence=on_divergence)
+                           timeout_s=settings.timeout_s, on_divergence=on_divergence,
+                           allowlist=job.guards.proxy_allowlist)
         try:
             proxy.start(live._client.api, live.container_id, PROXY_PORT)
             command = agent_command(spec, prompt=job.prompt, model_name=model_name, max_steps=job.budget.max_steps)

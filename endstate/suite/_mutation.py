@@ -2,9 +2,11 @@
 
 Each mutant names the guard it removes and the probes that must notice: tasks
 replayed from cassettes (with `--match sequence`, so the recorded agent does the
-same work even when the harness now answers it differently). A control run with
-every guard in place fixes what each probe gives normally; a mutant is killed when
-every one of its probes then comes out differently, and survives otherwise.
+same work even when the harness now answers it differently), negative controls, or
+a foreign agent's recording played into its model proxy after a hostile program's
+requests. A control run with every guard in place fixes what each probe gives
+normally; a mutant is killed when every one of its probes then comes out
+differently, and survives otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.agent import Guards
+from endstate.agents import probe_proxy
 from endstate.errors import UserError
 from endstate.grading import Grader, Outcome, Verdict
 from endstate.sandbox import resolve_backend
@@ -25,7 +28,21 @@ from endstate.suite._config import RunConfig
 from endstate.suite._runner import resolve_graders, run_suite
 
 __all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
-           "crashing_grader"]
+           "crashing_grader", "ProxyProbe"]
+
+
+class ProxyProbe(msgspec.Struct, frozen=True):
+    """A foreign agent's recording of a task (in `<agent>-<replayed folder>` beside the replayed
+    cassettes), played into that agent's model proxy after a hostile agent's requests."""
+
+    agent: str
+    task: str
+
+    def cassette(self, replayed: Path) -> Path:
+        return replayed.with_name(f"{self.agent}-{replayed.name}") / f"{self.task}.cassette"
+
+
+Probe = str | tuple[str, str] | ProxyProbe
 
 
 class Mutant(msgspec.Struct, frozen=True):
@@ -39,6 +56,8 @@ class Mutant(msgspec.Struct, frozen=True):
     crash_probes: tuple[str, ...] = ()
     #: Negative controls (task id, hack name) that must be caught with the guard and slip through without it.
     hack_probes: tuple[tuple[str, str], ...] = ()
+    #: Foreign agents' recordings whose hostile requests must be refused with the guard and get out without it.
+    proxy_probes: tuple[ProxyProbe, ...] = ()
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -75,6 +94,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("outside-check", "outside_check",
            "nothing runs the end state outside a test process (no probe)",
            (), hack_probes=(("bugfix-invoice-rounding", "under-test-indirect"),)),
+    Mutant("proxy-allowlist", "proxy_allowlist",
+           "a foreign agent's model proxy forwards any method and path, with the real key",
+           (), proxy_probes=(ProxyProbe("mini-swe-agent", "bugfix-lru-eviction"),)),
 )
 
 
@@ -137,6 +159,11 @@ def run_mutation_check(
     absent = [f"{t}/hacks/{h}" for (t, h), hack in hacks.items() if hack is None]
     if absent:
         raise UserError(f"the mutation check needs negative control(s) {', '.join(absent)}, which the suite lacks")
+    proxy_needed = sorted({p for m in mutants for p in m.proxy_probes}, key=lambda p: (p.agent, p.task))
+    replayed = Path(config.cassettes or ".")
+    unrecorded = [str(p.cassette(replayed)) for p in proxy_needed if not p.cassette(replayed).is_file()]
+    if unrecorded:
+        raise UserError(f"the mutation check needs the recording(s) {', '.join(unrecorded)}, which do not exist")
     crash = {p for m in mutants for p in m.crash_probes}
     extra: dict[str, list[Grader]] = {p: [Grader("endstate.suite._mutation:crashing_grader", crashing_grader)]
                                       for p in crash}
@@ -144,17 +171,22 @@ def run_mutation_check(
 
     # Every (guards, probe) pair is its own one-task job, so all of them share the -j slots
     # instead of each mutant waiting for the one before it.
-    plans: list[tuple[str, Guards, str | tuple[str, str]]] = [("control", Guards(), p) for p in needed]
+    plans: list[tuple[str, Guards, Probe]] = [("control", Guards(), p) for p in needed]
     plans += [("control", Guards(), h) for h in hack_needed]
+    plans += [("control", Guards(), x) for x in proxy_needed]
     for mutant in mutants:
         off = msgspec.structs.replace(Guards(), **{mutant.guard: False})
         plans += [(mutant.name, off, p) for p in sorted({*mutant.probes, *mutant.crash_probes})]
         plans += [(mutant.name, off, h) for h in mutant.hack_probes]
+        plans += [(mutant.name, off, x) for x in mutant.proxy_probes]
 
-    def cost(plan: tuple[str, Guards, str | tuple[str, str]]) -> int:
+    def cost(plan: tuple[str, Guards, Probe]) -> int:
         """A rough rank of how long a plan takes: a killed-and-resumed run (two agent processes),
-        any other run, a live hack (a run of its own), a hack that is only graded."""
+        any other run, a live hack (a run of its own), a hack that is only graded, a proxy probe
+        (no container: milliseconds)."""
         probe = plan[2]
+        if isinstance(probe, ProxyProbe):
+            return -1
         if isinstance(probe, tuple):
             return 1 if hacks[probe].live else 0
         return 3 if by_id[probe].manifest.kill_at is not None else 2
@@ -162,8 +194,13 @@ def run_mutation_check(
     # Longest first: the two -j slots then end together instead of one waiting on a long last run.
     plans.sort(key=cost, reverse=True)
 
-    def run(plan: tuple[str, Guards, str | tuple[str, str]]) -> TaskResult:
+    def run(plan: tuple[str, Guards, Probe]) -> TaskResult:
         label, guards, probe = plan
+        if isinstance(probe, ProxyProbe):
+            outcome, reason = probe_proxy(probe.agent, probe.cassette(replayed), probe.task,
+                                          out_dir / label / f"proxy-{probe.agent}-{probe.task}",
+                                          allowlist=guards.proxy_allowlist)
+            return TaskResult(probe.task, "proxy", outcome=outcome, reason=reason)
         if isinstance(probe, tuple):
             return _run_hack(by_id[probe[0]], hacks[probe], guards, backend, config.image)
         one = msgspec.structs.replace(config, guards=guards, jobs=1)
@@ -173,15 +210,18 @@ def run_mutation_check(
     progress(f"control and {len(mutants)} mutant(s): {len(plans)} one-task runs, -j {config.jobs}")
     with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
         outcomes = dict(zip(((label, probe) for label, _, probe in plans), pool.map(run, plans)))
-    control = {p: outcomes[("control", p)] for p in [*needed, *hack_needed]}
-    expected = {p: ("error" if p in crash else "pass") for p in needed}
+    control = {p: outcomes[("control", p)] for p in [*needed, *hack_needed, *proxy_needed]}
+    expected: dict[Probe, str] = {p: ("error" if p in crash else "pass") for p in needed}
     expected.update({h: "fail" for h in hack_needed})
-    names = {p: p if isinstance(p, str) else f"{p[0]}/hacks/{p[1]}" for p in control}
+    expected.update({x: "pass" for x in proxy_needed})
+    names = {p: p if isinstance(p, str) else f"{p.agent}-{replayed.name}/{p.task} + hostile requests"
+             if isinstance(p, ProxyProbe) else f"{p[0]}/hacks/{p[1]}" for p in control}
     control_rows = [(names[p], control[p].outcome, _why(control[p])) for p in control]
     control_ok = all(control[p].outcome == expected[p] for p in control)
     reports = []
     for mutant in mutants:
-        ids: list[str | tuple[str, str]] = [*sorted({*mutant.probes, *mutant.crash_probes}), *mutant.hack_probes]
+        ids: list[Probe] = [*sorted({*mutant.probes, *mutant.crash_probes}), *mutant.hack_probes,
+                            *mutant.proxy_probes]
         rows = [(names[p], control[p].outcome, outcomes[(mutant.name, p)].outcome,
                  _why(outcomes[(mutant.name, p)])) for p in ids]
         killed = all(after != before for _, before, after, _ in rows)

@@ -21,14 +21,17 @@ class _Upstream(BaseHTTPRequestHandler):
     seen: list[tuple[str, dict[str, str], bytes]] = []
 
     def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.seen.append((self.path, dict(self.headers), body))
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.seen.append((f"{self.command} {self.path}" if self.command != "POST" else self.path,
+                          dict(self.headers), body))
         data = json.dumps(ANSWER).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    do_GET = do_DELETE = do_POST
 
     def log_message(self, *args: object) -> None:
         pass
@@ -84,6 +87,18 @@ def test_anything_but_the_declared_endpoints_is_refused_in_place(upstream, metho
     status, _, _, answer = proxy._answer(*_request(path=path, method=method))
     assert status == 404 and b"forwards only POST /v1" in answer
     assert seen == [] and proxy.refused == [f"{method} {path}"] and proxy.turns == 0
+    proxy.close()
+
+
+def test_without_the_allowlist_guard_other_methods_and_paths_go_out_with_the_key(upstream):
+    """What the mutation check's proxy-allowlist mutant turns off: the same requests reach the API."""
+    url, seen = upstream
+    proxy = ModelProxy(find_agent("mini-swe-agent"), url, api_key="sk-real-key", timeout_s=10,
+                       on_divergence=lambda e: None, allowlist=False)
+    assert proxy._answer(*_request(path="/v1/files", body={"purpose": "batch"}))[0] == 200
+    assert proxy._answer(*_request(path="/v1/models", method="GET", body={}))[0] == 200
+    assert [path for path, _, _ in seen] == ["/api/v1/files", "GET /api/v1/models"]
+    assert all(headers["Authorization"] == "Bearer sk-real-key" for _, headers, _ in seen) and proxy.refused == []
     proxy.close()
 
 

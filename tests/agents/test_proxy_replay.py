@@ -37,3 +37,15 @@ def test_replay_answers_recorded_requests_and_stops_at_the_first_new_one(tmp_pat
     assert tape.divergence and "bugfix-lru-eviction" in tape.divergence and "agent turn 1" in tape.divergence
     assert "closest recorded request: #1" in tape.divergence and "something the recording never saw" in tape.divergence
     assert proxy.turns == 1
+
+
+def test_the_allowlist_probe_passes_with_the_guard_and_fails_without_it(tmp_path):
+    """The mutation check's probe: a hostile agent's requests, then the recorded turns, into the proxy."""
+    from endstate.agents import probe_proxy
+
+    kept = probe_proxy("mini-swe-agent", CASSETTE, "bugfix-lru-eviction", tmp_path / "on", allowlist=True)
+    assert kept == ("pass", "")
+    outcome, reason = probe_proxy("mini-swe-agent", CASSETTE, "bugfix-lru-eviction", tmp_path / "off",
+                                  allowlist=False)
+    assert outcome == "fail" and "got past the proxy's allowlist" in reason and "POST /v1/files" in reason
+    assert "has no recorded answer" in reason  # on replay: it left the proxy
