@@ -161,9 +161,11 @@ def run_mutation_check(
         raise UserError(f"the mutation check needs negative control(s) {', '.join(absent)}, which the suite lacks")
     proxy_needed = sorted({p for m in mutants for p in m.proxy_probes}, key=lambda p: (p.agent, p.task))
     replayed = Path(config.cassettes or ".")
-    unrecorded = [str(p.cassette(replayed)) for p in proxy_needed if not p.cassette(replayed).is_file()]
+    unrecorded = [p for p in proxy_needed if not p.cassette(replayed).is_file()]
     if unrecorded:
-        raise UserError(f"the mutation check needs the recording(s) {', '.join(unrecorded)}, which do not exist")
+        paths = ", ".join(str(p.cassette(replayed)) for p in unrecorded)
+        raise UserError(f"the mutation check needs the recording(s) {paths}, which do not exist: record them with `endstate record --agent {unrecorded[0].agent} "
+                        f"--model {config.model} --cassettes {unrecorded[0].cassette(replayed).parent}`")
     crash = {p for m in mutants for p in m.crash_probes}
     extra: dict[str, list[Grader]] = {p: [Grader("endstate.suite._mutation:crashing_grader", crashing_grader)]
                                       for p in crash}
