@@ -55,6 +55,9 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Where tasks run: here, or one Ray task each on a Ray cluster (endstate[ray])."),
         click.option("--ray-address", default=None, help="Ray cluster to join (head host:port); "
                      "default RAY_ADDRESS, else a Ray instance on this machine."),
+        click.option("--ray-warm", type=click.FloatRange(0, 86400), default=600, show_default=True,
+                     help="Seconds the run's endstate slots stay up on the cluster without work, for the next "
+                     "run to reuse (0: they end with the run)."),
         click.option("--resume", is_flag=True, help="Continue the run in --out: tasks that passed or failed are "
                      "kept, the others (unfinished, infra errors, harness errors) run afresh; refused if any "
                      "setting or the task pack differs."),
@@ -155,10 +158,10 @@ def _explicit_settings() -> set[str]:
 
 
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
-         ray_address: str | None, resume: bool, **kwargs: Any) -> None:
+         ray_address: str | None, ray_warm: float, resume: bool, **kwargs: Any) -> None:
     from endstate.suite import RUN_FILE, prepare_replay, suite_runner
 
-    run_suite = suite_runner(executor, ray_address)
+    run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)
     loaded, errors = _load(suite, only)
     if config.mode == "replay":  # every cassette checked, model and settings read, before any container

@@ -1,246 +1,305 @@
-"""Running a suite on a Ray cluster: one Ray task per endstate task.
+"""Running a suite on a Ray cluster, on warm endstate slots.
 
-Each Ray task runs the whole local pipeline for its task on whichever node Ray picks
-(sandbox, agent process, seal, graders; a checkpoint task's kill and resume happen
-there too) by calling `run_suite` on that one task in a scratch folder. The task
-folder, its cassette and any extra policy files travel with the Ray task, so nodes
-need endstate, Docker and the sandbox image but no shared file system. What the node
-produced (the task's result, transcript, work files and, when recording, cassette)
-comes back as bytes; the driver alone writes into the results folder, in the same
-layout a local run leaves. A Ray task whose worker or node died is retried by Ray,
-and since only a returned value is written, each task is recorded once.
+The driver (the machine `endstate eval --executor ray` runs on) starts `jobs` slots
+on the cluster (Ray actors, see `_ray_node`), or finds the ones an earlier run left
+warm, and hands them the run's (task, attempt) pairs in batches that shrink as the
+run nears its end, so that slots finish together. Each slot runs its batch with the
+local runner and streams every finished attempt back; the driver alone writes into
+the results folder, through the same code a local run uses (`_start`): the run file
+first, then the results after every attempt, atomically, so a killed Ray run resumes
+(`--resume`, under either executor) as a local one does.
+
+A slot whose process or node died mid-batch is a fault of the machinery: the attempt
+it was running is charged one try and run again from scratch on a fresh slot (after
+a backoff), the batch's other attempts simply go back in the queue; an attempt that
+lost its slot on each of its `--infra-tries` runs ends as `infra_error`.
+
+Slots stay up for `warm_s` seconds without work (then end themselves), so the next
+run against the same cluster finds endstate imported and its fork server running.
+Their names carry a hash of endstate's code: a run with other code retires them.
 
 Ray is an optional extra: `pip install 'endstate[ray]'`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
+import hashlib
 import logging
+import math
 import os
-import shutil
+import queue
 import socket
-import tarfile
-import tempfile
+import threading
+import time
+from collections import Counter, deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from endstate import __version__
 from endstate.errors import UserError
-from endstate.models import parse_spec
-from endstate.sandbox import SandboxLimits
-from endstate.task import Task, load_task
-from endstate.suite._results import RunCard, RunResult, TaskResult, write_results
-from endstate.suite._config import RunConfig, task_pack_hash
+from endstate.suite._config import RunConfig
 from endstate.suite._faults import INFRA_ERROR
+from endstate.suite._ray_node import NodeBatch, NodeReturn, NodeTask, Slot, pack, task_resources
+from endstate.suite._results import RunResult, TaskResult, attempt_stem, write_results
 from endstate.suite._runner import resolve_graders, run_suite
+from endstate.suite._start import add_result, begin_run
+from endstate.task import Task
 
-__all__ = ["INSTALL_HINT", "RAY_RETRIES", "task_resources", "run_suite_on_ray", "suite_runner"]
+__all__ = ["INSTALL_HINT", "WARM_S", "run_suite_on_ray", "suite_runner"]
 
 INSTALL_HINT = "--executor ray needs Ray on this machine and on every node: pip install 'endstate[ray]'"
 
-_SCRATCH_PREFIX = "endstate-ray-"
-
-#: How often Ray re-runs a task whose worker process or node died.
-RAY_RETRIES = 3
-
-
-class _NodeJob(msgspec.Struct, frozen=True):
-    task_id: str
-    #: The task folder as a tar archive.
-    task_files: bytes
-    config: RunConfig
-    #: The cassette to replay, when replaying.
-    cassette: bytes | None = None
-    #: Extra permission-rule files, by name, in the order given.
-    policy_files: tuple[tuple[str, bytes], ...] = ()
+#: Seconds a slot stays up without work, by default.
+WARM_S = 600
+NAMESPACE = "endstate"
+#: Times a slot is made again (its process or node died) before its share goes to the others.
+_SLOT_STARTS = 5
 
 
-class _NodeReturn(msgspec.Struct, frozen=True):
-    result: RunResult
-    #: Files of the node's results folder (transcript, work files), by relative path.
-    files: dict[str, bytes]
-    #: The recorded cassette, when recording.
-    cassette: bytes | None
-    #: Scratch paths of the node, to be replaced by the driver's own in what comes back.
-    node_out: str
-    node_cassettes: str
+def code_id() -> str:
+    """A hash of endstate's code and Ray's version: the slots of other code are not reused."""
+    import ray
+
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(ray.__version__.encode())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
-def task_resources(task: Task) -> dict[str, float]:
-    """What one task holds while it runs: a CPU and memory for two sandbox containers
-    (the agent's, then the grading one while the agent's is still up) plus the agent process."""
-    memory_mb = 2 * SandboxLimits().memory_mb + 512
-    return {"num_cpus": 1, "memory": memory_mb * 1024 * 1024}
+class _Pool:
+    """The run's slots, made (or found warm) on the cluster."""
+
+    def __init__(self, ray: Any, count: int, warm_s: float) -> None:
+        self.ray = ray
+        self.warm_s = warm_s
+        self.code = code_id()
+        self.actor = ray.remote(Slot)
+        self._retire_stale()
+        self.handles = [self.make(i) for i in range(count)]
+
+    def make(self, index: int) -> Any:
+        options: dict[str, Any] = dict(name=f"slot-{self.code}-{index}", namespace=NAMESPACE, get_if_exists=True,
+                                       max_restarts=0, max_task_retries=0, **task_resources())
+        if self.warm_s > 0:
+            options["lifetime"] = "detached"  # outlives this driver; ends itself when idle
+        handle = self.actor.options(**options).remote(self.warm_s)
+        if index < len(getattr(self, "handles", [])):
+            self.handles[index] = handle
+        return handle
+
+    def _retire_stale(self) -> None:
+        """Slots of other endstate code end once their work is done: they would hold the CPUs."""
+        for entry in self.ray.util.list_named_actors(all_namespaces=True):
+            name = entry["name"]
+            if entry["namespace"] == NAMESPACE and name.startswith("slot-") and not name.startswith(f"slot-{self.code}-"):
+                try:
+                    self.ray.get_actor(name, namespace=NAMESPACE).__ray_terminate__.remote()
+                except ValueError:
+                    pass  # ended meanwhile
+
+    def close(self) -> None:
+        for handle in self.handles:
+            if self.warm_s <= 0:
+                handle.__ray_terminate__.remote()
 
 
-# -- on the node -------------------------------------------------------------------------
-def run_on_node(job: _NodeJob) -> _NodeReturn:
-    """Run one task exactly as a local run would, in a scratch folder, and return its files."""
-    _sweep_dead_attempts()
-    with tempfile.TemporaryDirectory(prefix=_SCRATCH_PREFIX) as scratch:
-        root = Path(scratch)
-        (root / "owner").write_text(str(os.getpid()))
-        suite = root / "suite"
-        with tarfile.open(fileobj=io.BytesIO(job.task_files)) as tar:
-            tar.extractall(suite, filter="tar")
-        cassettes = root / "cassettes"
-        cassettes.mkdir()
-        if job.cassette is not None:
-            (cassettes / f"{job.task_id}.cassette").write_bytes(job.cassette)
-        policies = root / "policies"
-        policies.mkdir()
-        policy_paths = []
-        for index, (name, data) in enumerate(job.policy_files):
-            path = policies / f"{index}-{name}"
-            path.write_bytes(data)
-            policy_paths.append(str(path))
-        config = msgspec.structs.replace(
-            job.config, jobs=1, policy_files=tuple(policy_paths),
-            cassettes=str(cassettes) if job.config.cassettes is not None else None)
-        out = root / "out"
-        result = run_suite([load_task(suite / job.task_id)], config, out, suite_root=suite)
-        files = {path.relative_to(out).as_posix(): path.read_bytes()
-                 for path in sorted(out.rglob("*")) if path.is_file() and path.name != "results.json"}
-        recorded = cassettes / f"{job.task_id}.cassette"
-        cassette = recorded.read_bytes() if config.mode == "record" and recorded.is_file() else None
-        return _NodeReturn(result, files, cassette, str(out), str(cassettes))
+class _Queue:
+    """The (task, attempt) pairs still to run; batches shrink as the queue empties."""
+
+    def __init__(self, todo: list[tuple[Task, int]], slots: int) -> None:
+        self.lock = threading.Lock()
+        self.waiting = deque(todo)
+        self.slots = slots
+        #: Runs each pair lost its slot on.
+        self.lost: Counter[tuple[str, int]] = Counter()
+        #: Batches sent and not yet over: what they lose comes back to the queue.
+        self.out = 0
+
+    def take(self) -> list[tuple[Task, int]] | None:
+        """The next batch; [] when the queue is empty for now; None when it is for good."""
+        with self.lock:
+            if not self.waiting:
+                return None if self.out == 0 else []
+            size = max(1, math.ceil(len(self.waiting) / self.slots))
+            self.out += 1
+            return [self.waiting.popleft() for _ in range(min(size, len(self.waiting)))]
+
+    def done(self, given_back: list[tuple[Task, int]]) -> None:
+        with self.lock:
+            self.waiting.extendleft(reversed(given_back))
+            self.out -= 1
 
 
-def _sweep_dead_attempts() -> None:
-    """Remove what attempts killed on this node left: a worker that died mid-task never
-    ran its cleanup, so its sandbox container and scratch folder are still here."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{_SCRATCH_PREFIX}*"):
+class _Driver:
+    """Sends batches to the slots (a thread each) and writes what comes back (the calling thread)."""
+
+    def __init__(self, ray: Any, pool: _Pool, config: RunConfig, packs: dict[str, bytes]) -> None:
+        self.ray = ray
+        self.pool = pool
+        self.config = config
+        self.packs = packs
+        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.stopping = threading.Event()
+        self.running: dict[int, Any] = {}
+
+    def batch(self, pairs: list[tuple[Task, int]]) -> NodeBatch:
+        config = self.config
+        by_task: dict[str, list[int]] = {}
+        for task, k in pairs:
+            by_task.setdefault(task.id, []).append(k)
+        jobs = []
+        for task_id, attempts in by_task.items():
+            cassettes = []
+            for k in attempts if config.mode == "replay" and config.cassettes is not None else []:
+                path = Path(config.cassettes) / f"{attempt_stem(task_id, k)}.cassette"
+                if path.is_file():  # the node reports a missing one
+                    cassettes.append((path.name, path.read_bytes()))
+            jobs.append(NodeTask(task_id, self.packs[task_id], tuple(attempts), tuple(cassettes)))
+        policies = tuple((Path(p).name, Path(p).read_bytes()) for p in config.policy_files)
+        return NodeBatch(config, tuple(jobs), policies)
+
+    def serve(self, index: int, work: _Queue) -> None:
+        """One slot's thread: batches until the queue is empty; a lost slot is made again."""
+        ray, starts = self.ray, 0
         try:
-            owner = int((folder / "owner").read_text())
-        except (OSError, ValueError):
-            continue
-        if _alive(owner):
-            continue
-        for job in folder.glob("out/work/*/job.json"):
-            with contextlib.suppress(Exception):  # best effort: a half-written job has no sandbox yet
-                _remove_container(msgspec.json.decode(job.read_bytes())["sandbox"])
-        shutil.rmtree(folder, ignore_errors=True)
+            while not self.stopping.is_set():
+                try:
+                    if not self._up(self.pool.handles[index]):
+                        continue
+                except ray.exceptions.RayActorError:
+                    starts += 1
+                    if starts >= _SLOT_STARTS:
+                        return
+                    self.pool.make(index)
+                    continue
+                pairs = work.take()
+                if pairs is None:
+                    return
+                if not pairs:
+                    time.sleep(0.2)
+                    continue
+                self._run_batch(index, pairs, work)
+        except Exception as exc:  # noqa: BLE001 - a bug here must not hang the run: the driver reports it
+            self.events.put(("crash", exc))
+        finally:
+            self.events.put(("exit", index))
+
+    def _up(self, handle: Any) -> bool:
+        """Whether the slot is up, waiting a second at most (a slot the cluster has no room
+        for yet stays pending, and its thread must still see the run end)."""
+        ready, _ = self.ray.wait([handle.ready.remote()], timeout=1.0)
+        if ready:
+            self.ray.get(ready[0])
+        return bool(ready)
+
+    def _run_batch(self, index: int, pairs: list[tuple[Task, int]], work: _Queue) -> None:
+        ray = self.ray
+        pending, again = list(pairs), []
+        stream = self.pool.handles[index].run.remote(self.batch(pairs))
+        self.running[index] = stream
+        try:
+            for ref in stream:
+                node: NodeReturn = ray.get(ref)
+                pending = [(t, k) for t, k in pending if (t.id, k) != (node.result.task_id, node.result.attempt)]
+                self.events.put(("done", node))
+        except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
+                ray.exceptions.ObjectLostError) as exc:
+            again = self._lost(pending, _why(ray, exc), work)
+            if not self.stopping.is_set():
+                self.pool.make(index)
+        except ray.exceptions.RayError as exc:  # the node raised: these attempts have no result
+            for task, k in pending:
+                self.events.put(("failed", (task, k, _why(ray, exc))))
+        finally:
+            self.running.pop(index, None)
+            work.done(again)
+
+    def _lost(self, pending: list[tuple[Task, int]], why: str, work: _Queue) -> list[tuple[Task, int]]:
+        """The slot died: the attempt it was running is charged a try; returns what goes back in the queue."""
+        if not pending:
+            return []
+        (task, k), rest = pending[0], pending[1:]
+        work.lost[(task.id, k)] += 1
+        tries = work.lost[(task.id, k)]
+        if tries >= self.config.infra.tries:
+            self.events.put(("lost", (task, k, why)))
+            return rest
+        time.sleep(self.config.infra.backoff_s * 2 ** (tries - 1))
+        return [(task, k), *rest]
+
+    def run(self, result: RunResult, todo: list[tuple[Task, int]], out_dir: Path,
+            progress: Callable[[TaskResult], None]) -> None:
+        slots = len(self.pool.handles)
+        work = _Queue(todo, slots)
+        threads = [threading.Thread(target=self.serve, args=(i, work), daemon=True) for i in range(slots)]
+        for thread in threads:
+            thread.start()
+        left, alive = len(todo), slots
+        local = functools.partial(_local, out_dir=out_dir, cassettes=self.config.cassettes)
+        try:
+            while left and alive:
+                kind, payload = self.events.get()
+                if kind == "exit":
+                    alive -= 1
+                    continue
+                if kind == "crash":
+                    raise payload
+                if kind == "done":
+                    task_result = _accept(payload, out_dir, self.config, local)
+                    task_result.infra_retries += work.lost[(task_result.task_id, task_result.attempt)]
+                else:
+                    task, k, why = payload
+                    task_result = TaskResult(task.id, task.manifest.category.value, attempt=k, reason=why,
+                                             outcome=INFRA_ERROR if kind == "lost" else "error")
+                    task_result.infra_retries = max(0, work.lost[(task.id, k)] - 1)
+                left -= 1
+                add_result(result, task_result, out_dir, last=not left)
+                progress(task_result)
+            for task, k in list(work.waiting) if left else []:  # no slot could be started to run them
+                task_result = TaskResult(task.id, task.manifest.category.value, attempt=k, outcome=INFRA_ERROR,
+                                         reason=f"no Ray slot could be started for it ({_SLOT_STARTS} tries)")
+                add_result(result, task_result, out_dir, last=True)
+                progress(task_result)
+        except BaseException:
+            self.stopping.set()
+            for stream in list(self.running.values()):
+                self.ray.cancel(stream)  # the slot stops after the attempts under way, removing their sandboxes
+            write_results(result, out_dir)
+            raise
+        finally:  # no thread of the run calls Ray once it returns
+            self.stopping.set()
+            for thread in threads:
+                thread.join(timeout=5)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _local(data: bytes, node: NodeReturn, *, out_dir: Path, cassettes: str | None) -> bytes:
+    """`data` with the node's scratch paths replaced by the driver's own."""
+    data = data.replace(node.node_out.encode(), str(out_dir).encode())
+    return data.replace(node.node_cassettes.encode(), str(cassettes).encode())
 
 
-def _remove_container(handle: dict[str, Any]) -> None:
-    if handle.get("backend") != "docker" or not handle.get("container"):
-        return
-    from endstate.sandbox import LABEL, connect
+def _accept(node: NodeReturn, out_dir: Path, config: RunConfig, local: Callable[..., bytes]) -> TaskResult:
+    """Write an attempt's files where a local run puts them; its result."""
+    task_result = node.result
+    task_result.reason = local(task_result.reason.encode(), node).decode()
+    for relative, data in node.files.items():
+        path = out_dir / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(local(data, node))
+    if node.cassette is not None and config.cassettes is not None:
+        stem = attempt_stem(task_result.task_id, task_result.attempt)
+        (Path(config.cassettes) / f"{stem}.cassette").write_bytes(node.cassette)
+    return task_result
 
-    client = connect()
-    try:
-        container = client.containers.get(handle["container"])
-        if LABEL in container.labels:  # only ever one of endstate's own sandboxes
-            container.remove(force=True)
-    finally:
-        client.close()
 
-
-# -- on the driver -----------------------------------------------------------------------
 def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
         raise UserError(INSTALL_HINT) from None
     return ray
-
-
-def _pack(folder: Path) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        tar.add(folder, arcname=folder.name, filter=lambda info: None if "__pycache__" in info.name else info)
-    return buffer.getvalue()
-
-
-def _node_job(task: Task, config: RunConfig) -> _NodeJob:
-    cassette = None
-    if config.mode == "replay" and config.cassettes is not None:
-        path = Path(config.cassettes) / f"{task.id}.cassette"
-        cassette = path.read_bytes() if path.is_file() else None  # the node reports the missing file
-    policies = tuple((Path(p).name, Path(p).read_bytes()) for p in config.policy_files)
-    return _NodeJob(task.id, _pack(task.root), config, cassette, policies)
-
-
-class _Driver:
-    """Writes what the nodes send back, as a local run would have written it."""
-
-    def __init__(self, tasks: list[Task], config: RunConfig, out_dir: Path,
-                 card_extra: dict[str, Any] | None) -> None:
-        self.tasks = tasks
-        self.config = config
-        self.out_dir = out_dir
-        self.card_extra = card_extra or {}
-        self.task_images: dict[str, str] = {}
-        self.result = RunResult(self._card(None), [])
-
-    def _card(self, node_card: RunCard | None) -> RunCard:
-        config = self.config
-        # What the node saw of its one task; the run's card covers every task.
-        images = {**(node_card.task_images if node_card else {}), **self.task_images}
-        overrides = dict(
-            task_pack_hash=task_pack_hash(self.tasks, images),
-            tasks=len(self.tasks),
-            graders={t.id: tuple(g.short_name for g in resolve_graders(t)) for t in self.tasks},
-            task_images=images,
-            replay_from=config.cassettes or "" if config.mode == "replay" else "",
-            impossible=config.impossible or msgspec.UNSET,
-            **self.card_extra,
-        )
-        if node_card is not None:  # what the node saw of its sandbox (backend, image id) holds for all
-            return msgspec.structs.replace(node_card, **overrides)
-        return RunCard(  # no node answered: the card says what was asked for
-            endstate_version=__version__, model=config.model, provider=parse_spec(config.model)[0],
-            temperature=config.settings.temperature, seed=config.settings.seed,
-            retry_ceiling=config.settings.max_retries, tool_choice=config.settings.tool_choice,
-            network_policy="none", sandbox_backend=config.sandbox, image=config.image, image_id="",
-            mode=config.mode, match=config.match if config.mode == "replay" else "",
-            guards_disabled=tuple(n for n in type(config.guards).__struct_fields__ if not getattr(config.guards, n)),
-            infra_tries=config.infra.tries, **overrides)
-
-    def _local(self, data: bytes, node: _NodeReturn) -> bytes:
-        data = data.replace(node.node_out.encode(), str(self.out_dir).encode())
-        return data.replace(node.node_cassettes.encode(), str(self.config.cassettes).encode())
-
-    def accept(self, node: _NodeReturn) -> TaskResult:
-        (task_result,) = node.result.tasks
-        self.task_images.update(node.result.card.task_images)
-        self.result.card = self._card(node.result.card)
-        task_result.reason = self._local(task_result.reason.encode(), node).decode()
-        for relative, data in node.files.items():
-            path = self.out_dir / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(self._local(data, node))
-        if node.cassette is not None and self.config.cassettes is not None:
-            (Path(self.config.cassettes) / f"{task_result.task_id}.cassette").write_bytes(node.cassette)
-        return self.record(task_result)
-
-    def failed(self, task: Task, reason: str, *, lost: bool = False) -> TaskResult:
-        """A task no node returned a result for; `lost`: its worker or node died (each of Ray's
-        retries), a fault of the machinery, unscored like any other (see `_faults`)."""
-        return self.record(TaskResult(task.id, task.manifest.category.value,
-                                      outcome=INFRA_ERROR if lost else "error", reason=reason))
-
-    def record(self, task_result: TaskResult) -> TaskResult:
-        self.result.tasks.append(task_result)
-        self.result.tasks.sort(key=lambda r: r.task_id)
-        write_results(self.result, self.out_dir)
-        return task_result
 
 
 def run_suite_on_ray(
@@ -253,49 +312,52 @@ def run_suite_on_ray(
     progress: Callable[[TaskResult], None] = lambda r: None,
     card_extra: dict[str, Any] | None = None,
     resume: bool = False,
+    warm_s: float = WARM_S,
 ) -> RunResult:
-    """`run_suite`, with each task run as a Ray task on the cluster at `address`
-    (None: RAY_ADDRESS, else a Ray instance started here). At most `config.jobs` tasks
-    are in flight; Ray places them by their declared resources."""
+    """`run_suite`, on `config.jobs` slots of the Ray cluster at `address` (None: RAY_ADDRESS,
+    else a Ray instance started here, and stopped at the end). `resume` as for `run_suite`."""
     ray = _import_ray()
     tasks = sorted(tasks, key=lambda t: t.id)
     for task in tasks:
         resolve_graders(task)  # a grader that breaks the contract fails here, before the cluster is asked
-    out_dir = Path(out_dir)
-    driver = _Driver(tasks, config, out_dir, card_extra)
-    if config.attempts > 1 or resume:
-        raise UserError(f"{'--attempts' if config.attempts > 1 else '--resume'} with --executor ray is not supported "
-                        "yet: use the local executor for it")
     if config.agent:
         raise UserError(f"--agent {config.agent} with --executor ray is not supported yet: use the local executor")
+    out_dir = Path(out_dir)
     connected_here = _connect(ray, address)
-    remote = ray.remote(max_retries=RAY_RETRIES, retry_exceptions=False)(run_on_node)
-    waiting = list(tasks)
-    running: dict[Any, Task] = {}
+    pool = None
     try:
-        while waiting or running:
-            while waiting and len(running) < max(1, config.jobs):
-                task = waiting.pop(0)
-                running[remote.options(**task_resources(task)).remote(_node_job(task, config))] = task
-            (ref,), _ = ray.wait(list(running), num_returns=1)
-            task = running.pop(ref)
-            try:
-                task_result = driver.accept(ray.get(ref))
-            except ray.exceptions.RayError as exc:
-                lost = isinstance(exc, (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError))
-                task_result = driver.failed(task, _why(ray, exc), lost=lost)
-            progress(task_result)
-    except KeyboardInterrupt:
-        for ref in running:
-            ray.cancel(ref)  # not forced: the node's run_suite removes its sandbox on the way out
-        write_results(driver.result, out_dir)
-        raise
+        pool = _Pool(ray, max(1, config.jobs), warm_s if address or os.environ.get("RAY_ADDRESS") else 0)
+        packs = {task.id: pack(task.root) for task in tasks}
+        card = _describe(ray, pool, config, tuple(NodeTask(t.id, packs[t.id]) for t in tasks), card_extra or {})
+        result, todo = begin_run(out_dir, card, config, tasks, resume=resume, progress=progress)
+        _Driver(ray, pool, config, packs).run(result, todo, out_dir, progress)
+        return result
     finally:
+        if pool is not None:
+            pool.close()
         if connected_here:
             ray.shutdown()
-    if not driver.result.tasks:
-        write_results(driver.result, out_dir)
-    return driver.result
+
+
+def _describe(ray: Any, pool: _Pool, config: RunConfig, tasks: tuple[NodeTask, ...],
+              card_extra: dict[str, Any]) -> Any:
+    """The run's card, made on the first slot to be up (as a local run on its node would make it)."""
+    waiting = {handle.ready.remote(): handle for handle in pool.handles}
+    while waiting:
+        (ready,), _ = ray.wait(list(waiting), num_returns=1)
+        handle = waiting.pop(ready)
+        try:
+            ray.get(ready)
+        except ray.exceptions.RayActorError:
+            continue
+        try:
+            return ray.get(handle.describe.remote(config, tasks, card_extra))
+        except ray.exceptions.RayTaskError as exc:
+            cause = exc.cause if exc.cause is not None else exc
+            if isinstance(cause, UserError):
+                raise cause from None
+            raise
+    raise UserError("no Ray slot could be started on the cluster: see `ray status` and the Ray logs")
 
 
 def _connect(ray: Any, address: str | None) -> bool:
@@ -329,16 +391,14 @@ def _check_reachable(address: str) -> None:
 
 
 def _why(ray: Any, exc: Exception) -> str:
-    """One line on why a Ray task gave no result."""
+    """One line on why a batch gave no result."""
     if isinstance(exc, ray.exceptions.RayTaskError) and exc.cause is not None:
         return f"on the node: {type(exc.cause).__name__}: {exc.cause}"
     lines = str(exc).strip().splitlines()
-    lost = isinstance(exc, (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError))
-    return (f"ray: {type(exc).__name__}" + (f" after {RAY_RETRIES} retries" if lost else "")
-            + (f": {lines[0]}" if lines else ""))
+    return f"the Ray slot running it was lost: {type(exc).__name__}" + (f": {lines[0]}" if lines else "")
 
 
-def suite_runner(executor: str, ray_address: str | None = None) -> Callable[..., RunResult]:
+def suite_runner(executor: str, ray_address: str | None = None, warm_s: float = WARM_S) -> Callable[..., RunResult]:
     """The function that runs a suite with `executor` ("local" or "ray"); takes run_suite's arguments.
 
     Asking for Ray where it is not installed fails here, before anything runs."""
@@ -347,4 +407,5 @@ def suite_runner(executor: str, ray_address: str | None = None) -> Callable[...,
     if executor != "ray":
         raise UserError(f"unknown executor {executor!r}: use local or ray")
     _import_ray()
-    return functools.partial(run_suite_on_ray, address=ray_address)
+    return functools.partial(run_suite_on_ray, address=ray_address, warm_s=warm_s)
+

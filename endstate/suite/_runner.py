@@ -14,7 +14,7 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -32,15 +32,16 @@ from endstate.models import Scrubber, parse_spec
 from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, TimedSandbox, Tree, machinery_fault, open_sandbox,
                               resolve_backend)
 from endstate.suite._ahead import Lookahead
-from endstate.suite._config import RunConfig, run_card, settings_key
+from endstate.suite._config import RunConfig, run_card
 from endstate.task import Task
 from endstate.suite._enddiff import end_state_diff
-from endstate.suite._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, save_results, sweep_run
+from endstate.suite._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, sweep_run
 from endstate.suite._forkserver import Workers, start_fork_server
 from endstate.suite._impossible import agent_trees, run_task_hash
 from endstate.suite._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
-from endstate.suite._resume import discard_partial, run_key, start_run
+from endstate.suite._resume import discard_partial
+from endstate.suite._start import add_result, begin_run
 from endstate.suite._task_sandbox import TaskSandbox, task_sandbox
 
 __all__ = ["run_suite", "resolve_graders", "grading_guards_of"]
@@ -371,10 +372,12 @@ def run_suite(
     card_extra: dict[str, Any] | None = None,
     extra_graders: dict[str, list[Grader]] | None = None,
     resume: bool = False,
+    only: Collection[tuple[str, int]] | None = None,
 ) -> RunResult:
     """Run every task; returns (and keeps writing) the run's results.
 
     `extra_graders` adds graders to some tasks (the mutation check's probes).
+    `only` limits the run to these (task id, attempt) pairs (a Ray node's share).
     `resume` continues the killed run in `out_dir` (see `_resume`): its finished
     tasks are kept, the others run afresh; UserError if the settings differ.
     """
@@ -388,26 +391,7 @@ def run_suite(
     graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
     card = run_card(config, tasks, backend, provider, graders, card_extra, agent=agent)
     out_dir = Path(out_dir)
-    kept = start_run(out_dir, run_key(card, settings_key(config)), resume=resume, rerun_errors=not config.keep_errors)
-    result = RunResult(card, sorted(kept, key=lambda r: (r.task_id, r.attempt)))
-    write_results(result, out_dir)  # the card is on disk before the first task starts
-    finished = {(r.task_id, r.attempt) for r in kept}
-    todo = [(t, k) for t in tasks for k in range(config.attempts) if (t.id, k) not in finished and t.id not in refused]
-    for task, k in todo if resume else []:
-        stem = attempt_stem(task.id, k)
-        recording = Path(config.cassettes) / f"{stem}.cassette" if config.mode == "record" else None
-        discard_partial(out_dir, stem, recording)
-    for kept_result in result.tasks:
-        progress(kept_result)
-    for task in tasks:  # said up front, by name; the other tasks run
-        if task.id in refused and (task.id, 0) not in finished:
-            refused_result = TaskResult(task.id, task.manifest.category.value, outcome="error",
-                                        reason=refused[task.id], stop_reason="refused")
-            result.tasks.append(refused_result)
-            progress(refused_result)
-    if refused:
-        result.tasks.sort(key=lambda r: (r.task_id, r.attempt))
-        write_results(result, out_dir)
+    result, todo = begin_run(out_dir, card, config, tasks, resume=resume, progress=progress, refused=refused, only=only)
     agent_images = _agent_images(agent, backend, config.image, todo)  # built before any sandbox is made
     suite = _Suite(config, out_dir, backend, progress, todo, agent=agent, agent_images=agent_images)
     with _scripted_urls(config, tasks, suite_root) as urls:
@@ -420,9 +404,7 @@ def run_suite(
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in done:
                     task_result = future.result()
-                    result.tasks.append(task_result)
-                    result.tasks.sort(key=lambda r: (r.task_id, r.attempt))
-                    save_results(result, out_dir, last=not pending)
+                    add_result(result, task_result, out_dir, last=not pending)
                     progress(task_result)
         except BaseException as exc:  # Ctrl-C, SIGTERM, or a bug: the tasks not started never will
             suite.cancelled.set()

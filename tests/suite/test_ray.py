@@ -1,7 +1,9 @@
 """The Ray executor against a real Ray cluster (a head and one extra worker node on
-this machine, started and stopped by the tests): the same inputs give the same
-outputs as the local executor, and a Ray worker killed mid-task costs a retry, not
-a result.
+this machine, started once for the module and stopped by it, with every process it
+started): the same inputs give the same outputs as the local executor, a killed Ray
+run resumes to the local result, `--attempts` runs as locally, and a slot killed
+mid-task costs a retry, not a result. The runs share the cluster's warm slots, as
+back-to-back runs of a user do.
 """
 
 from __future__ import annotations
@@ -68,11 +70,37 @@ def cluster():
 
     global _CLUSTER
     with LocalRayCluster(cpus_per_node=1) as running:
+        sessions = {proc.pid for proc in running.procs}  # every process of the cluster is in one of them
         _CLUSTER = running
         try:
             yield running.address
         finally:
             _CLUSTER = None
+            pids = {int(line.split()[1]) for line in _in_sessions(sessions)}
+    # Nothing of the cluster outlives the module (the slots it kept warm included), nor any sandbox of theirs.
+    deadline = time.monotonic() + 30
+    while _in_sessions(sessions) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _in_sessions(sessions) == []
+    assert _containers_of(pids) == []
+
+
+def _in_sessions(sessions: set[int]) -> list[str]:
+    ps = subprocess.run(["ps", "-eo", "sid=,pid=,args="], capture_output=True, text=True).stdout
+    return [line for line in ps.splitlines() if line.split() and int(line.split()[0]) in sessions]
+
+
+def _containers_of(pids: set[int]) -> list[str]:
+    """Sandbox containers made by one of these processes."""
+    import docker
+
+    client = docker.from_env()
+    try:
+        return [c["Id"] for c in client.api.containers(all=True, filters={"label": "endstate"})
+                if c.get("Labels", {}).get("endstate.owner.pid", "").isdigit()
+                and int(c["Labels"]["endstate.owner.pid"]) in pids]
+    finally:
+        client.close()
 
 
 #: The running test cluster: drivers of Ray runs join it inside its network namespace.
@@ -147,23 +175,25 @@ def test_recording_on_ray_writes_the_same_cassettes_as_a_local_recording(cluster
 
 
 def _ray_task_workers() -> list[int]:
-    """Pids of Ray worker processes running an endstate task right now (Ray titles them)."""
-    ps = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
-    return [int(line.split()[0]) for line in ps.splitlines() if line.split()[1:2] == ["ray::run_on_node"]]
+    """Pids of endstate slots running a batch right now (Ray titles them)."""
+    sessions = {proc.pid for proc in _CLUSTER.procs}  # this cluster's, not another test run's on the machine
+    ps = subprocess.run(["ps", "-eo", "sid=,pid=,args="], capture_output=True, text=True).stdout
+    return [int(line.split()[1]) for line in ps.splitlines()
+            if line.split()[2:3] == ["ray::Slot.run"] and int(line.split()[0]) in sessions]
 
 
-def _scratch_of(pid: int) -> tuple[Path | None, str]:
-    """The scratch folder of the attempt a worker runs, and its sandbox container."""
+def _scratch_of(pid: int) -> tuple[Path | None, str, str]:
+    """The scratch folder of the batch a slot runs, the sandbox container of its task under way, and that task."""
     for folder in Path(tempfile.gettempdir()).glob("endstate-ray-*"):
         with contextlib.suppress(OSError):
             if (folder / "owner").read_text() == str(pid):
                 for job in folder.glob("out/work/*/job.json"):
                     try:
-                        return folder, msgspec.json.decode(job.read_bytes())["sandbox"]["container"]
+                        return folder, msgspec.json.decode(job.read_bytes())["sandbox"]["container"], job.parent.name
                     except msgspec.DecodeError:  # caught mid-write: look again on the next poll
-                        return folder, ""
-                return folder, ""
-    return None, ""
+                        return folder, "", ""
+                return folder, "", ""
+    return None, "", ""
 
 
 def _container_exists(container: str) -> bool:
@@ -186,12 +216,12 @@ def test_a_worker_killed_mid_task_is_retried_and_every_task_recorded_once(cluste
                "--replay", str(CASSETTES / "scripted-reference"), *_task_args(), "-j", "2", "--out", str(tmp_path / "run"),
                "--expect", "pass", "--executor", "ray", "--ray-address", cluster)),
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    killed, scratch, container = None, None, ""
+    killed, scratch, container, task = None, None, "", ""
     try:
         deadline = time.monotonic() + 300
         while killed is None and time.monotonic() < deadline and run.poll() is None:
             for pid in _ray_task_workers():
-                scratch, container = _scratch_of(pid)
+                scratch, container, task = _scratch_of(pid)
                 if container:  # into the task: its sandbox is up and the agent is working
                     os.kill(pid, signal.SIGKILL)
                     killed = pid
@@ -205,8 +235,75 @@ def test_a_worker_killed_mid_task_is_retried_and_every_task_recorded_once(cluste
     assert run.returncode == 0, (out, err)
     result = read_results(tmp_path / "run")
     assert [t.task_id for t in result.tasks] == SUBSET  # each task once, none lost, none twice
-    assert result.vector == [(task, "pass") for task in SUBSET]
+    assert result.vector == [(task_id, "pass") for task_id in SUBSET]
     assert out.count("PASS") == len(SUBSET)
-    # The next attempt on this node removed what the killed one left behind.
+    # A fault of the machinery, counted as a local run counts one: the killed task ran again from scratch.
+    assert {t.task_id: t.infra_retries for t in result.tasks} == {t: int(t == task) for t in SUBSET}
+    # The slot made in place of the killed one removed what it left behind.
     assert not _container_exists(container)
     assert not scratch.exists()
+
+
+#: Four tasks of the reference arm: a kill after the first result leaves some finished, some not.
+RESUMED = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "feature-recipe-scaling", "refactor-dedupe-validators"]
+
+
+def _results(run: Path) -> list[dict]:
+    path = run / "results.json"
+    return msgspec.json.decode(path.read_bytes())["tasks"] if path.is_file() else []
+
+
+@pytest.mark.docker
+def test_a_killed_ray_run_is_resumed_to_the_local_result(cluster, tmp_path):
+    replay = ("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
+              str(CASSETTES / "scripted-reference"), *[a for t in RESUMED for a in ("--task", t)], "-j", "2")
+    local = endstate(*replay, "--out", str(tmp_path / "local"))
+    assert local.returncode == 0, local.stderr
+    on_ray = (*replay, "--out", str(tmp_path / "ray"), "--executor", "ray", "--ray-address", cluster)
+    driver = subprocess.Popen(_argv(on_ray), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline and driver.poll() is None and not _results(tmp_path / "ray"):
+            time.sleep(0.05)
+    finally:
+        driver.kill()  # SIGKILL: no handler of the driver runs
+        driver.wait()
+    left = _results(tmp_path / "ray")
+    assert 1 <= len(left) < len(RESUMED), "the kill should land after the first result and before the last"
+
+    resumed = endstate(*on_ray, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    ray_result, local_result = read_results(tmp_path / "ray"), read_results(tmp_path / "local")
+    assert ray_result.vector == local_result.vector == [(task, "pass") for task in RESUMED]
+    assert [t.tree_hash for t in ray_result.tasks] == [t.tree_hash for t in local_result.tasks]
+    assert _comparable(tmp_path / "ray") == _comparable(tmp_path / "local")
+    kept = {t.task_id: t for t in ray_result.tasks}
+    for task in left:  # what finished before the kill was kept, not run again
+        assert kept[task["task_id"]].wall_s == task["wall_s"]
+    for task in RESUMED:
+        assert ((tmp_path / "ray" / "transcripts" / f"{task}.json").read_bytes()
+                == (tmp_path / "local" / "transcripts" / f"{task}.json").read_bytes())
+    # Ray and local runs write the same run file: either executor resumes the other's run.
+    assert (tmp_path / "ray" / "run.json").read_bytes() == (tmp_path / "local" / "run.json").read_bytes()
+
+
+@pytest.mark.docker
+def test_attempts_on_ray_record_what_local_attempts_record(cluster, tmp_path):
+    tasks = ["bugfix-lru-eviction", "deny-recursive-delete"]
+    record = ("record", "--model", "scripted/reference", "--suite", str(TASKS), *[a for t in tasks for a in ("--task", t)],
+              "--attempts", "3", "--seed", "7", "-j", "2")
+    for where, executor in (("local", ()), ("ray", ("--executor", "ray", "--ray-address", cluster))):
+        ran = endstate(*record, "--cassettes", str(tmp_path / where / "cassettes"), "--out", str(tmp_path / where / "run"),
+                       *executor)
+        assert ran.returncode == 0, ran.stderr
+    ray_result, local_result = read_results(tmp_path / "ray" / "run"), read_results(tmp_path / "local" / "run")
+    assert ray_result.vector == local_result.vector == sorted(
+        (task if k == 0 else f"{task}.attempt-{k}", "pass") for task in tasks for k in range(3))
+    assert [t.tree_hash for t in ray_result.tasks] == [t.tree_hash for t in local_result.tasks]
+    assert _comparable(tmp_path / "ray" / "run") == _comparable(tmp_path / "local" / "run")
+    names = sorted(p.name for p in (tmp_path / "local" / "cassettes").iterdir())
+    assert sorted(p.name for p in (tmp_path / "ray" / "cassettes").iterdir()) == names and len(names) == 6
+    for name in names:  # each attempt recorded with its own seed, the same interactions
+        one, other = load(tmp_path / "local" / "cassettes" / name), load(tmp_path / "ray" / "cassettes" / name)
+        assert msgspec.structs.replace(one.header, created="") == msgspec.structs.replace(other.header, created="")
+        assert msgspec.msgpack.encode(one.interactions) == msgspec.msgpack.encode(other.interactions)
