@@ -37,6 +37,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from endstate.errors import UserError
 from endstate.suite._config import RunConfig
 from endstate.suite._faults import INFRA_ERROR
@@ -122,7 +124,9 @@ class _Queue:
         with self.lock:
             if not self.waiting:
                 return None if self.out == 0 else []
-            size = max(1, math.ceil(len(self.waiting) / self.slots))
+            task, k = self.waiting[0]
+            # A task rerun after its slot was lost goes alone, with the tries it has left.
+            size = 1 if self.lost[(task.id, k)] else max(1, math.ceil(len(self.waiting) / self.slots))
             self.out += 1
             return [self.waiting.popleft() for _ in range(min(size, len(self.waiting)))]
 
@@ -144,8 +148,12 @@ class _Driver:
         self.stopping = threading.Event()
         self.running: dict[int, Any] = {}
 
-    def batch(self, pairs: list[tuple[Task, int]]) -> NodeBatch:
+    def batch(self, pairs: list[tuple[Task, int]], lost: int = 0) -> NodeBatch:
+        """The share `pairs` as it travels; `lost`: runs its one task already lost its slot on."""
         config = self.config
+        if lost:  # --infra-tries counts every run of a task, whichever fault ended it
+            config = msgspec.structs.replace(config, infra=msgspec.structs.replace(
+                config.infra, tries=max(1, config.infra.tries - lost)))
         by_task: dict[str, list[int]] = {}
         for task, k in pairs:
             by_task.setdefault(task.id, []).append(k)
@@ -197,7 +205,7 @@ class _Driver:
     def _run_batch(self, index: int, pairs: list[tuple[Task, int]], work: _Queue) -> None:
         ray = self.ray
         pending, again = list(pairs), []
-        stream = self.pool.handles[index].run.remote(self.batch(pairs))
+        stream = self.pool.handles[index].run.remote(self.batch(pairs, work.lost[(pairs[0][0].id, pairs[0][1])]))
         self.running[index] = stream
         try:
             for ref in stream:

@@ -1,0 +1,62 @@
+"""How the Ray driver hands out work (no cluster needed): shares shrink as the run nears
+its end, and a task whose slot was lost is charged one try per loss, rerun first, and
+ends as infra_error once its tries are spent, while the rest of its share goes back
+uncharged."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from endstate.suite import RetryPolicy, RunConfig
+from endstate.suite._ray import _Driver, _Queue
+
+
+def _tasks(n: int) -> list[SimpleNamespace]:
+    return [SimpleNamespace(id=f"task-{i:02}") for i in range(n)]
+
+
+def test_shares_shrink_towards_the_end_of_the_run():
+    work = _Queue([(task, 0) for task in _tasks(22)], slots=2)
+    sizes = []
+    while (share := work.take()) is not None:
+        sizes.append(len(share))
+        work.done([])
+    assert sizes == [11, 6, 3, 1, 1]
+
+
+def test_the_queue_waits_for_shares_still_out_before_it_is_empty_for_good():
+    tasks = _tasks(2)
+    work = _Queue([(task, 0) for task in tasks], slots=2)
+    first = work.take()
+    assert work.take() == [(tasks[1], 0)]
+    assert work.take() == []  # empty for now: a share still out may come back
+    work.done([])
+    assert work.take() == []
+    work.done(first)  # its slot was lost: the share goes back, first in line
+    assert work.take() == first
+    work.done([])
+    assert work.take() is None
+
+
+def test_a_lost_slot_charges_the_task_it_was_running_until_its_tries_are_spent():
+    config = RunConfig(model="scripted/reference", infra=RetryPolicy(tries=2, backoff_s=0.0))
+    driver = _Driver(None, None, config, {})
+    running, waiting = _tasks(2)
+    work = _Queue([], slots=1)
+    assert driver._lost([(running, 0), (waiting, 0)], "lost", work) == [(running, 0), (waiting, 0)]
+    assert driver.events.empty()
+    assert driver._lost([(running, 0), (waiting, 0)], "lost again", work) == [(waiting, 0)]
+    assert driver.events.get_nowait() == ("lost", (running, 0, "lost again"))
+    assert work.lost == {(running.id, 0): 2}  # the task waiting behind it was never charged
+
+
+def test_a_task_rerun_after_a_lost_slot_goes_alone_with_the_tries_it_has_left():
+    config = RunConfig(model="scripted/reference", infra=RetryPolicy(tries=3, backoff_s=0.0))
+    tasks = _tasks(4)
+    work = _Queue([(task, 0) for task in tasks], slots=1)
+    work.lost[(tasks[0].id, 0)] = 1
+    share = work.take()
+    assert share == [(tasks[0], 0)]
+    driver = _Driver(None, None, config, {task.id: b"" for task in tasks})
+    assert driver.batch(share, lost=1).config.infra.tries == 2  # its first run counts
+    assert driver.batch(share).config.infra.tries == 3
