@@ -3,7 +3,8 @@
 From a local git repository and a fix (a commit, or a range `A..B`):
 
     fixture/     the tree before the fix, exported without history (`git archive`, modes kept)
-    solution/    the fix's changes to non-test files (`solution_deletes` for files it removes)
+    solution.diff  the fix's changes to non-test files, as a unified diff over the fixture
+                 (files it adds, removes or re-modes included; applied strictly)
     holdout/     the fix's changes to test files, at their own paths: staged over the
                  workspace after sealing, so they overwrite whatever the agent left there
     task.toml    the five built-in graders, with `min_tests` counted by running the tests
@@ -34,7 +35,7 @@ from endstate.grading import (TestCommandError, parse_test_command, prepare_grad
                               stage_holdout)
 from endstate.sandbox import FileEntry, Tree, matches_any
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, split_fix, suite_roots
-from endstate.task import load_task, parse_python, write_overlay_diff
+from endstate.task import load_task, make_patch, parse_python, write_overlay_diff
 from endstate.suite._task_sandbox import task_sandbox
 from endstate.suite._taskimage import declared_requirements, requirement_name, write_task_image
 from endstate.suite._testcommand import plugin_distributions, project_test_command, unknown_option_error
@@ -215,7 +216,6 @@ def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests
         f"id = {toml_string(task_id)}",
         'category = "bugfix"',
         f"description = {toml_string(split.subject)}",
-        f"solution_deletes = {_value(split.solution_deletes)}",
         "",
     ]
     if dockerfile:
@@ -344,8 +344,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     try:
         folder.mkdir(parents=True)
         _write_tree(folder / "fixture", split.fixture)
-        _write_tree(folder / "solution", split.solution)
-        (folder / "solution").mkdir(exist_ok=True)
+        solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
+        (folder / "solution.diff").write_bytes(make_patch(split.fixture, solution))
         _write_tree(folder / "holdout", split.holdout)
         image_file = write_task_image(folder, pinned) if pinned else None
         if dockerfile is not None:
@@ -354,7 +354,6 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
             shutil.copyfile(dockerfile, folder / image_file)
         (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
         (folder / "reference.toml").write_text(reference, encoding="utf-8")
-        solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
         for name, (fields, files, _) in hacks.items():
             hack = folder / "hacks" / name
             hack.mkdir(parents=True)

@@ -1,6 +1,6 @@
 """The tasks made by `tasks new` from real fixes check out as vendored, with no edit.
 
-Their suites have about 720 tests each, so their JUnit reports are far past the
+The more-itertools suites have about 880 tests each, so their reports are far past the
 64 KiB cap on command output: this passes once test reports are read as files
 (issue 9), and is the proof that a large report grades correctly.
 

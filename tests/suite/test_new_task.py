@@ -15,6 +15,7 @@ from endstate.sandbox import DEFAULT_IMAGE
 from endstate.sandbox._tree import load_dir, tree_hash
 from endstate.suite import resolve_graders
 from endstate.task import load_task
+from endstate.task._patch import patch_paths
 from endstate.suite._check import check_task
 from endstate.suite._blank import new_blank_task
 from endstate.suite._fix import held_out_targets, split_fix
@@ -186,6 +187,10 @@ def test_a_task_made_from_the_fix_checks_out(repo, tmp_path):
     assert args["files_unchanged"] == {"paths": ["tests/**", "**/test_*.py"], "allow_new": ["tests/**", "**/test_*.py"]}
     assert args["changed_paths_within"]["paths"] == ["pkg/chunking.py", "tests/**", "**/test_*.py"]
     assert (folder / "fixture/tools/release.sh").stat().st_mode & 0o111
+    # The fix is a unified diff over the fixture, not whole copies of the files it changes.
+    assert not (folder / "solution").exists()
+    assert patch_paths((folder / "solution.diff").read_bytes()) == ["pkg/chunking.py"]
+    assert "solution_deletes" not in (folder / "task.toml").read_text()
     assert sorted(task.hacks()) == ["delete-unrelated", "edit-tests", "skip-failing", "special-case"]
     assert "Keep the short last chunk" in task.prompt
     # The reference trajectory edits (not rewrites) the file and reaches the solution.
