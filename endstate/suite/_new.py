@@ -40,7 +40,7 @@ from endstate.suite._task_sandbox import task_sandbox
 from endstate.suite._taskimage import declared_requirements, requirement_name, write_task_image
 from endstate.suite._testcommand import plugin_distributions, project_test_command, unknown_option_error
 
-__all__ = ["new_task_from_fix", "fresh_folder", "toml_string"]
+__all__ = ["new_task_from_fix", "fresh_folder", "toml_string", "graders_toml", "write_hacks"]
 
 # -- the reference trajectory -------------------------------------------------------------------
 def _edits(before: str, after: str) -> list[tuple[str, str]] | None:
@@ -227,12 +227,18 @@ def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests
         ("holdout", {"command": holdout_command, "min_tests": held_out}),
         ("changed_paths_within", {"paths": permitted}),
     ]
+    return "\n".join(lines + graders_toml(graders))
+
+
+def graders_toml(graders: list[tuple[str, dict | None]]) -> list[str]:
+    """The `[[graders]]` tables of built-in graders (name, args or None), one after another."""
+    lines = []
     for name, args in graders:
         lines += ["[[graders]]", f'name = "endstate.grading:{name}"']
         if args:
             lines.append(f"args = {_table(args)}")
         lines.append("")
-    return "\n".join(lines)
+    return lines
 
 
 def _prompt(split: FixSplit, tests_command: str, issue: str = "") -> str:
@@ -284,6 +290,15 @@ def _write_tree(root: Path, tree: Tree) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(entry.data)
         target.chmod(0o755 if entry.mode & 0o111 else 0o644)
+
+
+def write_hacks(folder: Path, hacks: dict[str, tuple[dict, Tree, list[str]]], fixture: Tree, solution: Tree) -> None:
+    """Each hack as `hacks/<name>/hack.toml` and an `overlay.diff` over the tree it is laid on."""
+    for name, (fields, files, _) in hacks.items():
+        hack = folder / "hacks" / name
+        hack.mkdir(parents=True)
+        (hack / "hack.toml").write_text("".join(f"{k} = {_value(v)}\n" for k, v in fields.items()), encoding="utf-8")
+        write_overlay_diff(hack, solution if fields["base"] == "solution" else fixture, files)
 
 
 def fresh_folder(suite: Path, task_id: str) -> Path:
@@ -354,12 +369,7 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
             shutil.copyfile(dockerfile, folder / image_file)
         (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
         (folder / "reference.toml").write_text(reference, encoding="utf-8")
-        for name, (fields, files, _) in hacks.items():
-            hack = folder / "hacks" / name
-            hack.mkdir(parents=True)
-            (hack / "hack.toml").write_text("".join(f"{k} = {_value(v)}\n" for k, v in fields.items()),
-                                            encoding="utf-8")
-            write_overlay_diff(hack, solution if fields["base"] == "solution" else split.fixture, files)
+        write_hacks(folder, hacks, split.fixture, solution)
         def manifest(tests: int, held: int) -> str:
             return _task_toml(task_id, split, test_globs, tests_command, tests, holdout_command, held, image_file)
 

@@ -34,9 +34,10 @@ from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any, tar_to_tree
 from endstate.suite._check import TaskCheck, check_tasks
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit
-from endstate.suite._new import _hacks, _reference_toml, _value, _write_tree, fresh_folder, toml_string
+from endstate.suite._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
+                                 write_hacks)
 from endstate.suite._testcommand import project_test_command
-from endstate.task import PatchError, apply_patch, load_task, write_overlay_diff
+from endstate.task import PatchError, apply_patch, load_task
 
 __all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench"]
 
@@ -229,12 +230,7 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
              "# tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, each by node id.",
              f"id = {toml_string(instance.instance_id)}", 'category = "bugfix"',
              f"description = {toml_string(split.subject)}", ""]
-    for name, args in graders:
-        lines += ["[[graders]]", f'name = "endstate.grading:{name}"']
-        if args:
-            lines.append(f"args = {_value(args)}")
-        lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + graders_toml(graders))
 
 
 def _prompt(instance: Instance) -> str:
@@ -264,12 +260,7 @@ def write_instance(instance: Instance, repos: Path, out: Path) -> Path:
                                                                 _visible_files(passing + failing, split.fixture)))
         (folder / "reference.toml").write_text(reference.replace("`endstate tasks new`", "`endstate tasks import "
                                                                  "swebench`", 1), encoding="utf-8")
-        for name, (fields, files, _) in hacks.items():
-            hack = folder / "hacks" / name
-            hack.mkdir(parents=True)
-            (hack / "hack.toml").write_text("".join(f"{k} = {_value(v)}\n" for k, v in fields.items()),
-                                            encoding="utf-8")
-            write_overlay_diff(hack, solution if fields["base"] == "solution" else split.fixture, files)
+        write_hacks(folder, hacks, split.fixture, solution)
         (folder / "task.toml").write_text(manifest, encoding="utf-8")
         load_task(folder)
     except BaseException:
