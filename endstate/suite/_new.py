@@ -37,7 +37,7 @@ from endstate.sandbox import FileEntry, Tree, matches_any
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, split_fix, suite_roots
 from endstate.task import load_task, make_patch, parse_python, write_overlay_diff
 from endstate.suite._task_sandbox import task_sandbox
-from endstate.suite._taskimage import declared_requirements, requirement_name, write_task_image
+from endstate.suite._taskimage import pinned_requirements, write_task_image
 from endstate.suite._testcommand import plugin_distributions, project_test_command, unknown_option_error
 
 __all__ = ["new_task_from_fix", "fresh_folder", "toml_string", "graders_toml", "write_hacks"]
@@ -340,16 +340,10 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     roots = suite_roots(split.fixture, test_globs)
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
-    pinned = ""
-    plugins = [] if test_command else plugin_distributions(split.fixture)
-    if dockerfile is None and (requirements := declared_requirements(split.fixture, keep=plugins)):
-        from endstate.sandbox import resolve_requirements
-
-        log(f"the project declares {', '.join(requirements)}: resolving wheels for the task's image")
-        pinned = resolve_requirements(requirements)
-    installed = [requirement_name(line) for line in pinned.splitlines()]
-    if set(installed) <= {"pip"}:  # nothing applies to the sandbox's Python (markers): no image of its own
-        pinned, installed = "", []
+    pinned, installed = "", []
+    if dockerfile is None:
+        plugins = [] if test_command else plugin_distributions(split.fixture)
+        pinned, installed = pinned_requirements(split.fixture, keep=plugins, log=log)
     tests_command = project_test_command(split.fixture, roots, installed=installed, override=test_command)
     holdout_command = project_test_command({**split.fixture, **split.holdout}, held_out_targets(split, split.parent_tests),
                                            installed=installed, override=test_command)

@@ -16,8 +16,11 @@ The clone of `owner/name` is looked for under the repos folder as `owner__name`,
 `owner/name` or `name` (each also with `.git`; a bare clone will do). Every task written
 is then checked (`tasks check`); an instance that cannot be made, or does not check out,
 is listed with its reason and leaves no folder behind, and never stops the others.
-Nothing is downloaded: a task runs in the default sandbox image, so an instance whose
-tests need packages that image lacks does not check out, and is listed saying so.
+A project that declares dependencies (what `tasks new` reads: pyproject, setup.cfg,
+setup.py, tox.ini, requirements files) gets an image of its own, as `tasks new` gives it:
+the default sandbox image plus those packages, installed offline from wheels the host
+downloads (PyPI, the one download) and pins by sha256 (`image/`). An instance whose tests
+need packages the project does not declare does not check out, and is listed saying so.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from endstate.suite._check import TaskCheck, check_tasks
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.suite._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
                                  write_hacks)
-from endstate.suite._testcommand import project_test_command
+from endstate.suite._taskimage import pinned_requirements, write_task_image
+from endstate.suite._testcommand import plugin_distributions, project_test_command
 from endstate.task import PatchError, apply_patch, load_task
 
 __all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench"]
@@ -213,16 +217,18 @@ def _split(instance: Instance, fixture: Tree) -> FixSplit:
 
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
-               failing: list[str]) -> str:
+               failing: list[str], installed: list[str], dockerfile: str | None) -> str:
     # The project's own way of running tests (layout, configuration), with exactly these node ids.
     tested = {**split.fixture, **split.holdout}
     graders: list[tuple[str, dict | None]] = []
     if passing:
-        graders.append(("tests_pass", {"command": project_test_command(tested, passing), "min_tests": len(passing)}))
+        graders.append(("tests_pass", {"command": project_test_command(tested, passing, installed=installed),
+                                       "min_tests": len(passing)}))
     graders += [
         ("files_unchanged", {"paths": protected, "allow_new": protected}),
         ("no_new_skips", None),
-        ("holdout", {"command": project_test_command(tested, failing), "min_tests": len(failing)}),
+        ("holdout", {"command": project_test_command(tested, failing, installed=installed),
+                     "min_tests": len(failing)}),
         ("changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
     lines = [f"# Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
@@ -230,6 +236,8 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
              "# tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, each by node id.",
              f"id = {toml_string(instance.instance_id)}", 'category = "bugfix"',
              f"description = {toml_string(split.subject)}", ""]
+    if dockerfile:
+        lines += ["[sandbox]", f"dockerfile = {toml_string(dockerfile)}", ""]
     return "\n".join(lines + graders_toml(graders))
 
 
@@ -238,8 +246,10 @@ def _prompt(instance: Instance) -> str:
             "are done. Do not change, skip or remove existing tests; you may add new ones.\n")
 
 
-def write_instance(instance: Instance, repos: Path, out: Path) -> Path:
-    """Write the task folder of one instance; UserError, naming the field, when it cannot be made."""
+def write_instance(instance: Instance, repos: Path, out: Path,
+                   log: Callable[[str], None] = lambda line: None) -> Path:
+    """Write the task folder of one instance; UserError, naming the field, when it cannot be made
+    (an EndstateError when the wheels of the project's dependencies cannot be had)."""
     folder = fresh_folder(out, instance.instance_id)
     failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
     if not failing:
@@ -248,7 +258,9 @@ def write_instance(instance: Instance, repos: Path, out: Path) -> Path:
     protected = [g for g in DEFAULT_TEST_GLOBS if any(matches_any(p, [g]) for p in split.fixture)]
     protected += [p for p in split.holdout if not matches_any(p, protected)]  # held-out files are tests too
     hacks = _hacks(split, tuple(protected))
-    manifest = _task_toml(instance, split, protected, passing, failing)
+    pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), log=log)
+    dockerfile = "image/Dockerfile" if pinned else None
+    manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
     solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
     try:
         folder.mkdir(parents=True)
@@ -256,8 +268,11 @@ def write_instance(instance: Instance, repos: Path, out: Path) -> Path:
         (folder / "solution.diff").write_bytes(instance.patch.encode("utf-8"))
         _write_tree(folder / "holdout", split.holdout)
         (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
+        if pinned:
+            write_task_image(folder, pinned)
         reference = _reference_toml(split, project_test_command(split.fixture,
-                                                                _visible_files(passing + failing, split.fixture)))
+                                                                _visible_files(passing + failing, split.fixture),
+                                                                installed=installed))
         (folder / "reference.toml").write_text(reference.replace("`endstate tasks new`", "`endstate tasks import "
                                                                  "swebench`", 1), encoding="utf-8")
         write_hacks(folder, hacks, split.fixture, solution)
@@ -288,7 +303,7 @@ def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: 
     made = {}
     for number, instance in instances:
         try:
-            made[instance.instance_id] = (number, write_instance(instance, repos, out))
+            made[instance.instance_id] = (number, write_instance(instance, repos, out, log))
             log(f"wrote {made[instance.instance_id][1]}")
         except EndstateError as exc:
             report.skipped.append(Skipped(number, instance.instance_id, f"instance {instance.instance_id}: {exc}"))

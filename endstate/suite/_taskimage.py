@@ -8,6 +8,7 @@ the requirements files any of those name. pytest
 itself is left out: the harness runs its own, isolated. The project is never
 installed: the tests import it from the workspace, which is first on sys.path.
 
+`pinned_requirements` resolves them (wheels from PyPI, kept in the host's wheelhouse) and
 `write_task_image` puts an image folder in the task: a Dockerfile `FROM` endstate's
 sandbox image that installs the pinned wheels (`requirements.txt`, with hashes) with
 no index and no network; `endstate.sandbox.build_task_image` brings the wheels.
@@ -20,14 +21,14 @@ import configparser
 import posixpath
 import re
 import tomllib
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE, Tree
 from endstate.task import parse_python
 
-__all__ = ["TEST_EXTRAS", "declared_requirements", "requirement_name", "write_task_image"]
+__all__ = ["TEST_EXTRAS", "declared_requirements", "pinned_requirements", "requirement_name", "write_task_image"]
 
 #: Extras and dependency groups that hold what a project's tests need.
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -209,6 +210,24 @@ def _own_names(project: Tree) -> list[str]:
         match = re.search(r"""\bname\s*=\s*['"]([^'"]+)['"]""", py)
         names += [match.group(1)] if match else []
     return [n for n in names if n]
+
+
+def pinned_requirements(project: Tree, *, keep: Collection[str] = (),
+                        log: Callable[[str], None] = lambda line: None) -> tuple[str, list[str]]:
+    """The pinned requirements.txt of the task's own image (empty when the project declares nothing
+    that applies to the sandbox's Python) and the distributions it installs. The wheels are
+    downloaded (PyPI) into the host's wheelhouse, from which the image builds offline."""
+    requirements = declared_requirements(project, keep=keep)
+    if not requirements:
+        return "", []
+    from endstate.sandbox import resolve_requirements
+
+    log(f"the project declares {', '.join(requirements)}: resolving wheels for the task's image")
+    pinned = resolve_requirements(requirements)
+    installed = [requirement_name(line) for line in pinned.splitlines()]
+    if set(installed) <= {"pip"}:  # nothing applies to the sandbox's Python (markers): no image of its own
+        return "", []
+    return pinned, installed
 
 
 def write_task_image(folder: Path, pinned: str) -> str:
