@@ -16,11 +16,11 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
-from endstate.sandbox import Tree, matches_any, tar_to_tree
+from endstate.sandbox import FileEntry, Tree, matches_any, tar_to_tree
 from endstate.task import parse_python
 
 __all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "is_test_module", "suite_roots", "held_out_targets",
-           "readers_of"]
+           "readers_of", "without_stale_tests"]
 
 #: Where tests live unless the author says otherwise (`dir/**` covers everything below dir).
 DEFAULT_TEST_GLOBS = ("tests/**", "test/**", "test_*.py", "**/test_*.py", "*_test.py",
@@ -111,9 +111,11 @@ def split_fix(repo: Path, fix: str, *, test_globs: tuple[str, ...] = DEFAULT_TES
                         "and no test module of the project names them: give a range A..B that takes in the test "
                         "module which reads them, or --tests GLOB")
     fixture = dict(before)
-    for path in tests:  # tests the fix removes would only fail against the solution
+    for path in tests:  # tests the fix removes or rewrites would only fail against the solution
         if path not in after:
             fixture.pop(path, None)
+        elif path in before and is_test_module(path):
+            fixture[path] = FileEntry(before[path].mode, without_stale_tests(before[path].data, after[path].data))
     if visible_tests:
         fixture.update(holdout)
     return FixSplit(
@@ -156,13 +158,9 @@ def _collected(node: ast.ClassDef) -> bool:
                                                            and all(b == "object" for b in bases))
 
 
-def _test_functions(text: str) -> dict[str, str] | None:
-    """pytest node-id suffix (`Class::test_x` or `test_x`) -> source of every test function in `text`."""
-    try:
-        module = parse_python(text)
-    except SyntaxError:
-        return None
-    lines = text.splitlines()
+def _test_spans(module: ast.Module) -> dict[str, tuple[int, int, ast.ClassDef | None]]:
+    """pytest node-id suffix (`Class::test_x` or `test_x`) -> (first line, last line, its class)
+    of every test function of `module`, decorators included (lines count from 1)."""
     found = {}
     for node in module.body:
         # A class no runner collects by itself (a mixin: its tests run in the classes that
@@ -172,8 +170,68 @@ def _test_functions(text: str) -> dict[str, str] | None:
         for prefix, item in inner:
             if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
                 first = min([item.lineno] + [d.lineno for d in item.decorator_list])
-                found[prefix + item.name] = "\n".join(lines[first - 1:item.end_lineno])
+                found[prefix + item.name] = (first, item.end_lineno or item.lineno,
+                                             node if isinstance(node, ast.ClassDef) else None)
     return found
+
+
+def _test_functions(text: str) -> dict[str, str] | None:
+    """pytest node-id suffix (`Class::test_x` or `test_x`) -> source of every test function in `text`."""
+    try:
+        module = parse_python(text)
+    except SyntaxError:
+        return None
+    lines = text.splitlines()
+    return {name: "\n".join(lines[first - 1:last]) for name, (first, last, _) in _test_spans(module).items()}
+
+
+def without_stale_tests(before: bytes, after: bytes) -> bytes:
+    """The test module `before` less the test functions the fix (which leaves it as `after`)
+    rewrote or removed: their old versions can fail on a correct fix, and an agent that saw
+    them fail could only edit them (which files_unchanged takes for tampering) or doubt its
+    fix. The new versions are held out. A class left with no statement keeps `pass`.
+    `before` comes back unchanged when nothing is cut, or when either side is not Python in UTF-8."""
+    try:
+        text = before.decode("utf-8")
+        old, new = _test_functions(text), _test_functions(after.decode("utf-8"))
+    except UnicodeDecodeError:
+        return before
+    if old is None or new is None:
+        return before
+    stale = {name for name, source in old.items() if new.get(name) != source}
+    if not stale:
+        return before
+    spans = _test_spans(parse_python(text))
+    lines = text.splitlines(keepends=True)
+    cuts: list[tuple[int, int, str]] = []  # (first, past-last line index, what stands instead)
+    emptied = {owner for owner in {spans[n][2] for n in stale} if owner is not None
+               and sum(spans[n][2] is owner for n in stale) == len(owner.body)}
+    for owner in emptied:  # nothing else in the class: it keeps a `pass`
+        mine = [spans[n][:2] for n in stale if spans[n][2] is owner]
+        body = owner.body[0]
+        cuts.append((min(f for f, _ in mine) - 1, max(t for _, t in mine),
+                     lines[body.lineno - 1][:body.col_offset] + "pass\n"))
+    for name in (n for n in stale if spans[n][2] not in emptied):
+        first, last = spans[name][0] - 1, spans[name][1]
+        # With the blank lines before it (else those after it), so that the spacing around stays as it was.
+        above = first
+        while above > 0 and not lines[above - 1].strip():
+            above -= 1
+        below = last
+        while above == first and below < len(lines) and not lines[below].strip():
+            below += 1
+        cuts.append((above, below, ""))
+    out, index = [], 0
+    for first, last, instead in sorted(cuts):
+        if first >= index:  # a cut that shares blank lines with the one before it is part of that one
+            out += lines[index:first] + [instead]
+        index = max(index, last)
+    trimmed = "".join(out + lines[index:])
+    try:
+        parse_python(trimmed)
+    except SyntaxError:
+        return before
+    return trimmed.encode("utf-8")
 
 
 def readers_of(holdout: Tree, tree: Tree, test_globs: tuple[str, ...]) -> list[str]:

@@ -2,7 +2,9 @@
 
 From a local git repository and a fix (a commit, or a range `A..B`):
 
-    fixture/     the tree before the fix, exported without history (`git archive`, modes kept)
+    fixture/     the tree before the fix, exported without history (`git archive`, modes kept),
+                 less the test functions the fix rewrites or removes (their old versions can
+                 fail on a correct fix; the new ones are in holdout/)
     solution.diff  the fix's changes to non-test files, as a unified diff over the fixture
                  (files it adds, removes or re-modes included; applied strictly)
     holdout/     the fix's changes to test files, at their own paths: staged over the

@@ -304,3 +304,22 @@ def test_a_test_changed_in_a_mixin_holds_out_its_whole_module(repo):
     git(repo, "commit", "-q", "-am", "first() defaults to 0")
     split = split_fix(repo, "HEAD")
     assert held_out_targets(split, split.parent_tests) == ["tests/test_mixin.py"]  # no ChunkChecks::test_even id
+
+
+def test_tests_the_fix_rewrites_or_removes_are_out_of_the_agents_view(repo):
+    """Their old versions can fail on a correct fix: the agent would see a failure it may only
+    leave, or 'fix' by editing a test (tampering to files_unchanged). The new versions are held out."""
+    rewritten = REGRESSION.replace("assert first([], 7) == 7", "assert first([], 0) == 0")
+    rewritten = rewritten.replace("def test_size_checked():\n    with pytest.raises(ValueError):\n"
+                                  "        chunks([1], 0)\n\n\n", "")
+    (repo / "pkg/chunking.py").write_text(FIXED.replace("default=None", "default=0"))
+    (repo / "tests/test_chunking.py").write_text(rewritten)
+    git(repo, "commit", "-q", "-am", "first() defaults to 0")
+    split = split_fix(repo, "HEAD")
+    visible = split.fixture["tests/test_chunking.py"].data.decode()
+    assert visible == REGRESSION.replace("\n    def test_default(self):\n        assert first([], 7) == 7\n", "") \
+        .replace("\n\ndef test_size_checked():\n    with pytest.raises(ValueError):\n        chunks([1], 0)\n", "")
+    assert split.parent_tests["tests/test_chunking.py"].data.decode() == REGRESSION  # what the fix changed
+    assert held_out_targets(split, split.parent_tests) == ["tests/test_chunking.py::TestFirst::test_default"]
+    # With --visible-tests the agent sees the new versions themselves.
+    assert split_fix(repo, "HEAD", visible_tests=True).fixture["tests/test_chunking.py"].data.decode() == rewritten
