@@ -58,14 +58,16 @@ class ReplaySource(msgspec.Struct):
         return f"the cassettes in {self.folder}"
 
 
-def open_cassette(path: Path, task_id: str, model: str | None = None) -> Recording:
-    """Load one task's cassette, saying precisely why it cannot be (missing, a directory, damaged)."""
+def open_cassette(path: Path, task_id: str, model: str | None = None, agent: str | None = None) -> Recording:
+    """Load one task's cassette, saying precisely why it cannot be (missing, a directory, damaged).
+    `agent` (an agent id) goes into the command that would record a missing one."""
     if path.is_dir():
         raise CassetteError(f"{path} is a directory, not a cassette file: remove it, or point --replay at the "
                             f"folder that holds {path.name}")
     if not path.exists():
+        command = f"endstate record --agent {agent.split('@')[0]}" if agent else "endstate record"
         raise CassetteError(
-            f"no cassette for task {task_id} at {path}: record it with `endstate record --model "
+            f"no cassette for task {task_id} at {path}: record it with `{command} --model "
             f"{model or '<provider/model>'}` or pass the right --replay folder"
         )
     return load(path)
@@ -135,7 +137,7 @@ def check_replay_folder(folder: str | Path, tasks: Mapping[str, str], *, model: 
     loaded: dict[str, Recording] = {}
     for task_id in sorted(tasks):
         try:
-            recording = open_cassette(folder / f"{task_id}.cassette", task_id, model)
+            recording = open_cassette(folder / f"{task_id}.cassette", task_id, model, agent)
             check_header(recording, {}, task_id, strict=True, verb="replay")
             loaded[task_id] = recording
         except CassetteError as exc:

@@ -84,6 +84,12 @@ def test_a_bad_cassette_is_a_problem_of_its_task_only(folder, damage):
     assert source.model == MODEL
 
 
+def test_a_missing_cassette_of_a_foreign_agents_replay_says_to_record_it_with_that_agent(folder):
+    (folder / "b.cassette").unlink()
+    source = check_replay_folder(folder, TASKS, model=MODEL, match="strict", agent="mini-swe-agent@0123456789ab")
+    assert f"record it with `endstate record --agent mini-swe-agent --model {MODEL}`" in str(source.problems["b"])
+
+
 def test_another_models_cassette_is_foreign_when_the_model_is_chosen(folder):
     write(folder, "b", model="openai/other")
     with pytest.raises(CassetteError, match=r"recorded with 2 models: openai-compatible/tiny \(2: a.cassette, "
