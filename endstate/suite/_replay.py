@@ -43,6 +43,8 @@ def prepare_replay(tasks: list[Task], config: RunConfig,
     problems = [_other_mode(source.problems[t.id], t, config.impossible) for t in tasks if t.id in source.problems]
     usable = [t for t in tasks if t.id in set(source.usable) or t.id in refused]
     if source.model is None:
+        if not config.model:  # no recording to name the model: nothing runs, and the refused are told why
+            return [], config, problems + [CassetteError(refusal(t, agent)) for t in tasks if t.id in refused]
         return usable, config, problems
     settings = replay_settings(source, config.settings, set(explicit))
     return usable, msgspec.structs.replace(config, model=source.model, settings=settings), problems
