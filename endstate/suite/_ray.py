@@ -78,17 +78,24 @@ class _Pool:
         self.warm_s = warm_s
         self.code = code_id()
         self.actor = ray.remote(Slot)
+        #: Slots seen up during the run; the others wait for room on the cluster.
+        self.up: set[int] = set()
         self._retire_stale()
         self.handles = [self.make(i) for i in range(count)]
+        for handle in self.handles if warm_s > 0 else ():  # a slot found warm takes this run's warm time
+            handle.keep_warm.remote(warm_s)  # (with none, close() ends it; until then it keeps its own)
 
     def make(self, index: int) -> Any:
+        # Calls run side by side (a share at a time, under the slot's lock), so that a busy slot
+        # still says it is up.
         options: dict[str, Any] = dict(name=f"slot-{self.code}-{index}", namespace=NAMESPACE, get_if_exists=True,
-                                       max_restarts=0, max_task_retries=0, **task_resources())
+                                       max_restarts=0, max_task_retries=0, max_concurrency=4, **task_resources())
         if self.warm_s > 0:
             options["lifetime"] = "detached"  # outlives this driver; ends itself when idle
         handle = self.actor.options(**options).remote(self.warm_s)
-        if index < len(getattr(self, "handles", [])):
+        if index < len(getattr(self, "handles", [])):  # in place of a lost one: up once it says so
             self.handles[index] = handle
+            self.up.discard(index)
         return handle
 
     def _retire_stale(self) -> None:
@@ -102,8 +109,12 @@ class _Pool:
                     pass  # ended meanwhile
 
     def close(self) -> None:
-        for handle in self.handles:
-            if self.warm_s <= 0:
+        """Slots that never came up (no room on the cluster) are not left waiting for it; with no
+        warm time, none stays."""
+        for index, handle in enumerate(self.handles):
+            if index not in self.up:
+                self.ray.kill(handle)
+            elif self.warm_s <= 0:
                 handle.__ray_terminate__.remote()
 
 
@@ -174,7 +185,7 @@ class _Driver:
         try:
             while not self.stopping.is_set():
                 try:
-                    if not self._up(self.pool.handles[index]):
+                    if not self._up(index):
                         continue
                 except ray.exceptions.RayActorError:
                     starts += 1
@@ -188,21 +199,27 @@ class _Driver:
                 if not pairs:
                     time.sleep(0.2)
                     continue
-                self._run_batch(index, pairs, work)
+                if not self._run_batch(index, pairs, work):  # the slot was ending itself, idle
+                    starts += 1
+                    if starts >= _SLOT_STARTS:
+                        return
+                    time.sleep(0.5)  # it ends; the next look at it makes one in its place
         except Exception as exc:  # noqa: BLE001 - a bug here must not hang the run: the driver reports it
             self.events.put(("crash", exc))
         finally:
             self.events.put(("exit", index))
 
-    def _up(self, handle: Any) -> bool:
+    def _up(self, index: int) -> bool:
         """Whether the slot is up, waiting a second at most (a slot the cluster has no room
         for yet stays pending, and its thread must still see the run end)."""
-        ready, _ = self.ray.wait([handle.ready.remote()], timeout=1.0)
+        ready, _ = self.ray.wait([self.pool.handles[index].ready.remote()], timeout=1.0)
         if ready:
             self.ray.get(ready[0])
+            self.pool.up.add(index)
         return bool(ready)
 
-    def _run_batch(self, index: int, pairs: list[tuple[Task, int]], work: _Queue) -> None:
+    def _run_batch(self, index: int, pairs: list[tuple[Task, int]], work: _Queue) -> bool:
+        """Run a share on the slot; False when the slot turned it down (the share goes back, no try charged)."""
         ray = self.ray
         pending, again = list(pairs), []
         stream = self.pool.handles[index].run.remote(self.batch(pairs, work.lost[(pairs[0][0].id, pairs[0][1])]))
@@ -212,6 +229,9 @@ class _Driver:
                 node: NodeReturn = ray.get(ref)
                 pending = [(t, k) for t, k in pending if (t.id, k) != (node.result.task_id, node.result.attempt)]
                 self.events.put(("done", node))
+            if len(pending) == len(pairs) and not self.stopping.is_set():
+                again = pending
+                return False
         except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
                 ray.exceptions.ObjectLostError) as exc:
             again = self._lost(pending, _why(ray, exc), work)
@@ -223,6 +243,7 @@ class _Driver:
         finally:
             self.running.pop(index, None)
             work.done(again)
+        return True
 
     def _lost(self, pending: list[tuple[Task, int]], why: str, work: _Queue) -> list[tuple[Task, int]]:
         """The slot died: the attempt it was running is charged a try; returns what goes back in the queue."""
@@ -350,16 +371,19 @@ def run_suite_on_ray(
 def _describe(ray: Any, pool: _Pool, config: RunConfig, tasks: tuple[NodeTask, ...],
               card_extra: dict[str, Any]) -> Any:
     """The run's card, made on the first slot to be up (as a local run on its node would make it)."""
-    waiting = {handle.ready.remote(): handle for handle in pool.handles}
+    waiting = {handle.ready.remote(): (index, handle) for index, handle in enumerate(pool.handles)}
     while waiting:
         (ready,), _ = ray.wait(list(waiting), num_returns=1)
-        handle = waiting.pop(ready)
+        index, handle = waiting.pop(ready)
         try:
             ray.get(ready)
         except ray.exceptions.RayActorError:
             continue
+        pool.up.add(index)
         try:
             return ray.get(handle.describe.remote(config, tasks, card_extra))
+        except ray.exceptions.RayActorError:
+            continue  # lost meanwhile: the next slot to be up makes the card
         except ray.exceptions.RayTaskError as exc:
             cause = exc.cause if exc.cause is not None else exc
             if isinstance(cause, UserError):

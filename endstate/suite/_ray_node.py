@@ -86,11 +86,18 @@ class Slot:
         _sweep_dead_attempts()  # a slot made in place of one that died cleans up after it
         self.busy = threading.Lock()
         self.last_used = time.monotonic()
-        if idle_s > 0:
-            threading.Thread(target=self._end_when_idle, args=(idle_s,), daemon=True).start()
+        self.idle_s = idle_s
+        #: Set once the slot has decided to end (idle): a share sent from then on is turned down.
+        self.ending = False
+        threading.Thread(target=self._end_when_idle, daemon=True).start()
 
     def ready(self) -> int:
         return os.getpid()
+
+    def keep_warm(self, idle_s: float) -> None:
+        """From now on, end after `idle_s` (> 0) seconds without work."""
+        self.idle_s = idle_s
+        self.last_used = time.monotonic()
 
     def describe(self, config: RunConfig, tasks: tuple[NodeTask, ...], card_extra: dict[str, Any]) -> RunCard:
         """The run's card, as a local run on this node would write it."""
@@ -108,10 +115,13 @@ class Slot:
 
     def run(self, batch: NodeBatch) -> Iterator[NodeReturn]:
         """Run the batch's attempts; yield each one's result and files as it finishes.
-        Cancelled (ray.cancel), it stops after the attempts under way, removing their sandboxes."""
+        Cancelled (ray.cancel), it stops after the attempts under way, removing their sandboxes.
+        A slot ending itself yields nothing: its driver sends the share again to a new slot."""
         import ray
 
         with self.busy:
+            if self.ending:
+                return
             try:
                 _sweep_dead_attempts()
                 with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch:
@@ -142,15 +152,23 @@ class Slot:
             finally:
                 self.last_used = time.monotonic()
 
-    def _end_when_idle(self, idle_s: float) -> None:
+    def _end_when_idle(self) -> None:
         import ray
 
         while True:
-            time.sleep(min(idle_s, 10.0))
-            if not self.busy.locked() and time.monotonic() - self.last_used > idle_s:
-                # Queued behind any call already sent, so no batch is cut short.
+            time.sleep(min(self.idle_s, 10.0) if self.idle_s > 0 else 10.0)
+            if not self._idle() or not self.busy.acquire(blocking=False):
+                continue
+            try:  # between two shares: none starts from now on (the lock is not kept, or the end would wait for it)
+                self.ending = self._idle()
+            finally:
+                self.busy.release()
+            if self.ending:
                 ray.get_runtime_context().current_actor.__ray_terminate__.remote()
                 return
+
+    def _idle(self) -> bool:
+        return self.idle_s > 0 and time.monotonic() - self.last_used > self.idle_s
 
 
 class _Stopped(Exception):

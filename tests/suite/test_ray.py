@@ -307,3 +307,17 @@ def test_attempts_on_ray_record_what_local_attempts_record(cluster, tmp_path):
         one, other = load(tmp_path / "local" / "cassettes" / name), load(tmp_path / "ray" / "cassettes" / name)
         assert msgspec.structs.replace(one.header, created="") == msgspec.structs.replace(other.header, created="")
         assert msgspec.msgpack.encode(one.interactions) == msgspec.msgpack.encode(other.interactions)
+
+
+@pytest.mark.docker
+def test_warm_slots_end_themselves_after_the_warm_time(cluster, tmp_path):
+    """Last of the module: the slots the runs above kept warm take this run's --ray-warm and end."""
+    ran = endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
+                   str(CASSETTES / "scripted-reference"), "--task", SUBSET[0], "-j", "2", "--out", str(tmp_path / "run"),
+                   "--executor", "ray", "--ray-address", cluster, "--ray-warm", "2")
+    assert ran.returncode == 0, ran.stderr
+    sessions = {proc.pid for proc in _CLUSTER.procs}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and [line for line in _in_sessions(sessions) if "ray::Slot" in line]:
+        time.sleep(0.5)
+    assert [line for line in _in_sessions(sessions) if "ray::Slot" in line] == []

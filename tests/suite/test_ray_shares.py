@@ -1,11 +1,14 @@
 """How the Ray driver hands out work (no cluster needed): shares shrink as the run nears
 its end, and a task whose slot was lost is charged one try per loss, rerun first, and
 ends as infra_error once its tries are spent, while the rest of its share goes back
-uncharged."""
+uncharged; a share a slot turns down (it is ending itself) goes back uncharged too."""
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
+
+import pytest
 
 from endstate.suite import RetryPolicy, RunConfig
 from endstate.suite._ray import _Driver, _Queue
@@ -60,3 +63,29 @@ def test_a_task_rerun_after_a_lost_slot_goes_alone_with_the_tries_it_has_left():
     driver = _Driver(None, None, config, {task.id: b"" for task in tasks})
     assert driver.batch(share, lost=1).config.infra.tries == 2  # its first run counts
     assert driver.batch(share).config.infra.tries == 3
+
+
+def test_a_share_a_slot_turns_down_goes_back_uncharged():
+    """A warm slot that has just decided to end (idle) yields nothing for the share sent to it."""
+    config = RunConfig(model="scripted/reference")
+    tasks = _tasks(3)
+    slot = SimpleNamespace(run=SimpleNamespace(remote=lambda batch: iter(())))
+    driver = _Driver(SimpleNamespace(), SimpleNamespace(handles=[slot]), config, {task.id: b"" for task in tasks})
+    work = _Queue([(task, 0) for task in tasks], slots=1)
+    share = work.take()
+    assert driver._run_batch(0, share, work) is False
+    assert driver.events.empty() and not work.lost
+    assert work.take() == share  # first in line again, for the slot made in its place
+
+
+def test_a_slot_ending_itself_turns_down_what_comes_after_and_a_new_run_keeps_it_warm():
+    pytest.importorskip("ray")
+    from endstate.suite._ray_node import NodeBatch, Slot
+
+    slot = Slot(0)
+    slot.idle_s, slot.last_used = 5, time.monotonic() - 10
+    assert slot._idle()
+    slot.keep_warm(600)  # a run that finds it warm gives it its own warm time, from now
+    assert not slot._idle()
+    slot.ending = True
+    assert list(slot.run(NodeBatch(RunConfig(model="scripted/reference"), ()))) == []
