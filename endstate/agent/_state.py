@@ -72,6 +72,8 @@ class Guards(msgspec.Struct, frozen=True):
     end_state_checks: bool = True
     #: Impossible twins in every held-out run (see grading/_twins.py).
     twins: bool = True
+    #: Twins change an expected value wherever a test has one (off: they turn operators, which code can read).
+    value_twins: bool = True
     #: The task's probe: its end state run as a plain program, its output judged outside the sandbox.
     outside_check: bool = True
     #: A foreign agent's model proxy forwards only POST to the agent file's declared endpoints.

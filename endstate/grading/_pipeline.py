@@ -52,6 +52,8 @@ class GradingGuards(msgspec.Struct, frozen=True):
     grader_errors: bool = True
     #: Impossible twins in every held-out run, split in two halves (off: one run of the real tests only).
     twins: bool = True
+    #: Twins change an expected value wherever they can (off: they turn operators wherever they can).
+    value_twins: bool = True
     #: The task's probe: the end state run as a plain program, judged outside the sandbox.
     outside_check: bool = True
 
@@ -117,6 +119,7 @@ def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: GradingGuar
     sealed = SealedSandbox(grading, snapshot, fixture, ignored_caches=cache_paths(raw))
     sealed.tamper_guard = guards.tamper_guard
     sealed.twins = guards.twins
+    sealed.value_twins = guards.value_twins
     sealed.graded = graded if guards.fresh_container else {}
     return sealed
 
@@ -126,7 +129,8 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
     canaries (one per folder that holds tests), all read-only to the test user."""
     staged = dict(holdout)
     if getattr(sealed, "twins", True):  # drawn afresh per staging, from a secret no sandbox sees
-        sealed.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash))
+        sealed.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash),
+                                      values=getattr(sealed, "value_twins", True))
     if sealed.tamper_guard:
         canaries = plant_canaries(set(sealed.paths()) | set(holdout))
         sealed.canaries = [(name, marks) for name, _, marks in canaries.values()]

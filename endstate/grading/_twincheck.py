@@ -20,7 +20,8 @@ from __future__ import annotations
 import shlex
 
 from endstate.grading._testrun import parse_test_command, run_tests
-from endstate.grading._twins import MIN_TWINS, TestKey, _Source, _tests, is_test_path, mutation_sites
+from endstate.grading._twins import MIN_TWINS, pair_cases
+from endstate.grading._twinsites import TestKey, _Source, _tests, is_test_path, mutation_sites
 from endstate.sandbox import FileEntry, Tree
 from endstate.task import parse_python
 
@@ -100,22 +101,30 @@ def twin_problems(sealed, command: str, names: dict[str, TestKey]) -> tuple[int,
     run = run_tests(sealed, command)
     if not run.report_found:
         return 0, [f"`{command}` wrote no report with the candidate twins in place: {run.output_tail}"]
-    originals: dict[str, str] = {}
-    copies: list[tuple[str, str, str]] = []
+    originals: dict[str, dict[str, str]] = {}
+    copies: dict[str, dict[str, str]] = {}
     for _, name, outcome in run.cases:
         function, _, rest = name.partition("[")
-        if _MARK in function:
-            copies.append((function.split(_MARK)[0] + (f"[{rest}" if rest else ""), function, outcome))
+        if _MARK in function:  # named as its original's case, for pair_cases
+            copies.setdefault(function, {})[function.split(_MARK)[0] + (f"[{rest}" if rest else "")] = outcome
         else:
-            originals[name] = outcome
+            originals.setdefault(function, {})[name] = outcome
     problems, twinned = [], set()
-    for original, copy, outcome in copies:
-        if originals.get(original) != "passed":
+    for copy, cases in copies.items():
+        real = originals.get(copy.split(_MARK)[0], {})
+        pairs = pair_cases(real, cases)
+        if pairs is None:
+            problems.append(f"{copy.split(_MARK)[0]}: its candidate twin {copy} ran {len(cases)} case(s), "
+                            f"its original {len(real)}")
             continue
-        twinned.add(names[copy])
-        if outcome != "failure":
-            problems.append(f"{original}: its candidate twin {copy} was {outcome} on solution/, not failed "
-                            "(an assertion that can hold either way, or a test that is not deterministic)")
+        for real_outcome, outcome in pairs:
+            if real_outcome != "passed":
+                continue
+            twinned.add(names[copy])
+            if outcome != "failure":
+                problems.append(f"{copy.split(_MARK)[0]}: its candidate twin {copy} was {outcome} on solution/, not "
+                                "failed (an assertion that can hold either way, or a test that is not deterministic)")
+                break
     return len(twinned), problems
 
 

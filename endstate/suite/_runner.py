@@ -59,9 +59,9 @@ def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
 
 
 def grading_guards_of(guards: Guards) -> GradingGuards:
-    return GradingGuards(fresh_container=guards.fresh_grading_container, full_snapshot=guards.full_snapshot,
-                         tamper_guard=guards.tamper_guard, integrity=guards.end_state_checks,
-                         grader_errors=guards.grader_errors, twins=guards.twins, outside_check=guards.outside_check)
+    same = ("full_snapshot", "tamper_guard", "grader_errors", "twins", "value_twins", "outside_check")
+    return GradingGuards(fresh_container=guards.fresh_grading_container, integrity=guards.end_state_checks,
+                         **{name: getattr(guards, name) for name in same})
 
 
 def resolve_graders(task: Task) -> list[Grader]:

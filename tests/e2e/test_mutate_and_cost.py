@@ -33,9 +33,9 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     # Its 22 runs leave their removals to one pool, waited for before the command ends.
     assert _sandbox_containers() - before == set()
     assert "control (every guard in place): as expected" in ran.out
-    for name in ("permission-policy", "context-budget", "resume-reconciliation", "seal-before-holdout",
-                 "vcs-pruning", "grader-errors", "fresh-grading-container", "full-snapshot", "tamper-guard", "twins",
-                 "outside-check", "proxy-allowlist"):
+    from endstate.suite._mutation import MUTANTS
+
+    for name in [mutant.name for mutant in MUTANTS]:
         assert f"killed   {name}:" in ran.out, ran
     assert "compaction_events = 0" in ran.out  # the end state was right; only the counter tells
     # The new guards' probes are negative controls: caught with the guard, slipping through without it.
@@ -46,7 +46,8 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     assert "bugfix-invoice-rounding/hacks/under-test-indirect fail->pass" in ran.out
     # A hostile agent's requests into mini-swe-agent's proxy: refused in place, then out to the API.
     assert "mini-swe-agent-scripted-reference/bugfix-lru-eviction + hostile requests pass->fail" in ran.out
-    assert "12 of 12 mutant(s) killed" in ran.out
+    assert "bugfix-invoice-rounding/hacks/spare-twin-shaped fail->pass" in ran.out
+    assert f"{len(MUTANTS)} of {len(MUTANTS)} mutant(s) killed" in ran.out
 
 
 def test_unknown_mutant_is_refused_with_the_list():

@@ -64,8 +64,9 @@ def key(name: str, cls: str = "") -> TestKey:
 
 
 def test_each_kind_of_assertion_is_turned_into_its_opposite():
+    # the operator turned, the expected value stepped, or another value the file spells
     assert turned(HELD, key("test_equal")) == ["assert double(7) != 14", "assert double(7) == 15",
-                                               "assert double(7) == 13"]
+                                               "assert double(7) == 13", "assert double(7) == 3"]
     assert turned(HELD, key("test_compare")) == ["assert value <= 5"]
     assert turned(HELD, key("test_member")) == ["assert 4 not in [double(2)]"]
     assert turned(HELD, key("test_truth")) == ["assert not double(1)"]
@@ -190,3 +191,138 @@ def test_validation_selects_the_copies_beside_a_node_id():
     for whole in ("python -m pytest -q tests_holdout", "python -m unittest tests_holdout.test_calc",
                   "python -m pytest -q tests_holdout/test_calc.py::test_other -k equal"):
         assert validation_command(whole, names) == whole
+
+
+VALUES = b'''import datetime
+from decimal import Decimal
+
+import pytest
+
+from shop import Price, total
+from shop.units import CENT
+
+
+def test_display():
+    assert total([1, 2]) == [3, "EUR 0.30"]
+
+
+def test_stdlib_call():
+    assert total([]) == Decimal("4.23")
+    assert datetime.date(2024, 1, 5) == total(None)
+
+
+def test_code_under_test_is_not_a_value():
+    assert total([1]) == Price("4.23")
+    assert total([2]) == CENT
+
+
+@pytest.mark.parametrize("expected", ["1.00"])
+def test_parameter_is_not_a_value(expected):
+    assert total([3]) == Decimal(expected)
+    Decimal = None
+'''
+
+
+def value_twins(name: str) -> list[str]:
+    sites = mutation_sites("tests_holdout/test_shop.py", VALUES)[TestKey("test_shop", "", name)]
+    return [apply_sites(VALUES, [s]).decode().split("def " + name)[1].split("\n\n")[0] for s in sites if s.value]
+
+
+def test_a_value_twin_changes_an_expected_value_that_means_the_same_in_every_end_state():
+    # constants inside displays and inside calls of the standard library are expected values
+    assert any("== [3, \"EUR 0.31\"]" in t for t in value_twins("test_display"))
+    assert any("== [4, \"EUR 0.30\"]" in t for t in value_twins("test_display"))
+    assert any('Decimal("4.24")' in t for t in value_twins("test_stdlib_call"))
+    assert any("datetime.date(2024, 1, 6)" in t for t in value_twins("test_stdlib_call"))
+    # another value is one the file spells, of the same look (digits with digits)
+    assert any('Decimal("1.00")' in t for t in value_twins("test_stdlib_call"))
+    # the code under test (its classes, its constants) and the test's own names are not
+    assert value_twins("test_code_under_test_is_not_a_value") == []
+    assert value_twins("test_parameter_is_not_a_value") == []
+    # every candidate still includes the turned operator, for tests that have nothing else
+    all_sites = mutation_sites("tests_holdout/test_shop.py", VALUES)
+    assert all(any(not s.value for s in sites) for sites in all_sites.values())
+
+
+def test_a_test_that_has_a_value_twin_never_gets_a_turned_operator():
+    holdout = {"tests_holdout/test_shop.py": FileEntry(0o644, VALUES)}
+    sites = mutation_sites("tests_holdout/test_shop.py", VALUES)
+    for i in range(40):
+        twins = plan_twins(holdout, twin_seed(bytes([i]), "tree"))
+        for half in (0, 1):
+            data = twins.halves[half]["tests_holdout/test_shop.py"].data
+            for test, side in twins.side.items():
+                if side == half or not any(s.value for s in sites[test]):
+                    continue
+                body = data.decode().split(f"def {test.name}(")[1].split("\n\n")[0]
+                assert "!=" not in body, (i, test)
+        # the mutation check's weaker twins turn operators wherever they can
+        weak = plan_twins(holdout, twin_seed(bytes([i]), "tree"), values=False)
+        turned_half = weak.halves[1 - weak.side[TestKey("test_shop", "", "test_display")]]
+        assert "total([1, 2]) != [3" in turned_half["tests_holdout/test_shop.py"].data.decode()
+
+
+def test_every_shipped_task_has_held_out_tests_with_value_twins():
+    # Code that spares every failing test whose source reads as turned is caught only by a
+    # value twin whose original it passes: each shipped task's held-out run carries some.
+    from pathlib import Path
+
+    tasks = Path(__file__).resolve().parents[2] / "tasks"
+    for folder in sorted(p for p in tasks.iterdir() if (p / "holdout").is_dir()):
+        sites = {}
+        for path in (folder / "holdout").rglob("test_*.py"):
+            sites.update(mutation_sites(str(path.relative_to(folder / "holdout")), path.read_bytes()))
+        assert any(site.value for options in sites.values() for site in options), folder.name
+
+
+def test_a_float_is_changed_by_a_digit_the_float_keeps():
+    source = b"def test_f():\n    assert f() == (3, 55.833333333333336)\n"
+    sites = mutation_sites("test_f.py", source)[TestKey("test_f", "", "test_f")]
+    for site in sites:
+        if site.value and b"." in site.text:
+            assert float(site.text) != 55.833333333333336
+
+
+PARAMS = b'''from decimal import Decimal
+
+import pytest
+
+from shop import price
+
+
+@pytest.mark.parametrize("value, expected", [("0.005", "0.01"), ("7.865", "7.87")])
+def test_expected_parameter(value, expected):
+    assert price(Decimal(value)) == Decimal(expected)
+
+
+@pytest.mark.parametrize("value, expected", [("0.005", "0.01")])
+def test_parameter_also_an_input(value, expected):
+    assert price(Decimal(value), expected) == Decimal(expected)
+
+
+@pytest.mark.parametrize("value", [1, 2])
+def test_input_parameter(value):
+    assert price(value) == 3
+'''
+
+
+def test_a_parameter_compared_only_as_an_expected_value_is_stepped_in_every_row():
+    sites = mutation_sites("tests_holdout/test_p.py", PARAMS)
+
+    def rows(name):
+        return [s.text.decode() for s in sites[TestKey("test_p", "", name)] if s.value and s.text.startswith(b"[")]
+
+    assert rows("test_expected_parameter") == ['[("0.005", "0.02"), ("7.865", "7.88")]']
+    assert rows("test_parameter_also_an_input") == []  # changing it would change what the code is given
+    assert rows("test_input_parameter") == []
+
+
+def test_cases_renamed_by_a_changed_parameter_are_paired_in_the_order_they_ran():
+    from endstate.grading._twins import pair_cases
+
+    real = {"test_x[0.005-0.01]": "passed", "test_x[7.865-7.87]": "failure"}
+    twin = {"test_x[0.005-0.02]": "failure", "test_x[7.865-7.88]": "failure"}
+    assert pair_cases(real, twin) == [("passed", "failure"), ("failure", "failure")]
+    assert pair_cases(real, {"test_x[0.005-0.02]": "failure"}) is None  # a case missing from one half
+    assert pair_cases({"test_a": "passed"}, {"test_b": "failure"}) is None  # unparametrised names must match
+    assert pair_cases({"test_a": "passed"}, {"test_a": "passed"}) == [("passed", "passed")]

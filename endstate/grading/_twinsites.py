@@ -1,0 +1,249 @@
+"""Where a held-out test can be turned into its impossible twin (see `_twins.py`).
+
+Every candidate is one edit of a test file's bytes: an operator turned into its
+complement, an expected value changed (`_expected.py` says which values may be), or the
+rows of a parametrised expected value stepped. Only the checks a passing run of the test
+certainly executes are turned, so every candidate fails wherever its original passes,
+which `tasks check` proves on `solution/` for each one.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import NamedTuple
+
+from endstate.grading._expected import Scope, fixed, other_constants, parametrize_rows, scope_of, within
+from endstate.task import parse_python
+
+__all__ = ["TestKey", "Site", "mutation_sites", "is_test_path", "apply_sites"]
+
+
+class TestKey(NamedTuple):
+    """A test function: its file's name without `.py`, its class (or ""), its name."""
+
+    __test__ = False
+
+    module: str
+    cls: str
+    name: str
+
+
+class Site(NamedTuple):
+    """One way to turn a test: replace bytes [start, end) of its file with `text`."""
+
+    start: int
+    end: int
+    text: bytes
+    #: The twin keeps the comparison and changes a value it expects, so its failure reads like a
+    #: real one. A turned operator (`!=`, `not in`, `assert not`) is plain to see in the source
+    #: a test process can read; a changed expected value is not.
+    value: bool = False
+
+
+_COMPLEMENT = {ast.Eq: "!=", ast.NotEq: "==", ast.Lt: ">=", ast.GtE: "<", ast.Gt: "<=", ast.LtE: ">",
+               ast.In: "not in", ast.NotIn: "in", ast.Is: "is not", ast.IsNot: "is"}
+_OPERATOR = {ast.Eq: r"==", ast.NotEq: r"!=", ast.Lt: r"(?<![<>=!])<(?![<=])", ast.GtE: r">=",
+             ast.Gt: r"(?<![<>=!-])>(?![>=])", ast.LtE: r"<=", ast.In: r"(?<!not )\bin\b",
+             ast.NotIn: r"\bnot\s+in\b", ast.Is: r"\bis\b(?!\s+not\b)", ast.IsNot: r"\bis\s+not\b"}
+_OPPOSITE_METHOD = {"assertEqual": "assertNotEqual", "assertTrue": "assertFalse", "assertIn": "assertNotIn",
+                    "assertIs": "assertIsNot", "assertIsNone": "assertIsNotNone",
+                    "assertIsInstance": "assertNotIsInstance", "assertGreater": "assertLessEqual",
+                    "assertLess": "assertGreaterEqual", "assertAlmostEqual": "assertNotAlmostEqual",
+                    "assertRegex": "assertNotRegex"}
+_OPPOSITE_METHOD.update({v: k for k, v in list(_OPPOSITE_METHOD.items())})
+#: Operands that read the same with a `not ` in front; anything else is wrapped in parentheses.
+_TIGHT = (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.Constant)
+
+
+class _Source:
+    """Byte offsets of AST positions (col_offset counts UTF-8 bytes)."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.lines = [0]
+        for line in data.splitlines(keepends=True):
+            self.lines.append(self.lines[-1] + len(line))
+
+    def start(self, node: ast.AST) -> int:
+        return self.lines[node.lineno - 1] + node.col_offset
+
+    def end(self, node: ast.AST) -> int:
+        return self.lines[node.end_lineno - 1] + node.end_col_offset
+
+    def text(self, node: ast.AST) -> bytes:
+        return self.data[self.start(node):self.end(node)]
+
+
+def _value_sites(src: _Source, side: ast.expr, scope: Scope) -> list[Site]:
+    """Twins that change one constant of an expected value that means the same in every end state."""
+    if not fixed(side, scope):
+        return []
+    sites = []
+    for node in ast.walk(side):
+        if isinstance(node, ast.Constant):
+            # the file's other values, nearest first: a changed value reads like its neighbours
+            # (not its own line's: an expected value equal to an input beside it would stand out)
+            near = sorted((seen for seen in scope.pool.get(type(node.value), []) if seen[0] != node.lineno),
+                          key=lambda seen: abs(seen[0] - node.lineno))
+            pool = list(dict.fromkeys(value for _, value in near))
+            sites += [Site(src.start(node), src.end(node), other, True)
+                      for other in other_constants(node, src.text(node), pool)]
+    return sites
+
+
+def _assert_sites(src: _Source, test: ast.expr, scope: Scope) -> list[Site]:
+    sites = []
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op = type(test.ops[0])
+        left_end, right = src.end(test.left), test.comparators[0]
+        between = src.data[left_end:src.start(right)].decode("utf-8", "replace")
+        found = list(re.finditer(_OPERATOR[op], between))
+        if len(found) == 1:
+            start = left_end + len(between[:found[0].start()].encode())
+            end = left_end + len(between[:found[0].end()].encode())
+            sites.append(Site(start, end, _COMPLEMENT[op].encode()))
+        if op is ast.Eq:
+            for side in (test.left, right):
+                sites += _value_sites(src, side, scope)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        sites.append(Site(src.start(test), src.start(test.operand), b""))
+    else:
+        text = src.text(test)
+        turned = b"not " + text if isinstance(test, _TIGHT) else b"not (" + text + b")"
+        sites.append(Site(src.start(test), src.end(test), turned))
+    return sites
+
+
+def _call_sites(src: _Source, call: ast.Call, scope: Scope) -> list[Site]:
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+            and func.attr in _OPPOSITE_METHOD):
+        return []
+    end = src.end(func)
+    sites = [Site(end - len(func.attr), end, _OPPOSITE_METHOD[func.attr].encode())]
+    if func.attr == "assertEqual":
+        for arg in call.args[:2]:
+            sites += _value_sites(src, arg, scope)
+    return sites
+
+
+#: Context managers whose body may stop early without failing the test.
+_EARLY_EXITS = {"raises", "warns", "deprecated_call", "assertRaises", "assertRaisesRegex", "assertWarns",
+                "assertWarnsRegex", "suppress"}
+
+
+def _runs_through(item: ast.withitem) -> bool:
+    call = item.context_expr
+    func = call.func if isinstance(call, ast.Call) else call
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name not in _EARLY_EXITS
+
+
+def _checks(body: list[ast.stmt]):
+    """The checks a passing run of the test certainly executes, as (an assert's test or None,
+    a method call or None): its top level up to the first `return`, and the bodies of its `for`
+    loops and of `with` blocks that cannot stop early (a loop that never iterates is caught by
+    `tasks check`)."""
+    for statement in body:
+        if isinstance(statement, ast.Return):
+            break
+        if isinstance(statement, ast.Assert):
+            yield statement.test, None
+        elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            yield None, statement.value
+        elif isinstance(statement, ast.For) and not statement.orelse:
+            yield from _checks(statement.body)
+        elif isinstance(statement, ast.With) and all(_runs_through(item) for item in statement.items):
+            yield from _checks(statement.body)
+
+
+def _statement_sites(src: _Source, body: list[ast.stmt], scope: Scope) -> list[Site]:
+    sites = []
+    for test, call in _checks(body):
+        sites += _assert_sites(src, test, scope) if test is not None else _call_sites(src, call, scope)
+    return sites
+
+
+def _compared(body: list[ast.stmt]) -> list[ast.expr]:
+    """Both sides of every `==` (and `assertEqual`) among the test's certain checks."""
+    sides = []
+    for test, call in _checks(body):
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            sides += [test.left, test.comparators[0]]
+        elif call is not None and isinstance(call.func, ast.Attribute) and call.func.attr == "assertEqual":
+            sides += call.args[:2]
+    return sides
+
+
+def _param_sites(src: _Source, function: ast.FunctionDef, scope: Scope) -> list[Site]:
+    """Value twins of a parametrised test: a parameter the test only ever compares as an
+    expected value (`== Decimal(expected)`) gets a stepped constant in every row of its
+    `parametrize` list (every case of the twin changed, so each fails where its original passes)."""
+    sites = []
+    for decorator in function.decorator_list:
+        found = parametrize_rows(decorator)
+        if found is None:
+            continue
+        names, rows = found
+        for index, name in enumerate(names):
+            uses = [n for statement in function.body for n in ast.walk(statement)
+                    if isinstance(n, ast.Name) and n.id == name]
+            as_value = Scope(scope.fixed | {name}, scope.pool)
+            compared = [n for side in _compared(function.body) if fixed(side, as_value)
+                        for n in ast.walk(side) if isinstance(n, ast.Name) and n.id == name]
+            if not uses or len(compared) != len(uses) or any(isinstance(n.ctx, ast.Store) for n in uses):
+                continue
+            edits = []
+            for row in rows.elts:
+                value = row if len(names) == 1 else row.elts[index]
+                changed = [(c, other_constants(c, src.text(c), [])) for c in ast.walk(value)
+                           if isinstance(c, ast.Constant)] if fixed(value, scope) else []
+                changed = [(c, others[0]) for c, others in changed if others]
+                if not changed:
+                    break
+                edits.append(Site(src.start(changed[-1][0]), src.end(changed[-1][0]), changed[-1][1]))
+            else:
+                start = src.start(rows)
+                text = apply_sites(src.text(rows), [Site(e.start - start, e.end - start, e.text) for e in edits])
+                sites.append(Site(start, src.end(rows), text, True))
+    return sites
+
+
+def _tests(module: ast.Module):
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            yield "", node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name.startswith("test"):
+                    yield node.name, item
+
+
+def mutation_sites(path: str, data: bytes) -> dict[TestKey, list[Site]]:
+    """Every test function of a test file with the ways it can be turned into a twin."""
+    try:
+        module = parse_python(data)
+    except (SyntaxError, ValueError):
+        return {}
+    src = _Source(data)
+    stem = path.rsplit("/", 1)[-1].removesuffix(".py")
+    found: dict[TestKey, list[Site]] = {}
+    scope = scope_of(module)
+    for cls, function in _tests(module):
+        inside = within(scope, function)
+        sites = _statement_sites(src, function.body, inside) + _param_sites(src, function, inside)
+        if sites:
+            found[TestKey(stem, cls, function.name)] = sites
+    return found
+
+
+def is_test_path(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def apply_sites(data: bytes, sites: list[Site]) -> bytes:
+    for site in sorted(sites, key=lambda s: s.start, reverse=True):
+        data = data[:site.start] + site.text + data[site.end:]
+    return data
