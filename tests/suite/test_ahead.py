@@ -127,11 +127,25 @@ def _listing(client, container: str) -> list[str]:
         return [member.name for member in tar.getmembers() if member.name != "workspace"]
 
 
-def _events(client, since: float) -> list[dict]:
-    """The engine's container events from `since` (Unix seconds; the engine is local, so its
-    clock is this one) until now."""
-    return list(client.events(since=int(since) - 1, until=int(time.time()) + 1, decode=True,
-                              filters={"type": "container"}))
+class _Events:
+    """The engine's container events, read live while the run goes on: the engine keeps only
+    its last 256 events, which a busy engine (other runs beside this one) overwrites within
+    a run, so asking afterwards can miss this run's."""
+
+    def __init__(self, client):
+        self.seen: list[dict] = []
+        self.stream = client.events(decode=True, filters={"type": "container"})
+        self.thread = threading.Thread(target=lambda: self.seen.extend(self.stream), daemon=True)
+        self.thread.start()
+
+    def until(self, enough, *, tries: int = 40) -> list[dict]:
+        """What was seen once `enough(events)` holds (published late on a loaded engine), or at the last try."""
+        for _ in range(tries):
+            if enough(list(self.seen)):
+                break
+            time.sleep(0.5)
+        self.stream.close()
+        return list(self.seen)
 
 
 @pytest.mark.docker
@@ -151,15 +165,18 @@ def test_the_next_sandbox_is_ready_while_a_task_is_graded_and_none_outlives_the_
         return Verdict.ok("")
 
     before = set(_ours(client))
-    started = time.time()
+    events = _Events(client)
     result = _run(_suite(tmp_path), tmp_path / "out", extra={FIRST: [Grader("test:watch", watch_the_next_task)]})
     assert [(t.task_id, t.outcome) for t in result.tasks] == [(FIRST, "pass"), (SECOND, "pass"), (THIRD, "pass")]
     status, listing = seen["next"]
     assert status == "running" and listing == []
     # Every fixture went in through the agent process's channel: the engine unpacked nothing
     # (an unpack re-runs the daemon's binary), and the run folder kept no copy of it.
-    actions = [e.get("Action") for e in _events(client, started)
-               if e.get("Actor", {}).get("Attributes", {}).get(RUN_LABEL) == seen["run"]]
+    def actions_of(seen_events):
+        return [e.get("Action") for e in seen_events
+                if e.get("Actor", {}).get("Attributes", {}).get(RUN_LABEL) == seen["run"]]
+
+    actions = actions_of(events.until(lambda got: actions_of(got).count("archive-path") >= 4))
     assert actions.count("archive-path") == 4  # three seals and the look above: the events are seen
     assert "extract-to-dir" not in actions
     assert not list((tmp_path / "out").rglob("fixture.msgpack"))
