@@ -137,7 +137,8 @@ class Sandbox(abc.ABC):
     def put_harness_tree(self, tree: Tree, *, at: str = WORKDIR, owner: str = "root") -> None:
         """Write `tree` into the absolute folder `at` as the harness. `owner="root"`
         makes the files and the folder read-only to the agent user; "agent" makes
-        them its own; "scratch" keeps the files root's and read-only but lets the
+        them its own; "private" makes the folder root's alone (mode 0700: the agent
+        user can neither list nor read it); "scratch" keeps the files root's and read-only but lets the
         agent user add files to every folder (sticky folders, like /tmp): a graded
         test run's copy of the tree, which the tests may write beside."""
 
@@ -169,6 +170,12 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None:
         """Remove the sandbox and everything in it. Idempotent."""
+
+    def spawn_root(self, argv: list[str]) -> bool:
+        """Start a program of the harness's own as root in the background, its output
+        discarded, and return at once: False where this backend cannot (the caller then
+        does without it). Only a grading sandbox's harness asks for it."""
+        return False
 
     def ready(self) -> None:
         """Open now what the first command would otherwise open (a backend's connection

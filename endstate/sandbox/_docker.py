@@ -26,7 +26,6 @@ from __future__ import annotations
 import io
 import os
 import posixpath
-import tarfile
 import re
 import secrets
 import signal
@@ -46,33 +45,12 @@ from endstate.sandbox._engine import remove_container, shared_client, why
 from endstate.sandbox._reaper import owner_labels
 from endstate.sandbox._scripts import (_BACKSTOP_S, _DISK_WATCH_FIRED, _MIB, _RUNNER,
                                        _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT, _UNTAR_AS_ROOT, _WATCHDOG_FIRED, AGENT_UID)
-from endstate.sandbox._tree import Tree, TreeTooLarge, add_folder, add_tree, tar_to_tree, tree_to_tar
+from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeTooLarge, harness_tar, tar_to_tree, tree_to_tar
 
 __all__ = ["DockerSandbox"]
 
 #: Off: every archive goes through the engine (what the in-sandbox tar must match, see the tests).
 _IN_SANDBOX_TAR = True
-
-
-def _harness_tar(trees: dict[str, tuple[Tree, str]]) -> bytes:
-    """One archive, unpacked at "/", holding each tree in its absolute folder: the folders
-    above root-owned, the folder and its tree owned as asked (root or the agent user)."""
-    buffer = io.BytesIO()
-    made: set[str] = set()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for at, (tree, owner) in trees.items():
-            name = at.strip("/")
-            parts = name.split("/")
-            for depth in range(1, len(parts)):
-                above = "/".join(parts[:depth])
-                if above not in made:
-                    made.add(above)
-                    add_folder(tar, above)
-            uid = 0 if owner in ("root", "scratch") else AGENT_UID
-            # A scratch tree's folders take new files from anyone, who may not touch root's (sticky).
-            add_tree(tar, tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name,
-                     folder_mode=0o1777 if owner == "scratch" else 0o755)
-    return buffer.getvalue()
 
 
 class _ChunkReader(io.RawIOBase):
@@ -297,6 +275,16 @@ class DockerSandbox(DockerFileTools, Sandbox):
         if not self._unpack(archive, _UNTAR_AS_AGENT):
             self._put_archive(WORKDIR, archive)
 
+    def spawn_root(self, argv: list[str]) -> bool:
+        """In a grading container whose channel is open: one request to its server, which
+        starts `argv` detached from it (its streams on /dev/null) and answers at once."""
+        if not self._grading or self._held_channel() is None:
+            return False
+        request = {"op": "run", "cwd": "/", "argv": ["bash", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "endstate",
+                                                    *argv]}
+        reply, _, _ = self._agent_request(request, b"", doing="starting a harness program")
+        return reply["code"] == 0
+
     def _unpack(self, archive: bytes, argv: list[str]) -> bool:
         """Unpack an archive through the channel (tar in the container): no engine round
         trip, and none of the engine's own unpacking, which re-executes the daemon for
@@ -352,8 +340,8 @@ class DockerSandbox(DockerFileTools, Sandbox):
     def put_harness_trees(self, trees: dict[str, tuple[Tree, str]]) -> None:
         """All of them in one archive: in a grading container, unpacked by root through the
         channel; anywhere else (or if that fails), one engine call."""
-        archive = _harness_tar(trees)
-        root_owned = [at for at, (_, owner) in trees.items() if owner in ("root", "scratch")]
+        archive = harness_tar(trees, AGENT_UID)
+        root_owned = [at for at, (_, owner) in trees.items() if owner in ROOT_OWNERS]
         if not (self._grading and self._unpack(archive, ["bash", "-c", _UNTAR_AS_ROOT, "endstate", *root_owned])):
             self._put_archive("/", archive)
 

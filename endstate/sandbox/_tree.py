@@ -32,6 +32,8 @@ __all__ = [
     "tree_to_tar",
     "add_tree",
     "add_folder",
+    "harness_tar",
+    "ROOT_OWNERS",
     "tar_to_tree",
     "overlay",
     "TreeTooLarge",
@@ -224,3 +226,28 @@ def tar_to_tree(data: bytes | io.RawIOBase | io.BufferedIOBase, *, strip: str = 
             if max_bytes is not None and total > max_bytes:
                 raise TreeTooLarge(f"more than {max_bytes} bytes of files")
     return tree
+
+
+#: The owners of `Sandbox.put_harness_tree` whose trees are root's (the others' are the agent user's).
+ROOT_OWNERS = ("root", "scratch", "private")
+
+
+def harness_tar(trees: dict[str, tuple[Tree, str]], agent_uid: int) -> bytes:
+    """One archive, unpacked at "/", holding each tree in its absolute folder: the folders
+    above root-owned, the folder and its tree owned as asked (root or the agent user)."""
+    buffer = io.BytesIO()
+    made: set[str] = set()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for at, (tree, owner) in trees.items():
+            name = at.strip("/")
+            parts = name.split("/")
+            for depth in range(1, len(parts)):
+                above = "/".join(parts[:depth])
+                if above not in made:
+                    made.add(above)
+                    add_folder(tar, above)
+            uid = 0 if owner in ROOT_OWNERS else agent_uid
+            # A scratch tree's folders take new files from anyone, who may not touch root's (sticky).
+            add_tree(tar, tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name,
+                     folder_mode={"scratch": 0o1777, "private": 0o700}.get(owner, 0o755))
+    return buffer.getvalue()
