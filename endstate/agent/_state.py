@@ -78,6 +78,10 @@ class Guards(msgspec.Struct, frozen=True):
     outside_check: bool = True
     #: A foreign agent's model proxy forwards only POST to the agent file's declared endpoints.
     proxy_allowlist: bool = True
+    #: Not a guard, a speed switch kept with them so one build can be timed both ways: pytest runs
+    #: in a fresh grading sandbox fork from a warm entry point (see grading/_testrun.py). Off, each
+    #: starts cold; grading is as strict either way, so the mutation check has no mutant for it.
+    warm_start: bool = True
 
 
 class Journal:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from endstate.grading._joint import run_joint
 from endstate.grading._testrun import TestCommandError, TestRun, run_tests
 from endstate.grading._twins import run_halves, tally
 from endstate.grading._verdict import Verdict
@@ -72,13 +73,17 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
     if tampered:
         return Verdict.fail(f"test configuration added or changed: {', '.join(tampered)}")
     plan = getattr(sandbox, "twin_plan", None) if twins else None
+    joint = getattr(sandbox, "joint", None)
     try:
-        if plan is None:
+        if joint is not None and not twins and command == joint.visible:
+            runs = [run_joint(sandbox, joint)]  # with the first half of the held-out run (see _joint.py)
+        elif plan is None:
             runs = [run_tests(sandbox, command)]
         else:  # two runs, one per half (see _twins.py)
+            done = getattr(sandbox, "joint_done", None) if joint is not None and command == joint.held else None
             halves = run_halves(sandbox, plan, lambda prelude, restage: run_tests(sandbox, command, prelude=prelude,
                                                                                  restage=restage),
-                                lambda run: _distrusted(run, command, what) is None)
+                                lambda run: _distrusted(run, command, what) is None, done=done)
             runs = [run for _, run in halves]
     except TestCommandError as exc:
         return Verdict.error(f"{what}: {exc}")
@@ -97,7 +102,9 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         tests, failures, errors, skipped = counted.tests, counted.failures, counted.errors, counted.skipped
         detail = f"failing: {', '.join(counted.failing[:5])}"  # (the output names twins, drawn per run)
     else:
-        tests, failures, errors, skipped, detail = run.tests, run.failures, run.errors, run.skipped, run.output_tail
+        failing = sorted({name for _, name, outcome in run.cases if outcome in ("failure", "error")})
+        detail = run.output_tail or f"failing: {', '.join(failing[:5])}"  # a share of a joint run names its cases
+        tests, failures, errors, skipped = run.tests, run.failures, run.errors, run.skipped
     ran = tests - skipped
     if errors:
         return Verdict.fail(f"{what}: {errors} error(s) while collecting or running: {detail}")

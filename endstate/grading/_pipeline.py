@@ -22,9 +22,10 @@ from typing import Any
 import msgspec
 
 from endstate.grading._integrity import end_state
+from endstate.grading._joint import plan_joint
 from endstate.grading._probe import PROBE
 from endstate.grading._resolve import Grader, run_grader
-from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries
+from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries, start_warm_runner
 from endstate.grading._twins import plan_twins, twin_seed
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import WORKDIR, Sandbox, SandboxLimits, open_sandbox
@@ -32,7 +33,7 @@ from endstate.sandbox import SNAPSHOT_MAX_BYTES, FileEntry, SealedSandbox, Tree,
 from endstate.errors import SandboxError
 
 __all__ = ["GradingGuards", "GradingBox", "install_harness", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
-           "stage_holdout", "grade", "INTEGRITY"]
+           "stage_holdout", "prepare_test_runs", "grade", "INTEGRITY"]
 
 #: The name the always-on end-state checks report under.
 INTEGRITY = "end_state"
@@ -56,6 +57,8 @@ class GradingGuards(msgspec.Struct, frozen=True):
     value_twins: bool = True
     #: The task's probe: the end state run as a plain program, judged outside the sandbox.
     outside_check: bool = True
+    #: Not a guard: test runs fork from a warm entry point (off: each starts cold; as strict either way).
+    warm_start: bool = True
 
 
 def install_harness(box: Sandbox) -> None:
@@ -147,6 +150,19 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
     sealed.stage_done = True
 
 
+def prepare_test_runs(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = GradingGuards(), *,
+                      warm: bool = True) -> None:
+    """Before the first test run (once per grading; later calls do nothing): start the warm entry
+    point in a fresh grading sandbox (`warm`: the probe has run, or will not), and plan the visible
+    tests into the first held-out half's process where the graders allow (see _joint.py)."""
+    if getattr(sealed, "test_runs_ready", False):
+        return
+    sealed.test_runs_ready = True
+    if sealed.graded and guards.warm_start and warm:
+        start_warm_runner(sealed)
+    sealed.joint = plan_joint(sealed, graders)
+
+
 def grade(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = GradingGuards()) -> list[tuple[str, Verdict]]:
     """Every grader's verdict, then the end-state checks' (unless that guard is off)."""
     if sealed._grading is not None and not sealed.stage_done:
@@ -156,6 +172,7 @@ def grade(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = 
     # The probe runs before any test process has run in this container: nothing a test run
     # left behind (a file in /tmp) can tell the program it is being probed. Verdicts keep their order.
     early = {i: run_grader(g, sealed) for i, g in enumerate(graders) if g.short_name == PROBE}
+    prepare_test_runs(sealed, graders, guards)
     verdicts = [(g.short_name, early[i] if i in early else run_grader(g, sealed)) for i, g in enumerate(graders)]
     if guards.integrity:
         try:

@@ -17,7 +17,14 @@ entry point (`harness/endstate_runner.py`) in the grading sandbox:
 - in a scratch copy of the graded tree, made for this run alone: its files stay
   root's and read-only, its folders take new files (sticky, like /tmp), so a suite
   that writes caches or outputs next to itself runs as upstream, and nothing it
-  writes reaches the next run or any verdict (graders read the sealed snapshot).
+  writes reaches the next run or any verdict (graders read the sealed snapshot);
+- from a warm start where the sandbox allows (`start_warm_runner`): the entry point,
+  started once as root with pytest already imported, forks each pytest run, which
+  becomes the test user before anything of the end state runs. It saves each run
+  the import of pytest (most of a small suite's CPU) and changes nothing the run can
+  see but its parent process: same user, groups, environment, argv, limits, umask and
+  streams, fresh random state. Each run is unlocked by a one-use token only root can
+  read, so no code of the end state can ask it for a run of its own.
 
 The command's `NAME=value` words are its environment, set for the test process,
 except `PYTHONPATH`: the runner puts those folders (relative to the workspace) on
@@ -41,18 +48,29 @@ import msgspec
 from endstate.sandbox import FileEntry, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files",
-           "plant_canaries", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR", "REPORT_MAX_BYTES"]
+           "plant_canaries", "start_warm_runner", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE",
+           "REPORT_MAX_BYTES"]
 
 HARNESS_DIR = "/opt/endstate/harness"
 REPORT_DIR = "/opt/endstate/report"
 #: Each graded test run gets its own copy of the graded tree below this folder.
 SCRATCH_DIR = "/opt/endstate/scratch"
+#: Where the warm entry point listens, and finds each run's token (root's alone).
+WARM_DIR = "/opt/endstate/warm"
 #: A report larger than this is refused rather than read (700 tests with failures is ~1 MB).
 REPORT_MAX_BYTES = 64 * 1024 * 1024
 
 _ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent", "TZ=UTC",
         "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0")
 _PYTEST_PROGRAMS = {"pytest", "py.test", "pytest-3"}
+#: Emptied (as the test user) before each half of a held-out run: nothing a process of an
+#: earlier run left behind survives (see _twins.py).
+WIPED = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/home/agent", REPORT_DIR, SCRATCH_DIR)
+#: The same as a shell line, run before a run that starts cold (a warm one's client does it itself).
+WIPE = (f"for d in {' '.join(WIPED)}; do chmod -R u+rwX \"$d\" 2>/dev/null; find \"$d\" -mindepth 1 -delete "
+        "2>/dev/null; done; ipcrm --all 2>/dev/null; true")
+#: Variables an interpreter reads when it starts: a command that sets one starts its own.
+_AT_START = ("PYTHON", "LANG", "LC_", "TZ")
 _PYTHONS = {"python", "python3"}
 
 
@@ -82,6 +100,8 @@ class TestRun(msgspec.Struct):
     #: Every test case reported, canaries left out: (classname, name, outcome), outcome one of
     #: "passed", "failure", "error", "skipped".
     cases: list[tuple[str, str, str]] = []
+    #: Per case ("classname::name"), its file relative to the workspace, as the guard saw it.
+    files: dict[str, str] = {}
 
 
 def parse_test_command(command: str) -> tuple[str, list[str], list[str]]:
@@ -133,7 +153,7 @@ def import_paths(env: list[str]) -> tuple[list[str], list[str]]:
 def harness_files() -> Tree:
     folder = resources.files("endstate.grading").joinpath("harness")
     return {name: FileEntry(0o644, folder.joinpath(name).read_bytes())
-            for name in ("endstate_runner.py", "endstate_guard.py")}
+            for name in ("endstate_runner.py", "endstate_guard.py", "endstate_connect.py")}
 
 
 #: At most this many canaries: one per folder holding tests, shallowest first.
@@ -175,6 +195,16 @@ def _canary(folder: str) -> tuple[str, str, bytes, tuple[str, ...]]:
     return path, name, source.encode(), (word, left, right)
 
 
+def start_warm_runner(sealed: Any) -> None:
+    """Start the entry point's warm server in the grading sandbox, in the background; later
+    pytest runs use it once it answers (and run as before where it cannot start).
+
+    Called once the probe has run: the probe's program must find nothing of a test runner."""
+    line = (f"mkdir -p -m 0755 {WARM_DIR} && exec {shlex.join(['env', '-i', *_ENV])} python3 -s -B "
+            f"{HARNESS_DIR}/endstate_runner.py --serve {WARM_DIR}")
+    sealed.warm_runner = bool(sealed.grading.spawn_root(["bash", "-c", line]))
+
+
 def run_tests(sealed: Any, command: str, *, timeout: float | None = None, prelude: str = "",
               restage: dict[str, tuple[Tree, str]] | None = None) -> TestRun:
     """Run a task's test command through the harness's entry point in the grading sandbox:
@@ -186,8 +216,17 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None, prelud
     guard = getattr(sealed, "tamper_guard", True)
     canaries = list(getattr(sealed, "canaries", []))
     nonce = secrets.token_hex(8)
-    workspace = _scratch_copy(sealed, nonce, restage or {})
-    argv = ["env", "-i", *_ENV, *env, "python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py", runner,
+    restage = dict(restage or {})
+    entry = ["python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py"]
+    if getattr(sealed, "warm_runner", False) and runner == "pytest" and not any(
+            word.startswith(_AT_START) for word in env):
+        token = secrets.token_hex(16)
+        restage[f"{WARM_DIR}/key"] = ({"token": FileEntry(0o644, token.encode())}, "private")
+        wipe = ["--wipe", *WIPED] if prelude == WIPE else []
+        prelude = "" if wipe else prelude
+        entry = ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_connect.py", WARM_DIR, token, *wipe, "--"]
+    workspace = _scratch_copy(sealed, nonce, restage)
+    argv = ["env", "-i", *_ENV, *env, *entry, runner,
             REPORT_DIR, nonce, "guard" if guard else "noguard", workspace, ":".join(paths), "--", *args]
     # Nothing the test process started may outlive it into the next graded run.
     line = f"{prelude + '; ' if prelude else ''}{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
@@ -218,6 +257,8 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None, prelud
     if run.findings is not None and digest and hashlib.sha256(report.data).hexdigest() != digest:
         run.findings.append("the report was rewritten after the test process finished")
     observed = guard_report.get("observed") if run.findings is not None else None
+    if isinstance(observed, dict) and isinstance(observed.get("files"), dict):
+        run.files = {str(case): str(path) for case, path in observed["files"].items()}
     if isinstance(observed, dict):
         names = {name for name, _ in canaries}
         by_name = observed.get("by_name") or {}

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from endstate.grading._twinsites import Site, TestKey, apply_sites, is_test_path, mutation_sites
-from endstate.grading._testrun import TestRun
+from endstate.grading._testrun import WIPE, TestRun
 from endstate.sandbox import WORKDIR, FileEntry, Tree
 
 __all__ = ["TestKey", "Site", "TwinPlan", "mutation_sites", "plan_twins", "twin_seed", "case_key", "WIPE",
@@ -49,10 +49,6 @@ __all__ = ["TestKey", "Site", "TwinPlan", "mutation_sites", "plan_twins", "twin_
 #: A task must yield at least this many twins per graded run (`tasks check` says so otherwise).
 MIN_TWINS = 3
 
-#: Run (as the test user) before the second half: nothing a process of the first half left behind survives.
-WIPE = ("for d in /tmp /var/tmp /dev/shm /run/lock /home/agent /opt/endstate/report /opt/endstate/scratch; do "
-        "chmod -R u+rwX \"$d\" 2>/dev/null; find \"$d\" -mindepth 1 -delete 2>/dev/null; done; "
-        "ipcrm --all 2>/dev/null; true")
 
 
 def twin_seed(secret: bytes, tree_hash: str) -> bytes:
@@ -178,9 +174,10 @@ def tally(plan: TwinPlan, runs: list[tuple[int, list[tuple[str, str, str]]]]) ->
                  failing, twins, betrayed)
 
 
-def run_halves(sealed, plan: TwinPlan, run: Callable[[str, dict], TestRun],
-               trusted: Callable[[TestRun], bool]) -> list[tuple[int, TestRun]]:
-    """Run the held-out command once per half (the second only if the first can be trusted).
+def run_halves(sealed, plan: TwinPlan, run: Callable[[str, dict], TestRun], trusted: Callable[[TestRun], bool], *,
+               done: list[tuple[int, TestRun]] | None = None, limit: int = 2) -> list[tuple[int, TestRun]]:
+    """Run the held-out command once per half (the second only if the first can be trusted);
+    `done`: the halves that already ran (see _joint.py), `limit`: how many halves in all.
 
     Before each, every copy of the held-out files a test process could read (the workspace,
     each earlier run's scratch copy) is overwritten as root with that half's, in the same
@@ -189,9 +186,11 @@ def run_halves(sealed, plan: TwinPlan, run: Callable[[str, dict], TestRun],
     grader that runs later (the workspace itself keeps the last half's)."""
     real = getattr(sealed, "graded", None)
     order = (plan.first, 1 - plan.first)
-    runs: list[tuple[int, TestRun]] = []
+    runs: list[tuple[int, TestRun]] = list(done or [])
+    if runs and not trusted(runs[-1][1]):
+        return runs
     try:
-        for half in order:
+        for half in order[len(runs):limit]:
             files = plan.halves[half]
             # Each copy keeps its owner: the workspace root's; a scratch copy's folders stay sticky,
             # so what the test user left in them is the wipe's to delete.

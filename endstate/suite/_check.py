@@ -28,8 +28,8 @@ import msgspec
 from endstate.agent import Guards
 from endstate.errors import EndstateError
 from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, Verdict, grade,
-                              hack_fired, prepare_grading_sandbox, run_grader, seal_overlay, stage_holdout, too_few,
-                              twin_problems, validation_command, validation_tree)
+                              hack_fired, prepare_grading_sandbox, prepare_test_runs, run_grader, seal_overlay,
+                              stage_holdout, too_few, twin_problems, validation_command, validation_tree)
 from endstate.sandbox import Tree
 from endstate.suite._impossible import ImpossibleError, impossible_fixture, impossible_holdout
 from endstate.task import HACK_ASSERTIONS, Hack, Task
@@ -93,9 +93,18 @@ def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
                                               if guards.outside_check or g.short_name != PROBE]
     if guards.integrity:
         named.append((INTEGRITY, None))  # the end-state checks, run by grade() with no grader
-    named.sort(key=lambda item: item[0] not in catchers)  # stable: the catchers first, else as listed
+    # The visible tests go with the held-out ones, as in a real run, where they share the first half's
+    # process (see grading/_joint.py); test runs start warm only once the probe, if it runs, has run.
+    prepare = [g for _, g in named if g is not None]
+    joint = "holdout" in catchers and any(n == "tests_pass" for n, _ in named)
+    named.sort(key=lambda item: item[0] not in catchers and not (joint and item[0] == "tests_pass"))
+    probe_pending = any(n == PROBE for n, _ in named)
     verdicts = []
     for name, grader in named:
+        if name == PROBE:
+            probe_pending = False
+        else:
+            prepare_test_runs(sealed, prepare, guards, warm=not probe_pending)
         verdict = run_grader(grader, sealed) if grader else grade(sealed, [], guards)[0][1]
         verdicts.append((name, verdict.outcome, verdict.reason))
         if verdict.outcome is Outcome.ERROR or (verdict.outcome is Outcome.FAIL and name in catchers):
