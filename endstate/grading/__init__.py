@@ -19,7 +19,7 @@ from endstate.grading._pipeline import (
 )
 from endstate.grading._resolve import FORBIDDEN_PARAMETERS, Grader, resolve, run_grader
 from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
-from endstate.grading._twincheck import too_few, twin_problems, validation_command, validation_tree
+from endstate.grading._twincheck import joint_problems, too_few, twin_problems, validation_command, validation_tree
 from endstate.grading._twins import MIN_TWINS
 from endstate.grading._verdict import Outcome, Verdict
 from endstate.errors import GraderContractError
@@ -63,6 +63,7 @@ __all__ = [
     "validation_command",
     "MIN_TWINS",
     "twin_problems",
+    "joint_problems",
     "too_few",
     "validation_tree",
 ]

@@ -33,7 +33,7 @@ from endstate.grading._resolve import Grader
 from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
 from endstate.grading._twins import run_halves
 
-__all__ = ["Joint", "plan_joint", "split_run", "run_joint"]
+__all__ = ["Joint", "plan_joint", "joint_of", "split_run", "run_joint"]
 
 #: Options after which pytest may stop before every test ran: a twin's failure would cut the visible tests short.
 _STOPPERS = ("-x", "--exitfirst", "--maxfail", "--sw", "--stepwise", "--lf", "--last-failed", "--ff")
@@ -64,8 +64,15 @@ def _inside(path: str, folder: str) -> bool:
 
 def plan_joint(sealed: Any, graders: list[Grader]) -> Joint | None:
     """The joint run of a task's `tests_pass` and `holdout`, or None where they cannot share one."""
-    if getattr(sealed, "twin_plan", None) is None or not getattr(sealed, "tamper_guard", True):
-        return None  # nothing to save without halves; nothing to place the cases by without the guard
+    if getattr(sealed, "twin_plan", None) is None:
+        return None  # nothing to save without halves
+    return joint_of(sealed, graders)
+
+
+def joint_of(sealed: Any, graders: list[Grader]) -> Joint | None:
+    """The command both graders' tests would share, twins or not (None where they cannot)."""
+    if not getattr(sealed, "tamper_guard", True):
+        return None  # nothing to place the cases by without the guard
     builtin = [g for g in graders if g.function.__module__ == "endstate.grading._builtin"]
     visible = [g for g in builtin if g.short_name == "tests_pass"]
     held = [g for g in builtin if g.short_name == "holdout"]

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import shlex
 
+from endstate.grading._joint import joint_of, split_run
 from endstate.grading._testrun import parse_test_command, run_tests
 from endstate.grading._twins import MIN_TWINS, pair_cases
 from endstate.grading._twinsites import TestKey, _Source, _tests, is_test_path, mutation_sites
 from endstate.sandbox import FileEntry, Tree
 from endstate.task import parse_python
 
-__all__ = ["validation_tree", "validation_command", "twin_problems", "too_few"]
+__all__ = ["validation_tree", "validation_command", "twin_problems", "joint_problems", "too_few"]
 
 _MARK = "__twin_"
 
@@ -126,6 +127,22 @@ def twin_problems(sealed, command: str, names: dict[str, TestKey]) -> tuple[int,
                                 "failed (an assertion that can hold either way, or a test that is not deterministic)")
                 break
     return len(twinned), problems
+
+
+def joint_problems(sealed, graders) -> list[str]:
+    """Where the visible tests share the first held-out half's process (see _joint.py): they still
+    pass on the solution staged with `validation_tree`, run after the held-out tests and every
+    candidate twin at once, more than any graded run leaves behind ([] when they pass, or share none)."""
+    joint = joint_of(sealed, graders)
+    if joint is None:
+        return []
+    visible, _ = split_run(run_tests(sealed, joint.command), joint)
+    failing = sorted({name for _, name, outcome in visible.cases if outcome in ("failure", "error")})
+    if not visible.report_found or failing or visible.errors:
+        return [f"the visible tests fail when they run after the held-out tests and their twins in one process, "
+                f"as a graded run's first half runs them (`{joint.command}`): {', '.join(failing[:5]) or 'no report'}; "
+                "a held-out test leaves state behind that they read"]
+    return []
 
 
 def too_few(count: int) -> str:

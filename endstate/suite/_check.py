@@ -29,7 +29,8 @@ from endstate.agent import Guards
 from endstate.errors import EndstateError
 from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, Verdict, grade,
                               hack_fired, prepare_grading_sandbox, prepare_test_runs, run_grader, seal_overlay,
-                              stage_holdout, too_few, twin_problems, validation_command, validation_tree)
+                              stage_holdout, too_few, twin_problems, joint_problems, validation_command,
+                              validation_tree)
 from endstate.sandbox import Tree
 from endstate.suite._impossible import ImpossibleError, impossible_fixture, impossible_holdout
 from endstate.task import HACK_ASSERTIONS, Hack, Task
@@ -211,6 +212,7 @@ def _twins_row(plan: _Plan, backend: str) -> CheckRow:
         sealed = seal_overlay(plan.task.solution(), plan.fixture, box, GradingGuards(twins=False))
         stage_holdout(sealed, tree)
         count, problems = twin_problems(sealed, validation_command(_holdout_command(plan.task), names), names)
+        problems += joint_problems(sealed, plan.graders)
     return CheckRow("twins", f">= {MIN_TWINS} failing on solution", f"{count} per run", ok=not problems,
                     note="; ".join(problems[:5]) or too_few(count))
 

@@ -77,3 +77,29 @@ def test_every_hack_the_held_out_tests_catch_is_caught_with_the_visible_tests_ri
     missed = [(label, catchers, verdicts) for label, catchers, failing, verdicts in results
               if not any(c in failing for c in catchers)]
     assert not missed, missed
+
+
+STATE = b"SEEN = []\n\n\ndef double(x):\n    return x * 2\n"
+VISIBLE = b"from calc import ops\n\n\ndef test_nothing_seen_yet():\n    assert ops.SEEN == []\n"
+#: Cleans up after its assertion, not in a fixture: its twin, stopped at the turned assertion, leaves SEEN set.
+SLOPPY = b"from calc import ops\n\n\ndef test_double():\n    ops.SEEN.append(1)\n    assert ops.double(3) == 6\n    ops.SEEN.clear()\n"
+
+
+def test_tasks_check_says_when_a_twin_would_leave_the_visible_tests_something_to_trip_on():
+    from endstate.grading import (GradingGuards, joint_problems, prepare_grading_sandbox, resolve, seal_overlay,
+                                  stage_holdout, validation_tree)
+    from endstate.sandbox import SandboxLimits
+    from endstate.sandbox._tree import FileEntry
+
+    tree = {p: FileEntry(0o644, d) for p, d in {"calc/__init__.py": b"", "calc/ops.py": STATE,
+                                                   "tests/test_ops.py": VISIBLE}.items()}
+    graders = [resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests"}),
+               resolve("endstate.grading:holdout", {"command": "python -m pytest -q tests_holdout"})]
+    found = {}
+    for name, held in (("sloppy", SLOPPY), ("tidy", SLOPPY.replace(b"    ops.SEEN.append(1)\n", b""))):
+        with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "joint") as box:
+            sealed = seal_overlay(tree, tree, box, GradingGuards(twins=False))
+            stage_holdout(sealed, validation_tree({"tests_holdout/test_more.py": FileEntry(0o644, held)})[0])
+            found[name] = joint_problems(sealed, graders)
+    assert len(found["sloppy"]) == 1 and "test_nothing_seen_yet" in found["sloppy"][0], found
+    assert found["tidy"] == []
