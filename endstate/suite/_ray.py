@@ -57,6 +57,10 @@ WARM_S = 600
 NAMESPACE = "endstate"
 #: Times a slot is made again (its process or node died) before its share goes to the others.
 _SLOT_STARTS = 5
+#: A slot runs at the priority a local run has: Ray starts its workers at niceness 15, and
+#: a task's agent process and the slot's own work (which the slot's fork server and agents
+#: inherit) then wait behind every other process of the node, the containers included.
+SLOT_ENV = {"env_vars": {"RAY_worker_niceness": "0"}}
 
 
 def code_id() -> str:
@@ -89,7 +93,8 @@ class _Pool:
         # Calls run side by side (a share at a time, under the slot's lock), so that a busy slot
         # still says it is up.
         options: dict[str, Any] = dict(name=f"slot-{self.code}-{index}", namespace=NAMESPACE, get_if_exists=True,
-                                       max_restarts=0, max_task_retries=0, max_concurrency=4, **task_resources())
+                                       max_restarts=0, max_task_retries=0, max_concurrency=4,
+                                       runtime_env=SLOT_ENV, **task_resources())
         if self.warm_s > 0:
             options["lifetime"] = "detached"  # outlives this driver; ends itself when idle
         handle = self.actor.options(**options).remote(self.warm_s)

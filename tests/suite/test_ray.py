@@ -310,6 +310,23 @@ def test_attempts_on_ray_record_what_local_attempts_record(cluster, tmp_path):
 
 
 @pytest.mark.docker
+def test_slots_and_their_agents_run_at_the_priority_of_a_local_run(cluster, tmp_path):
+    """Ray starts its workers at niceness 15: a slot's agents would wait behind every other
+    process of the node (the sandbox containers included), which a local run's do not."""
+    ran = endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
+                   str(CASSETTES / "scripted-reference"), "--task", SUBSET[0], "--out", str(tmp_path / "run"),
+                   "--executor", "ray", "--ray-address", cluster)
+    assert ran.returncode == 0, ran.stderr
+    sessions = {proc.pid for proc in _CLUSTER.procs}
+    ps = subprocess.run(["ps", "-eo", "sid=,ni=,args="], capture_output=True, text=True).stdout
+    ours = [line.split(None, 2) for line in ps.splitlines() if line.split() and int(line.split()[0]) in sessions]
+    slots = [int(ni) for _, ni, args in ours if args.startswith("ray::Slot")]
+    fork_servers = [int(ni) for _, ni, args in ours if "multiprocessing.forkserver" in args]
+    assert slots and fork_servers  # kept warm, with the fork server the agents are forked from
+    assert set(slots) == set(fork_servers) == {0}
+
+
+@pytest.mark.docker
 def test_warm_slots_end_themselves_after_the_warm_time(cluster, tmp_path):
     """Last of the module: the slots the runs above kept warm take this run's --ray-warm and end."""
     ran = endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
