@@ -1,5 +1,10 @@
 """A throwaway Ray cluster on this machine: a head and one extra worker node.
 
+Each node is started as a user would start one on a small machine: one CPU (`--num-cpus
+1`), an 80 MB object store, and none of the extras a run of endstate does not use: no
+dashboard, no usage stats, no log monitor (it tails every worker's log to push it to
+drivers, and endstate's drivers do not ask for worker logs).
+
 Both are `ray start --block` processes of our own, stopped by their pid (SIGTERM
 makes `ray start --block` stop everything it started); `ray stop` is never used, since
 it kills every Ray process of the user, not only ours. Used by the Ray tests and by
@@ -48,7 +53,7 @@ class LocalRayCluster:
         env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
         proc = subprocess.Popen(self.wrap([_RAY, "start", "--block", "--num-cpus", str(self.cpus_per_node),
                                            "--object-store-memory", str(80 * 1024 * 1024), "--disable-usage-stats",
-                                           *args]),
+                                           "--include-log-monitor=false", *args]),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
                                 start_new_session=True)
         self.procs.append(proc)
