@@ -5,14 +5,17 @@ A slot is a Ray actor holding one CPU and the memory of one task (see
 local runner, `run_suite`, in a scratch folder, and streams each attempt's result and
 files back as soon as it is finished. Its process keeps what a run pays for once
 (endstate and the SDKs imported, the agents' fork server started, the Docker client's
-API version learnt) for the next batch and the next run; a slot nobody used for its
-idle time ends itself. The task folders, cassettes and policy files travel with the
-batch, so a node needs endstate, Docker and the sandbox image but no shared file system.
+API version learnt, each task folder unpacked: tasks are read, never written) for the
+next batch and the next run; a slot nobody used for its idle time ends itself. The task
+folders, cassettes and policy files travel with the batch, so a node needs endstate,
+Docker and the sandbox image but no shared file system.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import hashlib
 import io
 import os
 import queue
@@ -21,7 +24,7 @@ import tarfile
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,8 @@ from endstate.task import Task, load_task
 __all__ = ["NodeTask", "NodeBatch", "NodeReturn", "Slot", "task_resources", "pack", "SCRATCH_PREFIX"]
 
 SCRATCH_PREFIX = "endstate-ray-"
+#: A slot's unpacked task folders (a folder of the slot's own, removed with it).
+TASKS_PREFIX = "endstate-raytasks-"
 
 
 class NodeTask(msgspec.Struct, frozen=True):
@@ -89,6 +94,11 @@ class Slot:
         self.idle_s = idle_s
         #: Set once the slot has decided to end (idle): a share sent from then on is turned down.
         self.ending = False
+        #: Task folders unpacked on this node, by the sha256 of their archive: unpacking the 22
+        #: tasks costs a second of CPU, which a warm slot pays once.
+        self.tasks = Path(tempfile.mkdtemp(prefix=TASKS_PREFIX))
+        (self.tasks / "owner").write_text(str(os.getpid()))  # a dead slot's are swept with its scratch
+        atexit.register(shutil.rmtree, self.tasks, ignore_errors=True)
         threading.Thread(target=self._end_when_idle, daemon=True).start()
 
     def ready(self) -> int:
@@ -107,7 +117,7 @@ class Slot:
         from endstate.suite._runner import resolve_graders
 
         with self.busy, tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch:
-            loaded = [load_task(_unpack(task.files, Path(scratch)) / task.task_id) for task in tasks]
+            loaded = [load_task(self._folder(task, Path(scratch))) for task in tasks]
             backend = resolve_backend(config.sandbox)
             graders = {t.id: resolve_graders(t) for t in loaded}
             return run_card(config, loaded, backend, parse_spec(config.model)[0], graders, card_extra,
@@ -127,7 +137,7 @@ class Slot:
                 with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch:
                     root = Path(scratch)
                     (root / "owner").write_text(str(os.getpid()))
-                    tasks, config = _lay_out(batch, root)
+                    tasks, config = _lay_out(batch, root, self._folder)
                     out, cassettes = root / "out", root / "cassettes"
                     finished: queue.Queue[TaskResult | BaseException | None] = queue.Queue()
                     stop = threading.Event()
@@ -152,6 +162,17 @@ class Slot:
             finally:
                 self.last_used = time.monotonic()
 
+    def _folder(self, task: NodeTask, suite: Path) -> Path:
+        """The task's folder, as `suite`/<task id> (a link to the one unpacked once for the slot)."""
+        unpacked = self.tasks / hashlib.sha256(task.files).hexdigest()
+        if not unpacked.is_dir():
+            self.tasks.mkdir(exist_ok=True)  # removed when the slot decided to end
+            partial = Path(tempfile.mkdtemp(dir=self.tasks))
+            _unpack(task.files, partial)
+            partial.rename(unpacked)  # never half there, if the slot dies meanwhile
+        (suite / task.task_id).symlink_to(unpacked / task.task_id, target_is_directory=True)
+        return suite / task.task_id
+
     def _end_when_idle(self) -> None:
         import ray
 
@@ -161,6 +182,8 @@ class Slot:
                 continue
             try:  # between two shares: none starts from now on (the lock is not kept, or the end would wait for it)
                 self.ending = self._idle()
+                if self.ending:
+                    shutil.rmtree(self.tasks, ignore_errors=True)
             finally:
                 self.busy.release()
             if self.ending:
@@ -200,14 +223,14 @@ def _unpack(data: bytes, into: Path) -> Path:
     return into
 
 
-def _lay_out(batch: NodeBatch, root: Path) -> tuple[list[Task], RunConfig]:
-    """The batch's task folders, cassettes and policy files in `root`; the run's config there."""
+def _lay_out(batch: NodeBatch, root: Path, folder_of: Callable[[NodeTask, Path], Path]) -> tuple[list[Task], RunConfig]:
+    """The batch's task folders (`folder_of`), cassettes and policy files in `root`; the run's config there."""
     suite, cassettes, policies = root / "suite", root / "cassettes", root / "policies"
     for folder in (suite, cassettes, policies):
         folder.mkdir()
     tasks = []
     for task in batch.tasks:
-        tasks.append(load_task(_unpack(task.files, suite) / task.task_id))
+        tasks.append(load_task(folder_of(task, suite)))
         for name, data in task.cassettes:
             (cassettes / name).write_bytes(data)
     policy_paths = []
@@ -234,7 +257,8 @@ def _node_return(result: TaskResult, out: Path, cassettes: Path, config: RunConf
 def _sweep_dead_attempts() -> None:
     """Remove what batches killed on this node left: a slot that died mid-task never ran its
     cleanup, so its sandbox containers and scratch folder are still here."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"):
+    for folder in [*Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"),
+                   *Path(tempfile.gettempdir()).glob(f"{TASKS_PREFIX}*")]:
         try:
             owner = int((folder / "owner").read_text())
         except (OSError, ValueError):

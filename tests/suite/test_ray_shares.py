@@ -89,3 +89,27 @@ def test_a_slot_ending_itself_turns_down_what_comes_after_and_a_new_run_keeps_it
     assert not slot._idle()
     slot.ending = True
     assert list(slot.run(NodeBatch(RunConfig(model="scripted/reference"), ()))) == []
+
+
+def test_a_slot_unpacks_a_task_folder_once_and_a_changed_one_again(tmp_path):
+    """A warm slot keeps each task folder it unpacked, by the archive's hash: the next share
+    links to it; a task whose files changed is unpacked anew."""
+    import shutil
+    from pathlib import Path
+
+    from endstate.suite._ray_node import NodeTask, Slot, pack
+    from endstate.task import load_task
+
+    source = Path(__file__).resolve().parents[2] / "tasks" / "bugfix-lru-eviction"
+    edited = shutil.copytree(source, tmp_path / "edited" / source.name)
+    (edited / "prompt.md").write_text((edited / "prompt.md").read_text() + "\nAnd be quick.\n")
+    slot = Slot(0)
+    shares = [tmp_path / name for name in ("one", "two", "three")]
+    for share in shares:
+        share.mkdir()
+    one = slot._folder(NodeTask(source.name, pack(source)), shares[0])
+    two = slot._folder(NodeTask(source.name, pack(source)), shares[1])
+    three = slot._folder(NodeTask(source.name, pack(edited)), shares[2])
+    assert one == shares[0] / source.name and one.resolve() == two.resolve() != three.resolve()
+    assert load_task(one).content_hash() == load_task(source).content_hash()
+    assert load_task(three).content_hash() == load_task(edited).content_hash() != load_task(one).content_hash()
