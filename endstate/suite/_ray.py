@@ -1,13 +1,13 @@
 """Running a suite on a Ray cluster, on warm endstate slots.
 
-The driver (the machine `endstate eval --executor ray` runs on) starts `jobs` slots
-on the cluster (Ray actors, see `_ray_node`), or finds the ones an earlier run left
-warm, and hands them the run's (task, attempt) pairs in batches that shrink as the
-run nears its end, so that slots finish together. Each slot runs its batch with the
-local runner and streams every finished attempt back; the driver alone writes into
-the results folder, through the same code a local run uses (`_start`): the run file
-first, then the results after every attempt, atomically, so a killed Ray run resumes
-(`--resume`, under either executor) as a local one does.
+The driver (where `endstate eval --executor ray` runs) starts `jobs` slots on the cluster
+(Ray actors, see `_ray_node`), or finds those an earlier run left warm, and hands them the
+run's (task, attempt) pairs in batches that shrink as the run nears its end, each picked
+evenly over the queue, not from its head (a category's tasks sort together: a batch of the
+heaviest would end late), so that slots finish together. Each slot runs its batch with the
+local runner and streams every finished attempt back; the driver alone writes the results
+folder, through the code a local run uses (`_start`): the run file first, then the results
+after every attempt, atomically, so a killed Ray run resumes (`--resume`) as a local one does.
 
 A slot whose process or node died mid-batch is a fault of the machinery: the attempt
 it was running is charged one try and run again from scratch on a fresh slot (after
@@ -57,9 +57,8 @@ WARM_S = 600
 NAMESPACE = "endstate"
 #: Times a slot is made again (its process or node died) before its share goes to the others.
 _SLOT_STARTS = 5
-#: A slot runs at the priority a local run has: Ray starts its workers at niceness 15, and
-#: a task's agent process and the slot's own work (which the slot's fork server and agents
-#: inherit) then wait behind every other process of the node, the containers included.
+#: A slot (its fork server and agents inherit it) runs at a local run's priority: Ray starts its
+#: workers at niceness 15, behind every other process of the node, the containers included.
 SLOT_ENV = {"env_vars": {"RAY_worker_niceness": "0"}}
 
 
@@ -144,7 +143,10 @@ class _Queue:
             # A task rerun after its slot was lost goes alone, with the tries it has left.
             size = 1 if self.lost[(task.id, k)] else max(1, math.ceil(len(self.waiting) / self.slots))
             self.out += 1
-            return [self.waiting.popleft() for _ in range(min(size, len(self.waiting)))]
+            picks = {len(self.waiting) * i // size for i in range(size)}
+            share = [pair for i, pair in enumerate(self.waiting) if i in picks]
+            self.waiting = deque(pair for i, pair in enumerate(self.waiting) if i not in picks)
+            return share
 
     def done(self, given_back: list[tuple[Task, int]]) -> None:
         with self.lock:

@@ -27,6 +27,20 @@ def test_shares_shrink_towards_the_end_of_the_run():
     assert sizes == [11, 6, 3, 1, 1]
 
 
+def test_each_share_is_picked_evenly_over_the_queue_not_from_its_head():
+    """A category's tasks sort together, and the heaviest often do: the first slot's half of
+    the run is every other task, not the first eleven, and every task is handed out once."""
+    tasks = _tasks(22)
+    work = _Queue([(task, 0) for task in tasks], slots=2)
+    shares = []
+    while (share := work.take()) is not None:
+        shares.append([int(task.id[-2:]) for task, _ in share])
+        work.done([])
+    assert shares[0] == list(range(0, 22, 2))
+    assert shares[1] == [1, 3, 7, 11, 15, 19]
+    assert sorted(i for share in shares for i in share) == list(range(22))
+
+
 def test_the_queue_waits_for_shares_still_out_before_it_is_empty_for_good():
     tasks = _tasks(2)
     work = _Queue([(task, 0) for task in tasks], slots=2)
