@@ -129,9 +129,11 @@ def _progress(total: int) -> Callable[[Any], None]:
 
     def show(result: Any) -> None:
         done[0] += 1
-        reason = f"  {result.failing_grader}: {result.reason}" if result.outcome != "pass" and result.reason else ""
+        why = f"{result.failing_grader}: {result.reason}" if result.failing_grader else result.reason
+        # A refusal is said whole: which task, what it needs, which agent cannot show it.
+        reason = f"  {why if result.stop_reason == 'refused' else why[:110]}" if result.outcome != "pass" and why else ""
         name = result.task_id + (f" (attempt {result.attempt})" if result.attempt else "")
-        click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {name}{reason[:110]}")
+        click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {name}{reason}")
 
     return show
 
