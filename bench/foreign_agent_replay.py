@@ -1,0 +1,56 @@
+"""mini-swe-agent with SmolLM2, replayed three times from the committed recordings.
+
+    python bench/foreign_agent_replay.py            # three replays, -j 2
+    python bench/foreign_agent_replay.py --runs 5
+
+Each replay is one `endstate eval --agent mini-swe-agent --suite tasks --replay
+cassettes/mini-swe-agent-smollm2 -j 2`, offline (no server, no key), timed from outside.
+Printed: each replay's wall, whether the pass/fail vectors and sealed tree hashes of the
+replays are identical (the comparison `eval --repeat` prints), and whether they equal the
+live run's committed in bench/results/mini-swe-agent-smollm2. The tasks a foreign agent
+cannot be graded on are refused by name in every replay (they are errors in the vector).
+CI replays once (tests/e2e/test_foreign_agent_smollm2.py); this is the threefold check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import ROOT, timed
+from endstate.report import compare_repeats
+from endstate.suite import read_results
+
+RECORDED = "cassettes/mini-swe-agent-smollm2"
+LIVE = ROOT / "bench" / "results" / "mini-swe-agent-smollm2"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    live = read_results(LIVE)
+    results = []
+    with tempfile.TemporaryDirectory(prefix="endstate-foreign-replay-") as scratch:
+        for run in range(1, args.runs + 1):
+            out = Path(scratch) / f"run-{run}"
+            wall, proc = timed("eval", "--agent", "mini-swe-agent", "--suite", "tasks", "--replay", RECORDED,
+                               "-j", "2", "--out", str(out))
+            result = read_results(out)
+            refused = sum(t.stop_reason == "refused" for t in result.tasks)
+            print(f"replay {run}: {wall:.1f} s wall, exit {proc.returncode}, "
+                  f"{sum(t.outcome == 'pass' for t in result.tasks)}/{len(result.tasks)} passed, {refused} refused")
+            results.append(result)
+    report, identical = compare_repeats(results)
+    print(report)
+    same_as_live = all(r.vector == live.vector and
+                       {t.task_id: t.tree_hash for t in r.tasks} == {t.task_id: t.tree_hash for t in live.tasks}
+                       for r in results)
+    print(f"equal to the live run's vector and tree hashes: {'yes' if same_as_live else 'NO'}")
+    sys.exit(0 if identical and same_as_live else 1)
+
+
+if __name__ == "__main__":
+    main()
