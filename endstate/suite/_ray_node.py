@@ -35,7 +35,7 @@ from endstate.suite._config import RunConfig, run_card
 from endstate.suite._results import RunCard, TaskResult, attempt_stem
 from endstate.task import Task, load_task
 
-__all__ = ["NodeTask", "NodeBatch", "NodeReturn", "Slot", "task_resources", "pack", "SCRATCH_PREFIX"]
+__all__ = ["NodeTask", "NodeBatch", "NodeReturn", "Slot", "task_resources", "pack", "SCRATCH_PREFIX", "sweep_dead_attempts"]
 
 SCRATCH_PREFIX = "endstate-ray-"
 #: A slot's unpacked task folders (a folder of the slot's own, removed with it).
@@ -88,7 +88,7 @@ class Slot:
     """One slot (made a Ray actor by the driver). `idle_s`: seconds without work after which it ends."""
 
     def __init__(self, idle_s: float) -> None:
-        _sweep_dead_attempts()  # a slot made in place of one that died cleans up after it
+        sweep_dead_attempts()  # a slot made in place of one that died cleans up after it
         self.busy = threading.Lock()
         self.last_used = time.monotonic()
         self.idle_s = idle_s
@@ -133,7 +133,7 @@ class Slot:
             if self.ending:
                 return
             try:
-                _sweep_dead_attempts()
+                sweep_dead_attempts()
                 with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch:
                     root = Path(scratch)
                     (root / "owner").write_text(str(os.getpid()))
@@ -254,7 +254,7 @@ def _node_return(result: TaskResult, out: Path, cassettes: Path, config: RunConf
     return NodeReturn(result, files, cassette, str(out), str(cassettes))
 
 
-def _sweep_dead_attempts() -> None:
+def sweep_dead_attempts() -> None:
     """Remove what batches killed on this node left: a slot that died mid-task never ran its
     cleanup, so its sandbox containers and scratch folder are still here."""
     for folder in [*Path(tempfile.gettempdir()).glob(f"{SCRATCH_PREFIX}*"),

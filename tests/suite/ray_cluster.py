@@ -121,6 +121,9 @@ class LocalRayCluster:
                     proc.wait()
         self.procs.clear()
         shutil.rmtree(self.temp_dir, ignore_errors=True)
+        from endstate.suite._ray_node import sweep_dead_attempts
+
+        sweep_dead_attempts()  # what the slots' processes, stopped with their node, left in /tmp
         if self.netns:
             subprocess.run(["ip", "netns", "delete", self.netns], check=False, capture_output=True)
         for name, value in getattr(self, "saved_env", {}).items():
