@@ -19,8 +19,9 @@ processes, one after the other, in the same grading sandbox): every twinned test
 real test in one half and its twin, in the same file under the same name, in the other,
 so each half sees every test exactly once and no pair to compare. Before each half,
 whatever earlier test processes started has been killed, every copy of the held-out
-files is overwritten as root with that half's (the visible-test run, before, saw the
-real files), and the half's command first empties every place the test user can write
+files is overwritten as root with that half's (a visible-test run of its own, before,
+saw the real files; see _joint.py for the visible tests riding in the first half), and
+the half's command first empties every place the test user can write
 (temp folders, its home, the report and scratch folders, System V IPC), so nothing of
 an earlier process reaches it.
 
@@ -48,7 +49,6 @@ __all__ = ["TestKey", "Site", "TwinPlan", "mutation_sites", "plan_twins", "twin_
 
 #: A task must yield at least this many twins per graded run (`tasks check` says so otherwise).
 MIN_TWINS = 3
-
 
 
 def twin_seed(secret: bytes, tree_hash: str) -> bytes:
