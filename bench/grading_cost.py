@@ -18,36 +18,19 @@ from __future__ import annotations
 import os
 import statistics
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from endstate.agent._state import Guards  # noqa: E402
-from endstate.suite import RunConfig, run_suite  # noqa: E402
-from endstate.task import load_suite  # noqa: E402
+from probe_cost import replay  # noqa: E402  (the same replay of the reference cassettes, one way graded)
 
 ARMS = {
     "before": Guards(twins=False, outside_check=False, warm_start=False),
     "now": Guards(),
     "cold": Guards(warm_start=False),
 }
-
-
-def replay(guards: Guards, jobs: int) -> float:
-    tasks, _ = load_suite(ROOT / "tasks")
-    config = RunConfig(model="scripted/reference", mode="replay", cassettes=str(ROOT / "cassettes" / "scripted-reference"),
-                       jobs=jobs, guards=guards)
-    with tempfile.TemporaryDirectory() as out:
-        start = time.perf_counter()
-        result = run_suite(tasks, config, Path(out), suite_root=ROOT / "tasks")
-        elapsed = time.perf_counter() - start
-    failed = [t.task_id for t in result.tasks if t.outcome != "pass"]
-    if failed:
-        sys.exit(f"replay did not pass every task ({failed}): the comparison would mean nothing")
-    return elapsed
 
 
 def main(argv: list[str]) -> None:
