@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 import pytest
@@ -76,7 +77,7 @@ def cluster():
             yield running.address
         finally:
             _CLUSTER = None
-            pids = {int(line.split()[1]) for line in _in_sessions(sessions)}
+            pids = {proc.pid for proc in _in_sessions(sessions)}
     # Nothing of the cluster outlives the module (the slots it kept warm included), nor any sandbox of theirs.
     deadline = time.monotonic() + 30
     while _in_sessions(sessions) and time.monotonic() < deadline:
@@ -85,9 +86,28 @@ def cluster():
     assert _containers_of(pids) == []
 
 
-def _in_sessions(sessions: set[int]) -> list[str]:
-    ps = subprocess.run(["ps", "-eo", "sid=,pid=,args="], capture_output=True, text=True).stdout
-    return [line for line in ps.splitlines() if line.split() and int(line.split()[0]) in sessions]
+class _Proc(NamedTuple):
+    pid: int
+    nice: int
+    args: str
+
+
+def _in_sessions(sessions: set[int]) -> list[_Proc]:
+    """The processes of these sessions, read from /proc: ps cuts a long command line to the
+    width it is given (COLUMNS), which lost the fork server's name on a machine with long paths."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            args = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # from the state on: the name may hold spaces
+        if int(fields[3]) in sessions:  # fields: state ppid pgrp session ... (nice is the 17th)
+            found.append(_Proc(int(entry.name), int(fields[16]), args))
+    return found
 
 
 def _containers_of(pids: set[int]) -> list[str]:
@@ -177,9 +197,7 @@ def test_recording_on_ray_writes_the_same_cassettes_as_a_local_recording(cluster
 def _ray_task_workers() -> list[int]:
     """Pids of endstate slots running a batch right now (Ray titles them)."""
     sessions = {proc.pid for proc in _CLUSTER.procs}  # this cluster's, not another test run's on the machine
-    ps = subprocess.run(["ps", "-eo", "sid=,pid=,args="], capture_output=True, text=True).stdout
-    return [int(line.split()[1]) for line in ps.splitlines()
-            if line.split()[2:3] == ["ray::Slot.run"] and int(line.split()[0]) in sessions]
+    return [proc.pid for proc in _in_sessions(sessions) if proc.args.split()[:1] == ["ray::Slot.run"]]
 
 
 def _scratch_of(pid: int) -> tuple[Path | None, str, str]:
@@ -318,10 +336,9 @@ def test_slots_and_their_agents_run_at_the_priority_of_a_local_run(cluster, tmp_
                    "--executor", "ray", "--ray-address", cluster)
     assert ran.returncode == 0, ran.stderr
     sessions = {proc.pid for proc in _CLUSTER.procs}
-    ps = subprocess.run(["ps", "-eo", "sid=,ni=,args="], capture_output=True, text=True).stdout
-    ours = [line.split(None, 2) for line in ps.splitlines() if line.split() and int(line.split()[0]) in sessions]
-    slots = [int(ni) for _, ni, args in ours if args.startswith("ray::Slot")]
-    fork_servers = [int(ni) for _, ni, args in ours if "multiprocessing.forkserver" in args]
+    ours = _in_sessions(sessions)
+    slots = [proc.nice for proc in ours if proc.args.startswith("ray::Slot")]
+    fork_servers = [proc.nice for proc in ours if "multiprocessing.forkserver" in proc.args]
     assert slots and fork_servers  # kept warm, with the fork server the agents are forked from
     assert set(slots) == set(fork_servers) == {0}
 
@@ -335,6 +352,6 @@ def test_warm_slots_end_themselves_after_the_warm_time(cluster, tmp_path):
     assert ran.returncode == 0, ran.stderr
     sessions = {proc.pid for proc in _CLUSTER.procs}
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and [line for line in _in_sessions(sessions) if "ray::Slot" in line]:
+    while time.monotonic() < deadline and [proc for proc in _in_sessions(sessions) if "ray::Slot" in proc.args]:
         time.sleep(0.5)
-    assert [line for line in _in_sessions(sessions) if "ray::Slot" in line] == []
+    assert [proc for proc in _in_sessions(sessions) if "ray::Slot" in proc.args] == []
