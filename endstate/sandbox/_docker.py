@@ -183,13 +183,14 @@ class DockerSandbox(DockerFileTools, Sandbox):
                     f"{self._state()}); the sandbox is unusable"
                 ) from None
             # The in-container watchdog should have ended the command long ago.
+            running = self._still_running()
             try:
                 self._container.kill()
             except docker.errors.APIError:
                 pass  # already stopped or gone: either way it runs nothing now
             raise SandboxError(
                 f"command in container {self._container.short_id} outlived its deadline by "
-                f"{_BACKSTOP_S:.0f}s ({exc}); the container was killed"
+                f"{_BACKSTOP_S:.0f}s ({exc}); the container was killed{running}"
             ) from None
         duration = time.monotonic() - started
 
@@ -227,6 +228,17 @@ class DockerSandbox(DockerFileTools, Sandbox):
             duration_s=round(duration, 3),
             oom_killed=oom_killed,
         )
+
+    def _still_running(self, most: int = 12) -> str:
+        """What the container still ran when a command outlived its deadline, as the engine sees
+        it (`docker top`, which asks nothing of the container): the clue to what held it."""
+        try:
+            rows = self._container.top(ps_args="-o pid,user,stat,args")["Processes"] or []  # the engine needs the pid
+        except (docker.errors.APIError, KeyError, TypeError):
+            return ""
+        shown = "; ".join(f"{user} {state} {args[:80]}" for _, user, state, args in (r[:4] for r in rows[:most]))
+        more = f"; and {len(rows) - most} more" if len(rows) > most else ""
+        return f"; still running: {shown}{more}" if shown else ""
 
     def _state(self) -> str:
         try:

@@ -260,6 +260,8 @@ def test_a_runner_that_never_ends_is_killed_and_reported(engine, sandbox_image, 
     monkeypatch.setattr(docker_backend, "_RUNNER", "sleep 30")  # as if the watchdog failed
     monkeypatch.setattr(docker_backend, "_BACKSTOP_S", 1.0)
     with DockerSandbox(sandbox_image, LIMITS, "test-wedged") as sandbox:
-        with pytest.raises(SandboxError, match="outlived its deadline"):
+        with pytest.raises(SandboxError, match="outlived its deadline") as raised:
             sandbox.exec("true", timeout=0.5)
+        # What still ran, as the engine saw it before the kill: the clue to what held the command.
+        assert "; still running: " in str(raised.value) and "root S sleep 30" in str(raised.value)
         assert engine.containers.get(sandbox.handle()["container"]).status != "running"
