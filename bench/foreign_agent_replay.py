@@ -2,6 +2,7 @@
 
     python bench/foreign_agent_replay.py            # three replays, -j 2
     python bench/foreign_agent_replay.py --runs 5
+    python bench/foreign_agent_replay.py --recorded cassettes/mini-swe-agent-scripted-reference
 
 Each replay is one `endstate eval --agent mini-swe-agent --suite tasks --replay
 cassettes/mini-swe-agent-smollm2 -j 2`, offline (no server, no key), timed from outside.
@@ -10,6 +11,8 @@ replays are identical (the comparison `eval --repeat` prints), and whether they 
 live run's committed in bench/results/mini-swe-agent-smollm2. The tasks a foreign agent
 cannot be graded on are refused by name in every replay (they are errors in the vector).
 CI replays once (tests/e2e/test_foreign_agent_smollm2.py); this is the threefold check.
+`--recorded` replays another folder of mini-swe-agent recordings instead (the scripted
+control arms: CI replays the reference arm twice); those have no live run to compare with.
 """
 
 from __future__ import annotations
@@ -30,14 +33,17 @@ LIVE = ROOT / "bench" / "results" / "mini-swe-agent-smollm2"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--recorded", default=RECORDED, help="a folder of mini-swe-agent recordings")
     args = parser.parse_args()
-    live = read_results(LIVE)
+    live = read_results(LIVE) if args.recorded == RECORDED else None
+    # The full suite (the tasks it refuses included), or the tasks a control arm was recorded on.
+    tasks = [] if live is not None else [a for p in sorted((ROOT / args.recorded).glob("*.cassette")) for a in ("--task", p.stem)]
     results = []
     with tempfile.TemporaryDirectory(prefix="endstate-foreign-replay-") as scratch:
         for run in range(1, args.runs + 1):
             out = Path(scratch) / f"run-{run}"
-            wall, proc = timed("eval", "--agent", "mini-swe-agent", "--suite", "tasks", "--replay", RECORDED,
-                               "-j", "2", "--out", str(out))
+            wall, proc = timed("eval", "--agent", "mini-swe-agent", "--suite", "tasks", "--replay", args.recorded,
+                               *tasks, "-j", "2", "--out", str(out))
             result = read_results(out)
             refused = sum(t.stop_reason == "refused" for t in result.tasks)
             print(f"replay {run}: {wall:.1f} s wall, exit {proc.returncode}, "
@@ -45,10 +51,11 @@ def main() -> None:
             results.append(result)
     report, identical = compare_repeats(results)
     print(report)
-    same_as_live = all(r.vector == live.vector and
-                       {t.task_id: t.tree_hash for t in r.tasks} == {t.task_id: t.tree_hash for t in live.tasks}
-                       for r in results)
-    print(f"equal to the live run's vector and tree hashes: {'yes' if same_as_live else 'NO'}")
+    same_as_live = live is None or all(
+        r.vector == live.vector and {t.task_id: t.tree_hash for t in r.tasks} == {t.task_id: t.tree_hash for t in live.tasks}
+        for r in results)
+    if live is not None:
+        print(f"equal to the live run's vector and tree hashes: {'yes' if same_as_live else 'NO'}")
     sys.exit(0 if identical and same_as_live else 1)
 
 

@@ -1,8 +1,11 @@
 """An installed agent (mini-swe-agent) under record and replay, and a hostile agent program.
 
 The committed recordings of both control arms through mini-swe-agent replay offline
-(network none in every sandbox, no server, no key) three times to the same vector and
-sealed tree hashes; the null arm fails every task. A hostile agent program, installed
+(network none in every sandbox, no server, no key): the reference arm twice to the same
+vector and sealed tree hashes, all passing (three times and more: `python
+bench/foreign_agent_replay.py --recorded cassettes/mini-swe-agent-scripted-reference`,
+kept out of CI, where each of its 12 tasks costs ~10 s of mini-swe-agent starting up);
+the null arm fails every task. A hostile agent program, installed
 from a wheel like any agent, finds no way out: no egress, no Docker socket, nothing
 through the proxy but its declared endpoint, and the key nowhere in the sandbox.
 """
@@ -52,12 +55,12 @@ def test_cassette_diff_names_the_first_turn_where_the_arms_part():
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_the_reference_arm_replays_offline_three_times_identically(tmp_path):
-    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(REFERENCE), *_tasks(CORE), "--repeat", "3",
+def test_the_reference_arm_replays_offline_twice_identically(tmp_path):
+    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(REFERENCE), *_tasks(CORE), "--repeat", "2",
                    "-j", "2", "--expect", "pass", "--out", str(tmp_path), timeout=3600)
     assert ran.code == 0, ran
     assert "pass/fail vectors identical: yes" in ran.out and "sealed tree hashes identical: yes" in ran.out, ran
-    runs = [read_results(tmp_path / f"run-{i}") for i in (1, 2, 3)]
+    runs = [read_results(tmp_path / f"run-{i}") for i in (1, 2)]
     assert all(r.card.agent.startswith("mini-swe-agent@") for r in runs)
     assert all(t.outcome == "pass" and t.unplayed == 0 and t.counters.steps > 0 for r in runs for t in r.tasks)
 
