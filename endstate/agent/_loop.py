@@ -87,6 +87,7 @@ class Agent:
         on_tool_done: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         reconcile: bool = True,
+        recorded_result: Callable[[int, str], str | None] | None = None,
     ) -> None:
         self.model = model
         self.sandbox = sandbox
@@ -103,6 +104,8 @@ class Agent:
         #: the call in flight took effect. A full read per call: only runs that will be
         #: killed and resumed (checkpoint tasks) pay for it.
         self.reconcile = reconcile
+        #: In replay, what the recording says a call (model turn, call id) returned; see `run_tool`.
+        self.recorded_result = recorded_result or (lambda turn, call_id: None)
 
     # -- running -----------------------------------------------------------------
     def run(self, prompt: str) -> tuple[RunState, RunEnded]:
@@ -200,7 +203,8 @@ class Agent:
         state.pending = Pending(call, tree_hash(self.sandbox.get_tree()) if self.reconcile else "")
         self.journal.write(state)
         try:
-            text = run_tool(self.sandbox, call.name, args, timeout=self.budget.command_timeout)
+            text = run_tool(self.sandbox, call.name, args, timeout=self.budget.command_timeout,
+                            recorded=self.recorded_result(state.turn, call.id) if call.name == "bash" else None)
         except ToolError as exc:
             counters.tool_errors += 1
             text = f"error: {exc}"

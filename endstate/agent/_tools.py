@@ -16,6 +16,8 @@ MAX_READ_BYTES = 64 * 1024
 
 #: The shortest timeout a model may ask for.
 MIN_TIMEOUT_S = 1.0
+#: What the result of a command killed at its timeout says, first line.
+_TIMED_OUT = "timed out after"
 
 _PATH = {"type": "string", "description": "Path relative to the project root (/workspace)."}
 
@@ -94,18 +96,26 @@ def _relative(path: str) -> str:
     return clean
 
 
-def run_tool(sandbox: Sandbox, name: str, args: dict[str, Any], *, timeout: float) -> str:
-    """Execute one allowed tool call and return the text the model will read."""
+def run_tool(sandbox: Sandbox, name: str, args: dict[str, Any], *, timeout: float,
+             recorded: str | None = None) -> str:
+    """Execute one allowed tool call and return the text the model will read.
+
+    `recorded` (replay only): what this call returned in the recorded run. Whether a command
+    beat the timeout its model asked for is a race the machine's speed decides; replay
+    settles it the way the recording did. A command that finished then is given the budget's
+    whole timeout now, so a slower or busier machine cannot turn it into a timeout (and the
+    next request into a divergence)."""
     if name == "bash":
         # A model's own timeout may shorten the budget's, never lengthen it; zero or less means
         # "no preference", and under a second only races the command.
         asked = float(args.get("timeout", timeout))
         limit = timeout if asked <= 0 else min(max(asked, MIN_TIMEOUT_S), timeout)
-        result = sandbox.exec(args["command"], timeout=limit)
+        finished_then = recorded is not None and _TIMED_OUT not in recorded.split("\n", 1)[0]
+        result = sandbox.exec(args["command"], timeout=timeout if finished_then else limit)
         if result.timed_out:
             # What a killed command printed depends on when the kill landed: keep none of it,
             # so the transcript (and the next request) is the same in every run.
-            return (f"exit code: {result.exit_code} (timed out after {limit:g} s; output of a timed-out "
+            return (f"exit code: {result.exit_code} ({_TIMED_OUT} {limit:g} s; output of a timed-out "
                     "command is not kept, since it depends on timing)")
         parts = [f"exit code: {result.exit_code}"]
         if result.stdout:

@@ -122,7 +122,8 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
         try:
             agent = Agent(model, sandbox, policy=Policy.load(*job.policy, *map(Path, job.policy_files)), budget=job.budget, journal=journal,
                           guards=job.guards, tool_choice=settings.tool_choice, on_tool_done=on_tool_done,
-                          reconcile=job.kill_at is not None)
+                          reconcile=job.kill_at is not None,
+                          recorded_result=tape.recorded_tool_result if tape is not None else None)
             state, end = agent.run(job.prompt)
         except ReplayDivergence as exc:
             # Replay met a request it has no answer for: the harness or the recording changed.

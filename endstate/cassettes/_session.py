@@ -41,6 +41,7 @@ from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, R
 from endstate.cassettes._match import MatchMode, RequestKeys, canonical_body, check_match_mode
 from endstate.cassettes._preflight import check_header, open_cassette
 from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
+from endstate.cassettes._toolresult import tool_result
 from endstate.errors import CassetteError, ReplayDivergence
 from endstate.models import Scrubber
 from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob
@@ -62,7 +63,7 @@ class Tape:
     """What one session did: written by the session, read by the worker afterwards."""
 
     def __init__(self, *, mode: str, match: MatchMode, path: Path, task_id: str, header: Header,
-                 channels: list[str], played: set[int], notes: list[str]) -> None:
+                 channels: list[str], played: set[int], notes: list[str], recording: Recording | None = None) -> None:
         self.mode = mode
         self.match = match
         self.path = path
@@ -78,6 +79,14 @@ class Tape:
         self.recorded = 0
         self._channels = channels
         self._played = played
+        self._recording = recording
+
+    def recorded_tool_result(self, turn: int, call_id: str) -> str | None:
+        """In replay, what the recorded run's tool call `call_id` returned, as agent turn `turn`'s
+        request carried it (None when recording, or when the recording does not say)."""
+        if self._recording is None:
+            return None
+        return tool_result(self._recording, turn=turn, call_id=call_id)
 
     @property
     def played(self) -> int:
@@ -236,7 +245,8 @@ def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
         sidecar.start(path, "replay", identity)
 
     tape = Tape(mode="replay", match=match, path=path, task_id=task_id, header=recording.header,
-                channels=[i.request.channel for i in recording.interactions], played=played, notes=notes)
+                channels=[i.request.channel for i in recording.interactions], played=played, notes=notes,
+                recording=recording)
     try:
         with _use_cassette(path, RecordMode.NONE, match, keys, _Persister(recording, None)) as cassette:
             if len(cassette.data) != len(recording.interactions):

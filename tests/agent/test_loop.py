@@ -232,3 +232,27 @@ def test_the_models_timeout_is_clamped(tmp_path, asked, used):
     run(ScriptModel([[call("bash", {"command": "true", "timeout": asked})], "ok"]), box, tmp_path,
         budget=Budget(command_timeout=120.0))
     assert box.commands == [("true", used)]
+
+
+class FinishingSandbox(MemorySandbox):
+    """Every command finishes, whatever timeout it was given."""
+
+    def exec(self, command, *, timeout=None):
+        self.commands.append((command, timeout))
+        return ExecResult(0, "done\n", "")
+
+
+@pytest.mark.parametrize("recorded, used", [
+    (None, 1.0),  # live, or nothing recorded: the model's own timeout
+    ("exit code: 0\nstdout:\ndone\n", 120.0),  # it finished in the recorded run: a busy machine must not time it out
+    ("exit code: 124 (timed out after 1 s; output of a timed-out command is not kept, since it depends on timing)", 1.0),
+])
+def test_replay_settles_a_commands_race_with_its_timeout_as_the_recording_did(tmp_path, recorded, used):
+    asked = []
+    box = FinishingSandbox()
+    state, _ = run(ScriptModel([[call("bash", {"command": "python -m pytest", "timeout": 1})], "ok"]), box, tmp_path,
+                   budget=Budget(command_timeout=120.0),
+                   recorded_result=lambda turn, call_id: asked.append((turn, call_id)) or recorded)
+    assert box.commands == [("python -m pytest", used)]
+    assert asked == [(1, "c0")]  # by its id, and the turn whose request carries its result
+    assert state.messages[3].content == "exit code: 0\nstdout:\ndone\n"  # the result itself is this run's
