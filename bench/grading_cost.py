@@ -4,9 +4,8 @@ reference cassettes graded three ways, interleaved, in one run.
     python bench/grading_cost.py [ROUNDS] [-j N]        # default 3 rounds, -j 2
 
 - before: no twins, no probe, every test run started cold: grading as it was before them;
-- now:    twins and probe, every test run started cold (the default);
-- warm:   twins and probe, test runs forked from the warm entry point (off by default, see
-          Guards.warm_start; what it would save).
+- now:    twins and probe, test runs forked from the warm entry point (the default);
+- cold:   twins and probe, every test run started cold (what the warm start saves).
 
 Each round runs the three back to back, in a rotating order, so that the machine's load
 drifts over all of them alike. Prints each run's wall, each round's now/before ratio
@@ -30,7 +29,7 @@ from probe_cost import replay  # noqa: E402  (the same replay of the reference c
 ARMS = {
     "before": Guards(twins=False, outside_check=False, warm_start=False),
     "now": Guards(),
-    "warm": Guards(warm_start=True),
+    "cold": Guards(warm_start=False),
 }
 
 
@@ -45,13 +44,13 @@ def main(argv: list[str]) -> None:
             walls[name].append(replay(ARMS[name], jobs))
             print(f"round {round_ + 1} {name:6s} {walls[name][-1]:6.1f} s   load {os.getloadavg()[0]:5.2f}", flush=True)
         print(f"round {round_ + 1}: now/before {walls['now'][-1] / walls['before'][-1]:.3f}, "
-              f"warm/before {walls['warm'][-1] / walls['before'][-1]:.3f}", flush=True)
+              f"cold/before {walls['cold'][-1] / walls['before'][-1]:.3f}", flush=True)
     medians = {name: statistics.median(w) for name, w in walls.items()}
     paired = statistics.median(n / b for n, b in zip(walls["now"], walls["before"]))
     print(f"-j {jobs}, {rounds} rounds, median walls: before {medians['before']:.1f} s, now {medians['now']:.1f} s, "
-          f"warm {medians['warm']:.1f} s")
+          f"cold {medians['cold']:.1f} s")
     print(f"now/before: ratio of medians {medians['now'] / medians['before']:.3f}, median of the rounds' ratios "
-          f"{paired:.3f} (budget 1.10); warm/before {medians['warm'] / medians['before']:.3f}")
+          f"{paired:.3f} (budget 1.10); cold/before {medians['cold'] / medians['before']:.3f}")
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@ loaded machine, where wall times of whole replays swing with everything else run
 
 Grades each task's solution in a fresh grading container, as a run grades its end state:
 - before: no twins, no probe, every test run started cold (grading as it was before them);
-- now:    twins and probe, every test run started cold, the visible tests in the first
-          held-out half's process where they can be (the default);
-- warm:   the same, with test runs forked from the warm entry point (off by default).
+- now:    twins and probe, test runs forked from the warm entry point, the visible tests
+          in the first held-out half's process where they can be (the default);
+- cold:   twins and probe, every test run started cold.
 Counts the CPU of the grading container's own processes (its cgroup) from staging to the
 last verdict, plus this process's own, and prints the mean per task of each way.
 """
@@ -29,7 +29,7 @@ from endstate.suite._task_sandbox import task_sandbox  # noqa: E402
 from endstate.task import load_task  # noqa: E402
 
 ARMS = {"before": Guards(twins=False, outside_check=False, warm_start=False), "now": Guards(),
-        "warm": Guards(warm_start=True)}
+        "cold": Guards(warm_start=False)}
 TASKS = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "feature-recipe-scaling"]
 
 

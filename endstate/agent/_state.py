@@ -81,10 +81,7 @@ class Guards(msgspec.Struct, frozen=True):
     #: Not a guard, a speed switch kept with them so one build can be timed both ways: pytest runs
     #: in a fresh grading sandbox fork from a warm entry point (see grading/_testrun.py). Off, each
     #: starts cold; grading is as strict either way, so the mutation check has no mutant for it.
-    #: Off by default: about one graded run in a thousand held its command past the deadline with
-    #: the warm server up (cause not found; the error now lists what the container still ran),
-    #: and cold runs cost only ~3% more wall (bench/grading_cost.py).
-    warm_start: bool = False
+    warm_start: bool = True
 
 
 class Journal:

@@ -57,9 +57,8 @@ class GradingGuards(msgspec.Struct, frozen=True):
     value_twins: bool = True
     #: The task's probe: the end state run as a plain program, judged outside the sandbox.
     outside_check: bool = True
-    #: Not a guard: test runs fork from a warm entry point (off, the default: each starts cold; as
-    #: strict either way). See Guards.warm_start for why it is off.
-    warm_start: bool = False
+    #: Not a guard: test runs fork from a warm entry point (off: each starts cold; as strict either way).
+    warm_start: bool = True
 
 
 def install_harness(box: Sandbox) -> None:

@@ -22,9 +22,6 @@ from endstate.suite._results import RunCard
 from endstate.suite._resume import digest
 from endstate.suite._task_sandbox import own_image_ids
 from endstate.suite._faults import RetryPolicy
-
-#: Fields of Guards that are speed switches, not guards: a card never lists them as disabled.
-NOT_GUARDS = ("warm_start",)
 from endstate.task import Task
 
 __all__ = ["RunConfig", "model_slug", "task_pack_hash", "run_card", "settings_key"]
@@ -97,8 +94,7 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         mode=config.mode,
         replay_from=config.cassettes or "" if config.mode == "replay" else "",
         match=config.match if config.mode == "replay" else "",
-        guards_disabled=tuple(name for name in Guards.__struct_fields__
-                              if name not in NOT_GUARDS and not getattr(config.guards, name)),
+        guards_disabled=tuple(name for name in Guards.__struct_fields__ if not getattr(config.guards, name)),
         attempts=config.attempts,
         graders={t.id: tuple(g.short_name for g in graders[t.id]) for t in tasks},
         agent=agent.id if agent else "endstate",
