@@ -34,6 +34,7 @@ __all__ = [
     "SandboxUnavailable",
     "SandboxError",
     "WorkspaceFull",
+    "CommandWedged",
     "ReplayDivergence",
 ]
 
@@ -83,6 +84,13 @@ class SandboxUnavailable(UserError):
 
 class SandboxError(EndstateError):
     """The sandbox failed while a task was running (an ERROR outcome, not a FAIL)."""
+
+
+class CommandWedged(SandboxError):
+    """A command outlived its deadline and the sandbox's own watchdog did not end it: the
+    harness's runner in the container is stuck, and the container was killed. A fault of the
+    machinery (the task is run again, see suite/_faults.py), never a verdict on the agent:
+    graders do not turn it into an ERROR verdict."""
 
 
 class WorkspaceFull(SandboxError):

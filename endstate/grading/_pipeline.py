@@ -30,7 +30,7 @@ from endstate.grading._twins import plan_twins, twin_seed
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import WORKDIR, Sandbox, SandboxLimits, open_sandbox
 from endstate.sandbox import SNAPSHOT_MAX_BYTES, FileEntry, SealedSandbox, Tree, cache_paths, without_caches
-from endstate.errors import SandboxError
+from endstate.errors import CommandWedged, SandboxError
 
 __all__ = ["GradingGuards", "GradingBox", "install_harness", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
            "stage_holdout", "prepare_test_runs", "grade", "INTEGRITY"]
@@ -177,6 +177,8 @@ def grade(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = 
     if guards.integrity:
         try:
             verdicts.append((INTEGRITY, end_state(sealed)))
+        except CommandWedged:
+            raise  # a fault of the machinery (see run_grader)
         except SandboxError as exc:
             verdicts.append((INTEGRITY, Verdict.error(f"end-state checks failed: {exc}")))
     return verdicts

@@ -37,7 +37,7 @@ import docker
 import docker.errors
 import msgspec
 
-from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
+from endstate.errors import CommandWedged, SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
 from endstate.sandbox._channel import Channel, ChannelBroken
 from endstate.sandbox._files import DockerFileTools, _inside
@@ -188,7 +188,7 @@ class DockerSandbox(DockerFileTools, Sandbox):
                 self._container.kill()
             except docker.errors.APIError:
                 pass  # already stopped or gone: either way it runs nothing now
-            raise SandboxError(
+            raise CommandWedged(
                 f"command in container {self._container.short_id} outlived its deadline by "
                 f"{_BACKSTOP_S:.0f}s ({exc}); the container was killed{running}"
             ) from None

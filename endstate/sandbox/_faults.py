@@ -22,6 +22,8 @@ from urllib.parse import urlsplit
 import docker.errors
 import requests.exceptions
 
+from endstate.errors import CommandWedged
+
 __all__ = ["machinery_fault", "EngineWatch"]
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
@@ -43,6 +45,8 @@ def _one_line(text: object, limit: int = 160) -> str:
 def machinery_fault(exc: BaseException) -> str | None:
     """One line naming the machinery fault `exc` comes from, or None when it is not one."""
     for link in _chain(exc):
+        if isinstance(link, CommandWedged):
+            return _one_line(f"a sandbox's command runner hung ({link})", limit=300)
         if isinstance(link, OSError) and link.errno in _DISK_FULL:
             return _one_line(f"the host's disk is full ({link.filename or link.strerror})")
         if isinstance(link, docker.errors.ImageNotFound):

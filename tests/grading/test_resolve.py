@@ -1,6 +1,6 @@
 import pytest
 
-from endstate.errors import GraderContractError
+from endstate.errors import CommandWedged, GraderContractError
 from endstate.grading import Outcome, Verdict, resolve, run_grader
 
 
@@ -71,3 +71,13 @@ def test_a_raising_grader_is_an_error_never_a_pass():
     assert verdict.outcome is Outcome.ERROR and "boom" in verdict.reason
     verdict = run_grader(resolve(f"{HERE}:returns_bool"), object())
     assert verdict.outcome is Outcome.ERROR
+
+
+def wedges(sandbox):
+    raise CommandWedged("command in container abc outlived its deadline by 30s; the container was killed")
+
+
+def test_a_hung_runner_under_a_grader_is_no_verdict_but_a_fault_of_the_machinery():
+    """The one exception a grader does not turn into ERROR: the task is run again (suite/_faults.py)."""
+    with pytest.raises(CommandWedged):
+        run_grader(resolve(f"{HERE}:wedges"), object())

@@ -7,8 +7,8 @@ import json
 import docker
 import pytest
 
-from endstate.errors import SandboxError, SandboxUnavailable
-from endstate.sandbox import DockerSandbox, FileEntry, SandboxLimits
+from endstate.errors import CommandWedged, SandboxError, SandboxUnavailable
+from endstate.sandbox import DockerSandbox, FileEntry, SandboxLimits, machinery_fault
 
 pytestmark = pytest.mark.docker
 
@@ -264,4 +264,7 @@ def test_a_runner_that_never_ends_is_killed_and_reported(engine, sandbox_image, 
             sandbox.exec("true", timeout=0.5)
         # What still ran, as the engine saw it before the kill: the clue to what held the command.
         assert "; still running: " in str(raised.value) and "root S sleep 30" in str(raised.value)
+        # A fault of the machinery: the task is run again, never judged on it.
+        assert isinstance(raised.value, CommandWedged)
+        assert machinery_fault(raised.value).startswith("a sandbox's command runner hung (command in container ")
         assert engine.containers.get(sandbox.handle()["container"]).status != "running"

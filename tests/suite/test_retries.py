@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from endstate.suite import RetryPolicy
-from endstate.errors import UserError
+from endstate.errors import CommandWedged, UserError
 from endstate.suite._faults import INFRA_ERROR, guarded, run_with_retries, settle
 from endstate.suite._resume import finished, start_run
 from endstate.suite._results import RunCard, RunResult, TaskResult, write_results
@@ -90,6 +90,9 @@ def test_resume_reruns_infra_and_harness_errors_unless_asked_to_keep_them(tmp_pa
     (KeyError("x"), "error", "harness bug: KeyError: 'x'"),
     (ConnectionResetError(104, "reset by peer"), INFRA_ERROR, "the connection to the Docker engine broke"),
     (UserError("task t: no fixture"), "error", "task t: no fixture"),
+    # The sandbox's own runner hung (under a grader, say): the task is run again, never judged on it.
+    (CommandWedged("command in container abc outlived its deadline by 30s"), INFRA_ERROR,
+     "a sandbox's command runner hung (command in container abc outlived its deadline by 30s)"),
 ])
 def test_whatever_a_task_raises_becomes_its_result(raised, outcome, reason):
     def run():
