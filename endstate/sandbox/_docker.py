@@ -234,9 +234,9 @@ class DockerSandbox(DockerFileTools, Sandbox):
         it (`docker top`, which asks nothing of the container): the clue to what held it."""
         try:
             rows = self._container.top(ps_args="-o pid,user,stat,args")["Processes"] or []  # the engine needs the pid
-        except (docker.errors.APIError, KeyError, TypeError):
+            shown = "; ".join(f"{user} {state} {args[:80]}" for _, user, state, args in (r[:4] for r in rows[:most]))
+        except (docker.errors.APIError, KeyError, TypeError, ValueError):  # no answer, or rows of another shape
             return ""
-        shown = "; ".join(f"{user} {state} {args[:80]}" for _, user, state, args in (r[:4] for r in rows[:most]))
         more = f"; and {len(rows) - most} more" if len(rows) > most else ""
         return f"; still running: {shown}{more}" if shown else ""
 
