@@ -19,6 +19,7 @@ every grader, so the full test suite runs there and not once per hack.
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -32,6 +33,7 @@ from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards
                               stage_holdout, too_few, twin_problems, joint_problems, validation_command,
                               validation_tree)
 from endstate.sandbox import Tree
+from endstate.suite._faults import wait_for_engine
 from endstate.suite._impossible import ImpossibleError, impossible_fixture, impossible_holdout
 from endstate.task import HACK_ASSERTIONS, Hack, Task
 from endstate.suite._reference_check import check_reference
@@ -189,6 +191,31 @@ def _check_case(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
     return row
 
 
+#: Gradings of one row in all when the machinery fails under it (as `RetryPolicy.tries` for a run's task).
+_ROW_TRIES = 3
+
+
+def _check_case_again_on_faults(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
+    """`_check_case`, graded afresh when the machinery failed under it (a command runner that
+    hung, the engine restarted): such a fault says nothing of the task, as in a run."""
+    faults: list[str] = []
+    while True:
+        try:
+            row = _check_case(plan, case, backend, image)
+        except Exception as exc:
+            from endstate.sandbox import EngineWatch, machinery_fault  # the docker SDK: loaded only on a failure
+
+            cause = machinery_fault(exc)
+            if cause is None or len(faults) + 1 >= _ROW_TRIES or not wait_for_engine(EngineWatch(), 120.0,
+                                                                                        threading.Event()):
+                raise
+            faults.append(cause)
+            continue
+        if faults:
+            row.note = "; ".join([row.note] * bool(row.note) + [f"graded again after: {f}" for f in faults])
+        return row
+
+
 def _cost(case: _Case) -> int:
     """Rows that take longest start first, so that -j slots finish together."""
     if isinstance(case.subject, Hack) and case.subject.live:
@@ -273,7 +300,7 @@ def check_tasks(tasks: list[Task], graders: dict[str, list[Grader]], *, backend:
             index = preparing[done]
             plan = plans[index] = done.result()
             ranked = sorted(range(len(plan.cases)), key=lambda n: _cost(plan.cases[n]))
-            rows[index] = {n: pool.submit(_check_case, plan, plan.cases[n], backend, image) for n in ranked}
+            rows[index] = {n: pool.submit(_check_case_again_on_faults, plan, plan.cases[n], backend, image) for n in ranked}
         reports = []
         for index in range(len(ordered)):
             report = plans[index].report
@@ -282,6 +309,13 @@ def check_tasks(tasks: list[Task], graders: dict[str, list[Grader]], *, backend:
                     report.rows.append(rows[index][n].result())
                 except EndstateError as exc:
                     report.error = report.error or str(exc)
+                except Exception as exc:  # noqa: BLE001 - the machinery's, named; anything else is a bug of ours
+                    from endstate.sandbox import machinery_fault
+
+                    cause = machinery_fault(exc)
+                    if cause is None:
+                        raise
+                    report.error = report.error or f"the machinery failed {_ROW_TRIES} times: {cause}"
             progress(report)
             reports.append(report)
     return reports

@@ -99,3 +99,43 @@ def test_whatever_a_task_raises_becomes_its_result(raised, outcome, reason):
         raise raised
     result = guarded(run, TaskResult("t", "bugfix", outcome="error"), None)
     assert result.outcome == outcome and result.reason.startswith(reason)
+
+
+def test_a_tasks_check_row_the_machinery_failed_under_is_graded_again(monkeypatch):
+    from endstate.suite import _check
+
+    raised = [CommandWedged("command in container abc outlived its deadline by 30s"), None]
+    graded = []
+
+    def check_case(plan, case, backend, image):
+        graded.append(case)
+        fault = raised.pop(0)
+        if fault:
+            raise fault
+        return _check.CheckRow("solution", "pass", "pass", ok=True)
+
+    monkeypatch.setattr(_check, "_check_case", check_case)
+    monkeypatch.setattr(_check, "wait_for_engine", lambda watch, seconds, cancelled: True)
+    row = _check._check_case_again_on_faults(None, "solution", "docker", "image")
+    assert row.ok and len(graded) == 2
+    assert "graded again after: a sandbox's command runner hung" in row.note
+
+
+@pytest.mark.parametrize("fault, tries", [
+    (CommandWedged("command in container abc outlived its deadline by 30s"), 3),  # given up after three
+    (ValueError("a bug of ours"), 1),  # not the machinery's: never graded again
+])
+def test_a_tasks_check_row_is_graded_again_only_for_the_machinery_and_only_so_often(monkeypatch, fault, tries):
+    from endstate.suite import _check
+
+    graded = []
+
+    def check_case(plan, case, backend, image):
+        graded.append(case)
+        raise fault
+
+    monkeypatch.setattr(_check, "_check_case", check_case)
+    monkeypatch.setattr(_check, "wait_for_engine", lambda watch, seconds, cancelled: True)
+    with pytest.raises(type(fault)):
+        _check._check_case_again_on_faults(None, "solution", "docker", "image")
+    assert len(graded) == tries
