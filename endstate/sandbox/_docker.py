@@ -171,7 +171,7 @@ class DockerSandbox(DockerFileTools, Sandbox):
         nonce = secrets.token_hex(16)
         started = time.monotonic()
         request = {"op": "run", "cwd": WORKDIR, "env": {"ENDSTATE_NONCE": nonce},
-                   "argv": ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), f"{limit:.3f}",
+                   "argv": ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), str(round(limit * 1000)),
                             str(self.limits.file_mb * 1024), str(self.limits.workspace_mb * _MIB), command]}
         channel = self._channel()
         try:

@@ -36,12 +36,22 @@ AGENT_UID = 1000
 #: the sandbox itself is broken.
 _BACKSTOP_S = 30.0
 
-# $1 = output cap in bytes, $2 = seconds allowed, $3 = largest file in 1 KiB blocks,
+# $1 = output cap in bytes, $2 = milliseconds allowed, $3 = largest file in 1 KiB blocks,
 # $4 = workspace ceiling in bytes, $5 = the command.
 # fd 5 is the exec's real stderr; the runner's own chatter goes to /dev/null.
+#
+# Nothing here waits on a background process with `wait`, and no signal or trap
+# ends anything: the runner waits on its command in the foreground, then reads a pipe
+# (fds 8, 9) to its end of file. The writers of that pipe are the two output copiers,
+# the watchdog and the disk watch; the copiers also hold the pipe (fds 6, 7) whose end
+# of file tells both watchers to stop, which comes once no process writes the command's
+# output any more. So the status line is printed only after both trailers, and the
+# watchdog fires even when a process of the agent's holds the output open past the
+# command. The watchdog never forks (a fork bomb may have used up the pids limit): it
+# sleeps in `read -t` and, at the deadline, `exec`s into the agent user's killer.
 _RUNNER = r"""
 nonce=$ENDSTATE_NONCE; unset ENDSTATE_NONCE
-cap=$1 limit=$2 fsize=$3 ceiling=$4 cmd=$5
+cap=$1 limit_ms=$2 fsize=$3 ceiling=$4 cmd=$5
 exec 5>&2 2>/dev/null
 oom_kills() {
   oom=0
@@ -53,34 +63,49 @@ oom_kills() {
   done
 }
 oom_kills; oom_before=$oom
+# Two pipes, each opened once read-write and then reopened as its two ends.
+exec 3<> <(:); exec 6</proc/self/fd/3 7>/proc/self/fd/3 3>&-
+exec 3<> <(:); exec 8</proc/self/fd/3 9>/proc/self/fd/3 3>&-
 capped() { head -c "$cap"; printf '\n%s %s\n' "$nonce" "$(wc -c)"; }
-exec 3> >(capped); out=$!
-exec 4> >(exec 3>&-; capped >&5); err=$!
+exec 3> >(exec 6<&- 8<&-; capped)
+exec 4> >(exec 3>&- 6<&- 8<&-; capped >&5)
+# A read that returned without a line has met the end of file only if the pipe reads as ready
+# (nobody writes lines to these pipes): a read a signal cut short is not taken for it.
+ended() { read -t 0 -u "$1"; }
+clock() { if [ -n "$EPOCHREALTIME" ]; then now=${EPOCHREALTIME/[.,]/}; else now=$((SECONDS * 1000000)); fi; }
+# As the agent user, kill every process it has, say why on fd 9, and go on killing until the output ends.
+fire='kill -s KILL -1; printf "%s\n" "$0" >&9
+  until read -t 0.5 -u 6; [ $? -le 128 ] && read -t 0 -u 6; do kill -s KILL -1; done'
 (
-  trap 'kill $nap; exit 0' TERM
-  sleep "$limit" & nap=$!
-  wait $nap
-  exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c 'kill -s KILL -1; exit 99'
-) </dev/null >/dev/null 3>&- 4>&- 5>&- &
-watchdog=$!
-(
-  trap 'exit 0' TERM
-  exec 6<> <(:)  # a pipe nobody writes to: `read -t` on it sleeps without forking
-  while :; do
-    read -t 0.5 -u 6
-    used=0; read -r used _ < <(du -sxbl /workspace)
-    if [ "${used:-0}" -gt "$ceiling" ]; then
-      exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c 'kill -s KILL -1; exit 98'
-    fi
+  clock; deadline=$((now + limit_ms * 1000))
+  while clock; [ "$now" -lt "$deadline" ]; do
+    left=$((deadline - now))
+    printf -v pause '%d.%06d' $((left / 1000000)) $((left % 1000000))
+    read -t "$pause" -u 6; [ $? -le 128 ] && ended 6 && exit 0
   done
-) </dev/null >/dev/null 3>&- 4>&- 5>&- &
-diskwatch=$!
+  exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c "$fire" fired
+) </dev/null >/dev/null 3>&- 4>&- 5>&- 7>&- 8<&- &
+(
+  while :; do
+    read -t 0.5 -u 6; [ $? -le 128 ] && ended 6 && exit 0
+    used=0; read -r used _ < <(du -sxbl /workspace)
+    [ "${used:-0}" -gt "$ceiling" ] && exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c "$fire" full
+  done
+) </dev/null >/dev/null 3>&- 4>&- 5>&- 7>&- 8<&- &
+exec 6<&- 7>&- 9>&-
 ( ulimit -f "$fsize" && exec setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" ) \
-  </dev/null >&3 2>&4 3>&- 4>&- 5>&- &
-wait $!; status=$?
+  </dev/null >&3 2>&4 3>&- 4>&- 5>&- 8<&-
+status=$?
 exec 3>&- 4>&-
-wait $out $err
-kill -TERM $watchdog $diskwatch; wait $watchdog; fired=$?; wait $diskwatch; full=$?
+fired=0 full=0
+while :; do
+  if read -r -u 8 word; then
+    case $word in fired) fired=99 ;; full) full=98 ;; esac
+  elif ended 8; then
+    break
+  fi
+done
+exec 8<&-
 used=0; read -r used _ < <(du -sxbl /workspace)
 oom_kills
 printf '%s status %s %s %s %s %s\n' "$nonce" "$status" "$fired" "$full" "$used" "$((oom - oom_before))" >&5
