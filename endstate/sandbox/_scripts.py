@@ -73,8 +73,9 @@ exec 4> >(exec 3>&- 6<&- 8<&-; capped >&5)
 # (nobody writes lines to these pipes): a read a signal cut short is not taken for it.
 ended() { read -t 0 -u "$1"; }
 clock() { if [ -n "$EPOCHREALTIME" ]; then now=${EPOCHREALTIME/[.,]/}; else now=$((SECONDS * 1000000)); fi; }
-# As the agent user, kill every process it has, say why on fd 9, and go on killing until the output ends.
-fire='kill -s KILL -1; printf "%s\n" "$0" >&9
+# As the agent user: say why on fd 9 (first: the other watcher, firing too, may kill this one),
+# kill every process the agent user has, and go on killing until the output ends.
+fire='printf "%s\n" "$0" >&9; kill -s KILL -1
   until read -t 0.5 -u 6; [ $? -le 128 ] && read -t 0 -u 6; do kill -s KILL -1; done'
 (
   clock; deadline=$((now + limit_ms * 1000))

@@ -88,6 +88,40 @@ def test_child_holding_the_output_open_runs_into_the_timeout(agent_processes, bo
     assert agent_processes() == ""
 
 
+#: Commands of every shape the runner handles: exit codes, both streams, output written after the
+#: command itself has ended, a detached process that lets go of the output, and silence.
+SHAPES = [
+    ("true", 0, "", ""),
+    ("echo hi; echo err >&2; exit 3", 3, "hi\n", "err\n"),
+    ("python3 -c 'import sys; print(2 + 2); sys.exit(7)'", 7, "4\n", ""),
+    ("(sleep 0.05; echo late) & echo early", 0, "early\nlate\n", ""),
+    ("nohup sleep 0.3 >/dev/null 2>&1 & echo detached", 0, "detached\n", ""),
+    ("sleep 0.02; printf x >&2", 0, "", "x"),
+]
+
+
+def test_many_commands_of_every_shape_come_back_whole_and_in_time(agent_processes, box):
+    for round in range(25):
+        for command, code, out, err in SHAPES:
+            result = box.exec(command, timeout=10)
+            assert (result.exit_code, result.stdout, result.stderr, result.timed_out) == (code, out, err, False), \
+                (round, command, result)
+            assert result.duration_s < 5, (round, command, result)
+    box.exec("sleep 0.4")  # the last detached sleep ends
+    assert agent_processes() == ""
+
+
+def test_both_watchers_firing_at_once_still_say_why(box):
+    """The disk watch and the watchdog fire together on a command that fills the workspace and holds
+    the output open: the ceiling is named (it is checked first), never a runner that died."""
+    from endstate.errors import WorkspaceFull
+
+    with DockerSandbox(box.image, SandboxLimits(workspace_mb=32, command_timeout_s=30), "test-both") as small:
+        with pytest.raises(WorkspaceFull, match="ceiling of 32 MiB"):
+            small.exec("sleep 60 & head -c 40M /dev/zero > big; sleep 0.4", timeout=0.5)
+        assert small.exec("rm big; echo served").stdout == "served\n"
+
+
 def test_fork_bomb_is_contained_by_the_pids_limit(agent_processes, box):
     result = box.exec(":(){ :|:& };:", timeout=3)
     assert result.timed_out
