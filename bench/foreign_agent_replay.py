@@ -12,7 +12,8 @@ live run's committed in bench/results/mini-swe-agent-smollm2. The tasks a foreig
 cannot be graded on are refused by name in every replay (they are errors in the vector).
 CI replays once (tests/e2e/test_foreign_agent_smollm2.py); this is the threefold check.
 `--recorded` replays another folder of mini-swe-agent recordings instead (the scripted
-control arms: CI replays the reference arm twice); those have no live run to compare with.
+control arms: CI replays the reference arm once, against its live run's results in
+bench/results/mini-swe-agent-scripted-reference, and a third of the null arm's tasks).
 """
 
 from __future__ import annotations

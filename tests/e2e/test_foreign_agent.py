@@ -1,13 +1,17 @@
 """An installed agent (mini-swe-agent) under record and replay, and a hostile agent program.
 
 The committed recordings of both control arms through mini-swe-agent replay offline
-(network none in every sandbox, no server, no key): the reference arm twice to the same
-vector and sealed tree hashes, all passing (three times and more: `python
+(network none in every sandbox, no server, no key): the reference arm to the pass/fail
+vector, sealed tree hashes, stop reasons and counters of the live run that recorded it
+(bench/results/mini-swe-agent-scripted-reference), all passing (three times and more: `python
 bench/foreign_agent_replay.py --recorded cassettes/mini-swe-agent-scripted-reference`,
 kept out of CI, where each of its 12 tasks costs ~10 s of mini-swe-agent starting up);
-the null arm fails every task. A hostile agent program, installed
-from a wheel like any agent, finds no way out: no egress, no Docker socket, nothing
-through the proxy but its declared endpoint, and the key nowhere in the sandbox.
+the null arm fails every task (in CI, every third of them: each costs the same start-up,
+and what it shows, the program submitting at once and its end state graded, is the same
+on every task; `--recorded cassettes/mini-swe-agent-scripted-null` replays all 12). A
+hostile agent program, installed from a wheel like any agent, finds no way out: no egress,
+no Docker socket, nothing through the proxy but its declared endpoint, and the key nowhere
+in the sandbox.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from endstate.models import ScriptedServer
 from endstate.suite import read_results
 from endstate.task import load_suite
 
-from e2e_helpers import CASSETTES, TASKS, endstate
+from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 REFERENCE = CASSETTES / "mini-swe-agent-scripted-reference"
 NULL = CASSETTES / "mini-swe-agent-scripted-null"
+#: The live run that recorded REFERENCE (recorded again on 2026-12-02: cassettes identical to these).
+REFERENCE_LIVE = ROOT / "bench" / "results" / "mini-swe-agent-scripted-reference"
 CORE = sorted(t.id for t in load_suite(TASKS)[0] if t.manifest.category.value in ("bugfix", "feature", "refactor"))
 HOSTILE = Path(__file__).resolve().parents[1] / "agents" / "hostile_agent.py"
 SECRET = "sk-endstate-hostile-test-0123456789abcdef"
@@ -55,24 +61,30 @@ def test_cassette_diff_names_the_first_turn_where_the_arms_part():
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_the_reference_arm_replays_offline_twice_identically(tmp_path):
-    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(REFERENCE), *_tasks(CORE), "--repeat", "2",
-                   "-j", "2", "--expect", "pass", "--out", str(tmp_path), timeout=3600)
+def test_the_reference_arm_replays_offline_to_the_live_runs_end_states(tmp_path):
+    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(REFERENCE), *_tasks(CORE), "-j", "2",
+                   "--expect", "pass", "--out", str(tmp_path), timeout=3600)
     assert ran.code == 0, ran
-    assert "pass/fail vectors identical: yes" in ran.out and "sealed tree hashes identical: yes" in ran.out, ran
-    runs = [read_results(tmp_path / f"run-{i}") for i in (1, 2)]
-    assert all(r.card.agent.startswith("mini-swe-agent@") for r in runs)
-    assert all(t.outcome == "pass" and t.unplayed == 0 and t.counters.steps > 0 for r in runs for t in r.tasks)
+    replayed, live = read_results(tmp_path), read_results(REFERENCE_LIVE)
+    assert replayed.card.agent == live.card.agent and replayed.card.agent.startswith("mini-swe-agent@")
+    assert replayed.vector == live.vector == [(task, "pass") for task in CORE]
+    before = {t.task_id: t for t in live.tasks}
+    for task in replayed.tasks:  # the same end state and the same counted run as live
+        assert task.unplayed == 0 and task.counters.steps > 0, task.task_id
+        assert (task.tree_hash, task.stop_reason, task.counters) == (
+            before[task.task_id].tree_hash, before[task.task_id].stop_reason, before[task.task_id].counters), task.task_id
 
 
 @pytest.mark.docker
 @pytest.mark.slow
 def test_the_null_arm_replays_and_fails_every_task(tmp_path):
-    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(NULL), *_tasks(CORE), "-j", "2",
+    sample = CORE[::3]
+    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(NULL), *_tasks(sample), "-j", "2",
                    "--expect", "fail", "--out", str(tmp_path), timeout=3600)
     assert ran.code == 0, ran
     result = read_results(tmp_path)
-    assert [t.outcome for t in result.tasks] == ["fail"] * 12 and all(t.counters.steps == 1 for t in result.tasks)
+    assert [t.task_id for t in result.tasks] == sample and len(sample) == 4
+    assert all(t.outcome == "fail" and t.counters.steps == 1 for t in result.tasks)
 
 
 def _hostile_wheel(folder: Path) -> Path:
