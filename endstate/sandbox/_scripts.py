@@ -45,9 +45,10 @@ _BACKSTOP_S = 30.0
 # (fds 8, 9) to its end of file. The writers of that pipe are the two output copiers,
 # the watchdog and the disk watch; the copiers also hold the pipe (fds 6, 7) whose end
 # of file tells both watchers to stop, which comes once no process writes the command's
-# output any more. So the status line is printed only after both trailers, and the
-# watchdog fires even when a process of the agent's holds the output open past the
-# command. The watchdog never forks (a fork bomb may have used up the pids limit): it
+# output any more, the runner included (it holds fds 3 and 4 until its command has
+# ended). So the status line is printed only after both trailers, and the watchdog fires
+# both on a command that closes its output and runs on, and on a process of the agent's
+# that holds the output open past the command. The watchdog never forks (a fork bomb may have used up the pids limit): it
 # sleeps in `read -t` and, at the deadline, `exec`s into the agent user's killer.
 _RUNNER = r"""
 nonce=$ENDSTATE_NONCE; unset ENDSTATE_NONCE

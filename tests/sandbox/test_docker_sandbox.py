@@ -122,6 +122,13 @@ def test_both_watchers_firing_at_once_still_say_why(box):
         assert small.exec("rm big; echo served").stdout == "served\n"
 
 
+def test_a_command_that_closes_its_output_and_runs_on_runs_into_the_timeout(agent_processes, box):
+    result = box.exec("echo before; exec >&- 2>&-; sleep 60", timeout=1)
+    assert result.timed_out and result.exit_code == 124 and result.stdout == "before\n"
+    assert result.duration_s < 6
+    assert agent_processes() == ""
+
+
 def test_fork_bomb_is_contained_by_the_pids_limit(agent_processes, box):
     result = box.exec(":(){ :|:& };:", timeout=3)
     assert result.timed_out
