@@ -6,10 +6,11 @@ A command runs in a small root shell, the *runner*, which:
 - starts the command as user `agent` (uid 1000) through `setpriv`;
 - copies at most `output_cap_bytes` of each stream and counts the rest
   (`head -c`, then `wc -c`), so a flood never crosses the socket;
-- arms a watchdog that, at the deadline, becomes the agent user and sends
-  SIGKILL to every process that user owns (`kill -1`). It is forked before the
-  command starts and only `exec`s afterwards, so it still fires when a fork bomb
-  has used up the pids limit;
+- arms a watchdog that, at the deadline, sends SIGKILL to every process the
+  agent user owns (`kill -1` with the agent's uid as its effective uid only, so
+  that none of them may signal it back). It is forked before the command starts
+  and only `exec`s afterwards, so it still fires when a fork bomb has used up
+  the pids limit;
 - limits the size of any file the command writes (`ulimit -f`), and watches
   the workspace's size while it runs (`du`, twice a second): past the ceiling
   every process of the agent user is killed and `exec` raises WorkspaceFull;
@@ -48,8 +49,9 @@ _BACKSTOP_S = 30.0
 # output any more, the runner included (it holds fds 3 and 4 until its command has
 # ended). So the status line is printed only after both trailers, and the watchdog fires
 # both on a command that closes its output and runs on, and on a process of the agent's
-# that holds the output open past the command. The watchdog never forks (a fork bomb may have used up the pids limit): it
-# sleeps in `read -t` and, at the deadline, `exec`s into the agent user's killer.
+# that holds the output open past the command. The watchdog never forks (a fork bomb may
+# have used up the pids limit): it sleeps in `read -t` and, at the deadline, `exec`s into
+# the killer below.
 _RUNNER = r"""
 nonce=$ENDSTATE_NONCE; unset ENDSTATE_NONCE
 cap=$1 limit_ms=$2 fsize=$3 ceiling=$4 cmd=$5
@@ -74,10 +76,21 @@ exec 4> >(exec 3>&- 6<&- 8<&-; capped >&5)
 # (nobody writes lines to these pipes): a read a signal cut short is not taken for it.
 ended() { read -t 0 -u "$1"; }
 clock() { if [ -n "$EPOCHREALTIME" ]; then now=${EPOCHREALTIME/[.,]/}; else now=$((SECONDS * 1000000)); fi; }
-# As the agent user: say why on fd 9 (first: the other watcher, firing too, may kill this one),
-# kill every process the agent user has, and go on killing until the output ends.
-fire='printf "%s\n" "$0" >&9; kill -s KILL -1
-  until read -t 0.5 -u 6; [ $? -le 128 ] && read -t 0 -u 6; do kill -s KILL -1; done'
+# The killer: say why on fd 9 (first: the other watcher, firing too, may kill this one),
+# then kill every process of the agent user, again and again until the output ends. It
+# signals with the agent's uid as its effective uid only: its real and saved uids are
+# nobody's, so no process of the agent's may signal it back (a loop of `kill -9 -1` would
+# otherwise kill the killer first, and the command would outlive its deadline).
+killer='import os, select, sys
+os.write(9, sys.argv[1].encode() + b"\n")
+os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 1000, 65534)
+while True:
+    try:
+        os.kill(-1, 9)
+    except OSError:
+        pass
+    if select.select([6], [], [], 0.5)[0] and not os.read(6, 1):
+        break'
 (
   clock; deadline=$((now + limit_ms * 1000))
   while clock; [ "$now" -lt "$deadline" ]; do
@@ -85,13 +98,13 @@ fire='printf "%s\n" "$0" >&9; kill -s KILL -1
     printf -v pause '%d.%06d' $((left / 1000000)) $((left % 1000000))
     read -t "$pause" -u 6; [ $? -le 128 ] && ended 6 && exit 0
   done
-  exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c "$fire" fired
+  exec python3 -I -S -c "$killer" fired
 ) </dev/null >/dev/null 3>&- 4>&- 5>&- 7>&- 8<&- &
 (
   while :; do
     read -t 0.5 -u 6; [ $? -le 128 ] && ended 6 && exit 0
     used=0; read -r used _ < <(du -sxbl /workspace)
-    [ "${used:-0}" -gt "$ceiling" ] && exec setpriv --reuid=1000 --regid=1000 --clear-groups bash -c "$fire" full
+    [ "${used:-0}" -gt "$ceiling" ] && exec python3 -I -S -c "$killer" full
   done
 ) </dev/null >/dev/null 3>&- 4>&- 5>&- 7>&- 8<&- &
 exec 6<&- 7>&- 9>&-

@@ -129,6 +129,17 @@ def test_a_command_that_closes_its_output_and_runs_on_runs_into_the_timeout(agen
     assert agent_processes() == ""
 
 
+def test_a_command_killing_every_process_of_its_user_still_times_out(agent_processes, box):
+    """A loop of `kill -9 -1` as the agent kills all else the agent owns, and would kill a killer
+    that had become the agent: the command would outlive its deadline and its task read as a fault
+    of the machinery (unscored) instead of a timeout. The killer cannot be signalled by the agent."""
+    result = box.exec("(while :; do kill -9 -1 2>/dev/null; done) & sleep 100", timeout=2)
+    assert result.timed_out and result.exit_code == 124
+    assert result.duration_s < 8
+    assert agent_processes() == ""
+    assert box.exec("echo still here").stdout == "still here\n"
+
+
 def test_fork_bomb_is_contained_by_the_pids_limit(agent_processes, box):
     result = box.exec(":(){ :|:& };:", timeout=3)
     assert result.timed_out
