@@ -315,7 +315,7 @@ def check_tasks(tasks: list[Task], graders: dict[str, list[Grader]], *, backend:
                     cause = machinery_fault(exc)
                     if cause is None:
                         raise
-                    report.error = report.error or f"the machinery failed {_ROW_TRIES} times: {cause}"
+                    report.error = report.error or f"a fault of the machinery, graded again where it came back: {cause}"
             progress(report)
             reports.append(report)
     return reports
