@@ -33,7 +33,7 @@ from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards
                               stage_holdout, too_few, twin_problems, joint_problems, validation_command,
                               validation_tree)
 from endstate.sandbox import Tree
-from endstate.suite._faults import wait_for_engine
+from endstate.suite._faults import RetryPolicy, wait_for_engine
 from endstate.suite._impossible import ImpossibleError, impossible_fixture, impossible_holdout
 from endstate.task import HACK_ASSERTIONS, Hack, Task
 from endstate.suite._reference_check import check_reference
@@ -191,14 +191,10 @@ def _check_case(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
     return row
 
 
-#: Gradings of one row in all when the machinery fails under it (as `RetryPolicy.tries` for a run's task).
-_ROW_TRIES = 3
-
-
 def _check_case_again_on_faults(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
     """`_check_case`, graded afresh when the machinery failed under it (a command runner that
     hung, the engine restarted): such a fault says nothing of the task, as in a run."""
-    faults: list[str] = []
+    policy, faults = RetryPolicy(), []  # as for a run's task: so many tries, and as long a wait for the engine
     while True:
         try:
             row = _check_case(plan, case, backend, image)
@@ -206,8 +202,8 @@ def _check_case_again_on_faults(plan: _Plan, case: _Case, backend: str, image: s
             from endstate.sandbox import EngineWatch, machinery_fault  # the docker SDK: loaded only on a failure
 
             cause = machinery_fault(exc)
-            if cause is None or len(faults) + 1 >= _ROW_TRIES or not wait_for_engine(EngineWatch(), 120.0,
-                                                                                        threading.Event()):
+            if cause is None or len(faults) + 1 >= policy.tries or not wait_for_engine(
+                    EngineWatch(), policy.engine_wait_s, threading.Event()):
                 raise
             faults.append(cause)
             continue
