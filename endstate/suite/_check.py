@@ -90,6 +90,10 @@ def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, hol
         return _grade_until_caught(sealed, graders, until_caught_by, grading_guards)
 
 
+#: Graders that read the sealed snapshot on this side and start nothing in the grading sandbox.
+_SNAPSHOT_ONLY = ("files_unchanged", "no_new_skips", "changed_paths_within")
+
+
 def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
                         guards: GradingGuards) -> list[tuple[str, Outcome, str]]:
     named: list[tuple[str, Grader | None]] = [(g.short_name, g) for g in graders
@@ -97,17 +101,23 @@ def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
     if guards.integrity:
         named.append((INTEGRITY, None))  # the end-state checks, run by grade() with no grader
     # The visible tests go with the held-out ones, as in a real run, where they share the first half's
-    # process (see grading/_joint.py); test runs start warm only once the probe, if it runs, has run.
+    # process (see grading/_joint.py).
     prepare = [g for _, g in named if g is not None]
     joint = "holdout" in catchers and any(n == "tests_pass" for n, _ in named)
     named.sort(key=lambda item: item[0] not in catchers and not (joint and item[0] == "tests_pass"))
-    probe_pending = any(n == PROBE for n, _ in named)
+    # As in a real run, the probe is the first process of the end state in the sandbox, whoever the
+    # catchers are (it runs where the real held-out tests are staged, before any test process):
+    # it runs before the first grader that may start one, and test runs start warm after it.
+    probe = [item for item in named if item[0] == PROBE]
+    queue = [item for item in named if item[0] != PROBE]
     verdicts = []
-    for name, grader in named:
-        if name == PROBE:
-            probe_pending = False
+    while queue or probe:
+        if probe and (not queue or queue[0][0] not in _SNAPSHOT_ONLY):
+            name, grader = probe.pop()
         else:
-            prepare_test_runs(sealed, prepare, guards, warm=not probe_pending)
+            name, grader = queue.pop(0)
+            if name not in _SNAPSHOT_ONLY:
+                prepare_test_runs(sealed, prepare, guards, warm=True)
         verdict = run_grader(grader, sealed) if grader else grade(sealed, [], guards)[0][1]
         verdicts.append((name, verdict.outcome, verdict.reason))
         if verdict.outcome is Outcome.ERROR or (verdict.outcome is Outcome.FAIL and name in catchers):

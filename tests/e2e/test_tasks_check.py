@@ -21,5 +21,6 @@ def test_every_shipped_task_checks_out():
     # Every negative control was caught, by the grader the hack names among others.
     assert ran.out.count("ok   ") == count
     # A hack's row stops at the grader the hack names once it has failed (the fixture and
-    # solution rows still run every grader), so a special-cased input reads as caught by holdout.
-    assert "hack:special-case=fail[holdout]" in ran.out
+    # solution rows still run every grader). The probe runs before any test process, as in a
+    # real run, so a special-cased input reads as caught by the probe and by holdout.
+    assert "hack:special-case=fail[probe/holdout]" in ran.out
