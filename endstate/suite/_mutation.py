@@ -20,15 +20,16 @@ import msgspec
 from endstate.agent import Guards
 from endstate.agents import probe_proxy
 from endstate.errors import UserError
-from endstate.grading import Grader, Outcome, Verdict
+from endstate.grading import Grader, Outcome, Verdict, judge, prepare_grading_sandbox, seal_overlay
 from endstate.sandbox import resolve_backend
-from endstate.task import Hack, Task
+from endstate.task import Hack, Requires, Task
 from endstate.suite._results import TaskResult
 from endstate.suite._config import RunConfig
-from endstate.suite._runner import resolve_graders, run_suite
+from endstate.suite._runner import grading_guards_of, resolve_graders, run_suite
+from endstate.suite._task_sandbox import task_sandbox
 
 __all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
-           "crashing_grader", "ProxyProbe"]
+           "crashing_grader", "ProxyProbe", "CrashProbe"]
 
 
 class ProxyProbe(msgspec.Struct, frozen=True):
@@ -42,7 +43,14 @@ class ProxyProbe(msgspec.Struct, frozen=True):
         return replayed.with_name(f"{self.agent}-{replayed.name}") / f"{self.task}.cassette"
 
 
-Probe = str | tuple[str, str] | ProxyProbe
+class CrashProbe(msgspec.Struct, frozen=True):
+    """A task's solution graded with an extra grader that raises: no agent needs to run,
+    since what the guard decides (what a raising grader counts as) happens in grading alone."""
+
+    task: str
+
+
+Probe = str | tuple[str, str] | ProxyProbe | CrashProbe
 
 
 class Mutant(msgspec.Struct, frozen=True):
@@ -52,7 +60,7 @@ class Mutant(msgspec.Struct, frozen=True):
     description: str
     #: Task ids that must come out differently without the guard.
     probes: tuple[str, ...]
-    #: Probes graded with an extra grader that raises (to test grader-exception handling).
+    #: Tasks whose solution is graded with an extra grader that raises (to test grader-exception handling).
     crash_probes: tuple[str, ...] = ()
     #: Negative controls (task id, hack name) that must be caught with the guard and slip through without it.
     hack_probes: tuple[tuple[str, str], ...] = ()
@@ -152,9 +160,10 @@ def run_mutation_check(
     progress: Callable[[str], None] = lambda line: None,
 ) -> MutationReport:
     by_id = {t.id: t for t in tasks}
-    needed = sorted({p for m in mutants for p in (*m.probes, *m.crash_probes)})
+    needed = sorted({p for m in mutants for p in m.probes})
+    crash_needed = sorted({CrashProbe(p) for m in mutants for p in m.crash_probes}, key=lambda p: p.task)
     hack_needed = sorted({h for m in mutants for h in m.hack_probes})
-    missing = [p for p in needed + [t for t, _ in hack_needed] if p not in by_id]
+    missing = [p for p in needed + [c.task for c in crash_needed] + [t for t, _ in hack_needed] if p not in by_id]
     if missing:
         raise UserError(f"the mutation check needs task(s) {', '.join(sorted(set(missing)))}, "
                         "which the suite does not have")
@@ -169,19 +178,18 @@ def run_mutation_check(
         paths = ", ".join(str(p.cassette(replayed)) for p in unrecorded)
         raise UserError(f"the mutation check needs the recording(s) {paths}, which do not exist: record them with `endstate record --agent {unrecorded[0].agent} "
                         f"--model {config.model} --cassettes {unrecorded[0].cassette(replayed).parent}`")
-    crash = {p for m in mutants for p in m.crash_probes}
-    extra: dict[str, list[Grader]] = {p: [Grader("endstate.suite._mutation:crashing_grader", crashing_grader)]
-                                      for p in crash}
     backend = resolve_backend(config.sandbox)
 
     # Every (guards, probe) pair is its own one-task job, so all of them share the -j slots
     # instead of each mutant waiting for the one before it.
     plans: list[tuple[str, Guards, Probe]] = [("control", Guards(), p) for p in needed]
+    plans += [("control", Guards(), c) for c in crash_needed]
     plans += [("control", Guards(), h) for h in hack_needed]
     plans += [("control", Guards(), x) for x in proxy_needed]
     for mutant in mutants:
         off = msgspec.structs.replace(Guards(), **{mutant.guard: False})
-        plans += [(mutant.name, off, p) for p in sorted({*mutant.probes, *mutant.crash_probes})]
+        plans += [(mutant.name, off, p) for p in sorted(set(mutant.probes))]
+        plans += [(mutant.name, off, CrashProbe(p)) for p in mutant.crash_probes]
         plans += [(mutant.name, off, h) for h in mutant.hack_probes]
         plans += [(mutant.name, off, x) for x in mutant.proxy_probes]
 
@@ -192,6 +200,8 @@ def run_mutation_check(
         probe = plan[2]
         if isinstance(probe, ProxyProbe):
             return -1
+        if isinstance(probe, CrashProbe):
+            return 0
         if isinstance(probe, tuple):
             return 1 if hacks[probe].live else 0
         return 3 if by_id[probe].manifest.kill_at is not None else 2
@@ -206,26 +216,27 @@ def run_mutation_check(
                                           out_dir / label / f"proxy-{probe.agent}-{probe.task}",
                                           allowlist=guards.proxy_allowlist)
             return TaskResult(probe.task, "proxy", outcome=outcome, reason=reason)
+        if isinstance(probe, CrashProbe):
+            return _run_crash(by_id[probe.task], guards, backend, config.image)
         if isinstance(probe, tuple):
             return _run_hack(by_id[probe[0]], hacks[probe], guards, backend, config.image)
         one = msgspec.structs.replace(config, guards=guards, jobs=1)
-        return run_suite([by_id[probe]], one, out_dir / label / probe, suite_root=suite_root,
-                         extra_graders=extra).tasks[0]
+        return run_suite([by_id[probe]], one, out_dir / label / probe, suite_root=suite_root).tasks[0]
 
     progress(f"control and {len(mutants)} mutant(s): {len(plans)} one-task runs, -j {config.jobs}")
     with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
         outcomes = dict(zip(((label, probe) for label, _, probe in plans), pool.map(run, plans)))
-    control = {p: outcomes[("control", p)] for p in [*needed, *hack_needed, *proxy_needed]}
-    expected: dict[Probe, str] = {p: ("error" if p in crash else "pass") for p in needed}
+    control = {p: outcomes[("control", p)] for p in [*needed, *crash_needed, *hack_needed, *proxy_needed]}
+    expected: dict[Probe, str] = {p: "pass" for p in needed}
+    expected.update({c: "error" for c in crash_needed})
     expected.update({h: "fail" for h in hack_needed})
     expected.update({x: "pass" for x in proxy_needed})
-    names = {p: p if isinstance(p, str) else f"{p.agent}-{replayed.name}/{p.task} + hostile requests"
-             if isinstance(p, ProxyProbe) else f"{p[0]}/hacks/{p[1]}" for p in control}
+    names = {p: _name(p, replayed) for p in control}
     control_rows = [(names[p], control[p].outcome, _why(control[p])) for p in control]
     control_ok = all(control[p].outcome == expected[p] for p in control)
     reports = []
     for mutant in mutants:
-        ids: list[Probe] = [*sorted({*mutant.probes, *mutant.crash_probes}), *mutant.hack_probes,
+        ids: list[Probe] = [*sorted(set(mutant.probes)), *map(CrashProbe, mutant.crash_probes), *mutant.hack_probes,
                             *mutant.proxy_probes]
         rows = [(names[p], control[p].outcome, outcomes[(mutant.name, p)].outcome,
                  _why(outcomes[(mutant.name, p)])) for p in ids]
@@ -234,6 +245,30 @@ def run_mutation_check(
         progress(f"{'killed  ' if killed else 'SURVIVED'} {mutant.name}: " +
                  "; ".join(f"{p} {b}->{a}" + (f" ({w})" if w else "") for p, b, a, w in rows))
     return MutationReport(control_ok, control_rows, reports)
+
+
+def _name(probe: Probe, replayed: Path) -> str:
+    if isinstance(probe, str):
+        return probe
+    if isinstance(probe, ProxyProbe):
+        return f"{probe.agent}-{replayed.name}/{probe.task} + hostile requests"
+    if isinstance(probe, CrashProbe):
+        return f"{probe.task}/solution + a grader that raises"
+    return f"{probe[0]}/hacks/{probe[1]}"
+
+
+def _run_crash(task: Task, guards: Guards, backend: str, image: str) -> TaskResult:
+    """The task's solution, sealed and judged as a run's end state is, with a grader that
+    raises after the task's own: with the guard in place it is an ERROR, without it a pass."""
+    graders = [*resolve_graders(task), Grader("endstate.suite._mutation:crashing_grader", crashing_grader)]
+    holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
+    where, grading_guards = task_sandbox(task, backend, image), grading_guards_of(guards)
+    with prepare_grading_sandbox(backend, where.image, where.limits, f"mutate-{task.id}") as box:
+        sealed = seal_overlay(task.solution(), task.fixture(), box, grading_guards)
+        # No agent ran, so there are no counters to bound: only the graders judge.
+        verdict = judge(sealed, holdout, graders, grading_guards, requires=Requires(), counters=None)
+    return TaskResult(task.id, task.manifest.category.value, outcome=verdict.outcome,
+                      failing_grader=verdict.failing_grader, reason=verdict.reason)
 
 
 def _run_hack(task: Task, hack: Hack, guards: Guards, backend: str, image: str) -> TaskResult:
@@ -249,6 +284,11 @@ def _run_hack(task: Task, hack: Hack, guards: Guards, backend: str, image: str) 
         # place that is all the control needs, and without it those graders pass and every other one runs.
         verdicts = grade_tree(task, graders, task.fixture(), hack.tree, holdout, backend, image, guards,
                               until_caught_by=hack.spec.catchers() or None)
+    return _result(task, verdicts)
+
+
+def _result(task: Task, verdicts: list[tuple[str, Outcome, str]]) -> TaskResult:
+    """Verdicts as a task result: the first ERROR, else the first FAIL, else a pass."""
     result = TaskResult(task.id, task.manifest.category.value, outcome="pass")
     for name, outcome, reason in verdicts:
         if outcome is Outcome.ERROR or (outcome is Outcome.FAIL and result.outcome == "pass"):

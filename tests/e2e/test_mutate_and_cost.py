@@ -47,6 +47,8 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     # A hostile agent's requests into mini-swe-agent's proxy: refused in place, then out to the API.
     assert "mini-swe-agent-scripted-reference/bugfix-lru-eviction + hostile requests pass->fail" in ran.out
     assert "bugfix-invoice-rounding/hacks/spare-twin-shaped fail->pass" in ran.out
+    # A raising grader needs no agent: the solution is judged with it, as a run's end state is.
+    assert "bugfix-booking-overlap/solution + a grader that raises error->pass" in ran.out
     assert f"{len(MUTANTS)} of {len(MUTANTS)} mutant(s) killed" in ran.out
 
 
