@@ -74,6 +74,9 @@ class Guards(msgspec.Struct, frozen=True):
     twins: bool = True
     #: Twins change an expected value wherever a test has one (off: they turn operators, which code can read).
     value_twins: bool = True
+    #: Before each half of a held-out run, every place a test process can leave something is emptied
+    #: (off: the second half can compare its tests with what the first, or the probe, left).
+    half_isolation: bool = True
     #: The task's probe: its end state run as a plain program, its output judged outside the sandbox.
     outside_check: bool = True
     #: A foreign agent's model proxy forwards only POST to the agent file's declared endpoints.

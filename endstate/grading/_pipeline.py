@@ -55,6 +55,8 @@ class GradingGuards(msgspec.Struct, frozen=True):
     twins: bool = True
     #: Twins change an expected value wherever they can (off: they turn operators wherever they can).
     value_twins: bool = True
+    #: Each half's test process starts with nothing an earlier process left (off: no wipe between them).
+    half_isolation: bool = True
     #: The task's probe: the end state run as a plain program, judged outside the sandbox.
     outside_check: bool = True
     #: Not a guard: test runs fork from a warm entry point (off: each starts cold; as strict either way).
@@ -123,6 +125,7 @@ def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: GradingGuar
     sealed.tamper_guard = guards.tamper_guard
     sealed.twins = guards.twins
     sealed.value_twins = guards.value_twins
+    sealed.half_isolation = guards.half_isolation
     sealed.graded = graded if guards.fresh_container else {}
     return sealed
 

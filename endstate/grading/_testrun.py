@@ -64,8 +64,9 @@ _ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HO
         "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0")
 _PYTEST_PROGRAMS = {"pytest", "py.test", "pytest-3"}
 #: Emptied (as the test user) before each half of a held-out run: nothing a process of an
-#: earlier run left behind survives (see _twins.py).
-WIPED = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/home/agent", REPORT_DIR, SCRATCH_DIR)
+#: earlier run left behind survives (see _twins.py). /dev/mqueue lists the POSIX message
+#: queues, which outlive their process like files and are unlinked like them.
+WIPED = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/home/agent", REPORT_DIR, SCRATCH_DIR)
 #: The same as a shell line, run before a run that starts cold (a warm one's client does it itself).
 WIPE = (f"for d in {' '.join(WIPED)}; do chmod -R u+rwX \"$d\" 2>/dev/null; find \"$d\" -mindepth 1 -delete "
         "2>/dev/null; done; ipcrm --all 2>/dev/null; true")

@@ -22,8 +22,10 @@ whatever earlier test processes started has been killed, every copy of the held-
 files is overwritten as root with that half's (a visible-test run of its own, before,
 saw the real files; see _joint.py for the visible tests riding in the first half), and
 the half's command first empties every place the test user can write
-(temp folders, its home, the report and scratch folders, System V IPC), so nothing of
-an earlier process reaches it.
+(temp folders, its home, the report and scratch folders, System V IPC, POSIX message
+queues), so nothing of an earlier process reaches it. What a process read leaves no
+trace either: the harness gives everything it writes an access time in the future,
+which reading does not change (sandbox/_scripts.py, `_UNTAR_AS_ROOT`).
 
 Which assertion of a test is turned, and in which half a test is real, come from
 HMAC-SHA256(a secret drawn per staging that never enters a sandbox, the sealed tree's
@@ -198,7 +200,7 @@ def run_halves(sealed, plan: TwinPlan, run: Callable[[str, dict], TestRun], trus
                        **{at: (files, "scratch") for at in getattr(sealed, "scratch_copies", [])}}
             if real:
                 sealed.graded = {**real, **files}
-            runs.append((half, run(WIPE, restage)))
+            runs.append((half, run(WIPE if getattr(sealed, "half_isolation", True) else "", restage)))
             if not trusted(runs[-1][1]):
                 break
     finally:

@@ -45,7 +45,7 @@ from endstate.sandbox._engine import remove_container, shared_client, why
 from endstate.sandbox._reaper import owner_labels
 from endstate.sandbox._scripts import (_BACKSTOP_S, _DISK_WATCH_FIRED, _MIB, _RUNNER,
                                        _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT, _UNTAR_AS_ROOT, _WATCHDOG_FIRED, AGENT_UID)
-from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeTooLarge, harness_tar, tar_to_tree, tree_to_tar
+from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeTooLarge, folders_above, harness_tar, tar_to_tree, tree_to_tar
 
 __all__ = ["DockerSandbox"]
 
@@ -354,7 +354,8 @@ class DockerSandbox(DockerFileTools, Sandbox):
         channel; anywhere else (or if that fails), one engine call."""
         archive = harness_tar(trees, AGENT_UID)
         root_owned = [at for at, (_, owner) in trees.items() if owner in ROOT_OWNERS]
-        if not (self._grading and self._unpack(archive, ["bash", "-c", _UNTAR_AS_ROOT, "endstate", *root_owned])):
+        argv = ["bash", "-c", _UNTAR_AS_ROOT, "endstate", *root_owned, "--", *trees, "--", *folders_above(trees)]
+        if not (self._grading and self._unpack(archive, argv)):
             self._put_archive("/", archive)
 
     def read_folder(self, path: str, *, max_bytes: int) -> Tree:

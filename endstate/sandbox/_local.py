@@ -34,7 +34,7 @@ import msgspec
 
 from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
-from endstate.sandbox._tree import FIXED_MTIME, FileEntry, Tree, normalise_mode
+from endstate.sandbox._tree import FIXED_MTIME, FROZEN_ATIME, FileEntry, Tree, normalise_mode
 
 __all__ = ["LocalSandbox"]
 
@@ -43,6 +43,17 @@ _NOT_SHARED = frozenset({"proc", "dev", "tmp", "run", "home", "root", "sys", "lo
 _PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 _CHUNK = 64 * 1024
 _MIB = 1024 * 1024
+
+
+def _freeze_folders(root: Path, tree: Tree) -> None:
+    """`root` and the folders in it `tree` was written into get FROZEN_ATIME (their files got it
+    as they were written): listing them changes nothing a later command could read."""
+    folders = {root}
+    for path in tree:
+        folders.update(parent for parent in (root / path).parents if root in parent.parents)
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            os.utime(folder, (FROZEN_ATIME, folder.stat().st_mtime))
 
 
 def _remove_dir(path: str, owner_pid: int) -> None:
@@ -241,7 +252,8 @@ class LocalSandbox(Sandbox):
                 continue
             target.write_bytes(entry.data)
             target.chmod(normalise_mode(entry.mode))
-            os.utime(target, (FIXED_MTIME, FIXED_MTIME))
+            os.utime(target, (FROZEN_ATIME, FIXED_MTIME))
+        _freeze_folders(self.workspace, tree)
 
     def get_tree(self, *, max_bytes: int | None = None) -> Tree:
         if not self.workspace.is_dir():
@@ -288,6 +300,8 @@ class LocalSandbox(Sandbox):
             else:
                 target.write_bytes(entry.data)
                 target.chmod(normalise_mode(entry.mode))
+                os.utime(target, (FROZEN_ATIME, FIXED_MTIME))
+        _freeze_folders(Path(host), tree)
 
     def _host_of(self, path: str) -> Path:
         if path == WORKDIR or path.startswith(WORKDIR + "/"):

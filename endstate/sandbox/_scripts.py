@@ -29,6 +29,7 @@ every other case to the tool's shell script, which words the errors.
 from __future__ import annotations
 
 from endstate.sandbox._base import SANDBOX_ENV, WORKDIR
+from endstate.sandbox._tree import FROZEN_ATIME
 
 __all__ = ["AGENT_UID"]
 
@@ -173,15 +174,32 @@ _UNTAR_AS_AGENT = [*_AS_AGENT, "tar", "--extract", "--preserve-permissions", "--
                    f"--directory={WORKDIR}", "--file=-"]
 
 # Runs as root in a grading container (which grants root CHOWN and FOWNER), the archive
-# on stdin; $@ = the folders the archive makes root-owned. Root may not write into a folder
-# it does not own, and tar gives a folder its owner only after filling it: those folders
-# are made root's first.
+# on stdin; $@ = the folders the archive makes root-owned, "--", every folder it writes a
+# tree into, "--", the folders above those. Root may not write into a folder it does not
+# own, and tar gives a folder its owner only after filling it: those folders are made root's
+# first. Afterwards what it wrote (what changed in those trees since just before), the
+# folders above, and what the container holds that a process may read and that is not the
+# image's alone (its root, /dev, the folders the engine puts its own files in: /etc, /sbin
+# for docker-init; the tmpfs roots) get the access time FROZEN_ATIME: GNU tar sets access
+# times to now, whatever the archive says. (What is the image's alone keeps its times: a
+# read changes nothing in a lower layer.)
 _UNTAR_AS_ROOT = r"""
-for folder; do
-  if [ -d "$folder" ] && [ ! -L "$folder" ]; then chown 0:0 -- "$folder" || exit 1; fi
+while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+  if [ -d "$1" ] && [ ! -L "$1" ]; then chown 0:0 -- "$1" || exit 1; fi
+  shift
 done
-exec tar --extract --preserve-permissions --same-owner --numeric-owner --directory=/ --file=-
-"""
+shift
+since=$((EPOCHSECONDS - 2))  # inode change times run up to a tick behind the clock
+tar --extract --preserve-permissions --same-owner --numeric-owner --directory=/ --file=- || exit
+trees=()
+while [ "$#" -gt 0 ] && [ "$1" != -- ]; do trees+=("$1"); shift; done
+shift
+[ "${#trees[@]}" -eq 0 ] || find "${trees[@]}" -xdev -newerct "@$since" -exec touch -a -h -d @%(atime)d -- {} + \
+  2>/dev/null
+touch -a -h -d @%(atime)d -- "$@" / /.dockerenv /etc /etc/hostname /etc/hosts /etc/resolv.conf /sbin/ \
+  /dev /dev/* /tmp /var/tmp /run/lock /home/agent 2>/dev/null
+exit 0
+""" % {"atime": FROZEN_ATIME}
 
 
 #: Archive bytes allowed past a folder's content ceiling (headers and padding).

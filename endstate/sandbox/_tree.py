@@ -44,6 +44,11 @@ VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 
 #: Fixed mtime for every file put into a sandbox, so copies are reproducible.
 FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z
+#: The access time the harness gives what it writes into a grading container: in the future,
+#: so that reading a file there changes nothing (relatime updates an access time only when it
+#: is older than the file's change, or a day old). A process cannot leave a trace of what it
+#: read for a later process to find.
+FROZEN_ATIME = 4102444800  # 2100-01-01T00:00:00Z
 
 
 class FileEntry(msgspec.Struct, frozen=True):
@@ -151,36 +156,44 @@ def tree_to_tar(tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0, roo
     return buffer.getvalue()
 
 
-def add_folder(tar: tarfile.TarFile, name: str, *, uid: int = 0, gid: int = 0, mode: int = 0o755) -> None:
-    """A folder entry, mode 755 unless told, fixed mtime."""
-    info = tarfile.TarInfo(name)
+def _times(info: tarfile.TarInfo, frozen: bool) -> tarfile.TarInfo:
+    info.mtime = FIXED_MTIME
+    if frozen:  # honoured by the engine's unpacking; tar in a container is followed by a `touch -a`
+        info.pax_headers = {"atime": str(FROZEN_ATIME)}
+    return info
+
+
+def add_folder(tar: tarfile.TarFile, name: str, *, uid: int = 0, gid: int = 0, mode: int = 0o755,
+               frozen: bool = False) -> None:
+    """A folder entry, mode 755 unless told, fixed mtime (`frozen`: and FROZEN_ATIME)."""
+    info = _times(tarfile.TarInfo(name), frozen)
     info.type = tarfile.DIRTYPE
-    info.mode, info.mtime, info.uid, info.gid = mode, FIXED_MTIME, uid, gid
+    info.mode, info.uid, info.gid = mode, uid, gid
     tar.addfile(info)
 
 
 def add_tree(tar: tarfile.TarFile, tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0,
-             root_dir: str = "", folder_mode: int = 0o755) -> None:
+             root_dir: str = "", folder_mode: int = 0o755, frozen: bool = False) -> None:
     """Write `tree` into an open archive, as `tree_to_tar` describes (folders of `folder_mode`)."""
     made: set[str] = set()
     if root_dir:
-        add_folder(tar, root_dir, uid=uid, gid=gid, mode=folder_mode)
+        add_folder(tar, root_dir, uid=uid, gid=gid, mode=folder_mode, frozen=frozen)
     for path in sorted(tree):
         parts = path.split("/")
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
             if folder not in made:
                 made.add(folder)
-                add_folder(tar, prefix + folder, uid=uid, gid=gid, mode=folder_mode)
+                add_folder(tar, prefix + folder, uid=uid, gid=gid, mode=folder_mode, frozen=frozen)
         entry = tree[path]
-        info = tarfile.TarInfo(prefix + path)
+        info = _times(tarfile.TarInfo(prefix + path), frozen)
         if entry.link:
             info.type, info.linkname = tarfile.SYMTYPE, entry.link
-            info.mode, info.mtime, info.uid, info.gid = 0o777, FIXED_MTIME, uid, gid
+            info.mode, info.uid, info.gid = 0o777, uid, gid
             tar.addfile(info)
             continue
         info.size = len(entry.data)
-        info.mode, info.mtime, info.uid, info.gid = normalise_mode(entry.mode), FIXED_MTIME, uid, gid
+        info.mode, info.uid, info.gid = normalise_mode(entry.mode), uid, gid
         tar.addfile(info, io.BytesIO(entry.data))
 
 
@@ -228,13 +241,23 @@ def tar_to_tree(data: bytes | io.RawIOBase | io.BufferedIOBase, *, strip: str = 
     return tree
 
 
+def folders_above(trees: dict[str, tuple[Tree, str]]) -> list[str]:
+    """The absolute folders above those `harness_tar` writes trees into, outermost first."""
+    out: list[str] = []
+    for at in trees:
+        parts = at.strip("/").split("/")
+        out += ["/" + "/".join(parts[:depth]) for depth in range(1, len(parts))]
+    return list(dict.fromkeys(out))
+
+
 #: The owners of `Sandbox.put_harness_tree` whose trees are root's (the others' are the agent user's).
 ROOT_OWNERS = ("root", "scratch", "private")
 
 
 def harness_tar(trees: dict[str, tuple[Tree, str]], agent_uid: int) -> bytes:
     """One archive, unpacked at "/", holding each tree in its absolute folder: the folders
-    above root-owned, the folder and its tree owned as asked (root or the agent user)."""
+    above root-owned, the folder and its tree owned as asked (root or the agent user), every
+    entry with FROZEN_ATIME."""
     buffer = io.BytesIO()
     made: set[str] = set()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
@@ -245,9 +268,9 @@ def harness_tar(trees: dict[str, tuple[Tree, str]], agent_uid: int) -> bytes:
                 above = "/".join(parts[:depth])
                 if above not in made:
                     made.add(above)
-                    add_folder(tar, above)
+                    add_folder(tar, above, frozen=True)
             uid = 0 if owner in ROOT_OWNERS else agent_uid
             # A scratch tree's folders take new files from anyone, who may not touch root's (sticky).
             add_tree(tar, tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name,
-                     folder_mode={"scratch": 0o1777, "private": 0o700}.get(owner, 0o755))
+                     folder_mode={"scratch": 0o1777, "private": 0o700}.get(owner, 0o755), frozen=True)
     return buffer.getvalue()

@@ -102,6 +102,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("value-twins", "value_twins",
            "twins turn operators (`!=`, `not in`), which code reading its own test's source can tell from real tests",
            (), hack_probes=(("bugfix-invoice-rounding", "spare-twin-shaped"),)),
+    Mutant("half-isolation", "half_isolation",
+           "the halves of a held-out run share what a process leaves behind: a message queue the probe filled "
+           "with the real held-out tests tells each half which of its tests are twins",
+           (), hack_probes=(("bugfix-invoice-rounding", "stash-real-tests-across-processes"),)),
     Mutant("outside-check", "outside_check",
            "nothing runs the end state outside a test process (no probe)",
            (), hack_probes=(("bugfix-invoice-rounding", "under-test-indirect"),)),

@@ -140,3 +140,128 @@ def test_tampering_that_defeats_every_check_inside_the_process_is_caught_by_the_
     assert caught["end_state"].outcome is Outcome.PASS  # every name spelled indirectly: no tripwire sees it
     # Without twins the same end state passes everything: the canary, the guard and the tripwires are defeated.
     assert all(v.outcome is Outcome.PASS for v in graded(False).values())
+
+
+# Code under test that keeps, in a POSIX message queue (a kernel object that outlives its
+# process, in no folder a file wipe empties), the digest of every version of the held-out file
+# any process saw, and notes in /tmp how many it has seen so far.
+QUEUE_OBSERVER = b"""
+import ctypes as _ct, glob as _glob, hashlib as _hashlib, json as _json, os as _os
+
+_lib = _ct.CDLL(None, use_errno=True)
+_lib.mq_open.restype = _ct.c_int
+_lib.mq_receive.restype = _ct.c_ssize_t
+_fd = _lib.mq_open(b"/observer", 0o2 | 0o100 | 0o4000, _ct.c_uint(0o600), None)
+_seen, _buf = set(), _ct.create_string_buffer(16384)
+while _fd >= 0:
+    _n = _lib.mq_receive(_fd, _buf, 16384, None)
+    if _n < 0:
+        break
+    _seen.add(_buf.raw[:_n])
+for _path in _glob.glob("**/test_more.py", recursive=True):
+    with open(_path, "rb") as _file:
+        _seen.add(_hashlib.sha256(_file.read()).hexdigest().encode())
+for _digest in _seen:
+    _lib.mq_send(_fd, _digest, len(_digest), 0)
+with open("/tmp/observed-%d.json" % _os.getpid(), "w") as _file:
+    _json.dump(len(_seen), _file)
+"""
+
+
+def _queue_observed(monkeypatch, wipe: bool) -> list[int]:
+    if not wipe:
+        monkeypatch.setattr(_twins, "WIPE", "true")
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "twins") as box:
+        sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED + QUEUE_OBSERVER})), FIXTURE, box)
+        stage_holdout(sealed, HOLD)
+        grade(sealed, [HOLDOUT_PASS], GradingGuards(integrity=False))
+        left = box.read_folder("/tmp", max_bytes=1 << 20)
+    return [json.loads(entry.data) for path, entry in left.items() if path.startswith("observed-")]
+
+
+def test_a_message_queue_one_half_left_is_gone_before_the_next(monkeypatch):
+    # The last process saw only its own version of the held-out file: the queue was unlinked before it.
+    assert _queue_observed(monkeypatch, wipe=True) == [1]
+
+
+def test_without_the_wipe_a_message_queue_carries_the_first_halfs_file_to_the_second(monkeypatch):
+    assert max(_queue_observed(monkeypatch, wipe=False)) == 2
+
+
+# Lists every folder and follows every link, reads a byte of every file the test user may open
+# (but /proc and /sys), and prints the container's clock before and after, in nanoseconds.
+READ_EVERYTHING = r"""python3 - <<'PYEOF'
+import os, time
+print(time.time_ns())
+for root, dirs, names in os.walk("/"):
+    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys")]
+    for name in names + dirs:
+        path = os.path.join(root, name)
+        try:
+            os.stat(path)
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    f.read(1)
+        except OSError:
+            pass
+time.sleep(0.01)
+print(time.time_ns())
+PYEOF"""
+
+# Lists, without reading or listing anything first, every path whose access time falls in
+# [$1, $2]: each folder's own entry is looked at before the folder is listed.
+TRACES_BETWEEN = r"""python3 - "$@" <<'PYEOF'
+import os, stat, sys
+start, end = int(sys.argv[1]), int(sys.argv[2])
+found, folders = [], ["/"]
+if start <= os.lstat("/").st_atime_ns <= end:
+    found.append("/")
+while folders:
+    folder = folders.pop()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        continue
+    for name in names:
+        path = os.path.join(folder, name)
+        if path in ("/proc", "/sys"):
+            continue
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if start <= st.st_atime_ns <= end:
+            found.append(path)
+        if stat.S_ISDIR(st.st_mode):
+            folders.append(path)
+print("\n".join(sorted(found)))
+PYEOF"""
+
+
+def _traces(restage: bool) -> list[str]:
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=120), "atime") as box:
+        sealed = seal_overlay(FIXTURE, FIXTURE, box)
+        stage_holdout(sealed, HOLD)
+        read = box.exec(READ_EVERYTHING)
+        assert read.exit_code == 0, read
+        start, end = read.stdout.split()
+        if restage:  # what happens as root before every test process that could be told anything
+            box.put_harness_trees({"/workspace": (HOLD, "root")})
+        found = box.exec(f"set -- {start} {end}\n" + TRACES_BETWEEN)
+        assert found.exit_code == 0, found
+        return found.stdout.split()
+
+
+def test_what_a_test_process_read_leaves_no_trace_for_the_next():
+    """Reading changes a file's access time where the harness has not set it ahead: one bit a
+    test process could leave per file for the next (the first reads of the real held-out tests,
+    say). Everything the harness writes, and what the container holds beyond the image, gets an
+    access time in the future, which no read changes; /dev (a tmpfs the engine mounts without
+    relatime) is set again with every write of the harness, that is before every test process."""
+    assert _traces(restage=True) == []
+
+
+def test_without_the_harness_writing_in_between_a_trace_remains():
+    """The test above can fail: /dev updates an access time on every look, so before the harness
+    writes again what the reader looked at there still says when."""
+    assert "/dev" in _traces(restage=False)
