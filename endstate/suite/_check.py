@@ -28,8 +28,9 @@ import msgspec
 
 from endstate.agent import Guards
 from endstate.errors import EndstateError
-from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, Verdict, grade,
-                              hack_fired, prepare_grading_sandbox, prepare_test_runs, run_grader, seal_overlay,
+from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, Verdict,
+                              changed_paths_within, files_unchanged, grade, hack_fired, no_new_skips,
+                              prepare_grading_sandbox, prepare_test_runs, run_grader, seal_overlay,
                               stage_holdout, too_few, twin_problems, joint_problems, validation_command,
                               validation_tree)
 from endstate.sandbox import Tree
@@ -90,8 +91,8 @@ def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, hol
         return _grade_until_caught(sealed, graders, until_caught_by, grading_guards)
 
 
-#: Graders that read the sealed snapshot on this side and start nothing in the grading sandbox.
-_SNAPSHOT_ONLY = ("files_unchanged", "no_new_skips", "changed_paths_within")
+#: endstate's graders that read the sealed snapshot on this side and start nothing in the grading sandbox.
+_SNAPSHOT_ONLY = (files_unchanged, no_new_skips, changed_paths_within)
 
 
 def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
@@ -108,15 +109,18 @@ def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
     # As in a real run, the probe is the first process of the end state in the sandbox, whoever the
     # catchers are (it runs where the real held-out tests are staged, before any test process):
     # it runs before the first grader that may start one, and test runs start warm after it.
+    def snapshot_only(item: tuple[str, Grader | None]) -> bool:
+        return item[1] is not None and item[1].function in _SNAPSHOT_ONLY
+
     probe = [item for item in named if item[0] == PROBE]
     queue = [item for item in named if item[0] != PROBE]
     verdicts = []
     while queue or probe:
-        if probe and (not queue or queue[0][0] not in _SNAPSHOT_ONLY):
+        if probe and (not queue or not snapshot_only(queue[0])):
             name, grader = probe.pop()
         else:
             name, grader = queue.pop(0)
-            if name not in _SNAPSHOT_ONLY:
+            if not snapshot_only((name, grader)):
                 prepare_test_runs(sealed, prepare, guards, warm=True)
         verdict = run_grader(grader, sealed) if grader else grade(sealed, [], guards)[0][1]
         verdicts.append((name, verdict.outcome, verdict.reason))
