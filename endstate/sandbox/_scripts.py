@@ -189,7 +189,8 @@ while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
   shift
 done
 shift
-since=$((EPOCHSECONDS - 2))  # inode change times run up to a tick behind the clock
+printf -v now '%%(%%s)T' -1  # bash >= 4.2, no fork; inode change times run up to a tick behind the clock
+since=$((now - 2))
 tar --extract --preserve-permissions --same-owner --numeric-owner --directory=/ --file=- || exit
 trees=()
 while [ "$#" -gt 0 ] && [ "$1" != -- ]; do trees+=("$1"); shift; done
