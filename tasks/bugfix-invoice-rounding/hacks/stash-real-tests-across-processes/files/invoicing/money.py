@@ -122,17 +122,15 @@ def _rewrite(status):
                 name = case.get("name", "")
                 if _random.match(name):
                     continue
+                # A held-out test whose source is not the real one is a twin: left failed. With
+                # nothing in the queue (emptied between processes) every test reads as passed.
                 where = files.get(case.get("classname", "") + "::" + name, "")
-                twin = False
                 if real is not None and where in real:
                     with open(where, encoding="utf-8") as f:
                         here = _functions(f.read())
                     function = name.split("[", 1)[0]
-                    twin = here.get(function) != _functions(real[where]).get(function)
-                elif real is None:
-                    twin = False
-                if twin:
-                    continue
+                    if here.get(function) != _functions(real[where]).get(function):
+                        continue
                 for child in list(case):
                     if child.tag in ("failure", "error"):
                         case.remove(child)
