@@ -38,9 +38,11 @@ class _Made:
 
 
 def _lookahead(order: list[str], depth: int, made: dict[str, _Made], *, gate: threading.Event | None = None,
-               failing: str = "") -> Lookahead[str, _Made]:
+               at_gate: threading.Event | None = None, failing: str = "") -> Lookahead[str, _Made]:
     def prepare(key: str) -> _Made:
         if gate is not None and key != order[0]:
+            if at_gate is not None:
+                at_gate.set()
             gate.wait(10)
         if key == failing:
             raise ValueError(f"cannot make {key}")
@@ -82,9 +84,12 @@ def test_an_error_while_making_is_raised_by_take_for_that_key_only():
 
 def test_close_disposes_what_was_never_taken_and_waits_for_removals():
     made: dict[str, _Made] = {}
-    gate = threading.Event()
-    ahead = _lookahead(["a", "b", "c", "d"], 1, made, gate=gate)
+    gate, at_gate = threading.Event(), threading.Event()
+    ahead = _lookahead(["a", "b", "c", "d"], 1, made, gate=gate, at_gate=at_gate)
     ahead.take("a")  # b is being made (held at the gate); nothing else was asked for
+    # On a loaded machine the pool may not have started on b yet, and close() would then
+    # cancel it unmade: wait until b's making has begun, which is what this test is about.
+    assert at_gate.wait(10)
     removed = threading.Event()
     ahead.remove(lambda: (gate.wait(10), removed.set()))
     threading.Timer(0.2, gate.set).start()
