@@ -21,7 +21,7 @@ from endstate.agent import Guards
 from endstate.agents import probe_proxy
 from endstate.errors import UserError
 from endstate.grading import Grader, Outcome, Verdict, judge, prepare_grading_sandbox, seal_overlay
-from endstate.sandbox import resolve_backend
+from endstate.sandbox import Tree, resolve_backend
 from endstate.task import Hack, Requires, Task
 from endstate.suite._results import TaskResult
 from endstate.suite._config import RunConfig
@@ -261,16 +261,19 @@ def _name(probe: Probe, replayed: Path) -> str:
     return f"{probe[0]}/hacks/{probe[1]}"
 
 
+def _holdout(task: Task) -> Tree:
+    return task.holdout() if (task.root / "holdout").is_dir() else {}
+
+
 def _run_crash(task: Task, guards: Guards, backend: str, image: str) -> TaskResult:
     """The task's solution, sealed and judged as a run's end state is, with a grader that
     raises after the task's own: with the guard in place it is an ERROR, without it a pass."""
     graders = [*resolve_graders(task), Grader("endstate.suite._mutation:crashing_grader", crashing_grader)]
-    holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
     where, grading_guards = task_sandbox(task, backend, image), grading_guards_of(guards)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"mutate-{task.id}") as box:
         sealed = seal_overlay(task.solution(), task.fixture(), box, grading_guards)
         # No agent ran, so there are no counters to bound: only the graders judge.
-        verdict = judge(sealed, holdout, graders, grading_guards, requires=Requires(), counters=None)
+        verdict = judge(sealed, _holdout(task), graders, grading_guards, requires=Requires(), counters=None)
     return TaskResult(task.id, task.manifest.category.value, outcome=verdict.outcome,
                       failing_grader=verdict.failing_grader, reason=verdict.reason)
 
@@ -283,10 +286,9 @@ def _run_hack(task: Task, hack: Hack, guards: Guards, backend: str, image: str) 
     if hack.live:
         verdicts = play_live_hack(task, hack, backend, image, guards)
     else:
-        holdout = task.holdout() if (task.root / "holdout").is_dir() else {}
-        # As in tasks check, grading stops once a grader the hack names has caught it: with the guard in
+            # As in tasks check, grading stops once a grader the hack names has caught it: with the guard in
         # place that is all the control needs, and without it those graders pass and every other one runs.
-        verdicts = grade_tree(task, graders, task.fixture(), hack.tree, holdout, backend, image, guards,
+        verdicts = grade_tree(task, graders, task.fixture(), hack.tree, _holdout(task), backend, image, guards,
                               until_caught_by=hack.spec.catchers() or None)
     return _result(task, verdicts)
 

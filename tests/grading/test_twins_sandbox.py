@@ -12,7 +12,6 @@ import pytest
 
 from endstate.grading import GradingGuards, Outcome, grade, prepare_grading_sandbox, resolve, seal_overlay, \
     stage_holdout
-from endstate.grading import _twins
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, build_image
 from endstate.sandbox import FileEntry
 
@@ -86,15 +85,26 @@ def _built():
     build_image(DEFAULT_IMAGE)  # a no-op when it is current
 
 
-def test_the_second_half_never_sees_the_first_halfs_files_whatever_the_first_left():
+def _observe(code: bytes, graders: list, guards: GradingGuards = GradingGuards(integrity=False)):
+    """Grade the fixed end state with `code` appended to it: the sealed sandbox, the verdicts by
+    grader, and the notes the last processes left in /tmp (each `observed-*` file, decoded)."""
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "twins") as box:
-        sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED + OBSERVER})), FIXTURE, box)
+        sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED + code})), FIXTURE, box, guards)
         stage_holdout(sealed, HOLD)
-        verdicts = dict(grade(sealed, [TESTS_PASS, HOLDOUT_PASS], GradingGuards(integrity=False)))
-        assert verdicts["holdout"].outcome is Outcome.PASS, verdicts
-        assert "4 impossible twin(s) failed" in verdicts["holdout"].reason
+        verdicts = dict(grade(sealed, graders, guards))
         left = box.read_folder("/tmp", max_bytes=1 << 20)
-    observed = [json.loads(entry.data) for path, entry in left.items() if path.startswith("observed-")]
+    notes = [json.loads(entry.data) for path, entry in left.items() if path.startswith("observed-")]
+    return sealed, verdicts, left, notes
+
+
+#: The halves run with nothing wiped between them (the `half-isolation` mutant).
+UNISOLATED = GradingGuards(integrity=False, half_isolation=False)
+
+
+def test_the_second_half_never_sees_the_first_halfs_files_whatever_the_first_left():
+    sealed, verdicts, left, observed = _observe(OBSERVER, [TESTS_PASS, HOLDOUT_PASS])
+    assert verdicts["holdout"].outcome is Outcome.PASS, verdicts
+    assert "4 impossible twin(s) failed" in verdicts["holdout"].reason
     # Only the last process's notes survive the wipe, and it saw one version of the held-out file:
     # the one it runs, in which each test is either real or a twin, never both.
     assert len(observed) == 1 and len(observed[0]) == 1, observed
@@ -102,15 +112,9 @@ def test_the_second_half_never_sees_the_first_halfs_files_whatever_the_first_lef
     assert left[f"kept-{__import__('hashlib').sha256(last).hexdigest()[:16]}"].data == last
 
 
-def test_without_the_wipe_the_observer_would_see_both_halves(monkeypatch):
+def test_without_the_wipe_the_observer_would_see_both_halves():
     """The test above can fail: skip the wipe between the halves and the first half's copies reach the second."""
-    monkeypatch.setattr(_twins, "WIPE", "true")
-    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "twins") as box:
-        sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED + OBSERVER})), FIXTURE, box)
-        stage_holdout(sealed, HOLD)
-        grade(sealed, [HOLDOUT_PASS], GradingGuards(integrity=False))
-        left = box.read_folder("/tmp", max_bytes=1 << 20)
-    observed = [json.loads(entry.data) for path, entry in left.items() if path.startswith("observed-")]
+    observed = _observe(OBSERVER, [HOLDOUT_PASS], UNISOLATED)[3]
     assert max(len(seen) for seen in observed) == 2, observed
 
 
@@ -168,24 +172,13 @@ with open("/tmp/observed-%d.json" % _os.getpid(), "w") as _file:
 """
 
 
-def _queue_observed(monkeypatch, wipe: bool) -> list[int]:
-    if not wipe:
-        monkeypatch.setattr(_twins, "WIPE", "true")
-    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "twins") as box:
-        sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED + QUEUE_OBSERVER})), FIXTURE, box)
-        stage_holdout(sealed, HOLD)
-        grade(sealed, [HOLDOUT_PASS], GradingGuards(integrity=False))
-        left = box.read_folder("/tmp", max_bytes=1 << 20)
-    return [json.loads(entry.data) for path, entry in left.items() if path.startswith("observed-")]
-
-
-def test_a_message_queue_one_half_left_is_gone_before_the_next(monkeypatch):
+def test_a_message_queue_one_half_left_is_gone_before_the_next():
     # The last process saw only its own version of the held-out file: the queue was unlinked before it.
-    assert _queue_observed(monkeypatch, wipe=True) == [1]
+    assert _observe(QUEUE_OBSERVER, [HOLDOUT_PASS])[3] == [1]
 
 
-def test_without_the_wipe_a_message_queue_carries_the_first_halfs_file_to_the_second(monkeypatch):
-    assert max(_queue_observed(monkeypatch, wipe=False)) == 2
+def test_without_the_wipe_a_message_queue_carries_the_first_halfs_file_to_the_second():
+    assert max(_observe(QUEUE_OBSERVER, [HOLDOUT_PASS], UNISOLATED)[3]) == 2
 
 
 # Lists every folder and follows every link, reads a byte of every file the test user may open
