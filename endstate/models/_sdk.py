@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, NamedTuple
 
 from endstate.models._errors import ModelError, model_error, provider_says, what_to_do
+from endstate.models._local import server_exit
 from endstate.models._settings import RunSettings, sdk_options
 
 __all__ = ["SDKErrors", "SDKModel"]
@@ -80,11 +81,14 @@ class SDKModel:
         except self.errors.timeout:
             raise self._failure(
                 None, f"no answer within timeout_s={self.settings.timeout_s:g}", channel, turn,
-                hint="raise timeout_s or check that the server is alive",
+                hint=server_exit(self.base_url) or "raise timeout_s or check that the server is alive",
             ) from None
         except self.errors.connection as exc:
             cause = exc.__cause__ or exc
-            raise self._failure(None, f"could not connect ({cause})", channel, turn) from None
+            # A local llama.cpp server that died mid-request says so; the base URL was right.
+            raise self._failure(
+                None, f"could not connect ({cause})", channel, turn, hint=server_exit(self.base_url) or "",
+            ) from None
         except self.errors.other as exc:
             raise self._failure(None, f"{type(exc).__name__}: {exc}", channel, turn) from None
 

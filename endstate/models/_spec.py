@@ -90,8 +90,12 @@ def check_reachable(spec: str, base_url: str, *, timeout: float = 3.0) -> None:
         with socket.create_connection((url.hostname or "localhost", port), timeout=timeout):
             pass
     except OSError as exc:
+        from endstate.models._local import server_exit
         from endstate.models._secrets import Scrubber
 
+        died = server_exit(base_url, wait_s=0)
+        if died:
+            raise ModelSpecError(f"{spec}: {died}: start it again (`endstate serve-local --port {port}`)") from None
         raise ModelSpecError(
             f"{spec}: nothing answers at {Scrubber().url(base_url)} ({exc.strerror or exc}): start the server "
             "(for SmolLM2: `endstate serve-local`) or fix --base-url"

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
 import sys
+import textwrap
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +29,8 @@ import zstandard
 
 from endstate.cassettes import load
 from endstate.cassettes._format import MAGIC
+from endstate.errors import ModelSpecError
+from endstate.models import Message, ModelError, RunSettings, open_model
 from endstate.models._local import (
     INSTALL_HINT,
     LLAMA_PYTHON_ENV,
@@ -34,7 +40,9 @@ from endstate.models._local import (
     LocalServerError,
     find_model,
     llama_python,
+    server_exit,
 )
+from endstate.models._spec import check_reachable
 
 FAKE_KEY = "sk-live-FAKE-KEY-123"
 TASK = "bugfix-lru-eviction"
@@ -42,8 +50,8 @@ SUITE = Path(__file__).resolve().parents[2] / "tasks"
 SPEC = f"openai-compatible/{MODEL_ALIAS}"
 
 
-@pytest.fixture
-def server() -> Iterator[LocalModelServer]:
+def require_llama() -> None:
+    """Skip without llama_cpp, or fail when ENDSTATE_REQUIRE_LIVE_MODEL=1 (make test-live-model)."""
     missing = ""
     try:
         find_model()
@@ -53,6 +61,11 @@ def server() -> Iterator[LocalModelServer]:
         pytest.fail(f"ENDSTATE_REQUIRE_LIVE_MODEL=1 but {missing}", pytrace=False)
     if missing:
         pytest.skip(missing)
+
+
+@pytest.fixture
+def server() -> Iterator[LocalModelServer]:
+    require_llama()
     with LocalModelServer() as running:
         yield running
 
@@ -121,6 +134,70 @@ def test_a_server_that_exits_is_reported_with_its_log(tmp_path: Path) -> None:
     server.close()  # closing twice is harmless
 
 
+# Stands in for the server's Python: answers /v1/models, and on a chat request writes a
+# log line and dies of SIGSEGV with the request half read, as llama.cpp's AMX kernel did.
+CRASHING_SERVER = """\
+    import http.server, json, os, signal, sys
+    port = int(sys.argv[sys.argv.index("--port") + 1])
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"object": "list", "data": [{"id": "smollm2", "object": "model"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        def do_POST(self):
+            print("ggml_backend_amx_mul_mat: computing the first layer", flush=True)
+            os.kill(os.getpid(), signal.SIGSEGV)
+        def log_message(self, *args):
+            pass
+    print("server listening", flush=True)
+    http.server.HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+
+def _stand_in(tmp_path: Path, program: str) -> str:
+    script = tmp_path / "server.py"
+    script.write_text(textwrap.dedent(program))
+    python = tmp_path / "python"  # called as `python SERVER_SCRIPT --model ... --port N`
+    python.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    python.chmod(0o755)
+    return str(python)
+
+
+def _ask(server: LocalModelServer) -> ModelError:
+    model = open_model(f"openai-compatible/{MODEL_ALIAS}", settings=RunSettings(timeout_s=30),
+                       base_url=server.base_url, api_key="none")
+    try:
+        with pytest.raises(ModelError) as info:
+            model.complete([Message(role="user", content="Say hello in one word.")], [], channel="agent", turn=0)
+    finally:
+        model.close()
+    return info.value
+
+
+def test_a_server_that_dies_mid_request_is_named_with_its_exit_and_log(tmp_path: Path) -> None:
+    server = LocalModelServer(python=_stand_in(tmp_path, CRASHING_SERVER), model_path=tmp_path / "m.gguf",
+                              startup_timeout=20)
+    with server:
+        error = str(_ask(server))
+        assert "was killed by signal 11 (SIGSEGV)" in error, error
+        assert "ggml_backend_amx_mul_mat: computing the first layer" in error, error
+        assert "check that the server is running and the base URL is right" not in error
+        # Once the run is over, the check before the next one says the same, not "fix --base-url".
+        with pytest.raises(ModelSpecError, match=r"killed by signal 11 \(SIGSEGV\).*serve-local --port"):
+            check_reachable(f"openai-compatible/{MODEL_ALIAS}", server.base_url)
+
+
+def test_a_server_stopped_on_purpose_leaves_no_notice(tmp_path: Path) -> None:
+    server = LocalModelServer(python=_stand_in(tmp_path, CRASHING_SERVER), model_path=tmp_path / "m.gguf",
+                              startup_timeout=20)
+    with server:
+        assert server_exit(server.base_url) is None  # running
+    assert server_exit(server.base_url) is None  # closed by its owner: a failed request is not its crash
+    assert server_exit("http://127.0.0.1/v1") is None and server_exit("not a url") is None
+
+
 def test_the_context_cannot_exceed_the_models() -> None:
     with pytest.raises(ValueError, match="8192"):
         LocalModelServer(n_ctx=16384)
@@ -170,3 +247,55 @@ def test_live_recording_keeps_no_key_and_replays_to_the_same_end_state(
     assert again["tree_hash"] == live["tree_hash"]
     assert (again["stop_reason"], again["counters"]) == (live["stop_reason"], live["counters"])
     assert again["unplayed"] == 0
+
+
+# The Makefile builds llama.cpp without host tuning and without AMX: on a CPU with AMX a
+# native build took ggml's AMX matmul kernel, which dies on any prompt of two tokens.
+# This checks the library the server loads, whoever built it and whatever pip cached.
+@pytest.mark.live_model
+def test_the_llama_cpp_library_holds_no_amx_kernel() -> None:
+    require_llama()
+    where = subprocess.run(
+        [llama_python(), "-c", "import llama_cpp, pathlib; print(pathlib.Path(llama_cpp.__file__).parent / 'lib')"],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()
+    libraries = sorted(Path(where).glob("libggml-cpu.so*"))  # the wheel holds copies, not links
+    assert libraries, f"no libggml-cpu.so under {where}"
+    for library in libraries:
+        symbols = subprocess.run(["nm", "-D", "--defined-only", "-C", str(library)],
+                                 capture_output=True, text=True, check=True).stdout
+        assert "ggml_graph_compute" in symbols, f"nm read no symbols of {library}"  # the check can see
+        # ggml_cpu_has_amx_int8 (a CPU feature query) is in every build; the kernel is not.
+        kernels = [line for line in symbols.splitlines() if "amx_mul_mat" in line or "ggml_backend_amx" in line]
+        assert kernels == [], library
+
+
+# The server is stopped (SIGSTOP) before the request, so the request is surely in
+# flight, unanswered, when the SIGSEGV lands.
+@pytest.mark.live_model
+def test_the_real_server_killed_mid_request_is_named_in_the_error(server: LocalModelServer) -> None:
+    pid = server.pid
+    assert pid is not None
+    model = open_model(f"openai-compatible/{MODEL_ALIAS}", settings=RunSettings(timeout_s=60),
+                       base_url=server.base_url, api_key="none")
+    outcome: list[object] = []
+
+    def ask() -> None:
+        try:
+            outcome.append(model.complete([Message(role="user", content="Say hello.")], [], channel="agent", turn=0))
+        except ModelError as exc:
+            outcome.append(exc)
+
+    os.kill(pid, signal.SIGSTOP)
+    asking = threading.Thread(target=ask)
+    asking.start()
+    time.sleep(0.5)
+    assert asking.is_alive(), f"a stopped server answered: {outcome}"
+    os.kill(pid, signal.SIGSEGV)  # pending until it runs again
+    os.kill(pid, signal.SIGCONT)
+    asking.join(timeout=60)
+    model.close()
+    [error] = outcome
+    assert isinstance(error, ModelError), error
+    assert "was killed by signal 11 (SIGSEGV)" in str(error) and "its last log lines" in str(error), error
+    assert "base URL is right" not in str(error)
