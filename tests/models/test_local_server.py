@@ -38,6 +38,7 @@ from endstate.models._local import (
     LocalModelServer,
     LocalModelUnavailable,
     LocalServerError,
+    _notice_path,
     find_model,
     llama_python,
     server_exit,
@@ -187,6 +188,7 @@ def test_a_server_that_dies_mid_request_is_named_with_its_exit_and_log(tmp_path:
         # Once the run is over, the check before the next one says the same, not "fix --base-url".
         with pytest.raises(ModelSpecError, match=r"killed by signal 11 \(SIGSEGV\).*serve-local --port"):
             check_reachable(f"openai-compatible/{MODEL_ALIAS}", server.base_url)
+    _notice_path(server.host, server.port).unlink()  # a crash's notice outlives its server, by design
 
 
 def test_a_server_stopped_on_purpose_leaves_no_notice(tmp_path: Path) -> None:
@@ -299,3 +301,4 @@ def test_the_real_server_killed_mid_request_is_named_in_the_error(server: LocalM
     assert isinstance(error, ModelError), error
     assert "was killed by signal 11 (SIGSEGV)" in str(error) and "its last log lines" in str(error), error
     assert "base URL is right" not in str(error)
+    _notice_path(server.host, server.port).unlink()
