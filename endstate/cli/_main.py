@@ -331,8 +331,7 @@ def cassette_diff(a: Path, b: Path) -> None:
 @_user_errors
 def serve_local(port: int, n_ctx: int) -> None:
     """Serve SmolLM2-135M with llama.cpp on this machine, in the foreground, until Ctrl-C."""
-    from endstate.models import MODEL_ALIAS, LocalModelServer
-    from endstate.models._local import describe_exit
+    from endstate.models import MODEL_ALIAS, LocalModelServer, describe_exit
 
     server = LocalModelServer(port=port, n_ctx=n_ctx, output=sys.stderr)
     click.echo("starting the llama.cpp server (its log follows on stderr)...", err=True)

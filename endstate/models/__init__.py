@@ -8,7 +8,7 @@ models are served by a ScriptedServer and reached through the OpenAI adapter.
 """
 
 from endstate.models._errors import ModelError
-from endstate.models._local import MODEL_ALIAS, LocalModelServer
+from endstate.models._local import MODEL_ALIAS, LocalModelServer, describe_exit
 from endstate.models._secrets import SECRET_QUERY_KEYS, Scrubber, is_secret_query_key
 from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER, RunSettings, completion_headers
 from endstate.models._spec import PROVIDERS, SCRIPTED_POLICIES, check_reachable, check_spec, open_model, parse_spec
@@ -40,6 +40,7 @@ __all__ = [
     "SECRET_QUERY_KEYS",
     "is_secret_query_key",
     "LocalModelServer",
+    "describe_exit",
     "MODEL_ALIAS",
     "warm_openai",
     "ACTION_FORMAT_HEADER",

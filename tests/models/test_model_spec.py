@@ -17,7 +17,7 @@ def test_public_names_are_exactly_these():
             "Message", "ToolCall", "Usage", "Completion", "ToolSchema", "Model", "Channel",
             "ModelError", "RunSettings", "open_model", "parse_spec", "check_spec", "PROVIDERS",
             "ScriptedServer", "SCRIPTED_POLICIES", "check_reachable", "CHANNEL_HEADER", "TURN_HEADER",
-            "completion_headers", "Scrubber", "SECRET_QUERY_KEYS", "is_secret_query_key", "LocalModelServer",
+            "completion_headers", "Scrubber", "SECRET_QUERY_KEYS", "is_secret_query_key", "LocalModelServer", "describe_exit",
             "MODEL_ALIAS", "warm_openai", "ACTION_FORMAT_HEADER",
         ]
     )
