@@ -48,11 +48,12 @@ args = {{ command = "python -m pytest -q tests_holdout", min_tests = 1 }}
 name = "endstate.grading:changed_paths_within"
 args = {{ paths = ["src_file_to_fix.py", "tests/**"] }}
 
-# A grader of your own: `name = "my_graders:totals_match"` loads my_graders.py from
-# this folder (or the suite's) with no PYTHONPATH. It is `def totals_match(sandbox,
-# **your_args) -> Verdict`; build the answer with endstate.grading.Verdict.ok(reason)
-# or Verdict.fail(reason). sandbox.read_text(path), .exists(path), .changed_paths()
-# and .run(command) are the usual calls.
+# A grader of your own: `name = "my_graders:totals_match"` loads my_graders.py
+# from this folder (or the suite's) with no PYTHONPATH. It is
+# `def totals_match(sandbox, path, ...) -> Verdict`, the other parameters being
+# the keys of its args; it answers Verdict.ok(reason) or Verdict.fail(reason)
+# (from endstate.grading). sandbox.read_text(path), .exists(path),
+# .changed_paths() and .run(command) are the usual calls; a wrong name lists them all.
 '''
 
 _BLANK_FILES = {
