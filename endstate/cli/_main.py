@@ -87,6 +87,10 @@ def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, ima
         except UserError as exc:
             errors.append(exc)
             click.echo(f"endstate: error: {exc}", err=True)
+    for task in usable:
+        if not (task.root / "probe").is_dir():
+            click.echo(f"endstate: warning: task {task.id} has no probe/: nothing checks it outside a test process; "
+                       "add probe/probe.py and probe/expected.json (see docs/tasks.md#the-probe)", err=True)
     backend = resolve_backend(sandbox)
     click.echo(f"checking {len(usable)} task(s) in {backend} sandboxes, -j {jobs}")
 

@@ -20,7 +20,7 @@ fails the run: a library fix has no use for these names in code, and the visible
 test run has no twins. What carries the weight against the obfuscated forms is
 the impossible twins of every held-out run (see `_twins.py`); the guard inside
 the test run (`harness/endstate_guard.py`) and the canary watch the run itself.
-The README says what remains possible.
+docs/threat-model.md says what remains possible.
 """
 
 from __future__ import annotations

@@ -3,15 +3,26 @@
 A grader is `grade(sandbox, **args) -> Verdict`. It is resolved before any run
 starts, and resolution refuses a function whose parameters could hand it the
 transcript: the grader must judge the end state and nothing else.
+
+A grader of a suite's own lives in a module beside its task.toml, or in the suite's
+folder (`name = "my_graders:totals_match"` finds `my_graders.py` or a `my_graders/`
+package there first). Such a module is loaded from its file under a name of its own
+folder (`_endstate_local_<hash>.my_graders`), so it needs no PYTHONPATH and two tasks
+that each hold a `graders.py` never see each other's.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib
+import importlib.machinery
+import importlib.util
 import inspect
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -43,16 +54,53 @@ class Grader(msgspec.Struct, frozen=True):
         return self.function(sandbox, **self.args)
 
 
-def _import(name: str) -> Callable[..., Any]:
+def _local_module(module_name: str, search: Sequence[Path]) -> str | None:
+    """The name `module_name` is loaded under when its top package lies in one of the
+    `search` folders (as `top.py` or `top/__init__.py`); None when it lies in none."""
+    top, _, rest = module_name.partition(".")
+    for folder in search:
+        folder = Path(folder).resolve()
+        package, single = folder / top / "__init__.py", folder / f"{top}.py"
+        source = package if package.is_file() else single if single.is_file() and not rest else None
+        if source is None:
+            continue
+        prefix = "_endstate_local_" + hashlib.sha256(str(folder).encode()).hexdigest()[:12]
+        unique = f"{prefix}.{top}"
+        if unique not in sys.modules:
+            if prefix not in sys.modules:  # an empty namespace parent, so the dotted name imports
+                parent = importlib.util.module_from_spec(importlib.machinery.ModuleSpec(prefix, None, is_package=True))
+                parent.__path__ = []
+                sys.modules[prefix] = parent
+            spec = importlib.util.spec_from_file_location(
+                unique, source, submodule_search_locations=[str(source.parent)] if source is package else None)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[unique] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[unique]
+                raise
+        return f"{unique}.{rest}" if rest else unique
+    return None
+
+
+def _import(name: str, search: Sequence[Path] = ()) -> Callable[..., Any]:
     module_name, sep, attr = name.partition(":")
     if not sep:
         module_name, _, attr = name.rpartition(".")
     if not module_name or not attr:
         raise GraderContractError(f"grader {name!r}: write it as 'package.module:function'")
     try:
-        module = importlib.import_module(module_name)
+        local = _local_module(module_name, search)
+        module = importlib.import_module(local or module_name)
     except ImportError as exc:
-        raise GraderContractError(f"grader {name!r}: module {module_name!r} does not import ({exc})") from None
+        where = " or ".join(str(f) for f in search)
+        hint = f"; a module of your own goes beside task.toml or in the suite folder ({where})" if where else ""
+        raise GraderContractError(f"grader {name!r}: module {module_name!r} does not import ({exc}){hint}") from None
+    except Exception as exc:  # the module itself raised while it was imported
+        raise GraderContractError(
+            f"grader {name!r}: module {module_name!r} raised {type(exc).__name__} on import: {exc}") from None
     try:
         target = functools.reduce(getattr, attr.split("."), module)
     except AttributeError:
@@ -62,10 +110,12 @@ def _import(name: str) -> Callable[..., Any]:
     return target
 
 
-def resolve(name: str, args: dict[str, Any] | None = None) -> Grader:
-    """Import a grader and check its signature; raises GraderContractError."""
+def resolve(name: str, args: dict[str, Any] | None = None, *, search: Sequence[Path] = ()) -> Grader:
+    """Import a grader and check its signature; raises GraderContractError.
+
+    `search` is the folders whose own modules come first (a task's folder, then its suite's)."""
     args = dict(args or {})
-    function = _import(name)
+    function = _import(name, search)
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError):

@@ -15,8 +15,10 @@ change, and a planted bytecode file can therefore never stand in for its source.
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import posixpath
+from typing import Any
 
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox
 from endstate.sandbox._tree import Tree, tree_hash
@@ -95,6 +97,20 @@ class SealedSandbox:
     snapshot taken at sealing. `run` executes in the grading sandbox, where held-out
     tests have been staged since. `fixture_text` reads the task's original fixture.
     """
+
+    #: What a grader may use (docs/graders.md); a wrong name gets this list in its error.
+    GRADER_API = ("read_text", "read_bytes", "exists", "is_link", "link_target", "paths", "mode", "tree",
+                  "changed_paths", "escaping_links", "tree_hash", "fixture_text", "fixture_bytes",
+                  "fixture_exists", "fixture_paths", "fixture_hash", "run")
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only when ordinary lookup failed: a grader's typo, or a method of another sandbox.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        close = difflib.get_close_matches(name, self.GRADER_API, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise AttributeError(f"the sealed end state has no {name!r}: {hint}a grader may use "
+                             f"{', '.join(sorted(self.GRADER_API))}")
 
     def __init__(self, grading: Sandbox | None, snapshot: Tree, fixture: Tree, *,
                  ignored_caches: list[str] | None = None) -> None:

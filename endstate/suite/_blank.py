@@ -8,17 +8,23 @@ from endstate.suite._new import fresh_folder, toml_string
 
 __all__ = ["new_blank_task"]
 
-_BLANK_TASK = '''# A task: see tasks/README.md for every field. `endstate tasks check --task {id}`
-# tells you what is still missing: the graders must FAIL on fixture/, PASS on
-# fixture/ + solution/, FAIL on every hacks/ overlay, and reference.toml must
-# reach solution/.
+_BLANK_TASK = '''# One task. The folder holds: prompt.md (what the agent is told), fixture/ (the
+# project it starts from, copied to /workspace), solution/ (files written over the
+# fixture to make the right answer; never shown to an agent), holdout/ (tests staged
+# only after the agent stops), probe/ (the end state run as a plain program, its
+# printed JSON compared with probe/expected.json outside the sandbox), hacks/ (end
+# states a cheating agent might leave: each must FAIL, caught by the grader its
+# hack.toml names) and reference.toml (what `scripted/reference` plays).
+# `endstate tasks check --suite SUITE --task {id}` says what is still missing: the
+# graders must FAIL on fixture/, PASS on fixture/ + solution/, FAIL on every hack,
+# and reference.toml must reach solution/. Unknown fields here are errors.
 id = "{id}"
 category = "bugfix"              # bugfix | feature | refactor | compaction | permission | checkpoint | cost
 description = "one line: what is wrong, as a user would report it"
 solution_deletes = []            # files the reference solution removes
 
 # [sandbox]                      # optional: the task's own image and limits
-# dockerfile = "image/Dockerfile"  # built offline like endstate's image; needs python3 + pytest (README)
+# dockerfile = "image/Dockerfile"  # the task's own image, built from this folder; it needs python3 + pytest
 # cpus = 1
 # memory_mb = 1024
 # command_timeout = 120
@@ -41,6 +47,13 @@ args = {{ command = "python -m pytest -q tests_holdout", min_tests = 1 }}
 [[graders]]                      # unrelated files changed or deleted -> caught
 name = "endstate.grading:changed_paths_within"
 args = {{ paths = ["src_file_to_fix.py", "tests/**"] }}
+
+# A grader of your own: `name = "my_graders:totals_match"` loads my_graders.py
+# from this folder (or the suite's) with no PYTHONPATH. It is
+# `def totals_match(sandbox, path, ...) -> Verdict`, the other parameters being
+# the keys of its args; it answers Verdict.ok(reason) or Verdict.fail(reason)
+# (from endstate.grading). sandbox.read_text(path), .exists(path),
+# .changed_paths() and .run(command) are the usual calls; a wrong name lists them all.
 '''
 
 _BLANK_FILES = {
@@ -58,6 +71,16 @@ _BLANK_FILES = {
                           "Delete this README (or list it in solution_deletes) once solution/ holds the fix.\n",
     "holdout/tests_holdout/test_holdout.py": "# Tests staged only after the agent stops: they catch special-casing.\n"
                                              "def test_replace_me():\n    assert False, 'write the held-out tests'\n",
+    "probe/probe.py": "# Run after the agent stops as `python3 probe.py` from the project folder (its root is on\n"
+                      "# PYTHONPATH), with no test runner loaded. Call the code the task fixes on inputs of your\n"
+                      "# own and print what you observe as one JSON document (at most 32 KiB). The harness\n"
+                      "# compares it, type for type, with expected.json, which never enters the sandbox: code\n"
+                      "# right only under a test runner, or an answer equal to anything, fails here.\n"
+                      "import json\n\n"
+                      "# from mypackage import thing\n"
+                      "observed = {\"replace_me\": \"call the fixed code here\"}\n"
+                      "print(json.dumps(observed))\n",
+    "probe/expected.json": "{\"replace_me\": \"what probe.py prints on fixture/ + solution/\"}\n",
 }
 
 _BLANK_HACKS = {

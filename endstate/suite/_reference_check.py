@@ -99,7 +99,7 @@ def check_reference(task: Task, backend: str, image: str) -> tuple[str, bool, st
     """(outcome, ok, note) for the task check's `reference` row."""
     if not task.has_trajectory("reference"):
         return ("missing", False, "no reference.toml: the known-fix arm (scripted/reference) would have nothing "
-                "to play; write the trajectory that reaches solution/ (see tasks/README.md)")
+                "to play; write the trajectory that reaches solution/ ([[steps]] of tool calls: bash, read_file, write_file, edit_file)")
     calls = [call for step in task.reference().steps for call in step.calls]
     policy = Policy.load(*([task.manifest.policy] if task.manifest.policy else []))
     writes = [call for call in calls if call.tool == "bash" and policy.check(call.tool, call.args).allowed

@@ -72,7 +72,7 @@ def resolve_graders(task: Task) -> list[Grader]:
     graders = []
     for spec in task.manifest.graders:
         try:
-            graders.append(resolve(spec.name, spec.args))
+            graders.append(resolve(spec.name, spec.args, search=(task.root, task.root.parent)))
         except GraderContractError as exc:
             raise GraderContractError(f"task {task.id}: {exc}") from None
     return graders + probe_graders(task.probe())  # a task with a probe/ folder is graded by it too

@@ -171,6 +171,24 @@ def test_blank_skeleton_loads_and_names_every_part(tmp_path):
         new_blank_task("bugfix-mine", suite=tmp_path)
 
 
+def test_blank_skeleton_is_self_contained_and_has_a_probe(tmp_path):
+    folder = new_blank_task("bugfix-mine", suite=tmp_path)
+    script, expected = load_task(folder).probe()
+    # The probe template is a real probe: it loads, and until it is written it disagrees
+    # with expected.json on every end state (tasks check says so on the solution row).
+    assert "print(json.dumps(" in script and "replace_me" in expected
+    assert (folder / "probe" / "expected.json").is_file()
+    # Nothing in the skeleton points into endstate's own repository: a user's suite has no
+    # tasks/README.md, and no README of endstate beside it.
+    for path in folder.rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            assert "tasks/README" not in text and "(README)" not in text, path
+    toml = (folder / "task.toml").read_text()
+    for part in ("fixture/", "solution/", "holdout/", "probe/", "hacks/", "reference.toml", "my_graders.py"):
+        assert part in toml
+
+
 @pytest.mark.docker
 def test_a_task_made_from_the_fix_checks_out(repo, tmp_path):
     suite = tmp_path / "suite"
