@@ -114,6 +114,24 @@ def _show_check(report) -> None:
             click.echo(f"       {row.case}: {row.note}")
 
 
+@tasks.command("adequacy")
+@click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True)
+@click.option("--task", "only", multiple=True, help="Measure only this task id (repeatable).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True)
+@click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
+@click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write every task's rows (with its wall time) to this JSON file.")
+@_user_errors
+def tasks_adequacy(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None,
+                   json_out: Path | None) -> None:
+    """Wrong fixes (mutants of solution/) must FAIL; right fixes and rewrites of it must PASS."""
+    from endstate.cli._adequacy import measure
+
+    _reap()
+    sys.exit(measure(suite, list(only), jobs=jobs, sandbox=sandbox, image=image, json_out=json_out))
+
+
 @tasks.command("new")
 @click.argument("task_id")
 @click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True,
