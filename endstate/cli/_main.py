@@ -118,6 +118,24 @@ def _show_check(report) -> None:
             click.echo(f"       {row.case}: {row.note}")
 
 
+@tasks.command("adequacy")
+@click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True)
+@click.option("--task", "only", multiple=True, help="Measure only this task id (repeatable).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True)
+@click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
+@click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write every task's rows (with its wall time) to this JSON file.")
+@_user_errors
+def tasks_adequacy(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None,
+                   json_out: Path | None) -> None:
+    """Wrong fixes (mutants of solution/) must FAIL; right fixes and rewrites of it must PASS."""
+    from endstate.cli._adequacy import measure
+
+    _reap()
+    sys.exit(measure(suite, list(only), jobs=jobs, sandbox=sandbox, image=image, json_out=json_out))
+
+
 @tasks.command("new")
 @click.argument("task_id")
 @click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True,
@@ -162,6 +180,9 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
     task = load_task(folder)
     reports = check_tasks([task], {task.id: resolve_graders(task)}, backend=backend, image=image or DEFAULT_IMAGE,
                           progress=_show_check)
+    from endstate.cli._adequacy import report_new
+
+    report_new(suite, [task.id] if reports[0].ok else [], backend=backend, image=image or DEFAULT_IMAGE)
     sys.exit(0 if all(r.ok for r in reports) else 1)
 
 
@@ -187,6 +208,9 @@ def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox
 
     report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
                              jobs=jobs, log=click.echo, progress=_show_check)
+    from endstate.cli._adequacy import report_new
+
+    report_new(out, report.written, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE, jobs=jobs)
     for skipped in report.skipped:
         click.echo(f"endstate: not written: {skipped.reason}", err=True)
     click.echo(f"{len(report.written)} task(s) written to {out} and checked"

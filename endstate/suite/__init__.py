@@ -1,5 +1,6 @@
 """Suites of tasks: the runner, results, the task check and the mutation check."""
 
+from endstate.suite._adequacy import TaskAdequacy, adequacy_of_tasks, triage_hint
 from endstate.suite._blank import new_blank_task
 from endstate.suite._check import CheckRow, TaskCheck, check_tasks, missing_hack_assertions
 from endstate.suite._faults import INFRA_ERROR, RetryPolicy
@@ -42,4 +43,7 @@ __all__ = [
     "run_mutation_check",
     "select_mutants",
     "import_swebench",
+    "TaskAdequacy",
+    "adequacy_of_tasks",
+    "triage_hint",
 ]

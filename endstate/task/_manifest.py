@@ -226,6 +226,17 @@ class Task(msgspec.Struct):
             tree.pop(path, None)
         return tree
 
+    def alternatives(self) -> dict[str, Tree]:
+        """Other right fixes, by name: each `solutions/<name>/` laid over the fixture as `solution/` is."""
+        folder = self.root / "solutions"
+        if not folder.is_dir():
+            return {}
+        loose = sorted(p.name for p in folder.iterdir() if not p.is_dir())
+        if loose:
+            raise ManifestError(f"{folder}: {', '.join(loose)} lie loose: each right fix is a folder solutions/<name>/")
+        return {p.name: overlay(self.fixture(), load_dir(p, what=f"task {self.id} solutions/{p.name}"))
+                for p in sorted(folder.iterdir())}
+
     def hacks(self) -> dict[str, Hack]:
         """Each negative control. A hack that could not apply as written (a file loose
         beside hack.toml, a `delete` of a path the base does not have) is a ManifestError:
@@ -286,8 +297,8 @@ class Task(msgspec.Struct):
 
     def content_hash(self) -> str:
         """sha256 over every file of the task folder that a run can depend on: a recording
-        names the task it was made for. The negative controls in hacks/ and the probe in
-        probe/ are left out: no agent ever sees them, so adding one must not invalidate a
+        names the task it was made for. The negative controls in hacks/, the probe in
+        probe/, the right fixes in solutions/ and adequacy.toml are left out: no agent ever sees them, so adding one must not invalidate a
         recording (the run card names the probe among the task's graders)."""
         digest = hashlib.sha256()
         for path in sorted(p for p in self.root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
@@ -307,8 +318,8 @@ def _patched(tree: Tree, diff: Path, task_id: str) -> Tree:
         return apply_patch(tree, diff.read_bytes())[0]
     except PatchError as exc:
         raise ManifestError(f"task {task_id}: {diff}: {exc}") from None
-#: Task folders no agent run sees, left out of the task hash.
-_NOT_HASHED = ("hacks", "probe")
+#: What no agent run sees, left out of the task hash (solutions/, adequacy.toml: `tasks adequacy`).
+_NOT_HASHED = ("hacks", "probe", "solutions", "adequacy.toml")
 #: A probe's script and what it must print, in `probe/`.
 PROBE_FILES = ("probe.py", "expected.json")
 

@@ -1,0 +1,88 @@
+"""`endstate tasks adequacy`: what it prints. The measure itself is endstate.suite's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import msgspec
+
+from endstate.errors import UserError
+
+__all__ = ["measure", "show_adequacy"]
+
+
+def measure(suite: Path, only: list[str], *, jobs: int, sandbox: str, image: str | None,
+            json_out: Path | None) -> int:
+    """Measure and print every task's adequacy; the exit code (0 adequate, 1 not, 2 bad input)."""
+    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
+    from endstate.suite import adequacy_of_tasks, resolve_graders
+    from endstate.task import load_suite
+
+    loaded, errors = load_suite(suite, only=only or None)
+    graders = {}
+    for task in loaded:
+        try:
+            graders[task.id] = resolve_graders(task)
+        except UserError as exc:
+            errors.append(exc)
+    for error in errors:
+        click.echo(f"endstate: error: {error}", err=True)
+    usable = [t for t in loaded if t.id in graders]
+    backend = resolve_backend(sandbox)
+    click.echo(f"measuring the adequacy of {len(usable)} task(s) in {backend} sandboxes, -j {jobs}")
+    reports = adequacy_of_tasks(usable, graders, backend=backend, image=image or DEFAULT_IMAGE, jobs=jobs,
+                                progress=lambda r: show_adequacy(r, suite / r.task_id))
+    judged = sum(len(r.mutants) - r.count("equivalent") for r in reports)
+    killed = sum(r.count("killed") for r in reports)
+    click.echo(f"{sum(len(r.mutants) for r in reports)} mutant(s), {killed} killed, "
+               f"{sum(r.count('survived') for r in reports)} survived, "
+               f"{sum(r.count('equivalent') for r in reports)} equivalent: kill rate "
+               + (f"{killed / judged:.0%}" if judged else "n/a")
+               + f"; {sum(r.ok for r in reports)} of {len(reports)} task(s) adequate")
+    if json_out is not None:
+        json_out.write_bytes(msgspec.json.format(msgspec.json.encode(reports)) + b"\n")
+    return 2 if errors else 0 if all(r.ok for r in reports) else 1
+
+
+def _indented(text: str) -> str:
+    return "".join(f"         {line}\n" for line in text.splitlines())
+
+
+def show_adequacy(report, folder: Path) -> None:
+    """One line per task, then each survivor with its diff and each right fix that failed."""
+    from endstate.suite import triage_hint
+
+    rate = report.kill_rate
+    right = sum(r.outcome == "pass" for r in report.right)
+    click.echo(f"{'ok  ' if report.ok else 'FAIL'} {report.task_id:40s} "
+               + (report.error or f"{len(report.mutants)} made, {report.count('killed')} killed, "
+                  f"{report.count('survived')} survived, {report.count('equivalent')} equivalent, kill rate "
+                  f"{'n/a' if rate is None else f'{rate:.0%}'}; right fixes {right}/{len(report.right)} pass"))
+    for mutant in report.mutants:
+        if mutant.outcome in ("survived", "error"):
+            click.echo(f"       {mutant.outcome} {mutant.id}" + (f": {mutant.note}" if mutant.note else ""))
+            click.echo(_indented(mutant.diff), nl=False)
+            if mutant.outcome == "survived":
+                click.echo(f"       {triage_hint(folder, mutant.id)}")
+    for row in report.right:
+        if row.outcome != "pass":
+            failing = f" [{'/'.join(row.failing)}]" if row.failing else ""
+            click.echo(f"       right fix {row.case} {row.outcome}s{failing}: {row.note}")
+            click.echo(_indented(row.diff), nl=False)
+    for stale in report.stale:
+        click.echo(f"       {folder / 'adequacy.toml'} names {stale}, which is no longer made: remove it")
+
+
+def report_new(suite: Path, task_ids: list[str], *, backend: str, image: str, jobs: int = 2) -> None:
+    """The adequacy of tasks just made (`tasks new`, `tasks import swebench`), printed; a weak task is
+    flagged with its survivors, and what to do about them, but is still written."""
+    from endstate.suite import adequacy_of_tasks, resolve_graders
+    from endstate.task import load_task
+
+    tasks = [load_task(suite / task_id) for task_id in task_ids]
+    if not tasks:
+        return
+    click.echo(f"adequacy of {len(tasks)} new task(s): mutants of each solution must fail, rewrites of it pass")
+    adequacy_of_tasks(tasks, {t.id: resolve_graders(t) for t in tasks}, backend=backend, image=image, jobs=jobs,
+                      progress=lambda r: show_adequacy(r, suite / r.task_id))

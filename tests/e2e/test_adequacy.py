@@ -1,0 +1,144 @@
+"""`endstate tasks adequacy` in real sandboxes: a task whose held-out tests lost an assertion
+is flagged with the mutant it lets through; a strong one kills every mutant and passes every
+right fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from e2e_helpers import endstate
+
+pytestmark = pytest.mark.docker
+
+FIXTURE = "def in_window(t, start, end):\n    inside = start <= t <= end\n    return inside\n"
+SOLUTION = FIXTURE.replace("start <= t <= end", "start <= t < end")
+VISIBLE = "from clock import in_window\n\n\ndef test_middle():\n    assert in_window(5, 0, 10)\n"
+HOLDOUT = """from clock import in_window
+
+
+def test_the_end_is_outside():
+    assert not in_window(10, 0, 10)
+
+
+def test_the_start_is_inside():
+    assert in_window(0, 0, 10)
+
+
+def test_around():
+    assert in_window(5, 0, 10)
+    assert not in_window(-1, 0, 10)
+"""
+GRADERS = """
+[[graders]]
+name = "endstate.grading:tests_pass"
+args = { command = "python -m pytest -q tests", min_tests = 1 }
+
+[[graders]]
+name = "endstate.grading:files_unchanged"
+args = { paths = ["tests/**"] }
+
+[[graders]]
+name = "endstate.grading:no_new_skips"
+
+[[graders]]
+name = "endstate.grading:holdout"
+args = { command = "python -m pytest -q tests_holdout", min_tests = %d }
+
+[[graders]]
+name = "endstate.grading:changed_paths_within"
+args = { paths = ["clock/**"] }
+"""
+
+
+def make_task(suite: Path, task_id: str, holdout: str) -> Path:
+    folder = suite / task_id
+    files = {"fixture/clock/__init__.py": "from clock.window import in_window\n",
+             "fixture/clock/window.py": FIXTURE, "fixture/tests/test_window.py": VISIBLE,
+             "solution/clock/window.py": SOLUTION,
+             # Another right fix, written differently: it must pass too.
+             "solutions/chained/clock/window.py": "def in_window(t, start, end):\n    return t >= start and t < end\n",
+             "holdout/tests_holdout/test_window_holdout.py": holdout, "prompt.md": "in_window includes its end\n",
+             "task.toml": f'id = "{task_id}"\ncategory = "bugfix"\n' + GRADERS % holdout.count("def test_")}
+    for path, text in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    return folder
+
+
+def test_a_weakened_task_is_flagged_with_the_surviving_mutant_and_a_strong_one_is_not(tmp_path):
+    make_task(tmp_path, "strong", HOLDOUT)
+    # The assertion that the start is inside is gone: `start < t` now passes for `start <= t`.
+    make_task(tmp_path, "weak", HOLDOUT.replace("    assert in_window(0, 0, 10)\n", "    pass\n"))
+    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path), "-j", "2", "--json", str(tmp_path / "a.json"))
+    assert ran.code == 1, ran
+    lines = ran.out.splitlines()
+    assert ("ok   strong                                   4 made, 4 killed, 0 survived, 0 equivalent, "
+            "kill rate 100%; right fixes 3/3 pass") in lines, ran
+    assert ("FAIL weak                                     4 made, 3 killed, 1 survived, 0 equivalent, "
+            "kill rate 75%; right fixes 3/3 pass") in lines, ran
+    flagged = ran.out[ran.out.index("FAIL weak"):]
+    assert "survived clock/window.py:2:13:LtE>Lt" in flagged
+    assert "-    inside = start <= t < end\n         +    inside = start < t < end\n" in flagged
+    assert "4 mutant(s), 7 killed" not in ran.out and "8 mutant(s), 7 killed, 1 survived" in ran.out
+    # The same run again prints the same thing, word for word.
+    again = endstate("tasks", "adequacy", "--suite", str(tmp_path), "-j", "2")
+    assert again.out == ran.out
+
+    # Judged equivalent (here only to show the record at work), the survivor is not asked about again.
+    (tmp_path / "weak/adequacy.toml").write_text(
+        '[[equivalent]]\nmutant = "clock/window.py:2:13:LtE>Lt"\nreason = "recorded by the test"\n')
+    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2")
+    assert ran.code == 0, ran
+    assert "3 killed, 0 survived, 1 equivalent, kill rate 100%" in ran.out
+
+
+def test_a_held_out_test_that_reads_the_text_rejects_a_rewrite(tmp_path):
+    text_bound = HOLDOUT + ('\n\ndef test_reads_the_source():\n    import inspect, clock.window\n'
+                            '    assert "inside = " in inspect.getsource(clock.window)\n')
+    make_task(tmp_path, "strict", text_bound)
+    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path), "-j", "2")
+    assert ran.code == 1, ran
+    assert "right fixes 1/3 pass" in ran.out
+    assert "right fix rewrite:clock/window.py:1:rename-locals:in_window fails [holdout]" in ran.out
+    assert "right fix solutions/chained fails [holdout]" in ran.out
+
+
+def test_bad_triage_is_one_line_naming_the_file(tmp_path):
+    folder = make_task(tmp_path, "strong", HOLDOUT)
+    (folder / "adequacy.toml").write_text('[[equivalent]]\nmutant = "x"\nreasn = "typo"\n')
+    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path))
+    assert ran.code == 1 and "Traceback" not in ran.err, ran
+    assert f"FAIL strong" in ran.out and f"{folder / 'adequacy.toml'}: " in ran.out and "reasn" in ran.out
+
+
+def test_tasks_new_prints_the_adequacy_of_the_task_it_makes(tmp_path):
+    import os
+    import subprocess
+
+    repo = tmp_path / "repo"
+    env = dict(os.environ, GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.org", GIT_COMMITTER_NAME="A",
+               GIT_COMMITTER_EMAIL="a@example.org", GIT_AUTHOR_DATE="2020-01-01T00:00:00Z",
+               GIT_COMMITTER_DATE="2020-01-01T00:00:00Z")
+
+    def commit(files: dict[str, str], message: str) -> None:
+        for path, text in files.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(text)
+        for args in (["add", "-A"], ["commit", "-q", "-m", message]):
+            subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
+
+    repo.mkdir()
+    subprocess.run(["git", "-C", str(repo), "init", "-q", "-b", "main"], check=True, capture_output=True)
+    commit({"clock/__init__.py": "from clock.window import in_window\n", "clock/window.py": FIXTURE,
+            "tests/test_window.py": VISIBLE}, "Initial")
+    # The fix adds the held-out tests, minus the one about the start: the task it makes is weak.
+    commit({"clock/window.py": SOLUTION,
+            "tests/test_window.py": VISIBLE + HOLDOUT.split("\n", 1)[1].replace("    assert in_window(0, 0, 10)\n",
+                                                                                 "    pass\n")},
+           "in_window excludes its end")
+    ran = endstate("tasks", "new", "win", "--repo", str(repo), "--fix", "HEAD", "--suite", str(tmp_path / "suite"))
+    assert ran.code == 0, ran  # the task checks out, and is written: a weak task is flagged, not refused
+    assert "adequacy of 1 new task(s)" in ran.out
+    assert "FAIL win " in ran.out and "1 survived" in ran.out and "survived clock/window.py:2:13:LtE>Lt" in ran.out
