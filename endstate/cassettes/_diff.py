@@ -54,7 +54,8 @@ def show(path: str | os.PathLike[str]) -> str:
         lines.append("  response:")
         lines += [
             f"    {line}"
-            for line in response_lines(interaction.response.status, interaction.response.body, limit=_SHOW_LIMIT)
+            for line in response_lines(interaction.response.status, interaction.response.body, limit=_SHOW_LIMIT,
+                                       usage=True)
         ]
     return "\n".join(lines) + "\n"
 

@@ -115,9 +115,13 @@ def _tool_name(tool: Any) -> str:
     return "?"
 
 
-def response_lines(status: int, body: bytes, *, limit: int | None) -> list[str]:
-    """A response: the status, the answer's message and why it stopped, or the raw body."""
+def response_lines(status: int, body: bytes, *, limit: int | None, usage: bool = False) -> list[str]:
+    """A response: the status, the answer's message and why it stopped, or the raw body; with
+    `usage`, its token counts (which `diff` leaves out, as it leaves out ids: the agent acts
+    on the message, and cached counts vary with the provider's cache)."""
     document = canonical_body(body)
+    if not usage:
+        document = {k: v for k, v in document.items() if k != "usage"} if isinstance(document, dict) else document
     head = f"status: {status}"
     if isinstance(document, dict) and isinstance(document.get("choices"), list) and document["choices"]:
         choice = document["choices"][0]
