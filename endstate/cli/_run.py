@@ -10,7 +10,8 @@ from typing import Any
 
 import click
 
-from endstate.models._settings import REASONING_EFFORTS
+# RunSettings checks the value too; listed here so --help shows them without loading the models package.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 
 __all__ = ["_run_options", "_config", "_agent_name", "_slug", "_load", "_progress", "_summary", "_explicit_settings",
            "_run", "_reap"]

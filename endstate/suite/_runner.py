@@ -350,20 +350,15 @@ class _Suite:
 
 @contextlib.contextmanager
 def _request_slots(config: RunConfig) -> Iterator[RequestLimits]:
-    """The run's request limits, with the folder of its slot locks when there is a ceiling
-    (on replay nothing is sent, so nothing is held)."""
-    limits = config.limits
-    if limits.max_concurrent is msgspec.UNSET or config.mode == "replay":
-        yield msgspec.structs.replace(limits, slots="")
-        return
+    """The run's limits, with a folder for its slot locks if it has a ceiling (none on replay)."""
     import tempfile
 
-    with tempfile.TemporaryDirectory(prefix="endstate-slots-") as folder:
+    limits, off = config.limits, config.limits.max_concurrent is msgspec.UNSET or config.mode == "replay"
+    with contextlib.nullcontext("") if off else tempfile.TemporaryDirectory(prefix="endstate-slots-") as folder:
         yield msgspec.structs.replace(limits, slots=folder)
 
 
-#: Set to N, a live run of a scripted model is served by a server that answers every Nth
-#: request with 429 and Retry-After: 1 (ScriptedServer's rate-limit mode).
+#: N: a live scripted run's server answers every Nth request 429 with Retry-After: 1.
 RATE_LIMIT_ENV = "ENDSTATE_SCRIPTED_RATE_LIMIT"
 
 
@@ -377,12 +372,10 @@ def _scripted_urls(config: RunConfig, tasks: list[Task], suite_root: Path) -> It
     wire = "messages" if provider == "scripted-anthropic" else "chat"
     if config.mode == "replay":
         # Nothing is served on replay; only the path takes part in the request hash.
-        yield {t.id: f"http://127.0.0.1:9/scripted/{policy}/{t.id}" + ("" if wire == "messages" else "/v1")
-               for t in tasks}
+        yield {t.id: f"http://127.0.0.1:9/scripted/{policy}/{t.id}{'' if wire == 'messages' else '/v1'}" for t in tasks}
         return
     from endstate.models import ScriptedServer
 
-    # A test hook and a drill for live runs: the server answers every Nth request 429.
     every = int(os.environ.get(RATE_LIMIT_ENV, "0") or 0)
     with ScriptedServer(suite_root, rate_limit_every=every) as server:
         yield {t.id: server.base_url_for(policy, t.id, wire=wire) for t in tasks}
