@@ -164,6 +164,10 @@ class Agent:
         state.counters.input_tokens += completion.usage.input_tokens
         state.counters.output_tokens += completion.usage.output_tokens
         state.counters.retries += completion.retries
+        state.counters.cached_input_tokens += completion.usage.cached_input_tokens
+        state.counters.cache_write_tokens += completion.usage.cache_write_tokens
+        state.counters.reasoning_tokens += completion.usage.reasoning_tokens
+        state.counters.rate_limit_waits += completion.waits
         return completion
 
     # -- tool calls ----------------------------------------------------------------

@@ -28,8 +28,15 @@ class Counters(msgspec.Struct):
     resumes: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    #: HTTP retries the provider SDK made (not boundable; reported on the card).
+    #: HTTP retries made (the SDK's and rate-limit waits; not boundable; reported on the card).
     retries: int = 0
+    #: Of input_tokens, those read from and written to the provider's prompt cache.
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: Of output_tokens, the model's hidden reasoning.
+    reasoning_tokens: int = 0
+    #: Rate-limited answers (429, 529, overloaded) waited out.
+    rate_limit_waits: int = 0
 
 
 class Pending(msgspec.Struct, frozen=True):

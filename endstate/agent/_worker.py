@@ -72,6 +72,8 @@ class AgentJob(msgspec.Struct, frozen=True):
     fixture: str = ""
     #: A foreign agent's file (endstate.agents.AgentSpec as builtins); None runs endstate's own loop.
     agent: dict[str, Any] | None = None
+    #: The run's request ceiling and rate-limit waits (endstate.models.RequestLimits as builtins).
+    limits: dict[str, Any] = {}
 
 
 class AgentOutcome(msgspec.Struct):
@@ -98,7 +100,7 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
     built from it and the environment) cleans what is written."""
     from endstate.agent._loop import Agent, RunEnded
     from endstate.errors import ReplayDivergence
-    from endstate.models import RunSettings, open_model
+    from endstate.models import RequestLimits, RunSettings, open_model
     from endstate.sandbox import BACKENDS, TimedSandbox, Tree
 
     sandbox = TimedSandbox(BACKENDS[job.sandbox["backend"]].attach(job.sandbox))
@@ -118,7 +120,10 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
     session = cassette_session(job, scrubber)
     divergence = ""
     with session as tape:
-        model = open_model(job.model, settings=settings, base_url=base_url)
+        replay = job.cassette is not None and job.cassette.mode == "replay"
+        model = open_model(job.model, settings=settings, base_url=base_url,
+                           limits=msgspec.convert(job.limits, RequestLimits),
+                           sleep=_no_sleep if replay else time.sleep)  # a replay has no provider to spare
         try:
             agent = Agent(model, sandbox, policy=Policy.load(*job.policy, *map(Path, job.policy_files)), budget=job.budget, journal=journal,
                           guards=job.guards, tool_choice=settings.tool_choice, on_tool_done=on_tool_done,
@@ -136,6 +141,10 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
         outcome.divergence = tape.divergence or divergence
         outcome.unplayed = tape.unplayed()
     return outcome
+
+
+def _no_sleep(seconds: float) -> None:
+    pass
 
 
 def forked_main(job_path: str, log_path: str, conn: Connection, base_url: str | None = None,

@@ -54,7 +54,8 @@ def show(path: str | os.PathLike[str]) -> str:
         lines.append("  response:")
         lines += [
             f"    {line}"
-            for line in response_lines(interaction.response.status, interaction.response.body, limit=_SHOW_LIMIT)
+            for line in response_lines(interaction.response.status, interaction.response.body, limit=_SHOW_LIMIT,
+                                       usage=True)
         ]
     return "\n".join(lines) + "\n"
 
@@ -183,7 +184,8 @@ def _header_notes(left: Recording, right: Recording) -> list[str]:
 def _settings_text(header) -> str:
     if header.settings is None:
         return "- (format 1 does not record them)"
-    return ", ".join(f"{name} {value}" for name, value in msgspec.structs.asdict(header.settings).items())
+    return ", ".join(f"{name} {value}" for name, value in msgspec.structs.asdict(header.settings).items()
+                     if value is not msgspec.UNSET)  # a setting left off is not shown, as it is not recorded
 
 
 def _report(notes: list[str], where: str, one: Interaction | None, other: Interaction | None,

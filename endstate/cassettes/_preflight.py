@@ -38,7 +38,10 @@ SETTING_OPTIONS: dict[str, str] = {
     "max_retries": "--retries",
     "timeout_s": "--request-timeout",
     "tool_choice": "--tool-choice",
-    "max_output_tokens": "max_output_tokens",
+    "max_output_tokens": "--max-output-tokens",
+    "thinking_budget": "--thinking-budget",
+    "reasoning_effort": "--reasoning-effort",
+    "prompt_cache": "--prompt-cache",
 }
 
 

@@ -50,6 +50,11 @@ def _content_text(content: Any, limit: int | None) -> list[str]:
             lines += _content_text(block.get("text", ""), limit)
         elif kind == "tool_use":
             lines.append(f"-> {block.get('name')}({clip(_arguments(block.get('input')), limit)})  [{block.get('id')}]")
+        elif kind == "thinking":
+            signed = "signed" if block.get("signature") else "unsigned"
+            lines += [f"(thinking, {signed}) {line}" for line in _content_text(block.get("thinking", ""), limit)]
+        elif kind == "redacted_thinking":
+            lines.append(f"(redacted thinking: {len(str(block.get('data', '')))} characters, encrypted)")
         elif kind == "tool_result":
             lines.append(f"<- result for {block.get('tool_use_id')}:")
             lines += [f"  {line}" for line in _content_text(block.get("content"), limit)]
@@ -110,18 +115,47 @@ def _tool_name(tool: Any) -> str:
     return "?"
 
 
-def response_lines(status: int, body: bytes, *, limit: int | None) -> list[str]:
-    """A response: the status, the answer's message and why it stopped, or the raw body."""
+def response_lines(status: int, body: bytes, *, limit: int | None, usage: bool = False) -> list[str]:
+    """A response: the status, the answer's message and why it stopped, or the raw body; with
+    `usage`, its token counts (which `diff` leaves out, as it leaves out ids: the agent acts
+    on the message, and cached counts vary with the provider's cache)."""
     document = canonical_body(body)
+    if not usage:
+        document = {k: v for k, v in document.items() if k != "usage"} if isinstance(document, dict) else document
     head = f"status: {status}"
     if isinstance(document, dict) and isinstance(document.get("choices"), list) and document["choices"]:
         choice = document["choices"][0]
         lines = [f"{head}, finish_reason: {choice.get('finish_reason')}"]
-        return lines + message_lines(choice.get("message") or {}, limit)
+        return lines + message_lines(choice.get("message") or {}, limit) + _usage_lines(document.get("usage"))
     if isinstance(document, dict) and document.get("type") == "message":  # Anthropic
         lines = [f"{head}, stop_reason: {document.get('stop_reason')}"]
-        return lines + message_lines({"role": document.get("role"), "content": document.get("content")}, limit)
+        return (lines + message_lines({"role": document.get("role"), "content": document.get("content")}, limit)
+                + _usage_lines(document.get("usage")))
     return [head, *_raw_lines(document, limit)]
+
+
+# What each provider calls the token counts worth a line, by the name shown.
+_USAGE_FIELDS = (("input", ("prompt_tokens", "input_tokens")),
+                 ("cached", ("prompt_tokens_details.cached_tokens", "cache_read_input_tokens")),
+                 ("cache write", ("cache_creation_input_tokens",)),
+                 ("output", ("completion_tokens", "output_tokens")),
+                 ("reasoning", ("completion_tokens_details.reasoning_tokens",)))
+
+
+def _usage_lines(usage: Any) -> list[str]:
+    """The answer's token usage on one line, when it reports any."""
+    if not isinstance(usage, dict):
+        return []
+    parts = []
+    for name, paths in _USAGE_FIELDS:
+        for path in paths:
+            value: Any = usage
+            for key in path.split("."):
+                value = value.get(key) if isinstance(value, dict) else None
+            if isinstance(value, int) and (value or name in ("input", "output")):
+                parts.append(f"{name} {value}")
+                break
+    return [f"usage: {', '.join(parts)}"] if parts else []
 
 
 def _raw_lines(document: Any, limit: int | None) -> list[str]:

@@ -10,6 +10,9 @@ from typing import Any
 
 import click
 
+# RunSettings checks the value too; listed here so --help shows them without loading the models package.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+
 __all__ = ["_run_options", "_config", "_agent_name", "_slug", "_load", "_progress", "_summary", "_explicit_settings",
            "_run", "_reap"]
 
@@ -47,6 +50,21 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Seconds one model request may take."),
         click.option("--tool-choice", type=click.Choice(["auto", "required"]), default="auto", show_default=True,
                      help="'required' forces a tool call every turn and adds a finish tool."),
+        click.option("--thinking-budget", type=int, default=None,
+                     help="Anthropic extended thinking: tokens per turn (>= 1024, below --max-output-tokens); "
+                     "off when not given."),
+        click.option("--reasoning-effort", type=click.Choice(REASONING_EFFORTS), default=None,
+                     help="OpenAI reasoning models: the reasoning_effort sent on Chat Completions; not sent "
+                     "when not given."),
+        click.option("--prompt-cache", is_flag=True, default=None,
+                     help="Anthropic prompt caching: cache breakpoints on system, tools and the latest turn."),
+        click.option("--max-output-tokens", type=click.IntRange(1, 1_000_000), default=2048, show_default=True,
+                     help="Output tokens one completion may spend (thinking included)."),
+        click.option("--max-concurrent", type=click.IntRange(1, 256), default=None,
+                     help="Model requests in flight at once over the whole run, apart from -j (default: -j)."),
+        click.option("--rate-limit-waits", type=click.IntRange(0, 100), default=8, show_default=True,
+                     help="Times one completion waits out a 429/529/overloaded answer (honouring Retry-After, "
+                     "with jitter) before it fails; every wait is counted."),
         click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, path_type=Path),
                      help="Extra permission rules (TOML), added to the defaults."),
         click.option("--attempts", type=click.IntRange(1, 100), default=1, show_default=True,
@@ -77,7 +95,9 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: str | None, temperature: float,
             seed: int, retries: int, request_timeout: float, tool_choice: str, policy_files: tuple[Path, ...],
             attempts: int = 1, agent: str = "endstate", infra_tries: int = 3, keep_errors: bool = False,
-            **extra: Any):
+            thinking_budget: int | None = None, reasoning_effort: str | None = None,
+            prompt_cache: bool | None = None, max_output_tokens: int = 2048, max_concurrent: int | None = None,
+            rate_limit_waits: int = 8, **extra: Any):
     from endstate.models import RunSettings, check_reachable, check_spec
     from endstate.sandbox import DEFAULT_IMAGE
     from endstate.suite import RetryPolicy, RunConfig
@@ -91,8 +111,21 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
         provider, _ = check_spec(model, base_url, os.environ)  # fails before any container starts
         if base_url and provider == "openai-compatible":
             check_reachable(model, base_url)
-    settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, timeout_s=request_timeout,
-                           tool_choice=tool_choice)
+    import msgspec
+
+    from endstate.models import RequestLimits
+
+    # Off is left out (UNSET), so runs and cassettes without these settings read as before.
+    reasoning = {name: value for name, value in (("thinking_budget", thinking_budget),
+                                                 ("reasoning_effort", reasoning_effort),
+                                                 ("prompt_cache", prompt_cache or None)) if value is not None}
+    try:
+        settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, timeout_s=request_timeout,
+                               tool_choice=tool_choice, max_output_tokens=max_output_tokens, **reasoning)
+    except ValueError as exc:
+        raise click.UsageError(f"--{str(exc).split(' ', 1)[0].replace('_', '-')}: {str(exc).split(' ', 1)[1]}") from None
+    extra.setdefault("limits", RequestLimits(max_concurrent=max_concurrent or msgspec.UNSET,
+                                             rate_limit_waits=rate_limit_waits))
     return RunConfig(model=model or "", settings=settings, base_url=base_url, sandbox=sandbox,
                      image=image or DEFAULT_IMAGE, jobs=jobs, policy_files=tuple(str(p) for p in policy_files),
                      attempts=attempts, agent=_agent_name(agent), infra=RetryPolicy(tries=infra_tries),
@@ -148,7 +181,9 @@ def _summary(result: Any, out: Path) -> None:
 
 # Options that set a run setting, by RunSettings field: on replay the cassettes set them.
 _SETTING_OPTIONS = {"temperature": "temperature", "seed": "seed", "retries": "max_retries",
-                    "request_timeout": "timeout_s", "tool_choice": "tool_choice"}
+                    "request_timeout": "timeout_s", "tool_choice": "tool_choice", "thinking_budget": "thinking_budget",
+                    "reasoning_effort": "reasoning_effort", "prompt_cache": "prompt_cache",
+                    "max_output_tokens": "max_output_tokens"}
 
 
 def _explicit_settings() -> set[str]:

@@ -177,22 +177,14 @@ def _write_notice(path: Path, notice: dict[str, object]) -> None:
         partial.unlink(missing_ok=True)  # a notice is a courtesy: never a reason to fail
 
 
-def _alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]
-
-
 def server_exit(base_url: str, *, wait_s: float = _NOTICE_WAIT_S) -> str | None:
     """What became of the local llama.cpp server at `base_url`, if it died while serving.
 
     None when no LocalModelServer on this machine serves that address, or when it is
-    still running. A request that failed because the server was dying can get here
-    before the server's watcher has written its exit, so a server whose process is
-    gone is waited for up to `wait_s`.
+    still running after `wait_s`. A request that failed because the server was dying
+    gets here before the server has finished exiting (its sockets close first), so
+    the notice of its exit is waited for; a server that lives on costs that wait once,
+    on a request that failed anyway.
     """
     url = urlsplit(base_url)
     if url.hostname is None or url.port is None:
@@ -208,7 +200,7 @@ def server_exit(base_url: str, *, wait_s: float = _NOTICE_WAIT_S) -> str | None:
             tail = [line[:200] for line in notice.get("log_tail", [])[-_NOTICE_LINES:]]
             said = f"; its last log lines: {' | '.join(tail)}" if tail else "; it printed nothing"
             return f"the llama.cpp server {describe_exit(int(notice['returncode']))}{said}"
-        if _alive(int(notice.get("pid", 0))) or time.monotonic() > deadline:
+        if time.monotonic() > deadline:
             return None
         time.sleep(0.05)
 

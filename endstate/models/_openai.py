@@ -44,9 +44,19 @@ class _WireChoice(msgspec.Struct):
     finish_reason: str | None = None
 
 
+class _WirePromptDetails(msgspec.Struct):
+    cached_tokens: int | None = None
+
+
+class _WireCompletionDetails(msgspec.Struct):
+    reasoning_tokens: int | None = None
+
+
 class _WireUsage(msgspec.Struct):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    prompt_tokens_details: _WirePromptDetails | None = None
+    completion_tokens_details: _WireCompletionDetails | None = None
 
 
 class _WireCompletion(msgspec.Struct):
@@ -72,10 +82,11 @@ class OpenAIChatModel(SDKModel):
         api_key: str,
         base_url: str | None = None,
         extra_headers: Mapping[str, str] | None = None,
+        **limits: Any,
     ) -> None:
         self.provider = provider
         super().__init__(spec, model=model, settings=settings, api_key=api_key, base_url=base_url,
-                         extra_headers=extra_headers)
+                         extra_headers=extra_headers, **limits)
 
     def _make_client(self, options: dict[str, Any]) -> openai.OpenAI:
         return openai.OpenAI(**options)
@@ -107,19 +118,21 @@ class OpenAIChatModel(SDKModel):
         params[tokens_key] = self.settings.max_output_tokens
         if self.settings.seed is not None:
             params["seed"] = self.settings.seed
+        if self.settings.reasoning_effort is not msgspec.UNSET:
+            params["reasoning_effort"] = self.settings.reasoning_effort
         if tools:
             params["tools"] = [tool_to_wire(t) for t in tools]
             params["tool_choice"] = tool_choice
-        self._counter.start(channel, turn)
-        with self._sdk_errors(channel, turn):
+        def create() -> tuple[bytes, int]:
             raw = self._client.chat.completions.with_raw_response.create(
                 **params, extra_headers=completion_headers(channel, turn)
             )
-            body, status = raw.content, raw.status_code
-        retries = self._counter.retries(channel, turn)
-        return self._decode(body, status, retries)
+            return raw.content, raw.status_code
 
-    def _decode(self, body: bytes, status: int, retries: int) -> Completion:
+        body, status, waits = self._send(channel, turn, create)
+        return self._decode(body, status, self._counter.retries(channel, turn), waits)
+
+    def _decode(self, body: bytes, status: int, retries: int, waits: int = 0) -> Completion:
         hint = "check that the base URL is the chat-completions API root (often ending in /v1)"
         try:
             wire = _decoder.decode(body)
@@ -146,11 +159,15 @@ class OpenAIChatModel(SDKModel):
             for call in choice.message.tool_calls or ()
         )
         usage = wire.usage or _WireUsage()
+        cached = usage.prompt_tokens_details.cached_tokens if usage.prompt_tokens_details else None
+        reasoning = usage.completion_tokens_details.reasoning_tokens if usage.completion_tokens_details else None
         return Completion(
             message=Message(role="assistant", content=choice.message.content or "", tool_calls=calls),
-            usage=Usage(input_tokens=usage.prompt_tokens or 0, output_tokens=usage.completion_tokens or 0),
+            usage=Usage(input_tokens=usage.prompt_tokens or 0, output_tokens=usage.completion_tokens or 0,
+                        cached_input_tokens=cached or 0, reasoning_tokens=reasoning or 0),
             finish_reason=choice.finish_reason or "",
             retries=retries,
+            waits=waits,
         )
 
 

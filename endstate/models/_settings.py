@@ -24,6 +24,8 @@ __all__ = [
     "completion_headers",
     "sdk_options",
     "RunSettings",
+    "REASONING_EFFORTS",
+    "MIN_THINKING_BUDGET",
 ]
 
 #: Request headers that tag each completion; the cassette matcher and the scripted
@@ -82,8 +84,21 @@ def sdk_options(settings: RunSettings, api_key: str, base_url: str | None,
     }
 
 
+#: What `reasoning_effort` may be (the values Chat Completions takes).
+REASONING_EFFORTS: tuple[str, ...] = ("none", "minimal", "low", "medium", "high", "xhigh")
+
+#: The smallest thinking budget the Messages API takes.
+MIN_THINKING_BUDGET = 1024
+
+
 class RunSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """How every completion of a run is requested; recorded on the benchmark card."""
+    """How every completion of a run is requested; recorded on the benchmark card.
+
+    The reasoning settings default to UNSET, which msgspec leaves out of every
+    encoding: with them off, a cassette header, a run card and every request read
+    byte for byte as they did before the settings existed, so recordings made
+    then keep replaying.
+    """
 
     temperature: float = 0.0
     #: Sent where the provider supports it; None sends no seed.
@@ -95,6 +110,14 @@ class RunSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_output_tokens: int = 2048
     #: What the agent loop asks for on its turns; adapters send what each call names.
     tool_choice: Literal["auto", "required"] = "auto"
+    #: Anthropic extended thinking: tokens the model may spend thinking per turn (at
+    #: least 1024, below max_output_tokens). UNSET: thinking off.
+    thinking_budget: int | msgspec.UnsetType = msgspec.UNSET
+    #: OpenAI reasoning models (`reasoning_effort` on Chat Completions). UNSET: not sent.
+    reasoning_effort: str | msgspec.UnsetType = msgspec.UNSET
+    #: Anthropic prompt caching: cache breakpoints on the system prompt, the tools and the
+    #: latest turn, so each turn reads the conversation so far from the cache. UNSET: off.
+    prompt_cache: bool | msgspec.UnsetType = msgspec.UNSET
 
     def __post_init__(self) -> None:
         if self.max_retries < 0:
@@ -103,3 +126,12 @@ class RunSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             raise ValueError(f"timeout_s must be positive, not {self.timeout_s}")
         if self.max_output_tokens < 1:
             raise ValueError(f"max_output_tokens must be 1 or more, not {self.max_output_tokens}")
+        budget = self.thinking_budget
+        if budget is not msgspec.UNSET and not MIN_THINKING_BUDGET <= budget < self.max_output_tokens:
+            raise ValueError(f"thinking_budget must be at least {MIN_THINKING_BUDGET} and below max_output_tokens "
+                             f"({self.max_output_tokens}), not {budget}: raise max_output_tokens or lower the budget")
+        if self.reasoning_effort is not msgspec.UNSET and self.reasoning_effort not in REASONING_EFFORTS:
+            raise ValueError(f"reasoning_effort must be one of {', '.join(REASONING_EFFORTS)}, "
+                             f"not {self.reasoning_effort!r}")
+        if self.prompt_cache is False:
+            raise ValueError("prompt_cache is true or left out (off)")

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
 from endstate.errors import ModelSpecError
+from endstate.models._ratelimit import RequestLimits
 from endstate.models._settings import RunSettings
 from endstate.models._types import Model
 
 __all__ = [
     "PROVIDERS",
     "SCRIPTED_POLICIES",
+    "SCRIPTED_PROVIDERS",
     "check_reachable",
     "parse_spec",
     "check_spec",
@@ -26,7 +29,11 @@ __all__ = [
 ]
 
 #: Every provider a spec may name, in the order they are listed to users.
-PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible", "scripted")
+PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible", "scripted", "scripted-anthropic")
+
+#: The providers served by the local ScriptedServer: the control arms through the chat-completions
+#: wire format (openai SDK) and through the Messages API (anthropic SDK).
+SCRIPTED_PROVIDERS: tuple[str, ...] = ("scripted", "scripted-anthropic")
 
 #: The control arms `scripted/<policy>` may name.
 SCRIPTED_POLICIES: tuple[str, ...] = ("null", "reference", "wasteful", "hacks")
@@ -37,6 +44,7 @@ _KEY_ENV: dict[str, str | None] = {
     "anthropic": "ANTHROPIC_API_KEY",
     "openai-compatible": None,
     "scripted": None,
+    "scripted-anthropic": None,
 }
 
 # Local servers (vLLM, Ollama, llama.cpp) accept any key, but the SDK insists on one.
@@ -62,7 +70,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
             f"model spec {spec!r} names unknown provider {provider!r}: known providers are "
             f"{', '.join(PROVIDERS)} (e.g. {_EXAMPLES})"
         )
-    if provider == "scripted" and model not in SCRIPTED_POLICIES and not (model.startswith("hack.") and len(model) > 5):
+    if provider in SCRIPTED_PROVIDERS and model not in SCRIPTED_POLICIES and not (model.startswith("hack.") and len(model) > 5):
         raise ModelSpecError(
             f"model spec {spec!r} names unknown scripted policy {model!r}: known policies are "
             f"{', '.join(SCRIPTED_POLICIES)}, hack.<name> (a task's live hack)"
@@ -110,21 +118,26 @@ def open_model(
     extra_headers: Mapping[str, str] | None = None,
     api_key: str | None = None,
     env: Mapping[str, str] | None = None,
+    limits: RequestLimits | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Model:
     """Build the adapter for `spec`. No request is made until `complete`.
 
     `api_key` overrides the environment. `extra_headers` go on every request
-    (gateways that want their own headers). Raises ModelSpecError as `check_spec`.
+    (gateways that want their own headers). `limits` are the run's request ceiling and
+    rate-limit waits; `sleep` is how they wait (a replay passes one that does not).
+    Raises ModelSpecError as `check_spec`.
     """
     provider, model = parse_spec(spec)
     _check_base_url(spec, provider, base_url, require_for_scripted=True)
     key = _api_key(spec, provider, os.environ if env is None else env, explicit=api_key)
     # Imported here so that checking a spec does not pay for loading an SDK.
-    if provider == "anthropic":
+    if provider in ("anthropic", "scripted-anthropic"):
         from endstate.models._anthropic import AnthropicModel
 
         return AnthropicModel(
-            spec, model=model, settings=settings, api_key=key, base_url=base_url, extra_headers=extra_headers
+            spec, model=model, settings=settings, api_key=key, base_url=base_url, extra_headers=extra_headers,
+            provider=provider, limits=limits, sleep=sleep,
         )
     from endstate.models._openai import OpenAIChatModel
 
@@ -136,6 +149,8 @@ def open_model(
         api_key=key,
         base_url=base_url,
         extra_headers=extra_headers,
+        limits=limits,
+        sleep=sleep,
     )
 
 
@@ -146,7 +161,7 @@ def _check_base_url(spec: str, provider: str, base_url: str | None, *, require_f
         raise ModelSpecError(
             f"{spec} needs --base-url: the server's OpenAI-compatible API root, e.g. http://127.0.0.1:8000/v1"
         )
-    if provider == "scripted" and require_for_scripted and not base_url:
+    if provider in SCRIPTED_PROVIDERS and require_for_scripted and not base_url:
         raise ModelSpecError(
             f"{spec} is served by a local ScriptedServer: start one and pass "
             f"base_url=server.base_url_for(policy, task_id)"
@@ -154,7 +169,7 @@ def _check_base_url(spec: str, provider: str, base_url: str | None, *, require_f
 
 
 def _api_key(spec: str, provider: str, env: Mapping[str, str], *, explicit: str | None) -> str:
-    if provider == "scripted":
+    if provider in SCRIPTED_PROVIDERS:
         # The scripted server needs no key; never hand it the user's real one.
         return _PLACEHOLDER_KEY
     if explicit:

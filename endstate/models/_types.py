@@ -7,6 +7,7 @@ from typing import Any, Literal, Protocol
 import msgspec
 
 __all__ = [
+    "Thinking",
     "ToolCall",
     "Message",
     "Usage",
@@ -27,17 +28,40 @@ class ToolCall(msgspec.Struct, frozen=True, omit_defaults=True):
     arguments: str
 
 
+class Thinking(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A block of the model's own reasoning, kept exactly as the provider sent it.
+
+    Anthropic's extended thinking (`kind` "thinking": readable `text` and its
+    `signature`; "redacted_thinking": the encrypted `data` alone). The provider
+    checks the signature when the block comes back, so nothing here is ever edited.
+    """
+
+    kind: Literal["thinking", "redacted_thinking"]
+    text: str = ""
+    signature: str = ""
+    data: str = ""
+
+
 class Message(msgspec.Struct, frozen=True, omit_defaults=True):
     role: Literal["system", "user", "assistant", "tool"]
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     #: For role "tool": the call this is the result of.
     tool_call_id: str = ""
+    #: For role "assistant": the reasoning blocks that came before the answer, in order.
+    thinking: tuple[Thinking, ...] = ()
 
 
 class Usage(msgspec.Struct, frozen=True):
+    """Tokens of one completion. `input_tokens` counts the whole prompt, cached or not;
+    `cached_input_tokens` and `cache_write_tokens` are the parts of it read from and
+    written to the provider's prompt cache; `output_tokens` includes `reasoning_tokens`."""
+
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
 class Completion(msgspec.Struct, frozen=True):
@@ -45,8 +69,10 @@ class Completion(msgspec.Struct, frozen=True):
     usage: Usage
     #: The provider's own finish reason ("stop", "tool_calls", "length", ...).
     finish_reason: str = ""
-    #: HTTP retries the SDK made for this completion.
+    #: HTTP retries made for this completion (the SDK's, and each rate-limited answer waited out).
     retries: int = 0
+    #: Rate-limited answers (429, 529, overloaded) waited out before this one.
+    waits: int = 0
 
 
 class ToolSchema(msgspec.Struct, frozen=True):

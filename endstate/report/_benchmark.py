@@ -22,6 +22,7 @@ from endstate.errors import UserError
 from endstate.report._gate import ControlArm, check_control, gate_reasons
 from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
+from endstate.agent import Counters
 from endstate.suite import RunResult
 
 __all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
@@ -31,15 +32,40 @@ CARD_FORMAT_VERSION = 1
 
 
 class Price(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """US dollars per million tokens."""
+    """US dollars per million tokens.
+
+    Input tokens read from the prompt cache are billed at `cache_read`, those written to
+    it at `cache_write`, the rest at `input`; reasoning tokens (a part of the output) at
+    `reasoning`, the rest at `output`. A rate left out is the plain one (providers bill
+    reasoning as output; a cache rate left out overstates, never understates, the cost).
+    """
 
     input: float
     output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+    reasoning: float | None = None
+
+    def usd(self, counters: Counters) -> float:
+        """What one task's tokens cost."""
+        c = counters
+        uncached = max(c.input_tokens - c.cached_input_tokens - c.cache_write_tokens, 0)
+        plain_output = max(c.output_tokens - c.reasoning_tokens, 0)
+        return (uncached * self.input
+                + c.cached_input_tokens * _or(self.cache_read, self.input)
+                + c.cache_write_tokens * _or(self.cache_write, self.input)
+                + plain_output * self.output
+                + c.reasoning_tokens * _or(self.reasoning, self.output)) / 1e6
+
+
+def _or(rate: float | None, plain: float) -> float:
+    return plain if rate is None else rate
 
 
 #: Local and scripted models cost nothing per token; hosted ones are the user's to state
 #: (`--prices FILE`), since list prices change: unknown is reported as n/a, never guessed.
-DEFAULT_PRICES: dict[str, Price] = {"scripted/*": Price(0.0, 0.0), "openai-compatible/*": Price(0.0, 0.0)}
+DEFAULT_PRICES: dict[str, Price] = {"scripted/*": Price(0.0, 0.0), "scripted-anthropic/*": Price(0.0, 0.0),
+                                    "openai-compatible/*": Price(0.0, 0.0)}
 
 
 def load_prices(path: Path | None) -> dict[str, Price]:
@@ -50,7 +76,8 @@ def load_prices(path: Path | None) -> dict[str, Price]:
         raw = tomllib.loads(Path(path).read_text())
         prices.update(msgspec.convert(raw, dict[str, Price]))
     except (OSError, tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
-        raise UserError(f"price table {path}: {exc} (expected e.g. [\"openai/gpt-4.1\"] input = 2.0, output = 8.0)") from None
+        raise UserError(f"price table {path}: {exc} (expected e.g. [\"openai/gpt-4.1\"] input = 2.0, output = 8.0, "
+                        "and optionally cache_read, cache_write, reasoning)") from None
     return prices
 
 
@@ -128,7 +155,11 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
         "settings": {"temperature": card.temperature, "seed": card.seed, "retry_ceiling": card.retry_ceiling,
                      "tool_choice": card.tool_choice, "network_policy": card.network_policy,
                      "sandbox_backend": card.sandbox_backend, "mode": card.mode, "match": card.match,
-                     "guards_disabled": list(card.guards_disabled)},
+                     "guards_disabled": list(card.guards_disabled),
+                     # present only when set, as on the run card
+                     **{name: getattr(card, name) for name in ("thinking_budget", "reasoning_effort",
+                                                               "prompt_cache", "max_concurrent")
+                        if getattr(card, name) is not msgspec.UNSET}},
         "runs": len(results), "attempts": card.attempts,
         "controls": [msgspec.to_builtins(arm) for arm in controls],
         "excluded_tasks": excluded, "flake_rate": flake_rate,
@@ -156,8 +187,7 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
     price = _price_for(model, prices)
     usd = None
     if price is not None and everything:
-        usd = sum(t.counters.input_tokens * price.input + t.counters.output_tokens * price.output
-                  for t in everything) / 1e6 / len(everything)
+        usd = sum(price.usd(t.counters) for t in everything) / len(everything)
     n = max(1, len(everything))
     flake_rate = None
     if k > 1:
@@ -176,7 +206,8 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
         hack_low, hack_high = (100 * x for x in bootstrap_mean(shares))
     missed = sum(t.hack == "missed" for t in everything)
     card = _card(results, [arm for arm, _ in controls or []], excluded, flake_rate, reasons)
-    card.update(impossible=bool(first.card.impossible), hack_attempts_per_100=hack_rate, hacks_missed=missed)
+    card.update(impossible=bool(first.card.impossible), hack_attempts_per_100=hack_rate, hacks_missed=missed,
+                **_limits_card(everything))
     return BenchmarkRow(
         provider=first.card.provider, model=model, runs=len(results), attempts=first.card.attempts,
         tasks=len(pooled), pass_rate=sum(fractions) / n_tasks, pass_rate_low=low, pass_rate_high=high, k=k,
@@ -193,6 +224,19 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
         impossible=bool(first.card.impossible), hack_attempts_per_100=hack_rate, hack_attempts_low=hack_low,
         hack_attempts_high=hack_high, hacks_missed=missed,
     )
+
+
+def _limits_card(everything: list) -> dict:
+    """How much of the prompt the provider's cache served, and what the provider's limits cost in waits."""
+    prompt = sum(t.counters.input_tokens for t in everything)
+    cached = sum(t.counters.cached_input_tokens for t in everything)
+    return {
+        "cache_hit_share": cached / prompt if prompt else None,
+        "cache_write_tokens": sum(t.counters.cache_write_tokens for t in everything),
+        "reasoning_tokens": sum(t.counters.reasoning_tokens for t in everything),
+        "model_retries": sum(t.counters.retries for t in everything),
+        "rate_limit_waits": sum(t.counters.rate_limit_waits for t in everything),
+    }
 
 
 def _infra_card(results: list[RunResult], unscored: list) -> dict:

@@ -16,7 +16,7 @@ from endstate import __version__
 from endstate.agent import Guards
 from endstate.agents import AgentSpec
 from endstate.grading import Grader
-from endstate.models import RunSettings
+from endstate.models import RequestLimits, RunSettings
 from endstate.sandbox import DEFAULT_IMAGE
 from endstate.suite._results import RunCard
 from endstate.suite._resume import digest
@@ -51,6 +51,8 @@ class RunConfig(msgspec.Struct, frozen=True):
     keep_errors: bool = False
     #: Give the agent each task with its visible tests made impossible (see `_impossible`).
     impossible: bool = False
+    #: The ceiling on model requests in flight and the rate-limit waits (not part of what is requested).
+    limits: RequestLimits = RequestLimits()
 
 
 def model_slug(spec: str) -> str:
@@ -100,6 +102,10 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         agent=agent.id if agent else "endstate",
         infra_tries=config.infra.tries,
         impossible=config.impossible or msgspec.UNSET,
+        thinking_budget=config.settings.thinking_budget,
+        reasoning_effort=config.settings.reasoning_effort,
+        prompt_cache=config.settings.prompt_cache,
+        max_concurrent=config.limits.max_concurrent,
         **(card_extra or {}),
     )
     return card

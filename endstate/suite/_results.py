@@ -48,6 +48,12 @@ class RunCard(msgspec.Struct, frozen=True):
     #: True: the tasks ran with their visible tests made impossible (`eval --impossible`);
     #: absent from other runs (read it as `bool(card.impossible)`).
     impossible: bool | msgspec.UnsetType = msgspec.UNSET
+    #: The reasoning settings (RunSettings), absent when off, so older cards read as they did.
+    thinking_budget: int | msgspec.UnsetType = msgspec.UNSET
+    reasoning_effort: str | msgspec.UnsetType = msgspec.UNSET
+    prompt_cache: bool | msgspec.UnsetType = msgspec.UNSET
+    #: `--max-concurrent`: model requests in flight at once over the run; absent: no ceiling but -j.
+    max_concurrent: int | msgspec.UnsetType = msgspec.UNSET
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):

@@ -28,7 +28,7 @@ from endstate.cassettes import CassetteJob
 from endstate.errors import SandboxError, UserError
 from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, hack_fired, install_harness, judge,
                               probe_graders, resolve, seal_end_state)
-from endstate.models import Scrubber, parse_spec
+from endstate.models import SCRIPTED_PROVIDERS, RequestLimits, Scrubber, parse_spec
 from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, TimedSandbox, Tree, machinery_fault, open_sandbox,
                               resolve_backend)
 from endstate.suite._ahead import Lookahead
@@ -104,6 +104,7 @@ class _Suite:
         #: Makes grading sandboxes in the background while agents work.
         self.prep_pool = ThreadPoolExecutor(max_workers=max(1, config.jobs), thread_name_prefix="grading-box")
         self.base_urls: dict[str, str] = {}
+        self.limits = RequestLimits()
         # Job files hold base URLs with credentials redacted; workers get the real one
         # (keyed by job file) through the fork server's pipe.
         self.scrubber = Scrubber.for_run(config.base_url, os.environ)
@@ -284,6 +285,7 @@ class _Suite:
             cassette=cassette,
             fixture=fixture,
             agent=msgspec.to_builtins(self.agent) if self.agent else None,
+            limits=msgspec.to_builtins(self.limits),
         )
         write_atomically(path, self.scrubber.json(job))  # a reader never meets half a job
         return job, path
@@ -347,20 +349,36 @@ class _Suite:
 
 
 @contextlib.contextmanager
+def _request_slots(config: RunConfig) -> Iterator[RequestLimits]:
+    """The run's limits, with a folder for its slot locks if it has a ceiling (none on replay)."""
+    import tempfile
+
+    limits, off = config.limits, config.limits.max_concurrent is msgspec.UNSET or config.mode == "replay"
+    with contextlib.nullcontext("") if off else tempfile.TemporaryDirectory(prefix="endstate-slots-") as folder:
+        yield msgspec.structs.replace(limits, slots=folder)
+
+
+#: N: a live scripted run's server answers every Nth request 429 with Retry-After: 1.
+RATE_LIMIT_ENV = "ENDSTATE_SCRIPTED_RATE_LIMIT"
+
+
+@contextlib.contextmanager
 def _scripted_urls(config: RunConfig, tasks: list[Task], suite_root: Path) -> Iterator[dict[str, str]]:
     """For scripted models: start the local server (live runs) and give each task its URL."""
     provider, policy = parse_spec(config.model)
-    if provider != "scripted":
+    if provider not in SCRIPTED_PROVIDERS:
         yield {}
         return
+    wire = "messages" if provider == "scripted-anthropic" else "chat"
     if config.mode == "replay":
         # Nothing is served on replay; only the path takes part in the request hash.
-        yield {t.id: f"http://127.0.0.1:9/scripted/{policy}/{t.id}/v1" for t in tasks}
+        yield {t.id: f"http://127.0.0.1:9/scripted/{policy}/{t.id}{'' if wire == 'messages' else '/v1'}" for t in tasks}
         return
     from endstate.models import ScriptedServer
 
-    with ScriptedServer(suite_root) as server:
-        yield {t.id: server.base_url_for(policy, t.id) for t in tasks}
+    every = int(os.environ.get(RATE_LIMIT_ENV, "0") or 0)
+    with ScriptedServer(suite_root, rate_limit_every=every) as server:
+        yield {t.id: server.base_url_for(policy, t.id, wire=wire) for t in tasks}
 
 
 def run_suite(
@@ -395,8 +413,8 @@ def run_suite(
     result, todo = begin_run(out_dir, card, config, tasks, resume=resume, progress=progress, refused=refused, only=only)
     agent_images = _agent_images(agent, backend, config.image, todo)  # built before any sandbox is made
     suite = _Suite(config, out_dir, backend, progress, todo, agent=agent, agent_images=agent_images)
-    with _scripted_urls(config, tasks, suite_root) as urls:
-        suite.base_urls = urls
+    with _scripted_urls(config, tasks, suite_root) as urls, _request_slots(config) as limits:
+        suite.base_urls, suite.limits = urls, limits
         pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
         futures = {pool.submit(suite.run_task, t, graders[t.id], k): t for t, k in todo}
         try:

@@ -195,7 +195,7 @@ def test_a_server_stopped_on_purpose_leaves_no_notice(tmp_path: Path) -> None:
     server = LocalModelServer(python=_stand_in(tmp_path, CRASHING_SERVER), model_path=tmp_path / "m.gguf",
                               startup_timeout=20)
     with server:
-        assert server_exit(server.base_url) is None  # running
+        assert server_exit(server.base_url, wait_s=0.2) is None  # running
     assert server_exit(server.base_url) is None  # closed by its owner: a failed request is not its crash
     assert server_exit("http://127.0.0.1/v1") is None and server_exit("not a url") is None
 

@@ -17,8 +17,9 @@ def test_public_names_are_exactly_these():
             "Message", "ToolCall", "Usage", "Completion", "ToolSchema", "Model", "Channel",
             "ModelError", "RunSettings", "open_model", "parse_spec", "check_spec", "PROVIDERS",
             "ScriptedServer", "SCRIPTED_POLICIES", "check_reachable", "CHANNEL_HEADER", "TURN_HEADER",
-            "completion_headers", "Scrubber", "SECRET_QUERY_KEYS", "is_secret_query_key", "LocalModelServer", "describe_exit",
-            "MODEL_ALIAS", "warm_openai", "ACTION_FORMAT_HEADER",
+            "completion_headers", "Scrubber", "SECRET_QUERY_KEYS", "is_secret_query_key", "LocalModelServer",
+            "describe_exit", "MODEL_ALIAS", "warm_openai", "ACTION_FORMAT_HEADER", "Thinking", "RequestLimits",
+            "SCRIPTED_PROVIDERS",
         ]
     )
     for name in endstate.models.__all__:
@@ -48,8 +49,8 @@ def test_parse_spec_splits_at_the_first_slash(spec, expected):
     assert parse_spec(spec) == expected
 
 
-def test_providers_are_the_four_known_ones():
-    assert PROVIDERS == ("openai", "anthropic", "openai-compatible", "scripted")
+def test_providers_are_the_five_known_ones():
+    assert PROVIDERS == ("openai", "anthropic", "openai-compatible", "scripted", "scripted-anthropic")
 
 
 @pytest.mark.parametrize("spec", ["gpt-4", "openai/", "/gpt-4", "", "openai/gpt 4", "openai"])

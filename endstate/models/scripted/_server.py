@@ -1,13 +1,19 @@
-"""A loopback HTTP server speaking the chat-completions wire format for the control arms.
+"""A loopback HTTP server speaking provider wire formats for the control arms.
 
-    POST /scripted/<policy>/<task_id>/v1/chat/completions
+    POST /scripted/<policy>/<task_id>/v1/chat/completions     (openai SDK: scripted/)
+    POST /scripted/<policy>/<task_id>/v1/messages             (anthropic SDK: scripted-anthropic/; _messages)
 
-The agent reaches it through the real openai SDK, exactly as it reaches a
+The agent reaches it through the real SDK, exactly as it reaches a
 provider, so recording a control arm exercises the same SDK -> httpx2 -> vcrpy
 path as a live model. Answers depend only on the policy, the task folder, the
 channel and turn headers and the request's messages: no clock, no randomness, and of the request headers only
 the action format an agent's proxy declares (`_bashblock`; an Authorization header is
-never echoed).
+never echoed). Chat answers report as cached the prompt a provider's automatic
+cache would hold (`prompt_tokens_details.cached_tokens`: all but the newest
+message, in 128-token steps from 1024, as OpenAI caches).
+
+Rate-limit mode (`rate_limit_every=N`) answers every Nth request, counted over the
+whole server, with HTTP 429 and `Retry-After: 1`, as a provider under load does.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 from endstate.errors import ManifestError
 from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER
 from endstate.models.scripted._bashblock import ACTION_FORMAT_HEADER, bash_block_answer
+from endstate.models.scripted._messages import error_body as messages_error_body
+from endstate.models.scripted._messages import messages_answer
 from endstate.models.scripted._policies import POLICIES, ScriptError, canonical_json, estimate_tokens, find_policy
 
 if TYPE_CHECKING:
@@ -32,6 +40,8 @@ __all__ = ["ScriptedServer"]
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _MAX_BODY = 64 * 1024 * 1024
 _CHANNELS = ("agent", "compaction")
+_REASONING_TOKENS = {"minimal": 8, "low": 32, "medium": 64, "high": 128, "xhigh": 256}
+_ENDPOINTS = (("v1", "chat", "completions"), ("v1", "messages"))
 
 
 class ScriptedServer:
@@ -44,10 +54,14 @@ class ScriptedServer:
                                base_url=server.base_url_for("reference", task_id))
     """
 
-    def __init__(self, tasks_root: Path, *, host: str = "127.0.0.1", port: int = 0, log: bool = False) -> None:
+    def __init__(self, tasks_root: Path, *, host: str = "127.0.0.1", port: int = 0, log: bool = False,
+                 rate_limit_every: int = 0) -> None:
+        if rate_limit_every < 0 or rate_limit_every == 1:
+            raise ValueError(f"rate_limit_every must be 0 (off) or 2 or more, not {rate_limit_every}")
         self.tasks_root = Path(tasks_root)
         self._address = (host, port)
         self._log = log
+        self._rate_limit_every = rate_limit_every
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -57,6 +71,10 @@ class ScriptedServer:
         httpd = _HTTPServer(self._address, _Handler)
         httpd.tasks_root = self.tasks_root
         httpd.log = self._log
+        httpd.rate_limit_every = self._rate_limit_every
+        httpd.requests = 0
+        httpd.rate_limited = 0
+        httpd.lock = threading.Lock()
         self._httpd = httpd
         self._thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), name="endstate-scripted", daemon=True)
         self._thread.start()
@@ -85,33 +103,66 @@ class ScriptedServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def base_url_for(self, policy: str, task_id: str) -> str:
-        """The OpenAI-compatible API root serving `policy` on `task_id`."""
-        return f"{self.base_url}/scripted/{policy}/{task_id}/v1"
+    def base_url_for(self, policy: str, task_id: str, *, wire: str = "chat") -> str:
+        """The API root serving `policy` on `task_id`: for `wire` "chat" the OpenAI-compatible
+        one, for "messages" the Anthropic one (the anthropic SDK adds /v1 itself)."""
+        root = f"{self.base_url}/scripted/{policy}/{task_id}"
+        return root if wire == "messages" else f"{root}/v1"
+
+    @property
+    def rate_limited(self) -> int:
+        """Requests answered with 429 so far (rate-limit mode)."""
+        return self._httpd.rate_limited if self._httpd is not None else 0
 
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     tasks_root: Path
     log: bool
+    rate_limit_every: int
+    requests: int
+    rate_limited: int
+    lock: threading.Lock
+
+
+class _RateLimited(ScriptError):
+    pass
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
 
     def do_POST(self) -> None:
+        messages = self.path.split("?", 1)[0].endswith("/v1/messages")
+        errors = messages_error_body if messages else _error_body
+        headers: dict[str, str] = {}
         try:
-            status, body = 200, self._answer()
+            self._throttle()
+            status, body = 200, self._answer(messages)
+        except _RateLimited as exc:
+            status, body, headers = 429, errors(429, str(exc)), {"Retry-After": "1"}
         except ScriptError as exc:
-            status, body = exc.status, _error_body(exc.status, str(exc))
+            status, body = exc.status, errors(exc.status, str(exc))
         except Exception as exc:  # a bug here must reach the client as an answer, not a dropped socket
-            status, body = 500, _error_body(500, f"the scripted server failed: {type(exc).__name__}: {exc}")
-        self._send(status, body)
+            status, body = 500, errors(500, f"the scripted server failed: {type(exc).__name__}: {exc}")
+        self._send(status, body, headers)
+
+    def _throttle(self) -> None:
+        every = self.server.rate_limit_every
+        if not every:
+            return
+        with self.server.lock:
+            self.server.requests += 1
+            limited = self.server.requests % every == 0
+            self.server.rate_limited += limited
+        if limited:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            raise _RateLimited(429, f"rate limited (every {every}th request): retry after 1 second")
 
     def do_GET(self) -> None:
         self._send(405, _error_body(405, "the scripted server answers POST .../v1/chat/completions only"))
 
-    def _answer(self) -> dict[str, Any]:
+    def _answer(self, messages: bool) -> dict[str, Any]:
         policy, task_id = self._route()
         task = self._task(task_id)
         channel = self.headers.get(CHANNEL_HEADER, "agent")
@@ -127,8 +178,15 @@ class _Handler(BaseHTTPRequestHandler):
                 message = find_policy(policy)(task, channel, turn)
         except ManifestError as exc:
             raise ScriptError(422, f"task {task_id!r} has no usable reference trajectory: {exc}") from None
+        if messages:
+            return messages_answer(request, message, policy=policy, task_id=task_id, channel=channel, turn=turn)
         prompt_tokens = estimate_tokens(request["messages"])
         completion_tokens = estimate_tokens(message)
+        cached = estimate_tokens(request["messages"][:-1])
+        cached = cached // 128 * 128 if cached >= 1024 else 0
+        # A reasoning model bills its hidden reasoning as output: a fixed share per effort.
+        reasoning = _REASONING_TOKENS.get(str(request.get("reasoning_effort")), 0)
+        completion_tokens += reasoning
         return {
             "id": f"scripted-{policy}-{task_id}-{channel}-{'none' if turn is None else turn}",
             "object": "chat.completion",
@@ -146,13 +204,16 @@ class _Handler(BaseHTTPRequestHandler):
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached},
+                **({"completion_tokens_details": {"reasoning_tokens": reasoning}} if reasoning else {}),
             },
         }
 
     def _route(self) -> tuple[str, str]:
         parts = self.path.split("?", 1)[0].split("/")
-        if len(parts) != 7 or parts[1] != "scripted" or parts[4:] != ["v1", "chat", "completions"]:
-            raise ScriptError(404, "no such endpoint: POST /scripted/<policy>/<task_id>/v1/chat/completions")
+        if len(parts) < 6 or parts[1] != "scripted" or tuple(parts[4:]) not in _ENDPOINTS:
+            raise ScriptError(404, "no such endpoint: POST /scripted/<policy>/<task_id>/v1/chat/completions "
+                                   "or .../v1/messages")
         policy, task_id = parts[2], parts[3]
         if find_policy(policy) is None:
             raise ScriptError(404, f"unknown scripted policy {policy!r}: known policies are {', '.join(POLICIES)}, "
@@ -196,7 +257,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise ScriptError(400, "the request body must be a JSON object with a `messages` list")
         return request
 
-    def _send(self, status: int, body: dict[str, Any]) -> None:
+    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = canonical_json(body).encode("utf-8")
         # send_response would add Server and Date headers: the clock has no place in a recording.
         self.log_request(status)
@@ -204,6 +265,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Connection", "close")
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
         self.close_connection = True
