@@ -69,11 +69,11 @@ def install_harness(box: Sandbox) -> None:
 
 
 def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str, *,
-                            run_id: str = "", beside: Sandbox | None = None) -> Sandbox:
+                            run_id: str = "") -> Sandbox:
     """A fresh sandbox from the pristine image with the harness's test entry point in it
-    (`run_id`: the run whose label it carries; `beside`: the agent's sandbox it will grade)."""
+    (`run_id`: the run whose label it carries)."""
     box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}", run_id=run_id,
-                       grading=True, beside=beside)
+                       grading=True)
     try:
         box.ready()  # what the first graded command needs is opened now, off the critical path
         install_harness(box)
@@ -87,9 +87,9 @@ class GradingBox:
     """A grading sandbox made in the background while the agent works; closed with the task."""
 
     def __init__(self, pool: ThreadPoolExecutor, backend: str, image: str, limits: SandboxLimits, name_hint: str,
-                 *, run_id: str = "", beside: Sandbox | None = None):
+                 *, run_id: str = ""):
         self._future: Future[Sandbox] = pool.submit(prepare_grading_sandbox, backend, image, limits, name_hint,
-                                                    run_id=run_id, beside=beside)
+                                                    run_id=run_id)
 
     def get(self) -> Sandbox:
         return self._future.result()
