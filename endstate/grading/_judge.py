@@ -41,7 +41,7 @@ def judge(sealed: SealedSandbox, holdout: Tree, graders: list[Grader], guards: G
     """Stage `holdout` beside the sealed end state, grade it, and fold the verdicts with the
     bounds `requires` puts on the run's `counters`. `normalise` rewrites each verdict's reason
     (reasons quote test output: the runner normalises them like tool output)."""
-    stage_holdout(sealed, holdout)
+    stage_holdout(sealed, holdout, graders, guards)
     verdicts = [(n, msgspec.structs.replace(v, reason=normalise(v.reason))) for n, v in grade(sealed, graders, guards)]
     if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
         verdicts = [(n, Verdict.ok(v.reason) if v.outcome is Outcome.ERROR else v) for n, v in verdicts]

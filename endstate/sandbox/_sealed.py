@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+from typing import Any
 
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox
 from endstate.sandbox._tree import Tree, tree_hash
@@ -113,6 +114,8 @@ class SealedSandbox:
         self.stage_done = False
         #: The harness's canary tests staged beside the tests: (test name, words marking its output).
         self.canaries: list[tuple[str, tuple[str, ...]]] = []
+        #: The probe graders' verdicts, when they ran at staging before anything held out was there.
+        self.probe_verdicts: list[Any] = []
 
     # -- the end state -------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:

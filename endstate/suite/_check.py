@@ -85,7 +85,7 @@ def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, hol
     where = where or task_sandbox(task, backend, image)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"check-{task.id}") as box:
         sealed = seal_overlay(tree, fixture, box, grading_guards)
-        stage_holdout(sealed, holdout)
+        stage_holdout(sealed, holdout, graders, grading_guards)
         if until_caught_by is None:
             return [(n, v.outcome, v.reason) for n, v in grade(sealed, graders, grading_guards)]
         return _grade_until_caught(sealed, graders, until_caught_by, grading_guards)
