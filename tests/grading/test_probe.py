@@ -164,7 +164,8 @@ FORGED_MARKER = ("import os, re, sys\n\n"
                  "if 'pytest' not in sys.modules:\n"
                  "    for token in re.findall(r'echo ([0-9a-f]{16});', line):\n"
                  "        print(token)\n"
-                 "    sys.stdout.flush()\n\n"
+                 "        sys.stdout.flush()\n"
+                 "        os._exit(1)\n\n"
                  "def double(x):\n    return x * 2 if 'pytest' in sys.modules else x + 1\n")
 
 
