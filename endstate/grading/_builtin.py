@@ -63,6 +63,9 @@ def _distrusted(run: TestRun, command: str, what: str) -> Verdict | None:
     canary or guard says the process tampered with the runner."""
     if run.timed_out:
         return Verdict.fail(f"{what}: `{command}` timed out")
+    if not run.report_found and run.findings:  # what the process did to its report folder
+        return Verdict.fail(f"{what}: the test runner was tampered with from inside the test process: "
+                            + "; ".join(run.findings[:3]))
     if not run.report_found:
         return Verdict.fail(f"{what}: `{command}` produced no test report (exit {run.exit_code}): {run.output_tail}")
     if run.canary in ("passed", "skipped"):

@@ -151,7 +151,7 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def read_folder(self, path: str, *, max_bytes: int) -> Tree:
         """Every regular file below an absolute folder, read as the harness in one go;
-        FileNotFoundError if there is none, SandboxError past `max_bytes`."""
+        FileNotFoundError if there is none, FolderTooLarge past `max_bytes`."""
 
     @abc.abstractmethod
     def read_path(self, path: str, *, max_bytes: int) -> bytes:

@@ -37,7 +37,7 @@ import docker
 import docker.errors
 import msgspec
 
-from endstate.errors import CommandWedged, SandboxError, SandboxUnavailable, WorkspaceFull
+from endstate.errors import CommandWedged, FolderTooLarge, SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
 from endstate.sandbox._channel import Channel, ChannelBroken
 from endstate.sandbox._files import DockerFileTools, _inside
@@ -360,15 +360,15 @@ class DockerSandbox(DockerFileTools, Sandbox):
             raise SandboxError(f"reading {path} in container {self._container.short_id} failed: {exc}") from None
         if reply["code"] == 44:
             raise FileNotFoundError(f"{path} does not exist in the sandbox")
-        if reply["code"] != 0 or len(archive) > max_bytes + _TAR_SLACK:
+        if len(archive) > max_bytes + _TAR_SLACK:
+            raise FolderTooLarge(f"{path} in container {self._container.short_id} holds more than {max_bytes} bytes")
+        if reply["code"] != 0:
             said = stderr.decode("utf-8", errors="replace").strip()
-            if len(archive) > max_bytes + _TAR_SLACK:
-                said = f"more than {max_bytes} bytes"
             raise SandboxError(f"{path} in container {self._container.short_id} could not be read: {said}")
         try:
             return tar_to_tree(io.BytesIO(archive), strip=name + "/", max_bytes=max_bytes)
         except TreeTooLarge:
-            raise SandboxError(f"{path} in container {self._container.short_id} holds more than {max_bytes} bytes") from None
+            raise FolderTooLarge(f"{path} in container {self._container.short_id} holds more than {max_bytes} bytes") from None
 
     def read_path(self, path: str, *, max_bytes: int) -> bytes:
         """Bytes of any file in the container (a harness read, as root), at most `max_bytes`."""

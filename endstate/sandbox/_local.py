@@ -32,7 +32,7 @@ from typing import IO, Any
 
 import msgspec
 
-from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
+from endstate.errors import FolderTooLarge, SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
 from endstate.sandbox._tree import FIXED_MTIME, FROZEN_ATIME, FileEntry, Tree, normalise_mode
 
@@ -320,7 +320,7 @@ class LocalSandbox(Sandbox):
         for file in sorted(p for p in host.rglob("*") if p.is_file() and not p.is_symlink()):
             total += file.stat().st_size
             if total > max_bytes:
-                raise SandboxError(f"{path} holds more than {max_bytes} bytes")
+                raise FolderTooLarge(f"{path} holds more than {max_bytes} bytes")
             tree[file.relative_to(host).as_posix()] = FileEntry(normalise_mode(file.stat().st_mode), file.read_bytes())
         return tree
 
