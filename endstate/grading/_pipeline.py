@@ -115,7 +115,7 @@ def _blind_snapshot(raw: Tree) -> Tree:
 def seal_end_state(stopped: Any, fixture: Tree, grading: Sandbox, guards: GradingGuards = GradingGuards(), *,
                    max_bytes: int = SNAPSHOT_MAX_BYTES) -> SealedSandbox:
     """Seal the agent's (stopped) sandbox and give the grading sandbox exactly what was sealed."""
-    raw = stopped.get_tree(max_bytes=max_bytes)
+    raw = stopped.get_tree(max_bytes=max_bytes, sealing=True)
     return seal_overlay(raw, fixture, grading, guards)
 
 

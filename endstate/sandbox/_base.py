@@ -124,9 +124,10 @@ class Sandbox(abc.ABC):
         """Write every file of `tree` into the workspace (modes kept, mtimes fixed)."""
 
     @abc.abstractmethod
-    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
+    def get_tree(self, *, max_bytes: int | None = None, sealing: bool = False) -> Tree:
         """Every regular file and symlink now in the workspace. Raises SandboxError
-        when the files hold more than `max_bytes` (reading stops there)."""
+        when the files hold more than `max_bytes` (reading stops there) and, `sealing`,
+        when the workspace holds what a Tree cannot carry (see `_tree.unsealable`), naming it."""
 
     # -- the harness's own access: sealing and grading, never the agent's tools -----
     @abc.abstractmethod

@@ -45,7 +45,7 @@ from endstate.sandbox._engine import remove_container, shared_client, why
 from endstate.sandbox._reaper import owner_labels
 from endstate.sandbox._scripts import (_BACKSTOP_S, _DISK_WATCH_FIRED, _MIB, _RUNNER,
                                        _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT, _UNTAR_AS_ROOT, _WATCHDOG_FIRED, AGENT_UID)
-from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeTooLarge, folders_above, harness_tar, tar_to_tree, tree_to_tar
+from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeRefused, TreeTooLarge, folders_above, harness_tar, tar_to_tree, tree_to_tar
 
 __all__ = ["DockerSandbox"]
 
@@ -308,10 +308,13 @@ class DockerSandbox(DockerFileTools, Sandbox):
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not write into container {self._container.short_id}: {why(exc)}") from None
 
-    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
+    def get_tree(self, *, max_bytes: int | None = None, sealing: bool = False) -> Tree:
         try:
             stream, _ = self._client.api.get_archive(self._container.id, WORKDIR)
-            return tar_to_tree(_ChunkReader(stream), strip=posixpath.basename(WORKDIR) + "/", max_bytes=max_bytes)
+            return tar_to_tree(_ChunkReader(stream), strip=posixpath.basename(WORKDIR) + "/", max_bytes=max_bytes,
+                               sealing=sealing)
+        except TreeRefused as exc:
+            raise SandboxError(f"the workspace of container {self._container.short_id} holds {exc}") from None
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not read container {self._container.short_id}: {why(exc)}") from None
         except TreeTooLarge as exc:

@@ -195,5 +195,5 @@ def seal(stopped: Sandbox, fixture: Tree, *, max_bytes: int = SNAPSHOT_MAX_BYTES
     """Snapshot a (stopped) sandbox's workspace, for file questions only; grading goes
     through `endstate.grading.seal_end_state`, which also prepares the grading sandbox.
     Raises SandboxError when the workspace holds more than `max_bytes`."""
-    raw = stopped.get_tree(max_bytes=max_bytes)
+    raw = stopped.get_tree(max_bytes=max_bytes, sealing=True)
     return SealedSandbox(None, without_caches(raw), fixture, ignored_caches=cache_paths(raw))
