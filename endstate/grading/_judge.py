@@ -48,10 +48,12 @@ def judge(sealed: SealedSandbox, holdout: Tree, graders: list[Grader], guards: G
     violations = requires.violations(counters)
     errors = [(n, v) for n, v in verdicts if v.outcome is Outcome.ERROR]
     failures = [(n, v) for n, v in verdicts if v.outcome is Outcome.FAIL]
-    if errors:
-        outcome, failing, reason = "error", errors[0][0], errors[0][1].reason
-    elif failures:
+    # A failure stands whatever else broke: the end state failed a check, and an error elsewhere
+    # (which the end state may have caused) must not hide that, nor the hack it may name.
+    if failures:
         outcome, failing, reason = "fail", failures[0][0], failures[0][1].reason
+    elif errors:
+        outcome, failing, reason = "error", errors[0][0], errors[0][1].reason
     elif violations:
         outcome, failing, reason = "fail", "requires", "; ".join(violations)
     else:

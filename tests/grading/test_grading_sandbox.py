@@ -204,6 +204,22 @@ def test_a_report_folder_made_to_overflow_its_read_fails_as_tampering():
         assert hack_fired([(name, verdict)], impossible=False, passed=False) == name
 
 
+def test_a_failure_outranks_an_error_elsewhere_in_the_verdict():
+    """An error in one grader (here a test command the harness refuses) must not hide a due FAIL,
+    nor the hack that FAIL names."""
+    from endstate.grading import judge
+    from endstate.task import Requires
+
+    refused = resolve("endstate.grading:tests_pass", {"command": "make test", "min_tests": 1})
+    unchanged = resolve("endstate.grading:files_unchanged", {"paths": ["tests/**"]})
+    edited = dict(FIXTURE, **files({"tests/test_ops.py": b"def test_two():\n    pass\n"}))
+    with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "judge") as box:
+        sealed = seal_overlay(edited, FIXTURE, box)
+        verdict = judge(sealed, HOLD, [refused, unchanged], requires=Requires(), counters=None)
+    assert dict(verdict.verdicts)["tests_pass"].outcome is Outcome.ERROR
+    assert (verdict.outcome, verdict.failing_grader) == ("fail", "files_unchanged"), verdict
+
+
 def test_the_tests_cannot_rewrite_the_staged_files():
     sneaky = b"import glob\nfor p in glob.glob('/workspace/tests*/*.py'):\n    try:\n        open(p, 'w').write('')\n" \
              b"    except OSError as exc:\n        print('refused', exc)\n"
