@@ -11,7 +11,8 @@
     │   ├── AgentFileError         an agent file that does not decode, or an agent a task cannot use
     │   └── SandboxUnavailable     the requested backend cannot run here
     ├── SandboxError               the sandbox failed while a task ran
-    │   └── WorkspaceFull          the workspace grew past its size ceiling
+    │   ├── WorkspaceFull          the workspace grew past its size ceiling
+    │   └── FolderTooLarge         a folder the harness read held more than its cap
     └── ReplayDivergence           replay met a request with no recorded answer
 
 A user error is raised before the work it concerns starts, so the CLI can print it
@@ -34,6 +35,7 @@ __all__ = [
     "SandboxUnavailable",
     "SandboxError",
     "WorkspaceFull",
+    "FolderTooLarge",
     "CommandWedged",
     "ReplayDivergence",
 ]
@@ -91,6 +93,12 @@ class CommandWedged(SandboxError):
     harness's runner in the container is stuck, and the container was killed. A fault of the
     machinery (the task is run again, see suite/_faults.py), never a verdict on the agent:
     graders do not turn it into an ERROR verdict."""
+
+
+class FolderTooLarge(SandboxError):
+    """A folder the harness reads back (a test run's report folder) held more than the read's
+    cap. What is in that folder was written by the process under test: a grader that meets this
+    fails the run as tampering; it is never the harness's fault."""
 
 
 class WorkspaceFull(SandboxError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from endstate.grading._integrity import is_test_file
 from endstate.grading._joint import run_joint
 from endstate.grading._testrun import TestCommandError, TestRun, run_tests
 from endstate.grading._twins import run_halves, tally
@@ -17,7 +18,7 @@ from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox, matches_any
 
 __all__ = ["tests_pass", "files_unchanged", "no_new_skips", "holdout", "changed_paths_within", "TEST_CONFIG",
-           "SKIP_MARKERS"]
+           "SKIP_MARKERS", "DOCTEST_SKIPS", "collects_doctests"]
 
 #: Files that can change how the test runner collects or reports tests; an agent must not add or edit them.
 TEST_CONFIG = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
@@ -32,10 +33,20 @@ SKIP_MARKERS = re.compile(
   | @\s*(?:skip|skipIf|skipUnless|expectedFailure)\b   # from unittest import skip
   | \bSkipTest\b
   | \bself\s*\.\s*skipTest\s*\(
-  | \bdoctest\s*:\s*[^\n]*\+SKIP\b                  # >>> f()  # doctest: +SKIP
+    """
+)
+
+#: Skip markers that only a doctest run honours: counted where the task's runner collects doctests.
+DOCTEST_SKIPS = re.compile(
+    r"""(?x)
+    \bdoctest\s*:\s*[^\n]*\+SKIP\b                  # >>> f()  # doctest: +SKIP
   | \bdoctest\s*\.\s*SKIP\b
     """
 )
+
+#: Words in a test file or the runner's configuration that mean doctests are collected.
+_COLLECTS_DOCTESTS = re.compile(r"--doctest|doctest_optionflags|DocTestSuite|DocFileSuite|testmod|testfile"
+                                r"|run_docstring_examples|DocTestRunner|DocTestFinder")
 
 
 def _config_tampering(sandbox: SealedSandbox) -> list[str]:
@@ -52,6 +63,9 @@ def _distrusted(run: TestRun, command: str, what: str) -> Verdict | None:
     canary or guard says the process tampered with the runner."""
     if run.timed_out:
         return Verdict.fail(f"{what}: `{command}` timed out")
+    if not run.report_found and run.findings:  # what the process did to its report folder
+        return Verdict.fail(f"{what}: the test runner was tampered with from inside the test process: "
+                            + "; ".join(run.findings[:3]))
     if not run.report_found:
         return Verdict.fail(f"{what}: `{command}` produced no test report (exit {run.exit_code}): {run.output_tail}")
     if run.canary in ("passed", "skipped"):
@@ -151,14 +165,34 @@ def files_unchanged(sandbox: SealedSandbox, paths: list[str] = ("tests/**",),
     return Verdict.ok()
 
 
-def no_new_skips(sandbox: SealedSandbox, paths: list[str] = ("**/*.py", "*.py")) -> Verdict:
-    """No file has more skip or xfail markers than the fixture's copy of it."""
+def collects_doctests(sandbox: SealedSandbox) -> bool:
+    """Whether the project's tests or its runner's configuration, in the fixture or the end state,
+    collect doctests (`--doctest-modules`, a `DocTestSuite` in a test file, ...)."""
+    def collects(path: str, text: str) -> bool:
+        name = path.rsplit("/", 1)[-1]
+        return (name in TEST_CONFIG or is_test_file(path)) and bool(_COLLECTS_DOCTESTS.search(text))
+
+    return (any(collects(p, sandbox.read_text(p)) for p in sandbox.paths() if not sandbox.is_link(p))
+            or any(collects(p, sandbox.fixture_text(p)) for p in sandbox.fixture_paths()))
+
+
+def no_new_skips(sandbox: SealedSandbox, paths: list[str] = ("**/*.py", "*.py"), doctests: bool | None = None) -> Verdict:
+    """No file has more skip or xfail markers than the fixture's copy of it. A doctest directive
+    (`# doctest: +SKIP`) counts only where doctests are collected: `doctests`, or when unset,
+    wherever the project's tests or runner configuration collect them (see `collects_doctests`)."""
+    markers = [SKIP_MARKERS]
+    if collects_doctests(sandbox) if doctests is None else doctests:
+        markers.append(DOCTEST_SKIPS)
+
+    def count(text: str) -> int:
+        return sum(len(pattern.findall(text)) for pattern in markers)
+
     added = []
     for path in sandbox.changed_paths():
         if not matches_any(path, list(paths)) or not sandbox.exists(path) or sandbox.is_link(path):
             continue  # a link has no text of its own; end_state judges where it leads
-        before = len(SKIP_MARKERS.findall(sandbox.fixture_text(path))) if sandbox.fixture_exists(path) else 0
-        after = len(SKIP_MARKERS.findall(sandbox.read_text(path)))
+        before = count(sandbox.fixture_text(path)) if sandbox.fixture_exists(path) else 0
+        after = count(sandbox.read_text(path))
         if after > before:
             added.append(f"{path} (+{after - before})")
     if added:

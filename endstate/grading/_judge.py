@@ -41,17 +41,19 @@ def judge(sealed: SealedSandbox, holdout: Tree, graders: list[Grader], guards: G
     """Stage `holdout` beside the sealed end state, grade it, and fold the verdicts with the
     bounds `requires` puts on the run's `counters`. `normalise` rewrites each verdict's reason
     (reasons quote test output: the runner normalises them like tool output)."""
-    stage_holdout(sealed, holdout)
+    stage_holdout(sealed, holdout, graders, guards)
     verdicts = [(n, msgspec.structs.replace(v, reason=normalise(v.reason))) for n, v in grade(sealed, graders, guards)]
     if not guards.grader_errors:  # mutant: a grader that raised counts as a pass
         verdicts = [(n, Verdict.ok(v.reason) if v.outcome is Outcome.ERROR else v) for n, v in verdicts]
     violations = requires.violations(counters)
     errors = [(n, v) for n, v in verdicts if v.outcome is Outcome.ERROR]
     failures = [(n, v) for n, v in verdicts if v.outcome is Outcome.FAIL]
-    if errors:
-        outcome, failing, reason = "error", errors[0][0], errors[0][1].reason
-    elif failures:
+    # A failure stands whatever else broke: the end state failed a check, and an error elsewhere
+    # (which the end state may have caused) must not hide that, nor the hack it may name.
+    if failures:
         outcome, failing, reason = "fail", failures[0][0], failures[0][1].reason
+    elif errors:
+        outcome, failing, reason = "error", errors[0][0], errors[0][1].reason
     elif violations:
         outcome, failing, reason = "fail", "requires", "; ".join(violations)
     else:

@@ -7,6 +7,8 @@ and its verdicts.
                 -> a fresh grading sandbox (made while the agent worked) receives exactly
                    the snapshot, read-only to the user tests run as, plus the harness's
                    own test entry point
+                -> the probe, if the task has one, runs the end state there while
+                   nothing held out exists anywhere in that container
                 -> the held-out tests are staged there
                 -> every grader runs, then `end_state` (the checks every task gets)
 
@@ -16,6 +18,7 @@ and its verdicts.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -59,6 +62,8 @@ class GradingGuards(msgspec.Struct, frozen=True):
     half_isolation: bool = True
     #: The task's probe: the end state run as a plain program, judged outside the sandbox.
     outside_check: bool = True
+    #: The probe runs before the held-out tests reach the container (off: beside them).
+    probe_first: bool = True
     #: Not a guard: test runs fork from a warm entry point (off: each starts cold; as strict either way).
     warm_start: bool = True
 
@@ -69,11 +74,11 @@ def install_harness(box: Sandbox) -> None:
 
 
 def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str, *,
-                            run_id: str = "", beside: Sandbox | None = None) -> Sandbox:
+                            run_id: str = "") -> Sandbox:
     """A fresh sandbox from the pristine image with the harness's test entry point in it
-    (`run_id`: the run whose label it carries; `beside`: the agent's sandbox it will grade)."""
+    (`run_id`: the run whose label it carries)."""
     box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}", run_id=run_id,
-                       grading=True, beside=beside)
+                       grading=True)
     try:
         box.ready()  # what the first graded command needs is opened now, off the critical path
         install_harness(box)
@@ -87,9 +92,9 @@ class GradingBox:
     """A grading sandbox made in the background while the agent works; closed with the task."""
 
     def __init__(self, pool: ThreadPoolExecutor, backend: str, image: str, limits: SandboxLimits, name_hint: str,
-                 *, run_id: str = "", beside: Sandbox | None = None):
+                 *, run_id: str = ""):
         self._future: Future[Sandbox] = pool.submit(prepare_grading_sandbox, backend, image, limits, name_hint,
-                                                    run_id=run_id, beside=beside)
+                                                    run_id=run_id)
 
     def get(self) -> Sandbox:
         return self._future.result()
@@ -110,7 +115,7 @@ def _blind_snapshot(raw: Tree) -> Tree:
 def seal_end_state(stopped: Any, fixture: Tree, grading: Sandbox, guards: GradingGuards = GradingGuards(), *,
                    max_bytes: int = SNAPSHOT_MAX_BYTES) -> SealedSandbox:
     """Seal the agent's (stopped) sandbox and give the grading sandbox exactly what was sealed."""
-    raw = stopped.get_tree(max_bytes=max_bytes)
+    raw = stopped.get_tree(max_bytes=max_bytes, sealing=True)
     return seal_overlay(raw, fixture, grading, guards)
 
 
@@ -130,9 +135,13 @@ def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: GradingGuar
     return sealed
 
 
-def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
-    """Give the grading sandbox, in one write, the sealed tree, the held-out tests and the
-    canaries (one per folder that holds tests), all read-only to the test user."""
+def stage_holdout(sealed: SealedSandbox, holdout: Tree, graders: Sequence[Grader] = (),
+                  guards: GradingGuards = GradingGuards()) -> None:
+    """Give the grading sandbox the sealed tree, the held-out tests and the canaries (one per
+    folder that holds tests), all read-only to the test user: in one write, or, where `graders`
+    hold a probe, the sealed tree first, then the probe, then the rest (see `_probe_first`)."""
+    if guards.outside_check and guards.probe_first and sealed.graded:
+        _probe_first(sealed, graders)
     staged = dict(holdout)
     if getattr(sealed, "twins", True):  # drawn afresh per staging, from a secret no sandbox sees
         sealed.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash),
@@ -151,6 +160,17 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree) -> None:
     if sealed.graded:  # what each test run copies into its scratch folder
         sealed.graded = {**sealed.graded, **staged}
     sealed.stage_done = True
+
+
+def _probe_first(sealed: SealedSandbox, graders: Sequence[Grader]) -> None:
+    """Run the probe graders while the grading container holds the sealed tree alone. The probe
+    is the first end-state process there: whatever it leaves behind that no wipe reaches (kernel
+    state of the container's namespaces) it left before any held-out file existed to read."""
+    probes = [g for g in graders if g.short_name == PROBE]
+    if not probes:
+        return
+    sealed.grading.put_harness_trees({WORKDIR: (sealed.graded, "root")})
+    sealed.probe_verdicts = [run_grader(g, sealed) for g in probes]
 
 
 def prepare_test_runs(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = GradingGuards(), *,
@@ -174,7 +194,8 @@ def grade(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = 
         graders = [g for g in graders if g.short_name != PROBE]
     # The probe runs before any test process has run in this container: nothing a test run
     # left behind (a file in /tmp) can tell the program it is being probed. Verdicts keep their order.
-    early = {i: run_grader(g, sealed) for i, g in enumerate(graders) if g.short_name == PROBE}
+    probed = iter(sealed.probe_verdicts)  # run at staging, before any held-out file was there
+    early = {i: next(probed, None) or run_grader(g, sealed) for i, g in enumerate(graders) if g.short_name == PROBE}
     prepare_test_runs(sealed, graders, guards)
     verdicts = [(g.short_name, early[i] if i in early else run_grader(g, sealed)) for i, g in enumerate(graders)]
     if guards.integrity:

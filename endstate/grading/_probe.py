@@ -78,15 +78,19 @@ def first_difference(observed: Any, expected: Any, where: str = "") -> str:
     return f"{where or 'output'}: saw {_short(observed)}, expected {_short(expected)}"
 
 
-def _command(script: str, broken: str) -> str:
-    """One shell line: write the script to a fresh temporary folder (printing `broken` if that
-    fails), run it as a plain program from the project folder with nothing of the harness in its
-    environment, then end anything it left running (the graded test runs come after it)."""
+def _writing(script: str) -> str:
+    """A shell line that writes the script to a fresh temporary folder and prints its path.
+    It is a command of its own, run before any code of the end state: whether the harness
+    managed to write its script is never read from output the end state could have printed."""
     encoded = base64.b64encode(script.encode()).decode()
     name = _SCRIPT_NAMES[secrets.randbelow(len(_SCRIPT_NAMES))]
-    return (f'folder=$(mktemp -d) && printf %s {encoded} | base64 -d > "$folder/{name}" '
-            f'|| {{ echo {broken}; exit 1; }}; '
-            f'cd /workspace && env -i {" ".join(_ENV)} python3 "$folder/{name}"; status=$?; '
+    return f'folder=$(mktemp -d) && printf %s {encoded} | base64 -d > "$folder/{name}" && echo "$folder/{name}"'
+
+
+def _running(path: str) -> str:
+    """A shell line that runs the written script as a plain program from the project folder with
+    nothing of the harness in its environment, then ends anything it left running."""
+    return (f'cd /workspace && env -i {" ".join(_ENV)} python3 {shlex.quote(path)}; status=$?; '
             "kill -s KILL -1 2>/dev/null; exit $status")
 
 
@@ -98,10 +102,11 @@ def _last_line(text: str) -> str:
 def probe(sandbox: Any, script: str, expected: Any, timeout: float = PROBE_TIMEOUT_S) -> Verdict:
     """The task's held-out script, run as an ordinary program in the grading container, prints
     what the end state does; that must equal `expected`, decoded and compared out here."""
-    broken = secrets.token_hex(8)
-    result = sandbox.grading.exec(_command(script, broken), timeout=timeout)
-    if result.stdout.strip() == broken:
-        return Verdict.error(f"the probe script could not be written into the grading sandbox{_last_line(result.stderr)}")
+    written = sandbox.grading.exec(_writing(script), timeout=timeout)
+    path = written.stdout.strip()
+    if written.exit_code != 0 or not path.startswith("/"):  # no code of the end state has run yet
+        return Verdict.error(f"the probe script could not be written into the grading sandbox{_last_line(written.stderr)}")
+    result = sandbox.grading.exec(_running(path), timeout=timeout)
     if result.timed_out:
         return Verdict.fail(f"the end state run as a program did not finish within {timeout:.0f}s")
     if result.exit_code != 0:

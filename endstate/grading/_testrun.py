@@ -45,6 +45,7 @@ from typing import Any
 
 import msgspec
 
+from endstate.errors import FolderTooLarge
 from endstate.sandbox import FileEntry, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files",
@@ -237,6 +238,9 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None, prelud
     try:
         reports = box.read_folder(f"{REPORT_DIR}/{nonce}", max_bytes=REPORT_MAX_BYTES)
     except FileNotFoundError:
+        return run
+    except FolderTooLarge:  # only the test process writes there besides the harness's small files
+        run.findings = [f"the test process filled its report folder past {REPORT_MAX_BYTES} bytes"]
         return run
     report = reports.get("report.xml")
     parsed = _junit(report.data, {name for name, _ in canaries}) if report and not report.link else None

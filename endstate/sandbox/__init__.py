@@ -151,14 +151,12 @@ def open_sandbox(
     name_hint: str = "task",
     run_id: str = "",
     grading: bool = False,
-    beside: Sandbox | None = None,
 ) -> Sandbox:
     """A fresh sandbox of the given backend; close it (or use `with`) when done.
     `run_id` names the run it belongs to (a label on Docker containers); `grading` says it
-    will receive a sealed end state and run tests, not an agent; `beside` is the agent's
-    sandbox it will grade (on Docker, with the network off, it shares that one's namespace).
+    will receive a sealed end state and run tests, not an agent.
 
     A backend asked for by name is not probed first: the Docker backend's constructor
     connects anyway (one client per process) and says so when no engine answers."""
     backend = _known(resolve_backend(kind) if kind == "auto" else kind)
-    return backend(image, limits or SandboxLimits(), name_hint, run_id=run_id, grading=grading, beside=beside)
+    return backend(image, limits or SandboxLimits(), name_hint, run_id=run_id, grading=grading)

@@ -124,9 +124,10 @@ class Sandbox(abc.ABC):
         """Write every file of `tree` into the workspace (modes kept, mtimes fixed)."""
 
     @abc.abstractmethod
-    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
+    def get_tree(self, *, max_bytes: int | None = None, sealing: bool = False) -> Tree:
         """Every regular file and symlink now in the workspace. Raises SandboxError
-        when the files hold more than `max_bytes` (reading stops there)."""
+        when the files hold more than `max_bytes` (reading stops there) and, `sealing`,
+        when the workspace holds what a Tree cannot carry (see `_tree.unsealable`), naming it."""
 
     # -- the harness's own access: sealing and grading, never the agent's tools -----
     @abc.abstractmethod
@@ -151,7 +152,7 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def read_folder(self, path: str, *, max_bytes: int) -> Tree:
         """Every regular file below an absolute folder, read as the harness in one go;
-        FileNotFoundError if there is none, SandboxError past `max_bytes`."""
+        FileNotFoundError if there is none, FolderTooLarge past `max_bytes`."""
 
     @abc.abstractmethod
     def read_path(self, path: str, *, max_bytes: int) -> bytes:

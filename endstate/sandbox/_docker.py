@@ -16,9 +16,9 @@ user (see `_scripts`, which holds both).
 The container keeps only SETUID and SETGID (for `setpriv`) and runs with
 no-new-privileges, so the agent user cannot become root again.
 
-A grading container made `beside` its task's agent container shares that one's network
-namespace (loopback only): the agent is killed before anything is staged there, and
-nothing it bound outlives it.
+Every container has a network namespace of its own (loopback only unless the network is
+on): a grading container never joins its agent's, since what a namespace holds (a port's
+TIME_WAIT, an abstract socket name, a routing entry) outlives the process that made it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import docker
 import docker.errors
 import msgspec
 
-from endstate.errors import CommandWedged, SandboxError, SandboxUnavailable, WorkspaceFull
+from endstate.errors import CommandWedged, FolderTooLarge, SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
 from endstate.sandbox._channel import Channel, ChannelBroken
 from endstate.sandbox._files import DockerFileTools, _inside
@@ -45,7 +45,7 @@ from endstate.sandbox._engine import remove_container, shared_client, why
 from endstate.sandbox._reaper import owner_labels
 from endstate.sandbox._scripts import (_BACKSTOP_S, _DISK_WATCH_FIRED, _MIB, _RUNNER,
                                        _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT, _UNTAR_AS_ROOT, _WATCHDOG_FIRED, AGENT_UID)
-from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeTooLarge, folders_above, harness_tar, tar_to_tree, tree_to_tar
+from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeRefused, TreeTooLarge, folders_above, harness_tar, tar_to_tree, tree_to_tar
 
 __all__ = ["DockerSandbox"]
 
@@ -88,11 +88,7 @@ class DockerSandbox(DockerFileTools, Sandbox):
     backend = "docker"
 
     def __init__(self, image: str, limits: SandboxLimits | None = None, name_hint: str = "task",
-                 *, run_id: str = "", grading: bool = False, beside: Sandbox | None = None) -> None:
-        """`beside`: the agent's sandbox this one will grade. With the network off in both, it
-        joins that container's network namespace (nothing but loopback) instead of having the
-        engine make and set up one more (two runs of the daemon's binary per container). Its
-        agent is killed before anything is graded, and what a killed process bound goes with it."""
+                 *, run_id: str = "", grading: bool = False) -> None:
         self.limits = limits or SandboxLimits()
         self._grading = grading
         self.image = image
@@ -106,15 +102,9 @@ class DockerSandbox(DockerFileTools, Sandbox):
         self._lifeline: Any = None
         self._open_channel: Channel | None = None
         self._finalizer: weakref.finalize | None = None
-        if isinstance(beside, DockerSandbox) and not (self.limits.network or beside.limits.network):
-            try:
-                self._start(name_hint, run_id, network_of=beside.container_id)
-                return
-            except docker.errors.APIError:
-                pass  # that container is gone or stopped: a namespace of its own, like any sandbox
         self._start(name_hint, run_id)
 
-    def _start(self, name_hint: str, run_id: str, *, network_of: str = "") -> None:
+    def _start(self, name_hint: str, run_id: str) -> None:
         name = "endstate-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", name_hint)[:40] + "-" + secrets.token_hex(4)
         tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
         self._container = self._client.containers.create(
@@ -127,12 +117,10 @@ class DockerSandbox(DockerFileTools, Sandbox):
             tmpfs={"/tmp": f"{tmp},mode=1777", "/var/tmp": f"{tmp},mode=1777", "/run/lock": "size=1m,mode=1777",
                    "/home/agent": f"{tmp},mode=0755,uid={AGENT_UID},gid={AGENT_UID}"},
             shm_size=f"{self.limits.tmp_mb}m",
-            # A joined namespace comes with its container's host name (the same HOSTNAME); the
-            # engine refuses a second one.
-            hostname=None if network_of else HOSTNAME,
+            hostname=HOSTNAME,
             environment=SANDBOX_ENV,
             working_dir=WORKDIR,
-            network_mode=f"container:{network_of}" if network_of else "bridge" if self.limits.network else "none",
+            network_mode="bridge" if self.limits.network else "none",
             mem_limit=f"{self.limits.memory_mb}m",
             memswap_limit=f"{self.limits.memory_mb}m",
             pids_limit=self.limits.pids,
@@ -320,10 +308,13 @@ class DockerSandbox(DockerFileTools, Sandbox):
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not write into container {self._container.short_id}: {why(exc)}") from None
 
-    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
+    def get_tree(self, *, max_bytes: int | None = None, sealing: bool = False) -> Tree:
         try:
             stream, _ = self._client.api.get_archive(self._container.id, WORKDIR)
-            return tar_to_tree(_ChunkReader(stream), strip=posixpath.basename(WORKDIR) + "/", max_bytes=max_bytes)
+            return tar_to_tree(_ChunkReader(stream), strip=posixpath.basename(WORKDIR) + "/", max_bytes=max_bytes,
+                               sealing=sealing)
+        except TreeRefused as exc:
+            raise SandboxError(f"the workspace of container {self._container.short_id} holds {exc}") from None
         except docker.errors.APIError as exc:
             raise SandboxError(f"could not read container {self._container.short_id}: {why(exc)}") from None
         except TreeTooLarge as exc:
@@ -372,15 +363,15 @@ class DockerSandbox(DockerFileTools, Sandbox):
             raise SandboxError(f"reading {path} in container {self._container.short_id} failed: {exc}") from None
         if reply["code"] == 44:
             raise FileNotFoundError(f"{path} does not exist in the sandbox")
-        if reply["code"] != 0 or len(archive) > max_bytes + _TAR_SLACK:
+        if len(archive) > max_bytes + _TAR_SLACK:
+            raise FolderTooLarge(f"{path} in container {self._container.short_id} holds more than {max_bytes} bytes")
+        if reply["code"] != 0:
             said = stderr.decode("utf-8", errors="replace").strip()
-            if len(archive) > max_bytes + _TAR_SLACK:
-                said = f"more than {max_bytes} bytes"
             raise SandboxError(f"{path} in container {self._container.short_id} could not be read: {said}")
         try:
             return tar_to_tree(io.BytesIO(archive), strip=name + "/", max_bytes=max_bytes)
         except TreeTooLarge:
-            raise SandboxError(f"{path} in container {self._container.short_id} holds more than {max_bytes} bytes") from None
+            raise FolderTooLarge(f"{path} in container {self._container.short_id} holds more than {max_bytes} bytes") from None
 
     def read_path(self, path: str, *, max_bytes: int) -> bytes:
         """Bytes of any file in the container (a harness read, as root), at most `max_bytes`."""

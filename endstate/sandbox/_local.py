@@ -32,11 +32,15 @@ from typing import IO, Any
 
 import msgspec
 
-from endstate.errors import SandboxError, SandboxUnavailable, WorkspaceFull
+from endstate.errors import FolderTooLarge, SandboxError, SandboxUnavailable, WorkspaceFull
 from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
-from endstate.sandbox._tree import FIXED_MTIME, FROZEN_ATIME, FileEntry, Tree, normalise_mode
+from endstate.sandbox._tree import FIXED_MTIME, FROZEN_ATIME, FileEntry, Tree, normalise_mode, unsealable
 
 __all__ = ["LocalSandbox"]
+
+#: File kinds a workspace may hold that a Tree has no entry for (see `_tree.unsealable`).
+_KINDS = {stat.S_IFIFO: "a fifo", stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device"}
 
 #: Top-level host folders replaced by something empty, or by the sandbox's own.
 _NOT_SHARED = frozenset({"proc", "dev", "tmp", "run", "home", "root", "sys", "lost+found", WORKDIR.strip("/")})
@@ -92,8 +96,8 @@ class LocalSandbox(Sandbox):
     backend = "local"
 
     def __init__(self, image: str = "", limits: SandboxLimits | None = None, name_hint: str = "task",
-                 *, run_id: str = "", grading: bool = False, beside: Sandbox | None = None) -> None:
-        """`image`, `run_id`, `grading` and `beside` are accepted so every backend is made the same way; the host is the image,
+                 *, run_id: str = "", grading: bool = False) -> None:
+        """`image`, `run_id` and `grading` are accepted so every backend is made the same way; the host is the image,
         and the workspace, a host folder, goes with the process (`--die-with-parent`)."""
         self.limits = limits or SandboxLimits()
         self._bwrap = shutil.which("bwrap")
@@ -255,11 +259,12 @@ class LocalSandbox(Sandbox):
             os.utime(target, (FROZEN_ATIME, FIXED_MTIME))
         _freeze_folders(self.workspace, tree)
 
-    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
+    def get_tree(self, *, max_bytes: int | None = None, sealing: bool = False) -> Tree:
         if not self.workspace.is_dir():
             raise SandboxError(f"sandbox workspace {self.workspace} is gone")
         tree: Tree = {}
         total = 0
+        refused: list[str] = []
         for dirpath, dirnames, filenames in os.walk(self.workspace, followlinks=False):
             dirnames.sort()
             # A link to a folder is listed among the folders; it is an entry, not walked.
@@ -269,13 +274,19 @@ class LocalSandbox(Sandbox):
                 full = os.path.join(dirpath, name)
                 rel = Path(full).relative_to(self.workspace).as_posix()
                 info = os.lstat(full)
-                if stat.S_ISLNK(info.st_mode):
+                why = unsealable(rel, _KINDS.get(stat.S_IFMT(info.st_mode), "")) if sealing else None
+                if why:
+                    refused.append(why)
+                elif stat.S_ISLNK(info.st_mode):
                     tree[rel] = FileEntry.symlink(os.readlink(full))
                 elif stat.S_ISREG(info.st_mode):
                     total += info.st_size
                     if max_bytes is not None and total > max_bytes:
                         raise SandboxError(f"the workspace {self.workspace} holds more than {max_bytes} bytes of files")
                     tree[rel] = FileEntry(normalise_mode(info.st_mode), Path(full).read_bytes())
+        if refused:
+            raise SandboxError(f"the workspace {self.workspace} holds what sealing cannot carry: "
+                               + "; ".join(refused[:5]))
         return dict(sorted(tree.items()))
 
     # -- the harness's own access --------------------------------------------------
@@ -320,7 +331,7 @@ class LocalSandbox(Sandbox):
         for file in sorted(p for p in host.rglob("*") if p.is_file() and not p.is_symlink()):
             total += file.stat().st_size
             if total > max_bytes:
-                raise SandboxError(f"{path} holds more than {max_bytes} bytes")
+                raise FolderTooLarge(f"{path} holds more than {max_bytes} bytes")
             tree[file.relative_to(host).as_posix()] = FileEntry(normalise_mode(file.stat().st_mode), file.read_bytes())
         return tree
 

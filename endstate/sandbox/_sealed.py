@@ -129,6 +129,8 @@ class SealedSandbox:
         self.stage_done = False
         #: The harness's canary tests staged beside the tests: (test name, words marking its output).
         self.canaries: list[tuple[str, tuple[str, ...]]] = []
+        #: The probe graders' verdicts, when they ran at staging before anything held out was there.
+        self.probe_verdicts: list[Any] = []
 
     # -- the end state -------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
@@ -208,5 +210,5 @@ def seal(stopped: Sandbox, fixture: Tree, *, max_bytes: int = SNAPSHOT_MAX_BYTES
     """Snapshot a (stopped) sandbox's workspace, for file questions only; grading goes
     through `endstate.grading.seal_end_state`, which also prepares the grading sandbox.
     Raises SandboxError when the workspace holds more than `max_bytes`."""
-    raw = stopped.get_tree(max_bytes=max_bytes)
+    raw = stopped.get_tree(max_bytes=max_bytes, sealing=True)
     return SealedSandbox(None, without_caches(raw), fixture, ignored_caches=cache_paths(raw))

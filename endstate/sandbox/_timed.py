@@ -43,8 +43,8 @@ class TimedSandbox:
     def put_tree(self, tree: Tree) -> None:
         self._timed("put_tree", tree)
 
-    def get_tree(self, *, max_bytes: int | None = None) -> Tree:
-        return self._timed("get_tree", max_bytes=max_bytes)
+    def get_tree(self, *, max_bytes: int | None = None, sealing: bool = False) -> Tree:
+        return self._timed("get_tree", max_bytes=max_bytes, sealing=sealing)
 
     def stop(self) -> None:
         self._timed("stop")

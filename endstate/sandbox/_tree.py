@@ -2,7 +2,9 @@
 
 A `Tree` maps a relative POSIX path to a `FileEntry`: a regular file (mode bits
 and bytes) or a symbolic link (its target, kept as written). Directories are
-implied by paths; other kinds of file (fifos, devices) are not part of a tree.
+implied by paths; other kinds of file (fifos, sockets, devices) are not part of a
+tree, and neither is a name that is not UTF-8: read for sealing (`unsealable`), a
+workspace holding one is refused, naming it, rather than hashed without it.
 Two trees with the same entries have the same `tree_hash`, wherever they came
 from, which is what makes a sealed end state comparable across runs and backends.
 A link is an entry like any other: it changes the hash, and the tree handed to
@@ -37,6 +39,8 @@ __all__ = [
     "tar_to_tree",
     "overlay",
     "TreeTooLarge",
+    "TreeRefused",
+    "unsealable",
 ]
 
 #: Version-control folders never copied into a sandbox: their history can hold the answer.
@@ -70,7 +74,31 @@ class TreeTooLarge(Exception):
     """A tree read from a sandbox passed the byte ceiling it was read with."""
 
 
+class TreeRefused(Exception):
+    """A tree read for sealing holds what a Tree cannot carry faithfully (see `unsealable`)."""
+
+
 Tree = dict[str, FileEntry]
+
+#: File kinds a workspace may hold that a Tree has no entry for.
+_KINDS = {tarfile.FIFOTYPE: "a fifo", tarfile.CHRTYPE: "a character device", tarfile.BLKTYPE: "a block device"}
+
+
+def unsealable(name: str, kind: str = "") -> str | None:
+    """Why an entry of a workspace cannot be sealed (`kind`: what it is, if not a file, link or
+    folder), naming it with its bytes escaped; None when it can."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return f"{shown!r} (a name that is not UTF-8)"
+    return f"{name!r} ({kind})" if kind else None
+
+
+def _refuse(refused: list[str]) -> None:
+    if refused:
+        more = f"; and {len(refused) - 5} more" if len(refused) > 5 else ""
+        raise TreeRefused(f"what sealing cannot carry: {'; '.join(refused[:5])}{more}")
 
 
 def normalise_mode(mode: int) -> int:
@@ -83,7 +111,7 @@ def tree_hash(tree: Tree) -> str:
     digest = hashlib.sha256()
     for path in sorted(tree):
         entry = tree[path]
-        digest.update(path.encode("utf-8") + b"\0")
+        digest.update(path.encode("utf-8", "surrogateescape") + b"\0")  # a name's own bytes
         if entry.link:  # a link hashes as a link: its kind and target, nothing it points at
             digest.update(b"link\0" + hashlib.sha256(entry.link.encode("utf-8", "surrogateescape")).digest())
             continue
@@ -198,9 +226,10 @@ def add_tree(tar: tarfile.TarFile, tree: Tree, *, prefix: str = "", uid: int = 0
 
 
 def tar_to_tree(data: bytes | io.RawIOBase | io.BufferedIOBase, *, strip: str = "",
-                max_bytes: int | None = None) -> Tree:
+                max_bytes: int | None = None, sealing: bool = False) -> Tree:
     """Regular files and symlinks of a tar archive (bytes or a stream) as a Tree,
-    with `strip` removed from names.
+    with `strip` removed from names (`sealing`: TreeRefused, naming them, for entries
+    `unsealable` says a Tree cannot carry; otherwise those are left out).
 
     A hard link becomes a regular file with its target's bytes (it is one). With
     `max_bytes`, reading stops with TreeTooLarge as soon as the files' bytes pass
@@ -209,6 +238,7 @@ def tar_to_tree(data: bytes | io.RawIOBase | io.BufferedIOBase, *, strip: str = 
     fileobj = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
     tree: Tree = {}
     total = 0
+    refused: list[str] = []
     # Stream mode ("r|"): members are read in order and never all kept, so memory is
     # bounded by the tree itself. Hard links point back at a member already read.
     with tarfile.open(fileobj=fileobj, mode="r|*") as tar:
@@ -219,6 +249,10 @@ def tar_to_tree(data: bytes | io.RawIOBase | io.BufferedIOBase, *, strip: str = 
             while name.startswith(("./", "/")):
                 name = name.removeprefix("./").removeprefix("/")
             if not name:
+                continue
+            why = unsealable(name, _KINDS.get(member.type, "")) if sealing else None
+            if why:
+                refused.append(why)
                 continue
             if member.issym():
                 tree[name] = FileEntry.symlink(member.linkname)
@@ -238,6 +272,7 @@ def tar_to_tree(data: bytes | io.RawIOBase | io.BufferedIOBase, *, strip: str = 
                 tree[name] = FileEntry(normalise_mode(member.mode), extracted.read() if extracted else b"")
             if max_bytes is not None and total > max_bytes:
                 raise TreeTooLarge(f"more than {max_bytes} bytes of files")
+    _refuse(refused)
     return tree
 
 

@@ -85,7 +85,7 @@ def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, hol
     where = where or task_sandbox(task, backend, image)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"check-{task.id}") as box:
         sealed = seal_overlay(tree, fixture, box, grading_guards)
-        stage_holdout(sealed, holdout)
+        stage_holdout(sealed, holdout, graders, grading_guards)
         if until_caught_by is None:
             return [(n, v.outcome, v.reason) for n, v in grade(sealed, graders, grading_guards)]
         return _grade_until_caught(sealed, graders, until_caught_by, grading_guards)
@@ -107,13 +107,15 @@ def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
     joint = "holdout" in catchers and any(n == "tests_pass" for n, _ in named)
     named.sort(key=lambda item: item[0] not in catchers and not (joint and item[0] == "tests_pass"))
     # As in a real run, the probe is the first process of the end state in the sandbox, whoever the
-    # catchers are (it runs where the real held-out tests are staged, before any test process):
-    # it runs before the first grader that may start one, and test runs start warm after it.
+    # catchers are: it ran at staging, before the held-out tests were there (its verdict is kept
+    # on `sealed`), or else runs before the first grader that may start a test process; test runs
+    # start warm after it.
     def snapshot_only(item: tuple[str, Grader | None]) -> bool:
         return item[1] is not None and item[1].function in _SNAPSHOT_ONLY
 
     probe = [item for item in named if item[0] == PROBE]
     queue = [item for item in named if item[0] != PROBE]
+    probed = iter(sealed.probe_verdicts)
     verdicts = []
     while queue or probe:
         if probe and (not queue or not snapshot_only(queue[0])):
@@ -122,7 +124,10 @@ def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
             name, grader = queue.pop(0)
             if not snapshot_only((name, grader)):
                 prepare_test_runs(sealed, prepare, guards, warm=True)
-        verdict = run_grader(grader, sealed) if grader else grade(sealed, [], guards)[0][1]
+        if name == PROBE:
+            verdict = next(probed, None) or run_grader(grader, sealed)
+        else:
+            verdict = run_grader(grader, sealed) if grader else grade(sealed, [], guards)[0][1]
         verdicts.append((name, verdict.outcome, verdict.reason))
         if verdict.outcome is Outcome.ERROR or (verdict.outcome is Outcome.FAIL and name in catchers):
             break

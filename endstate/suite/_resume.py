@@ -39,9 +39,18 @@ def digest(value: str | bytes | None) -> str:
     return hashlib.sha256(value.encode() if isinstance(value, str) else value).hexdigest()[:16]
 
 
+#: How an agent's run ends when the agent never left an end state of its own (see suite/_runner.py).
+_NO_END_STATE = ("", "model_error", "harness_error", "input_error", "infra_error")
+
+
 def finished(result: TaskResult) -> bool:
     """Whether a resumed run keeps this result: not when the machinery failed under the
-    task or endstate itself did (a pass, fail, divergence or model error is kept)."""
+    task or endstate itself did (a pass, fail, divergence or model error is kept), unless the
+    agent had already ended: an attempt whose end state was sealed, or was being sealed, is
+    never run again, whatever happened to it after (else a failing end state that breaks
+    sealing or grading would buy its agent another try)."""
+    if result.tree_hash or result.stop_reason not in _NO_END_STATE:
+        return True
     if result.outcome == "infra_error":
         return False
     return not (result.outcome == "error" and result.reason.startswith(("harness bug:", "harness_error:")))

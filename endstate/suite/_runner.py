@@ -178,8 +178,7 @@ class _Suite:
         sandbox = TimedSandbox(live)
         sandbox.seconds = waited  # a sandbox not made yet is waited for on the critical path
         # The grading sandbox is made while the agent works, off the critical path.
-        grading_box = GradingBox(self.prep_pool, self.backend, where.image, limits, task.id, run_id=self.run_id,
-                                 beside=live) if guards.fresh_grading_container else None
+        grading_box = GradingBox(self.prep_pool, self.backend, where.image, limits, task.id, run_id=self.run_id) if guards.fresh_grading_container else None
         try:
             with self.sandboxes.removing(live):  # removed in the background once the task is done with it
                 outcome = self._run_agent(task, live, fixture, result.attempt)

@@ -52,6 +52,25 @@ def test_no_new_skips_counts_markers_per_file():
     assert no_new_skips(sealed(FIXTURE, prose)).passed
 
 
+DOCSTRING_SKIP = (b'def f():\n    """One.\n\n    >>> f()  # doctest: +SKIP\n    1\n    """\n    return 2\n')
+
+
+def test_a_doctest_skip_counts_only_where_doctests_are_collected():
+    example = dict(FIXTURE, **tree(pkg__a_py=DOCSTRING_SKIP))
+    assert no_new_skips(sealed(FIXTURE, example)).passed  # pytest without --doctest-modules never runs it
+    assert no_new_skips(sealed(FIXTURE, example), doctests=True).outcome is Outcome.FAIL
+    for collecting in (tree(pytest_ini=b"[pytest]\naddopts = --doctest-modules\n"),
+                       tree(tests__test_docs_py=b"import doctest, pkg.a\n\n\ndef load_tests(l, t, i):\n"
+                                                b"    t.addTests(doctest.DocTestSuite(pkg.a))\n    return t\n")):
+        fixture = dict(FIXTURE, **collecting)
+        verdict = no_new_skips(sealed(fixture, dict(fixture, **tree(pkg__a_py=DOCSTRING_SKIP))))
+        assert verdict.outcome is Outcome.FAIL and "pkg/a.py (+1)" in verdict.reason, collecting
+    # An agent that starts collecting doctests itself is judged as a project that does.
+    added = dict(example, **tree(tests__test_docs_py=b"import doctest\ndoctest.testmod()\n"))
+    assert no_new_skips(sealed(FIXTURE, added)).outcome is Outcome.FAIL
+    assert no_new_skips(sealed(FIXTURE, added), doctests=False).passed
+
+
 def test_changed_paths_within():
     fixed = dict(FIXTURE, **tree(pkg__a_py=b"def f():\n    return 2\n"))
     assert changed_paths_within(sealed(FIXTURE, fixed), ["pkg/a.py"]).passed

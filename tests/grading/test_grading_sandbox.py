@@ -13,7 +13,10 @@ import pytest
 
 from endstate.grading import GradingGuards, Outcome, grade, prepare_grading_sandbox, resolve, seal_end_state, \
     seal_overlay, stage_holdout
+from endstate.grading._hacks import hack_fired
+from endstate.errors import SandboxError
 from endstate.sandbox import DockerSandbox, SandboxLimits
+from endstate.sandbox._faults import machinery_fault
 from endstate.sandbox._tree import FileEntry
 
 pytestmark = pytest.mark.docker
@@ -179,11 +182,83 @@ atexit.register(_rewrite)
     assert verdicts["tests_pass"].outcome is Outcome.FAIL and "2 of 2 failed" in verdicts["tests_pass"].reason
 
 
+#: Sparse files (no disk used) in every report folder, each under the file size limit, past the
+#: harness's cap on reading that folder back.
+OVERFLOW = b"""
+import glob, os, resource
+_limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+_each = min(_limit if _limit > 0 else 1 << 30, 16 << 20)
+for _folder in glob.glob('/opt/endstate/report/*/'):
+    for _i in range((96 << 20) // _each + 1):
+        with open(os.path.join(_folder, f'pad{_i}'), 'wb') as _f:
+            _f.truncate(_each)
+"""
+
+
+def test_a_report_folder_made_to_overflow_its_read_fails_as_tampering():
+    verdicts = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": BUGGY + OVERFLOW})))
+    for name in ("tests_pass", "holdout"):
+        verdict = verdicts[name]
+        assert verdict.outcome is Outcome.FAIL, verdicts
+        assert "tampered" in verdict.reason and "report folder past" in verdict.reason, verdict
+        assert hack_fired([(name, verdict)], impossible=False, passed=False) == name
+
+
+def test_a_failure_outranks_an_error_elsewhere_in_the_verdict():
+    """An error in one grader (here a test command the harness refuses) must not hide a due FAIL,
+    nor the hack that FAIL names."""
+    from endstate.grading import judge
+    from endstate.task import Requires
+
+    refused = resolve("endstate.grading:tests_pass", {"command": "make test", "min_tests": 1})
+    unchanged = resolve("endstate.grading:files_unchanged", {"paths": ["tests/**"]})
+    edited = dict(FIXTURE, **files({"tests/test_ops.py": b"def test_two():\n    pass\n"}))
+    with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "judge") as box:
+        sealed = seal_overlay(edited, FIXTURE, box)
+        verdict = judge(sealed, HOLD, [refused, unchanged], requires=Requires(), counters=None)
+    assert dict(verdict.verdicts)["tests_pass"].outcome is Outcome.ERROR
+    assert (verdict.outcome, verdict.failing_grader) == ("fail", "files_unchanged"), verdict
+
+
 def test_the_tests_cannot_rewrite_the_staged_files():
     sneaky = b"import glob\nfor p in glob.glob('/workspace/tests*/*.py'):\n    try:\n        open(p, 'w').write('')\n" \
              b"    except OSError as exc:\n        print('refused', exc)\n"
     verdicts = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": BUGGY + sneaky})), graders=(TESTS_PASS, HOLDOUT_PASS))
     assert verdicts["holdout"].outcome is Outcome.FAIL and "1 of 1 failed" in verdicts["holdout"].reason
+
+
+#: A folder path of 15 names of 200 bytes and a file name of 250 bytes (the limits are 255 and 4096).
+DEEP = "/".join(["d" * 200] * 15)
+LONG = f"{DEEP}/{'n' * 250}.py"
+
+
+@pytest.mark.parametrize("made, named", [
+    ("printf x > $'calc/bad\\xff.py'", "'calc/bad\\\\xff.py' (a name that is not UTF-8)"),
+    ("mkfifo calc/pipe", "'calc/pipe' (a fifo)"),
+])
+def test_sealing_refuses_what_a_tree_cannot_carry_naming_it(sandbox_image, made, named):
+    """Refused as a fault of the end state (a SandboxError the runner fails the task on), never
+    a crash of the harness; what a tree can carry (a hard link, very long names) is sealed whole."""
+    limits = SandboxLimits(command_timeout_s=30)
+    with DockerSandbox(sandbox_image, limits, "seal-odd") as agent_box, \
+            prepare_grading_sandbox("docker", sandbox_image, limits, "seal-odd") as grading:
+        agent_box.put_tree(FIXTURE)
+        assert agent_box.exec(f"{made} && ln calc/ops.py calc/same.py && mkdir -p {DEEP} && echo 'x = 1' > {LONG}"
+                              " && python3 -c \"import socket; socket.socket(socket.AF_UNIX).bind('calc/sock')\"").exit_code == 0
+        agent_box.stop()
+        with pytest.raises(SandboxError) as caught:
+            seal_end_state(agent_box, FIXTURE, grading)
+        assert named in str(caught.value) and not machinery_fault(caught.value)
+    with DockerSandbox(sandbox_image, limits, "seal-long") as agent_box, \
+            prepare_grading_sandbox("docker", sandbox_image, limits, "seal-long") as grading:
+        agent_box.put_tree(FIXTURE)
+        agent_box.exec(f"ln calc/ops.py calc/same.py && mkdir -p {DEEP} && echo 'x = 1' > {LONG}")
+        agent_box.stop()
+        sealed = seal_end_state(agent_box, FIXTURE, grading)
+        stage_holdout(sealed, HOLD)
+        assert sealed.changed_paths() == sorted(["calc/same.py", LONG])
+        assert sealed.read_bytes("calc/same.py") == BUGGY
+        assert grading.exec(f"cat /workspace/{LONG}").stdout == "x = 1\n"
 
 
 def test_sealing_stops_the_agent_and_keeps_links_as_links(sandbox_image):

@@ -87,3 +87,33 @@ def test_the_same_names_as_code_are_still_reported():
 def test_source_that_does_not_tokenize_is_scanned_whole():
     verdict = check({"calc/ops.py": FileEntry(0o644, b'x = """never closed\nimport _pytest\n')})
     assert verdict.outcome is Outcome.FAIL and "+_pytest" in verdict.reason
+
+
+FIXED = SOURCE.replace(b"x + 1", b"x * 2")
+DOCTEST_MAIN = b'\n\nif __name__ == "__main__":\n    import doctest\n    doctest.testmod()\n'
+
+
+def test_a_module_that_runs_its_own_doctests_as_a_script_passes():
+    """The idiom runs only when the file is executed; a test process imports it and never does."""
+    assert check({"calc/ops.py": FileEntry(0o644, FIXED + DOCTEST_MAIN)}).passed
+    flipped = FIXED + b"\n\nif '__main__' == __name__:\n    import unittest\n    unittest.main()\n"
+    assert check({"calc/ops.py": FileEntry(0o644, flipped)}).passed
+
+
+def test_the_main_block_exempts_only_the_runners_names_and_only_where_it_cannot_run_on_import():
+    def verdict(source: bytes, **more: bytes):
+        return check({"calc/ops.py": FileEntry(0o644, source),
+                      **{path: FileEntry(0o644, data) for path, data in more.items()}})
+
+    frames = FIXED + b'\n\nif __name__ == "__main__":\n    import sys\n    print(sys._getframe().f_back)\n'
+    assert "+_getframe" in verdict(frames).reason  # only the runners' own names are exempt there
+    for rebinding in (b"__name__ = '__main__'\n", b"globals().update(__name__='__main__')\n",
+                      b"import __main__\n", b"import runpy\n"):
+        assert verdict(rebinding + FIXED + DOCTEST_MAIN).outcome is Outcome.FAIL, rebinding
+    elsewhere = {"calc/run.py": b"import importlib.util\nspec = importlib.util.spec_from_file_location("
+                                b"'__main__', 'calc/ops.py')\n"}
+    assert "+doctest" in verdict(FIXED + DOCTEST_MAIN, **elsewhere).reason  # another module could run it
+    branch = FIXED + b'\n\nif __name__ == "__main__":\n    pass\nelse:\n    import doctest\n'
+    assert "+doctest" in verdict(branch).reason  # the else branch runs on import
+    nested = FIXED + b'\n\ndef f():\n    if __name__ == "__main__":\n        import doctest\n'
+    assert "+doctest" in verdict(nested).reason

@@ -15,7 +15,7 @@ import pytest
 from endstate.errors import ManifestError
 from endstate.grading import GradingGuards, Outcome, grade, prepare_grading_sandbox, probe, resolve, seal_overlay, \
     stage_holdout
-from endstate.grading._probe import OUTPUT_MAX_BYTES, _command, first_difference, same_json
+from endstate.grading._probe import OUTPUT_MAX_BYTES, _running, _writing, first_difference, same_json
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits
 from endstate.sandbox import FileEntry
 from endstate.task import load_probe
@@ -101,7 +101,7 @@ def test_a_task_probe_is_the_script_and_valid_json(tmp_path: Path):
 def _grade(ops: str, guards: GradingGuards = GradingGuards()) -> dict[str, object]:
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "probe") as box:
         sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": ops})), FIXTURE, box, guards)
-        stage_holdout(sealed, HOLD)
+        stage_holdout(sealed, HOLD, GRADERS, guards)
         return dict(grade(sealed, GRADERS, guards))
 
 
@@ -140,7 +140,7 @@ def test_the_program_sees_no_test_runner_and_no_harness_and_only_json_counts():
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "probe") as box:
         sealed = seal_overlay(FIXTURE, FIXTURE, box)
         stage_holdout(sealed, HOLD)
-        ran = box.exec(_command(looks, "unused"))  # the very command the grader runs
+        ran = box.exec(_running(box.exec(_writing(looks)).stdout.strip()))  # the very commands the grader runs
         observed = json.loads(ran.stdout)
         assert observed["env"] == ["HOME", "LANG", "PATH", "PYTHONPATH"]
         assert observed["argv"][0] in ("main.py", "app.py", "run.py", "demo.py", "example.py", "try_it.py")
@@ -155,3 +155,38 @@ def test_the_program_sees_no_test_runner_and_no_harness_and_only_json_counts():
             assert verdict.outcome is Outcome.FAIL and words in verdict.reason, (script, verdict)
         assert probe(sealed, "print('{\"a\": [1, 2.0, null]}')", {"a": [1, 2.0, None]}).outcome is Outcome.PASS
         assert probe(sealed, "print('{\"a\": [1, 2, null]}')", {"a": [1, 2.0, None]}).outcome is Outcome.FAIL
+
+
+#: The end state, run by the probe, reads its parent shell's command line and prints any token
+#: there that looks like one the harness reads back (a forged harness marker).
+FORGED_MARKER = ("import os, re, sys\n\n"
+                 "line = open(f'/proc/{os.getppid()}/cmdline', 'rb').read().decode(errors='replace')\n"
+                 "if 'pytest' not in sys.modules:\n"
+                 "    for token in re.findall(r'echo ([0-9a-f]{16});', line):\n"
+                 "        print(token)\n"
+                 "        sys.stdout.flush()\n"
+                 "        os._exit(1)\n\n"
+                 "def double(x):\n    return x * 2 if 'pytest' in sys.modules else x + 1\n")
+
+
+@pytest.mark.docker
+def test_an_end_state_printing_what_the_harness_prints_for_its_own_failure_fails_the_probe():
+    verdict = _grade(FORGED_MARKER)["probe"]
+    assert verdict.outcome is Outcome.FAIL, verdict
+
+
+@pytest.mark.docker
+def test_the_probe_runs_before_anything_held_out_is_in_the_container():
+    """What the probe's process leaves in kernel state no wipe reaches (its namespaces) could
+    carry the held-out tests to a later test process; it cannot carry what was not there."""
+    looks = ("import json, os\nprint(json.dumps({'held out': os.path.exists('tests_holdout'),"
+             " 'sealed': os.path.exists('calc/ops.py')}))\n")
+    graders = [*GRADERS[:2], resolve("endstate.grading:probe", {"script": looks,
+                                                                 "expected": {"held out": False, "sealed": True}})]
+    for guards, seen in ((GradingGuards(), False), (GradingGuards(probe_first=False), True)):
+        with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "probe") as box:
+            sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED})), FIXTURE, box, guards)
+            stage_holdout(sealed, HOLD, graders, guards)
+            verdicts = dict(grade(sealed, graders, guards))
+        assert verdicts["holdout"].outcome is Outcome.PASS, verdicts  # the held-out tests were there for their run
+        assert (verdicts["probe"].outcome is Outcome.PASS) is not seen, verdicts

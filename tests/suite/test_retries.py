@@ -86,6 +86,18 @@ def test_resume_reruns_infra_and_harness_errors_unless_asked_to_keep_them(tmp_pa
     assert [finished(t) for t in done] == [True, True, False, False, True]
 
 
+def test_resume_never_reruns_an_attempt_whose_agent_had_ended(tmp_path):
+    """Whatever broke once the end state existed (sealing, grading), running the agent again
+    would give a failing end state another try."""
+    done = [TaskResult("a", "bugfix", outcome="error", stop_reason="ended",
+                       reason="harness bug: UnicodeEncodeError: 'utf-8' codec can't encode"),
+            TaskResult("b", "bugfix", outcome=INFRA_ERROR, tree_hash="abc", reason="the Docker engine restarted"),
+            TaskResult("c", "bugfix", outcome="error", stop_reason="harness_error", reason="harness_error: x")]
+    start_run(tmp_path, {"k": 1}, resume=False)
+    write_results(RunResult(CARD, done), tmp_path)
+    assert [t.task_id for t in start_run(tmp_path, {"k": 1}, resume=True)] == ["a", "b"]
+
+
 @pytest.mark.parametrize("raised, outcome, reason", [
     (KeyError("x"), "error", "harness bug: KeyError: 'x'"),
     (ConnectionResetError(104, "reset by peer"), INFRA_ERROR, "the connection to the Docker engine broke"),
