@@ -11,6 +11,7 @@ this package (for `Sandbox`, `Tree` or `seal`) loads neither the docker SDK nor 
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -130,13 +131,31 @@ def _known(kind: str) -> type[Sandbox]:
 
 
 def resolve_backend(kind: str = "auto") -> str:
-    """The backend `kind` stands for: "auto" is docker when an engine answers, else local."""
+    """The backend `kind` stands for: "auto" is docker when an engine answers, local when
+    this machine has no engine at all.
+
+    An engine that is configured (DOCKER_HOST set, or its socket present) but does not
+    answer is an error, never a quiet move to bubblewrap: the run would then be scored
+    on another backend than the one meant, and a task that cannot run there would read
+    as the model's failure. Falling back says so on stderr."""
     from endstate.sandbox._docker import DockerSandbox
-    from endstate.sandbox._engine import connect, engine_answers
+    from endstate.sandbox._engine import connect, engine_answers, engine_configured, engine_url
     from endstate.sandbox._local import LocalSandbox
 
     if kind == "auto":
-        return DockerSandbox.backend if engine_answers() else LocalSandbox.backend
+        if engine_answers():
+            return DockerSandbox.backend
+        configured = engine_configured()
+        if configured:
+            raise SandboxUnavailable(
+                f"--sandbox auto: a Docker engine is configured ({configured}) but none answers at "
+                f"{engine_url()}: start it (dockerd, or scripts/ensure-engine in a clone), or pass "
+                "--sandbox local to run on bubblewrap"
+            )
+        print("endstate: no Docker engine on this machine (DOCKER_HOST unset, no engine socket): "
+              "running on the local bubblewrap backend; pass --sandbox docker to require an engine",
+              file=sys.stderr)
+        return LocalSandbox.backend
     _known(kind)
     if kind == DockerSandbox.backend:
         connect(timeout=10).close()  # asked for by name: no engine is the user's error, said once

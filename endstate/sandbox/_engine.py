@@ -11,11 +11,25 @@ import docker.errors
 
 from endstate.errors import SandboxUnavailable
 
-__all__ = ["API_VERSION_ENV", "connect", "engine_answers", "engine_url", "remove_container", "shared_client", "why"]
+__all__ = ["API_VERSION_ENV", "DEFAULT_SOCKET", "connect", "engine_answers", "engine_configured", "engine_url",
+           "remove_container", "shared_client", "why"]
+
+#: Where the docker SDK looks for an engine when DOCKER_HOST is not set.
+DEFAULT_SOCKET = "/var/run/docker.sock"
 
 
 def engine_url() -> str:
-    return os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    return os.environ.get("DOCKER_HOST") or f"unix://{DEFAULT_SOCKET}"
+
+
+def engine_configured() -> str | None:
+    """Why this machine means to have a Docker engine (DOCKER_HOST set, or the default socket
+    present), or None when nothing says so."""
+    if os.environ.get("DOCKER_HOST"):
+        return f"DOCKER_HOST={os.environ['DOCKER_HOST']}"
+    if os.path.exists(DEFAULT_SOCKET):
+        return f"{DEFAULT_SOCKET} exists"
+    return None
 
 
 #: "<engine address> <API version>": what the first client of a process tree learnt, so that
@@ -29,7 +43,9 @@ def connect(timeout: float = 60.0) -> docker.DockerClient:
     url = engine_url()
     known_url, _, known_version = os.environ.get(API_VERSION_ENV, "").rpartition(" ")
     try:
-        client = docker.from_env(timeout=timeout, version=known_version if known_url == url else None)
+        # The address is ours (engine_url), so the engine tried is the one named in every message.
+        client = docker.from_env(timeout=timeout, version=known_version if known_url == url else None,
+                                 environment={**os.environ, "DOCKER_HOST": url})
         client.ping()
     except docker.errors.DockerException as exc:
         raise SandboxUnavailable(

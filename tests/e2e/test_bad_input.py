@@ -45,6 +45,17 @@ def test_missing_api_key_is_named_before_any_container_starts():
     no_traceback(ran)
 
 
+@pytest.mark.parametrize("command", [("tasks", "check"), ("eval", "--model", "scripted/reference", "--out", "out")])
+def test_a_configured_engine_that_does_not_answer_is_named_not_replaced_by_bubblewrap(tmp_path, command):
+    command = tuple(str(tmp_path / "out") if part == "out" else part for part in command)
+    ran = endstate(*command, "--task", GOOD_TASK, env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert ran.code == 2, ran
+    [line] = [line for line in ran.err.splitlines() if "DOCKER_HOST=unix:///nonexistent.sock" in line]
+    assert "but none answers" in line and "--sandbox local" in line, ran.err
+    assert not (tmp_path / "out" / "results.json").exists()  # nothing was scored
+    no_traceback(ran)
+
+
 def test_no_engine_when_docker_is_asked_for():
     ran = endstate("tasks", "check", "--sandbox", "docker", "--task", GOOD_TASK,
                    env={"DOCKER_HOST": "unix:///nonexistent.sock"})

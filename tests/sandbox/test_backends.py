@@ -29,14 +29,35 @@ def test_unknown_backend_lists_the_known_ones():
         open_sandbox("podman")
 
 
-def test_no_engine_is_explained_and_auto_falls_back_to_local(monkeypatch):
+def test_a_configured_engine_that_does_not_answer_is_an_error_not_a_fallback(monkeypatch, tmp_path):
+    from endstate.sandbox import _engine
+
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
     with pytest.raises(SandboxUnavailable, match="no Docker engine answers at unix:///nonexistent/docker.sock"):
         connect(timeout=2)
-    assert resolve_backend("auto") == "local"
+    with pytest.raises(SandboxUnavailable, match=r"configured \(DOCKER_HOST=unix:///nonexistent/docker.sock\) "
+                                                 r"but none answers.*--sandbox local"):
+        resolve_backend("auto")
     # Asked for by name, a missing engine is the user's error, said before any task starts.
     with pytest.raises(SandboxUnavailable, match="start dockerd or use --sandbox local"):
         resolve_backend("docker")
+    # No DOCKER_HOST, but the default socket is there (an engine that died): an error too.
+    monkeypatch.delenv("DOCKER_HOST")
+    stale = tmp_path / "docker.sock"
+    stale.touch()
+    monkeypatch.setattr(_engine, "DEFAULT_SOCKET", str(stale))
+    with pytest.raises(SandboxUnavailable, match=f"configured \\({stale} exists\\)"):
+        resolve_backend("auto")
+
+
+def test_with_no_engine_anywhere_auto_runs_locally_and_says_so(monkeypatch, tmp_path, capsys):
+    from endstate.sandbox import _engine
+
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(_engine, "DEFAULT_SOCKET", str(tmp_path / "no-engine.sock"))
+    assert resolve_backend("auto") == "local"
+    said = capsys.readouterr().err
+    assert "no Docker engine on this machine" in said and "local bubblewrap backend" in said, said
 
 
 def test_opening_a_docker_sandbox_with_no_engine_is_explained(monkeypatch):
