@@ -22,7 +22,7 @@ THINKING = RunSettings(thinking_budget=1024, max_output_tokens=4096, timeout_s=1
 
 @pytest.fixture
 def server():
-    with ScriptedServer(TASKS) as running:
+    with ScriptedServer(TASKS, auto_cache=True) as running:
         yield running
 
 

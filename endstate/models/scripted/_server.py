@@ -8,9 +8,11 @@ provider, so recording a control arm exercises the same SDK -> httpx2 -> vcrpy
 path as a live model. Answers depend only on the policy, the task folder, the
 channel and turn headers and the request's messages: no clock, no randomness, and of the request headers only
 the action format an agent's proxy declares (`_bashblock`; an Authorization header is
-never echoed). Chat answers report as cached the prompt a provider's automatic
-cache would hold (`prompt_tokens_details.cached_tokens`: all but the newest
-message, in 128-token steps from 1024, as OpenAI caches).
+never echoed). With `auto_cache` on (or ENDSTATE_SCRIPTED_AUTO_CACHE=1), chat answers
+report as cached the prompt a provider's automatic cache would hold
+(`prompt_tokens_details.cached_tokens`: all but the newest message, in 128-token steps
+from 1024, as OpenAI caches). It is off by default so that a fresh recording of a
+control arm reports the usage the committed cassettes hold.
 
 Rate-limit mode (`rate_limit_every=N`) answers every Nth request, counted over the
 whole server, with HTTP 429 and `Retry-After: 1`, as a provider under load does.
@@ -19,6 +21,7 @@ whole server, with HTTP 429 and `Retry-After: 1`, as a provider under load does.
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,6 +45,8 @@ _MAX_BODY = 64 * 1024 * 1024
 _CHANNELS = ("agent", "compaction")
 _REASONING_TOKENS = {"minimal": 8, "low": 32, "medium": 64, "high": 128, "xhigh": 256}
 _ENDPOINTS = (("v1", "chat", "completions"), ("v1", "messages"))
+#: Set to 1: live scripted runs report cached prompt tokens, as an automatic provider cache would.
+AUTO_CACHE_ENV = "ENDSTATE_SCRIPTED_AUTO_CACHE"
 
 
 class ScriptedServer:
@@ -55,13 +60,14 @@ class ScriptedServer:
     """
 
     def __init__(self, tasks_root: Path, *, host: str = "127.0.0.1", port: int = 0, log: bool = False,
-                 rate_limit_every: int = 0) -> None:
+                 rate_limit_every: int = 0, auto_cache: bool | None = None) -> None:
         if rate_limit_every < 0 or rate_limit_every == 1:
             raise ValueError(f"rate_limit_every must be 0 (off) or 2 or more, not {rate_limit_every}")
         self.tasks_root = Path(tasks_root)
         self._address = (host, port)
         self._log = log
         self._rate_limit_every = rate_limit_every
+        self._auto_cache = os.environ.get(AUTO_CACHE_ENV) == "1" if auto_cache is None else auto_cache
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -72,6 +78,7 @@ class ScriptedServer:
         httpd.tasks_root = self.tasks_root
         httpd.log = self._log
         httpd.rate_limit_every = self._rate_limit_every
+        httpd.auto_cache = self._auto_cache
         httpd.requests = 0
         httpd.rate_limited = 0
         httpd.lock = threading.Lock()
@@ -120,6 +127,7 @@ class _HTTPServer(ThreadingHTTPServer):
     tasks_root: Path
     log: bool
     rate_limit_every: int
+    auto_cache: bool
     requests: int
     rate_limited: int
     lock: threading.Lock
@@ -204,7 +212,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
-                "prompt_tokens_details": {"cached_tokens": cached},
+                **({"prompt_tokens_details": {"cached_tokens": cached}} if self.server.auto_cache else {}),
                 **({"completion_tokens_details": {"reasoning_tokens": reasoning}} if reasoning else {}),
             },
         }
