@@ -84,6 +84,9 @@ class Guards(msgspec.Struct, frozen=True):
     #: Before each half of a held-out run, every place a test process can leave something is emptied
     #: (off: the second half can compare its tests with what the first, or the probe, left).
     half_isolation: bool = True
+    #: The probe runs on the sealed tree alone, before any held-out file is staged (off: after, as it once
+    #: did, so it can read them). Only the half-isolation mutant turns it off, with half_isolation.
+    probe_first: bool = True
     #: The task's probe: its end state run as a plain program, its output judged outside the sandbox.
     outside_check: bool = True
     #: A foreign agent's model proxy forwards only POST to the agent file's declared endpoints.

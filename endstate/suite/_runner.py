@@ -60,7 +60,7 @@ def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
 
 def grading_guards_of(guards: Guards) -> GradingGuards:
     same = ("full_snapshot", "tamper_guard", "grader_errors", "twins", "value_twins", "half_isolation", "outside_check",
-            "warm_start")
+            "warm_start", "probe_first")
     return GradingGuards(fresh_container=guards.fresh_grading_container, integrity=guards.end_state_checks,
                          **{name: getattr(guards, name) for name in same})
 
