@@ -72,17 +72,3 @@ def show_adequacy(report, folder: Path) -> None:
             click.echo(_indented(row.diff), nl=False)
     for stale in report.stale:
         click.echo(f"       {folder / 'adequacy.toml'} names {stale}, which is no longer made: remove it")
-
-
-def report_new(suite: Path, task_ids: list[str], *, backend: str, image: str, jobs: int = 2) -> None:
-    """The adequacy of tasks just made (`tasks new`, `tasks import swebench`), printed; a weak task is
-    flagged with its survivors, and what to do about them, but is still written."""
-    from endstate.suite import adequacy_of_tasks, resolve_graders
-    from endstate.task import load_task
-
-    tasks = [load_task(suite / task_id) for task_id in task_ids]
-    if not tasks:
-        return
-    click.echo(f"adequacy of {len(tasks)} new task(s): mutants of each solution must fail, rewrites of it pass")
-    adequacy_of_tasks(tasks, {t.id: resolve_graders(t) for t in tasks}, backend=backend, image=image, jobs=jobs,
-                      progress=lambda r: show_adequacy(r, suite / r.task_id))

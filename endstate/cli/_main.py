@@ -180,9 +180,6 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
     task = load_task(folder)
     reports = check_tasks([task], {task.id: resolve_graders(task)}, backend=backend, image=image or DEFAULT_IMAGE,
                           progress=_show_check)
-    from endstate.cli._adequacy import report_new
-
-    report_new(suite, [task.id] if reports[0].ok else [], backend=backend, image=image or DEFAULT_IMAGE)
     sys.exit(0 if all(r.ok for r in reports) else 1)
 
 
@@ -208,9 +205,6 @@ def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox
 
     report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
                              jobs=jobs, log=click.echo, progress=_show_check)
-    from endstate.cli._adequacy import report_new
-
-    report_new(out, report.written, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE, jobs=jobs)
     for skipped in report.skipped:
         click.echo(f"endstate: not written: {skipped.reason}", err=True)
     click.echo(f"{len(report.written)} task(s) written to {out} and checked"

@@ -111,34 +111,3 @@ def test_bad_triage_is_one_line_naming_the_file(tmp_path):
     ran = endstate("tasks", "adequacy", "--suite", str(tmp_path))
     assert ran.code == 1 and "Traceback" not in ran.err, ran
     assert f"FAIL strong" in ran.out and f"{folder / 'adequacy.toml'}: " in ran.out and "reasn" in ran.out
-
-
-def test_tasks_new_prints_the_adequacy_of_the_task_it_makes(tmp_path):
-    import os
-    import subprocess
-
-    repo = tmp_path / "repo"
-    env = dict(os.environ, GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.org", GIT_COMMITTER_NAME="A",
-               GIT_COMMITTER_EMAIL="a@example.org", GIT_AUTHOR_DATE="2020-01-01T00:00:00Z",
-               GIT_COMMITTER_DATE="2020-01-01T00:00:00Z")
-
-    def commit(files: dict[str, str], message: str) -> None:
-        for path, text in files.items():
-            (repo / path).parent.mkdir(parents=True, exist_ok=True)
-            (repo / path).write_text(text)
-        for args in (["add", "-A"], ["commit", "-q", "-m", message]):
-            subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, capture_output=True)
-
-    repo.mkdir()
-    subprocess.run(["git", "-C", str(repo), "init", "-q", "-b", "main"], check=True, capture_output=True)
-    commit({"clock/__init__.py": "from clock.window import in_window\n", "clock/window.py": FIXTURE,
-            "tests/test_window.py": VISIBLE}, "Initial")
-    # The fix adds the held-out tests, minus the one about the start: the task it makes is weak.
-    commit({"clock/window.py": SOLUTION,
-            "tests/test_window.py": VISIBLE + HOLDOUT.split("\n", 1)[1].replace("    assert in_window(0, 0, 10)\n",
-                                                                                 "    pass\n")},
-           "in_window excludes its end")
-    ran = endstate("tasks", "new", "win", "--repo", str(repo), "--fix", "HEAD", "--suite", str(tmp_path / "suite"))
-    assert ran.code == 0, ran  # the task checks out, and is written: a weak task is flagged, not refused
-    assert "adequacy of 1 new task(s)" in ran.out
-    assert "FAIL win " in ran.out and "1 survived" in ran.out and "survived clock/window.py:2:13:LtE>Lt" in ran.out
