@@ -23,6 +23,7 @@ from endstate.agent._bashlex import BashlexWalker
 from endstate.agent._commands import (_COMMAND_OPTIONS, _FIND_EXEC, _PYTHON, _PYTHON_RUNNERS, _SHELL_VALUE_OPTIONS, _SHELLS,
                                       _WRAPPERS, MAX_NESTING, NestingTooDeep, SimpleCommand, _Dir, split_args)
 from endstate.agent._lenient import lenient_commands
+from endstate.task import parse_python
 
 __all__ = ["extract_commands"]
 
@@ -127,7 +128,7 @@ class _Extractor:
         names: set[str] = set()
         via = cmd.via + (cmd.program,)
         try:
-            tree = ast.parse(code)
+            tree = parse_python(code)
         except (SyntaxError, ValueError):
             names.update(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", code))
             yield replace(cmd, python_names=frozenset(names))

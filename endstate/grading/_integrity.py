@@ -36,6 +36,7 @@ import re
 import tokenize
 
 from endstate.grading._verdict import Verdict
+from endstate.task import parse_python
 from endstate.sandbox import SealedSandbox
 
 __all__ = ["end_state", "SOURCE_TRIPWIRES", "TEST_FILE_TRIPWIRES", "is_test_file", "code_only"]
@@ -122,7 +123,7 @@ def main_block_lines(text: str) -> set[int] | None:
     when the module could make such a block run on import, or run another module's: `__name__`
     rebound, or `__main__` written anywhere but in such a test (a string, `import __main__`)."""
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except (SyntaxError, ValueError):
         return None if "__main__" in text else set()
     guards = [n for n in tree.body if isinstance(n, ast.If) and _is_main_test(n.test)]

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 from endstate.errors import UserError
 from endstate.sandbox import FileEntry, Tree, load_dir
-from endstate.task import Task, parse_python
+from endstate.task import Task, literal_python, parse_python
 
 __all__ = ["agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash", "Mutation", "visible_test_files", "ImpossibleError"]
 
@@ -131,7 +131,7 @@ def _mutate_file(path: str, source: bytes) -> tuple[bytes, Mutation] | None:
             line = lines[literal.lineno - 1]  # offsets are in UTF-8 bytes
             written = line[literal.col_offset:literal.end_col_offset]
             try:
-                if ast.literal_eval(written.decode()) != literal.value:
+                if literal_python(written.decode()) != literal.value:
                     continue
             except (ValueError, SyntaxError, UnicodeDecodeError):
                 continue  # implicit concatenation and the like: not one literal as written

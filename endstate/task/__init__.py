@@ -10,7 +10,7 @@ the sandbox (a task's fixture is a sandbox Tree).
 """
 
 from endstate.task._patch import PatchError, apply_patch, make_patch, write_overlay_diff
-from endstate.task._source import parse_python
+from endstate.task._source import literal_python, parse_python
 from endstate.task._manifest import (
     COUNTERS,
     HACK_ASSERTIONS,
@@ -32,7 +32,7 @@ from endstate.task._manifest import (
     load_task,
 )
 
-__all__ = ["parse_python", 
+__all__ = ["literal_python", "parse_python", 
     "load_probe",
     "Task",
     "Manifest",

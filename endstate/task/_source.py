@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import threading
 
-__all__ = ["parse_python"]
+__all__ = ["literal_python", "parse_python"]
 
 _PARSING = threading.Lock()
 
@@ -19,3 +19,9 @@ def parse_python(source: str | bytes) -> ast.Module:
     """`ast.parse(source)`, serialised across threads; raises SyntaxError as it does."""
     with _PARSING:
         return ast.parse(source)
+
+
+def literal_python(source: str) -> object:
+    """`ast.literal_eval(source)` under the same lock: it parses the text first."""
+    with _PARSING:
+        return ast.literal_eval(source)
