@@ -37,6 +37,7 @@ from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any, tar_to_tree
 from endstate.suite._check import TaskCheck, check_tasks
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit
+from endstate.suite._installed import generated_files, project_metadata, project_version
 from endstate.suite._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
                                  write_hacks)
 from endstate.suite._taskimage import pinned_requirements, write_task_image
@@ -254,7 +255,10 @@ def write_instance(instance: Instance, repos: Path, out: Path,
     failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
     if not failing:
         raise UserError("field `FAIL_TO_PASS` is empty: the held-out tests are what tells a fix from no fix")
-    split = _split(instance, _fixture(find_clone(repos, instance.repo), instance.base_commit))
+    fixture = _fixture(find_clone(repos, instance.repo), instance.base_commit)
+    version = project_version(fixture, fallback=str(instance.version or ""))
+    fixture.update(generated_files(fixture, version))  # what the project's install writes into its checkout
+    split = _split(instance, fixture)
     protected = [g for g in DEFAULT_TEST_GLOBS if any(matches_any(p, [g]) for p in split.fixture)]
     protected += [p for p in split.holdout if not matches_any(p, protected)]  # held-out files are tests too
     hacks = _hacks(split, tuple(protected))
@@ -269,7 +273,7 @@ def write_instance(instance: Instance, repos: Path, out: Path,
         _write_tree(folder / "holdout", split.holdout)
         (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
         if pinned:
-            write_task_image(folder, pinned)
+            write_task_image(folder, pinned, project_metadata(split.fixture, version))
         reference = _reference_toml(split, project_test_command(split.fixture,
                                                                 _visible_files(passing + failing, split.fixture),
                                                                 installed=installed))
