@@ -82,6 +82,15 @@ class ImportReport(msgspec.Struct):
     bad_input: bool = False
 
 
+#: At most this many characters of why an instance was not written (a grader's note can hold a whole log).
+REASON_MAX = 1200
+
+
+def _capped(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 _NODE_ID = re.compile(r"[^\s:][^:]*\.py::\S.*")
 
 
@@ -310,7 +319,8 @@ def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: 
             made[instance.instance_id] = (number, write_instance(instance, repos, out, log))
             log(f"wrote {made[instance.instance_id][1]}")
         except EndstateError as exc:
-            report.skipped.append(Skipped(number, instance.instance_id, f"instance {instance.instance_id}: {exc}"))
+            report.skipped.append(Skipped(number, instance.instance_id,
+                                          f"instance {instance.instance_id}: {_capped(str(exc), REASON_MAX)}"))
     tasks = [load_task(folder) for _, folder in made.values()]
     if tasks:
         log(f"checking {len(tasks)} task(s) (fixture, solution, each hack, reference)")
@@ -321,8 +331,9 @@ def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: 
             report.written.append(check.task_id)
             continue
         shutil.rmtree(folder, ignore_errors=True)
-        why = check.error or "; ".join(f"{r.case}: expected {r.expected}, got {r.outcome}" + (f" ({r.note})" if r.note else "")
-                                       for r in check.rows if not r.ok)
+        why = _capped(check.error, REASON_MAX) if check.error else _capped("; ".join(
+            f"{r.case}: expected {r.expected}, got {r.outcome}" + (f" ({_capped(r.note, 400)})" if r.note else "")
+            for r in check.rows if not r.ok), REASON_MAX)
         report.skipped.append(Skipped(number, check.task_id, f"instance {check.task_id} does not check out: {why}"))
     report.skipped.sort(key=lambda s: s.line)
     return report
