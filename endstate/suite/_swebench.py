@@ -40,6 +40,7 @@ from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.suite._installed import generated_files, project_metadata, project_version
 from endstate.suite._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
                                  write_hacks)
+from endstate.suite._nodeids import collected_ids, match_ids, not_found_error
 from endstate.suite._taskimage import pinned_requirements, write_task_image
 from endstate.suite._testcommand import plugin_distributions, project_test_command
 from endstate.task import PatchError, apply_patch, load_task
@@ -87,7 +88,7 @@ REASON_MAX = 1200
 
 
 def _capped(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    text = " ".join(line.rstrip() for line in text.strip().splitlines())  # one line, its indentation kept
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -227,18 +228,21 @@ def _split(instance: Instance, fixture: Tree) -> FixSplit:
 
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
-               failing: list[str], installed: list[str], dockerfile: str | None) -> str:
-    # The project's own way of running tests (layout, configuration), with exactly these node ids.
+               failing: list[str], installed: list[str], dockerfile: str | None,
+               counts: tuple[int, int] | None = None) -> str:
+    # The project's own way of running tests (layout, configuration), with exactly these node ids;
+    # `counts`: how many of each ran (were not skipped) on the solution, where that was counted.
     tested = {**split.fixture, **split.holdout}
+    ran_passing, ran_failing = counts or (len(passing), len(failing))
     graders: list[tuple[str, dict | None]] = []
     if passing:
         graders.append(("tests_pass", {"command": project_test_command(tested, passing, installed=installed),
-                                       "min_tests": len(passing)}))
+                                       "min_tests": ran_passing}))
     graders += [
         ("files_unchanged", {"paths": protected, "allow_new": protected}),
         ("no_new_skips", None),
         ("holdout", {"command": project_test_command(tested, failing, installed=installed),
-                     "min_tests": len(failing)}),
+                     "min_tests": ran_failing}),
         ("changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
     lines = [f"# Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
@@ -256,10 +260,11 @@ def _prompt(instance: Instance) -> str:
             "are done. Do not change, skip or remove existing tests; you may add new ones.\n")
 
 
-def write_instance(instance: Instance, repos: Path, out: Path,
-                   log: Callable[[str], None] = lambda line: None) -> Path:
+def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[str], None] = lambda line: None, *,
+                   backend: str | None = None, image: str = "") -> Path:
     """Write the task folder of one instance; UserError, naming the field, when it cannot be made
-    (an EndstateError when the wheels of the project's dependencies cannot be had)."""
+    (an EndstateError when the wheels of the project's dependencies cannot be had). With `backend`,
+    the node ids are matched to those the task's image collects and counted there (`_faithful_ids`)."""
     folder = fresh_folder(out, instance.instance_id)
     failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
     if not failing:
@@ -291,10 +296,40 @@ def write_instance(instance: Instance, repos: Path, out: Path,
         write_hacks(folder, hacks, split.fixture, solution)
         (folder / "task.toml").write_text(manifest, encoding="utf-8")
         load_task(folder)
+        if backend is not None:
+            passing, failing, counts = _faithful_ids(folder, split, passing, failing, installed, backend, image, log)
+            (folder / "task.toml").write_text(_task_toml(instance, split, protected, passing, failing, installed,
+                                                         dockerfile, counts), encoding="utf-8")
+            load_task(folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return folder
+
+
+def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: list[str], installed: list[str],
+                  backend: str, image: str, log: Callable[[str], None]) -> tuple[list[str], list[str], tuple[int, int]]:
+    """The instance's node ids as the task image's pytest names them, and how many of each list
+    run (are not skipped) on the solution; UserError naming the ids that match no test."""
+    tested = {**split.fixture, **split.holdout}
+    files = list(dict.fromkeys(i.split("::", 1)[0] for i in failing + passing))
+    collected, ran, tail = collected_ids(folder, split.holdout, project_test_command(tested, files, installed=installed),
+                                         backend, image, log)
+    result, counts = [], []
+    for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
+        mapped, missing = match_ids(ids, collected)
+        if missing:
+            raise not_found_error(missing, collected, field, why=tail)
+        for given, found in mapped.items():
+            if given != found:
+                log(f"node id {given} is {found} under the task image's pytest")
+        named = list(dict.fromkeys(mapped[i] for i in ids))
+        counts.append(sum(i in ran for i in named))
+        if named and not counts[-1]:
+            raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "
+                            f"image: {_capped(tail, 400)}")
+        result.append(named)
+    return result[1], result[0], (counts[1], counts[0])
 
 
 def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
@@ -316,7 +351,8 @@ def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: 
     made = {}
     for number, instance in instances:
         try:
-            made[instance.instance_id] = (number, write_instance(instance, repos, out, log))
+            made[instance.instance_id] = (number, write_instance(instance, repos, out, log, backend=backend,
+                                                                 image=image))
             log(f"wrote {made[instance.instance_id][1]}")
         except EndstateError as exc:
             report.skipped.append(Skipped(number, instance.instance_id,

@@ -155,6 +155,11 @@ def test_clamp_low():
 @pytest.mark.parametrize("x", [1, 2])
 def test_clamp_inside(x):
     assert clamp(x, 0, 10) == x
+
+
+@pytest.mark.parametrize("words", ["a few words"])
+def test_spaced(words):
+    assert clamp(len(words), 0, 100) == 11
 """
 _HELD = """
 
@@ -202,13 +207,17 @@ def _own_environment_instances(tmp_path):
         test_patch = _git(repo, "diff")
         _git(repo, "checkout", "-q", "--", ".")
         passing = ["test_the_installed_version", "test_attr_is_the_projects_own", "test_home_is_writable",
-                   "test_a_plugin_fixture", "test_clamp_low", "test_clamp_inside[1]", "test_clamp_inside[2]"]
+                   "test_a_plugin_fixture", "test_clamp_low", "test_clamp_inside[1]", "test_clamp_inside[2]",
+                   "test_spaced[a"]  # as SWE-bench's log parser leaves an id with a space in it
         failing = ["test_clamp_high", "test_clamp_high_param[11-10]", "test_clamp_high_param[5-3]"]
         instances.append({
             "instance_id": f"tinyattrs-pytest{pin.strip('=>')}", "repo": "example/tinyattrs", "base_commit": base,
             "patch": patch, "test_patch": test_patch, "problem_statement": "clamp() ignores its upper bound",
             "FAIL_TO_PASS": json.dumps([f"tests/test_core.py::{name}" for name in failing]),
             "PASS_TO_PASS": json.dumps([f"tests/test_core.py::{name}" for name in passing]), "version": "2.5"})
+    # An id of the dataset that names no test: the instance is refused, naming the nearest ids.
+    typo = json.loads(instances[-1]["PASS_TO_PASS"]) + ["tests/test_core.py::test_clamp_insid[1]"]
+    instances.append(dict(instances[-1], instance_id="tinyattrs-typo", PASS_TO_PASS=json.dumps(typo)))
     source = tmp_path / "instances.jsonl"
     source.write_text("".join(json.dumps(i) + "\n" for i in instances))
     return source
@@ -220,7 +229,10 @@ def test_a_project_checks_out_in_its_own_test_environment_under_pytest_7_and_9(t
     ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
                    "--out", str(tmp_path / "out"), "-j", "2")
 
-    assert ran.code == 0 and "2 task(s) written" in ran.out, ran
+    assert ran.code == 1 and "2 task(s) written" in ran.out and "1 instance(s) not written" in ran.out, ran
+    assert ("not written: instance tinyattrs-typo: field `PASS_TO_PASS`: 1 node id(s) name no test the task's image "
+            "collects: tests/test_core.py::test_clamp_insid[1] (nearest: tests/test_core.py::test_clamp_inside[1]")\
+        in ran.err, ran
     rows = [line for line in ran.out.splitlines() if line.startswith(("ok   ", "FAIL ")) and " fixture=" in line]
     assert len(rows) == 2, ran
     for row in rows:  # the guard, twins and canary hold under the project's own pytest, its plugin loaded
@@ -234,4 +246,6 @@ def test_a_project_checks_out_in_its_own_test_environment_under_pytest_7_and_9(t
         assert not any(tool in pinned for tool in ("tbump", "types-setuptools", "mypy")), pinned
         # The version file the build backend writes is in the fixture, as in an installed checkout.
         assert "__version__ = version = '2.5'" in (task / "fixture" / "src/tinyattrs/_version.py").read_text()
-        assert "PYTHONPATH=src python -m pytest -q" in (task / "task.toml").read_text()
+        manifest = (task / "task.toml").read_text()
+        assert "PYTHONPATH=src python -m pytest -q" in manifest and "'tests/test_core.py::test_spaced[a few words]'" \
+            in manifest and "min_tests = 8" in manifest, manifest
