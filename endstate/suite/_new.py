@@ -353,7 +353,7 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     roots = suite_roots(split.fixture, test_globs)
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
-    pinned, installed = "", []
+    pinned, installed = "", None  # an image of the author's own: what it installs is not known here
     if dockerfile is None:
         plugins = [] if test_command else plugin_distributions(split.fixture)
         pinned, installed = pinned_requirements(split.fixture, keep=plugins, log=log)

@@ -228,7 +228,7 @@ def _split(instance: Instance, fixture: Tree) -> FixSplit:
 
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
-               failing: list[str], installed: list[str], dockerfile: str | None,
+               failing: list[str], installed: list[str] | None, dockerfile: str | None,
                counts: tuple[int, int] | None = None) -> str:
     # The project's own way of running tests (layout, configuration), with exactly these node ids;
     # `counts`: how many of each ran (were not skipped) on the solution, where that was counted.
@@ -261,10 +261,12 @@ def _prompt(instance: Instance) -> str:
 
 
 def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[str], None] = lambda line: None, *,
-                   backend: str | None = None, image: str = "") -> Path:
+                   backend: str | None = None, image: str = "", own_dockerfile: Path | None = None) -> Path:
     """Write the task folder of one instance; UserError, naming the field, when it cannot be made
     (an EndstateError when the wheels of the project's dependencies cannot be had). With `backend`,
-    the node ids are matched to those the task's image collects and counted there (`_faithful_ids`)."""
+    the node ids are matched to those the task's image collects and counted there (`_faithful_ids`).
+    `own_dockerfile`: the task's image is built from it (copied to image/Dockerfile), not from the
+    dependencies the project declares."""
     folder = fresh_folder(out, instance.instance_id)
     failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
     if not failing:
@@ -276,8 +278,10 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
     protected = [g for g in DEFAULT_TEST_GLOBS if any(matches_any(p, [g]) for p in split.fixture)]
     protected += [p for p in split.holdout if not matches_any(p, protected)]  # held-out files are tests too
     hacks = _hacks(split, tuple(protected))
-    pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), log=log)
-    dockerfile = "image/Dockerfile" if pinned else None
+    pinned, installed = "", None  # an image of the author's own: what it installs is not known here
+    if own_dockerfile is None:
+        pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), log=log)
+    dockerfile = "image/Dockerfile" if pinned or own_dockerfile else None
     manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
     solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
     try:
@@ -288,6 +292,9 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
         (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
         if pinned:
             write_task_image(folder, pinned, project_metadata(split.fixture, version))
+        if own_dockerfile is not None:
+            (folder / "image").mkdir()
+            shutil.copyfile(own_dockerfile, folder / "image" / "Dockerfile")
         reference = _reference_toml(split, project_test_command(split.fixture,
                                                                 _visible_files(passing + failing, split.fixture),
                                                                 installed=installed))
@@ -307,7 +314,7 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
     return folder
 
 
-def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: list[str], installed: list[str],
+def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: list[str], installed: list[str] | None,
                   backend: str, image: str, log: Callable[[str], None]) -> tuple[list[str], list[str], tuple[int, int]]:
     """The instance's node ids as the task image's pytest names them, and how many of each list
     run (are not skipped) on the solution; UserError naming the ids that match no test."""
@@ -338,9 +345,10 @@ def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
 
 
 def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: str, jobs: int = 1,
-                    log: Callable[[str], None] = lambda line: None,
+                    dockerfile: Path | None = None, log: Callable[[str], None] = lambda line: None,
                     progress: Callable[[TaskCheck], None] = lambda check: None) -> ImportReport:
-    """Write a checked task per instance of `file` under `out`; list the instances that are not."""
+    """Write a checked task per instance of `file` under `out`; list the instances that are not.
+    `dockerfile`: every task's image is built from it, as `tasks new --dockerfile` does."""
     from endstate.suite._runner import resolve_graders
 
     repos, out = Path(repos), Path(out)
@@ -352,7 +360,7 @@ def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: 
     for number, instance in instances:
         try:
             made[instance.instance_id] = (number, write_instance(instance, repos, out, log, backend=backend,
-                                                                 image=image))
+                                                                 image=image, own_dockerfile=dockerfile))
             log(f"wrote {made[instance.instance_id][1]}")
         except EndstateError as exc:
             report.skipped.append(Skipped(number, instance.instance_id,

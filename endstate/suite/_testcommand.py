@@ -186,11 +186,12 @@ def _unittest_only(project: Tree) -> bool:
     return bool(texts) and all("unittest" in t and "pytest" not in t for t in texts)
 
 
-def read_project_tests(project: Tree, *, installed: Collection[str] = ()) -> ProjectTests:
+def read_project_tests(project: Tree, *, installed: Collection[str] | None = ()) -> ProjectTests:
     """How `project` (a tree, as a fixture holds it) runs its tests.
 
     `installed`: distributions the task's image installs (its declared dependencies),
-    which may provide the plugins the configuration needs. Raises UserError when the
+    which may provide the plugins the configuration needs; None when that is not known (an
+    image of the author's own, which is trusted to hold them). Raises UserError when the
     configuration needs a plugin the image lacks, or does not parse.
     """
     config = _pytest_config(project)
@@ -204,7 +205,7 @@ def read_project_tests(project: Tree, *, installed: Collection[str] = ()) -> Pro
     name, options = config or ("", {})
     declared = [p.strip("/") or "." for p in _words(options.get("pythonpath"))]
     paths = ("src",) if _src_layout(project) and "src" not in declared else ()
-    plugins = _plugins(name, _words(options.get("addopts")), installed) if name else ()
+    plugins = _plugins(name, _words(options.get("addopts")), installed) if name and installed is not None else ()
     return ProjectTests("pytest", paths, name, plugins)
 
 
@@ -235,7 +236,7 @@ def test_command(tests: ProjectTests, targets: Sequence[str]) -> str:
     return env + "python -m pytest -q " + shlex.join([*plugins, *targets])
 
 
-def project_test_command(project: Tree, targets: Sequence[str], *, installed: Collection[str] = (),
+def project_test_command(project: Tree, targets: Sequence[str], *, installed: Collection[str] | None = (),
                          override: str | None = None) -> str:
     """The test command (with its environment) that runs `targets` of `project` the way the project
     does: what task.toml's test graders hold. `override` (the author's --test-command, with the

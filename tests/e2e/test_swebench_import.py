@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 
+from endstate.sandbox import DEFAULT_IMAGE
 from endstate.task import load_suite
 
 from e2e_helpers import ROOT, endstate
@@ -249,3 +250,32 @@ def test_a_project_checks_out_in_its_own_test_environment_under_pytest_7_and_9(t
         manifest = (task / "task.toml").read_text()
         assert "PYTHONPATH=src python -m pytest -q" in manifest and "'tests/test_core.py::test_spaced[a few words]'" \
             in manifest and "min_tests = 8" in manifest, manifest
+
+
+def test_an_image_of_ones_own_is_given_with_dockerfile(tmp_path):
+    """As `tasks new --dockerfile`: every task's image is built from the given file, whatever the
+    project declares (here a package no wheel exists for), and its tests see that image."""
+    clone = tmp_path / "repos" / "mahmoud__boltons"
+    subprocess.run(["git", "clone", "-q", "--no-checkout", str(DATA / "boltons.bundle"), str(clone)], check=True)
+    raw = json.loads((DATA / "instances.jsonl").read_text().splitlines()[1])
+    subprocess.run(["git", "-C", str(clone), "checkout", "-q", raw["base_commit"]], check=True)
+    pyproject = clone / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        'requires-python = ">=3.7"\n', 'requires-python = ">=3.7"\ndependencies = ["no-such-distribution-anywhere"]\n', 1))
+    with open(clone / "tests" / "conftest.py", "a") as conftest:
+        conftest.write("\nassert open('/etc/endstate-own-image').read() == 'mine\\n'\n")
+    _git(clone, "commit", "-q", "-am", "boltons in an image of its own")
+    source = tmp_path / "instances.jsonl"
+    source.write_text(json.dumps(dict(raw, instance_id="own-image", base_commit=_git(clone, "rev-parse", "HEAD").strip()))
+                      + "\n")
+    dockerfile = tmp_path / "Dockerfile"
+    dockerfile.write_text(f"FROM {DEFAULT_IMAGE}\nRUN echo mine > /etc/endstate-own-image\n")
+
+    ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
+                   "--out", str(tmp_path / "out"), "--dockerfile", str(dockerfile))
+
+    assert ran.code == 0 and "1 task(s) written" in ran.out, ran
+    task = tmp_path / "out" / "own-image"
+    assert (task / "image" / "Dockerfile").read_text() == dockerfile.read_text()
+    assert not (task / "image" / "requirements.txt").exists()
+    assert '[sandbox]\ndockerfile = "image/Dockerfile"' in (task / "task.toml").read_text()
