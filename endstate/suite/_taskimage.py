@@ -65,10 +65,10 @@ _DOCKERFILE = f"""\
 FROM {DEFAULT_IMAGE}
 COPY requirements.txt /tmp/endstate-requirements.txt
 COPY wheels/ /tmp/endstate-wheels/
-{{copy}}RUN python3 "$(ls /tmp/endstate-wheels/pip-*.whl)/pip" install --no-index --find-links /tmp/endstate-wheels \\
-      --no-deps --require-hashes --no-compile --break-system-packages --root-user-action=ignore \\
+{{copy}}RUN rm -rf /opt/endstate/pytest /usr/lib/python3/dist-packages/endstate-pytest.pth \\
+ && python3 "$(ls /tmp/endstate-wheels/pip-*.whl)/pip" install --no-index --find-links /tmp/endstate-wheels \\
+      --no-deps --ignore-installed --require-hashes --no-compile --break-system-packages --root-user-action=ignore \\
       --disable-pip-version-check --quiet -r /tmp/endstate-requirements.txt \\
- && rm -rf /opt/endstate/pytest /usr/lib/python3/dist-packages/endstate-pytest.pth \\
 {{place}} && rm -rf /tmp/endstate-wheels /tmp/endstate-requirements.txt \\
  && python3 -c "import pytest, sys; assert pytest.__file__.startswith('/usr/local/lib/'), pytest.__file__"
 """
@@ -138,11 +138,28 @@ def _pyproject(project: Tree, seen: set[str]) -> list[str]:
     extras = table.get("optional-dependencies", {})
     groups = data.get("dependency-groups", {})
     for key in TEST_EXTRAS:
-        found += [str(r) for r in extras.get(key, [])]
+        found += _extra(extras, key, requirement_name(str(table.get("name", ""))), set())
         found += [r for r in groups.get(key, []) if isinstance(r, str)]
     dynamic = data.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("dependencies", {})
     for name in dynamic.get("file", []) if isinstance(dynamic, dict) else []:
         found += _requirements_file(project, name, seen)
+    return found
+
+
+def _extra(extras: dict, key: str, own: str, done: set[str]) -> list[str]:
+    """The requirements of one extra, with those of the project's own extras it names
+    (`tests = ["attrs[tests-no-zope]", ...]`) taken in."""
+    if key in done:
+        return []
+    done.add(key)
+    found = []
+    for requirement in map(str, extras.get(key, [])):
+        named = re.fullmatch(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*\[([^\]]*)\]\s*(;.*)?", requirement)
+        if own and named and requirement_name(named.group(1)) == own:
+            for other in named.group(2).split(","):
+                found += _extra(extras, other.strip(), own, done)
+        else:
+            found.append(requirement)
     return found
 
 

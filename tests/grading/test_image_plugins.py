@@ -38,11 +38,16 @@ PLANTED = {
 }
 
 
-@pytest.fixture(scope="module", params=["pytest==7.4.4", "pytest>=9"])
+#: pytest 7.4 with the very versions of its dependencies the sandbox's own pytest came with (Debian's):
+#: the image must install them anyway, since it removes the sandbox's.
+PINS = {"pytest-7.4": ["pytest==7.4.4", "pluggy==1.0.0", "iniconfig==1.1.1", "packaging==23.0"], "pytest-9": ["pytest>=9"]}
+
+
+@pytest.fixture(scope="module", params=sorted(PINS))
 def image(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp("image")
-    write_task_image(folder, resolve_requirements([request.param, "pytest-mock", "pytest-xdist"]))
-    return build_task_image(folder / "image" / "Dockerfile", "plugins-" + request.param.strip("=<>").replace("=", ""))
+    write_task_image(folder, resolve_requirements([*PINS[request.param], "pytest-mock", "pytest-xdist"]))
+    return build_task_image(folder / "image" / "Dockerfile", "plugins-" + request.param)
 
 
 def test_the_images_plugins_load_and_the_trees_do_not(image):

@@ -31,6 +31,13 @@ def test_setup_cfg_setup_py_and_the_requirements_files_they_name():
                                               "toml"]
 
 
+def test_a_test_extra_that_names_the_projects_own_extras_takes_them_in():
+    project = files({"pyproject.toml": '[project]\nname = "attrs"\n[project.optional-dependencies]\n'
+                                       'tests-no-zope = ["hypothesis", "pytest>=4.3.0"]\n'
+                                       'tests = ["attrs[tests-no-zope]", "zope.interface"]\ndocs = ["furo"]\n'})
+    assert declared_requirements(project) == ["hypothesis", "pytest>=4.3.0", "zope.interface"]
+
+
 def test_release_lint_typing_and_docs_tools_are_left_out():
     project = files({
         "pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["idna"]\n[project.optional-dependencies]\n'
