@@ -197,14 +197,18 @@ def tasks_import() -> None:
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True)
 @click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
 @click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
+@click.option("--dockerfile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="Give every task this image (copied to image/Dockerfile), not one made from the project's "
+                   "declared dependencies.")
 @_user_errors
-def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox: str, image: str | None) -> None:
+def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox: str, image: str | None,
+                          dockerfile: Path | None) -> None:
     """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.suite import import_swebench
 
     report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
-                             jobs=jobs, log=click.echo, progress=_show_check)
+                             jobs=jobs, dockerfile=dockerfile, log=click.echo, progress=_show_check)
     for skipped in report.skipped:
         click.echo(f"endstate: not written: {skipped.reason}", err=True)
     click.echo(f"{len(report.written)} task(s) written to {out} and checked"

@@ -61,7 +61,7 @@ WARM_DIR = "/opt/endstate/warm"
 #: A report larger than this is refused rather than read (700 tests with failures is ~1 MB).
 REPORT_MAX_BYTES = 64 * 1024 * 1024
 
-_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent", "TZ=UTC",
+_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/home/agent", "TZ=UTC",
         "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0")
 _PYTEST_PROGRAMS = {"pytest", "py.test", "pytest-3"}
 #: Emptied (as the test user) before each half of a held-out run: nothing a process of an

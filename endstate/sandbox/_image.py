@@ -102,18 +102,50 @@ def build_image(
     _ensure_base(client, base, offline_seed, log, mirror)
 
     log(f"building {tag} from {DOCKERFILE}")
-    image_id = None
-    for event in client.api.build(
-        path=str(DOCKERFILE.parent), tag=tag, network_mode="host", labels={DOCKERFILE_LABEL: digest},
-        rm=True, forcerm=True, decode=True,
-    ):
+    image_id = _build(client, f"building {tag}", log, path=str(DOCKERFILE.parent), tag=tag, network_mode="host",
+                      labels={DOCKERFILE_LABEL: digest})
+    return image_id or client.images.get(tag).id
+
+
+#: The cause of a failed build step, when its output names one (the last such line wins).
+_CAUSE = re.compile(r"(error|exception|traceback|denied|not found|no such|cannot|could not|failed|"
+                    r"no matching distribution|unable to)", re.IGNORECASE)
+#: At most this much of one line of a build's output goes into a message.
+LINE_MAX = 300
+
+
+def _capped(line: str, limit: int = LINE_MAX) -> str:
+    line = " ".join(re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", line).split())  # without the colours of stderr
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def _build(client: docker.DockerClient, what: str, log: Callable[[str], None], **options: object) -> str | None:
+    """Run one build, logging its output; the image id, or SandboxUnavailable naming the step that
+    failed and the line of its output that says why (not only "returned a non-zero code")."""
+    image_id, step, output = None, "", []
+    for event in client.api.build(rm=True, forcerm=True, decode=True, **options):
         if "error" in event:
-            raise SandboxUnavailable(f"building {tag} failed: {event['error'].strip()}")
-        if text := event.get("stream", "").rstrip():
-            log(text)
+            raise SandboxUnavailable(_build_failure(what, step, output, event["error"]))
+        for text in event.get("stream", "").splitlines():
+            if not text.strip():
+                continue
+            log(text.rstrip())
+            if re.match(r"Step \d+/\d+ : ", text):
+                step, output = text.strip(), []
+            elif not text.startswith((" ---> ", "Removing intermediate container")):
+                output = (output + [text.strip()])[-200:]
         if "aux" in event and "ID" in event["aux"]:
             image_id = event["aux"]["ID"]
-    return image_id or client.images.get(tag).id
+    return image_id
+
+
+def _build_failure(what: str, step: str, output: list[str], error: str) -> str:
+    causes = [line for line in output if _CAUSE.search(line)]
+    cause = causes[-1] if causes else output[-1] if output else error.strip()
+    where = f" at {_capped(step, 160)}" if step else ""
+    code = re.search(r"returned a non-zero code: (\d+)", error)
+    status = f" (exit {code.group(1)})" if code else ""
+    return f"{what} failed{where}{status}: {_capped(cause)}"
 
 
 def _ensure_base(client: docker.DockerClient, base: str, offline_seed: OfflineSeed,
@@ -219,15 +251,9 @@ def build_task_image(dockerfile: Path, task_id: str, *, offline_seed: OfflineSee
                     shutil.copytree(context, tmp, dirs_exist_ok=True)
                     shutil.copytree(house, Path(tmp) / "wheels")
                 log(f"building {tag} from {dockerfile}")
-                for event in client.api.build(
-                    path=tmp if requirements.is_file() else str(context), dockerfile=dockerfile.name, tag=tag,
-                    network_mode="none" if requirements.is_file() else "host",
-                    labels={CONTEXT_LABEL: digest}, rm=True, forcerm=True, decode=True,
-                ):
-                    if "error" in event:
-                        raise SandboxUnavailable(f"building {tag} from {dockerfile} failed: {event['error'].strip()}")
-                    if text := event.get("stream", "").rstrip():
-                        log(text)
+                _build(client, f"building {tag} from {dockerfile}", log,
+                       path=tmp if requirements.is_file() else str(context), dockerfile=dockerfile.name, tag=tag,
+                       network_mode="none" if requirements.is_file() else "host", labels={CONTEXT_LABEL: digest})
         finally:
             client.close()
     return tag

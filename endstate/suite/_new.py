@@ -29,6 +29,7 @@ import difflib
 import json
 import shlex
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from endstate.grading import (TestCommandError, parse_test_command, prepare_grad
                               stage_holdout)
 from endstate.sandbox import FileEntry, Tree, matches_any
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, split_fix, suite_roots
+from endstate.suite._installed import generated_files, project_metadata, project_version
 from endstate.task import load_task, make_patch, parse_python, write_overlay_diff
 from endstate.suite._task_sandbox import task_sandbox
 from endstate.suite._taskimage import pinned_requirements, write_task_image
@@ -303,6 +305,13 @@ def write_hacks(folder: Path, hacks: dict[str, tuple[dict, Tree, list[str]]], fi
         write_overlay_diff(hack, solution if fields["base"] == "solution" else fixture, files)
 
 
+def _last_tag(repo: Path, commit: str) -> str:
+    """The newest tag reachable from `commit` ("v1.2" -> "1.2"), "" when there is none."""
+    done = subprocess.run(["git", "-C", str(repo), "describe", "--tags", "--abbrev=0", commit],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip().removeprefix("v") if done.returncode == 0 else ""
+
+
 def fresh_folder(suite: Path, task_id: str) -> Path:
     if not task_id or "/" in task_id or task_id.startswith("."):
         raise UserError(f"task id {task_id!r} must be a plain folder name, e.g. bugfix-slice-negative-step")
@@ -339,10 +348,12 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     if split.dropped_links:
         log(f"note: {len(split.dropped_links)} symbolic link(s) left out of the fixture, which holds regular "
             f"files only: {', '.join(split.dropped_links[:5])}")
+    version = project_version(split.fixture, fallback=_last_tag(repo, split.base))
+    split.fixture.update(generated_files(split.fixture, version))  # what the project's install writes into its checkout
     roots = suite_roots(split.fixture, test_globs)
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
-    pinned, installed = "", []
+    pinned, installed = "", None  # an image of the author's own: what it installs is not known here
     if dockerfile is None:
         plugins = [] if test_command else plugin_distributions(split.fixture)
         pinned, installed = pinned_requirements(split.fixture, keep=plugins, log=log)
@@ -358,7 +369,7 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
         (folder / "solution.diff").write_bytes(make_patch(split.fixture, solution))
         _write_tree(folder / "holdout", split.holdout)
-        image_file = write_task_image(folder, pinned) if pinned else None
+        image_file = write_task_image(folder, pinned, project_metadata(split.fixture, version)) if pinned else None
         if dockerfile is not None:
             image_file = "image/Dockerfile"
             (folder / "image").mkdir()

@@ -37,8 +37,10 @@ from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any, tar_to_tree
 from endstate.suite._check import TaskCheck, check_tasks
 from endstate.suite._fix import DEFAULT_TEST_GLOBS, FixSplit
+from endstate.suite._installed import generated_files, project_metadata, project_version
 from endstate.suite._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
                                  write_hacks)
+from endstate.suite._nodeids import collected_ids, match_ids, not_found_error
 from endstate.suite._taskimage import pinned_requirements, write_task_image
 from endstate.suite._testcommand import plugin_distributions, project_test_command
 from endstate.task import PatchError, apply_patch, load_task
@@ -79,6 +81,15 @@ class ImportReport(msgspec.Struct):
     skipped: list[Skipped] = []
     #: Some lines of the file were not valid instances (bad input, rather than instances that failed).
     bad_input: bool = False
+
+
+#: At most this many characters of why an instance was not written (a grader's note can hold a whole log).
+REASON_MAX = 1200
+
+
+def _capped(text: str, limit: int) -> str:
+    text = " ".join(line.rstrip() for line in text.strip().splitlines())  # one line, its indentation kept
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 _NODE_ID = re.compile(r"[^\s:][^:]*\.py::\S.*")
@@ -217,18 +228,21 @@ def _split(instance: Instance, fixture: Tree) -> FixSplit:
 
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
-               failing: list[str], installed: list[str], dockerfile: str | None) -> str:
-    # The project's own way of running tests (layout, configuration), with exactly these node ids.
+               failing: list[str], installed: list[str] | None, dockerfile: str | None,
+               counts: tuple[int, int] | None = None) -> str:
+    # The project's own way of running tests (layout, configuration), with exactly these node ids;
+    # `counts`: how many of each ran (were not skipped) on the solution, where that was counted.
     tested = {**split.fixture, **split.holdout}
+    ran_passing, ran_failing = counts or (len(passing), len(failing))
     graders: list[tuple[str, dict | None]] = []
     if passing:
         graders.append(("tests_pass", {"command": project_test_command(tested, passing, installed=installed),
-                                       "min_tests": len(passing)}))
+                                       "min_tests": ran_passing}))
     graders += [
         ("files_unchanged", {"paths": protected, "allow_new": protected}),
         ("no_new_skips", None),
         ("holdout", {"command": project_test_command(tested, failing, installed=installed),
-                     "min_tests": len(failing)}),
+                     "min_tests": ran_failing}),
         ("changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
     lines = [f"# Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
@@ -246,20 +260,28 @@ def _prompt(instance: Instance) -> str:
             "are done. Do not change, skip or remove existing tests; you may add new ones.\n")
 
 
-def write_instance(instance: Instance, repos: Path, out: Path,
-                   log: Callable[[str], None] = lambda line: None) -> Path:
+def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[str], None] = lambda line: None, *,
+                   backend: str | None = None, image: str = "", own_dockerfile: Path | None = None) -> Path:
     """Write the task folder of one instance; UserError, naming the field, when it cannot be made
-    (an EndstateError when the wheels of the project's dependencies cannot be had)."""
+    (an EndstateError when the wheels of the project's dependencies cannot be had). With `backend`,
+    the node ids are matched to those the task's image collects and counted there (`_faithful_ids`).
+    `own_dockerfile`: the task's image is built from it (copied to image/Dockerfile), not from the
+    dependencies the project declares."""
     folder = fresh_folder(out, instance.instance_id)
     failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
     if not failing:
         raise UserError("field `FAIL_TO_PASS` is empty: the held-out tests are what tells a fix from no fix")
-    split = _split(instance, _fixture(find_clone(repos, instance.repo), instance.base_commit))
+    fixture = _fixture(find_clone(repos, instance.repo), instance.base_commit)
+    version = project_version(fixture, fallback=str(instance.version or ""))
+    fixture.update(generated_files(fixture, version))  # what the project's install writes into its checkout
+    split = _split(instance, fixture)
     protected = [g for g in DEFAULT_TEST_GLOBS if any(matches_any(p, [g]) for p in split.fixture)]
     protected += [p for p in split.holdout if not matches_any(p, protected)]  # held-out files are tests too
     hacks = _hacks(split, tuple(protected))
-    pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), log=log)
-    dockerfile = "image/Dockerfile" if pinned else None
+    pinned, installed = "", None  # an image of the author's own: what it installs is not known here
+    if own_dockerfile is None:
+        pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), log=log)
+    dockerfile = "image/Dockerfile" if pinned or own_dockerfile else None
     manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
     solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
     try:
@@ -269,7 +291,10 @@ def write_instance(instance: Instance, repos: Path, out: Path,
         _write_tree(folder / "holdout", split.holdout)
         (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
         if pinned:
-            write_task_image(folder, pinned)
+            write_task_image(folder, pinned, project_metadata(split.fixture, version))
+        if own_dockerfile is not None:
+            (folder / "image").mkdir()
+            shutil.copyfile(own_dockerfile, folder / "image" / "Dockerfile")
         reference = _reference_toml(split, project_test_command(split.fixture,
                                                                 _visible_files(passing + failing, split.fixture),
                                                                 installed=installed))
@@ -278,10 +303,40 @@ def write_instance(instance: Instance, repos: Path, out: Path,
         write_hacks(folder, hacks, split.fixture, solution)
         (folder / "task.toml").write_text(manifest, encoding="utf-8")
         load_task(folder)
+        if backend is not None:
+            passing, failing, counts = _faithful_ids(folder, split, passing, failing, installed, backend, image, log)
+            (folder / "task.toml").write_text(_task_toml(instance, split, protected, passing, failing, installed,
+                                                         dockerfile, counts), encoding="utf-8")
+            load_task(folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return folder
+
+
+def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: list[str], installed: list[str] | None,
+                  backend: str, image: str, log: Callable[[str], None]) -> tuple[list[str], list[str], tuple[int, int]]:
+    """The instance's node ids as the task image's pytest names them, and how many of each list
+    run (are not skipped) on the solution; UserError naming the ids that match no test."""
+    tested = {**split.fixture, **split.holdout}
+    files = list(dict.fromkeys(i.split("::", 1)[0] for i in failing + passing))
+    collected, ran, tail = collected_ids(folder, split.holdout, project_test_command(tested, files, installed=installed),
+                                         backend, image, log)
+    result, counts = [], []
+    for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
+        mapped, missing = match_ids(ids, collected)
+        if missing:
+            raise not_found_error(missing, collected, field, why=tail)
+        for given, found in mapped.items():
+            if given != found:
+                log(f"node id {given} is {found} under the task image's pytest")
+        named = list(dict.fromkeys(mapped[i] for i in ids))
+        counts.append(sum(i in ran for i in named))
+        if named and not counts[-1]:
+            raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "
+                            f"image: {_capped(tail, 400)}")
+        result.append(named)
+    return result[1], result[0], (counts[1], counts[0])
 
 
 def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
@@ -290,9 +345,10 @@ def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
 
 
 def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: str, jobs: int = 1,
-                    log: Callable[[str], None] = lambda line: None,
+                    dockerfile: Path | None = None, log: Callable[[str], None] = lambda line: None,
                     progress: Callable[[TaskCheck], None] = lambda check: None) -> ImportReport:
-    """Write a checked task per instance of `file` under `out`; list the instances that are not."""
+    """Write a checked task per instance of `file` under `out`; list the instances that are not.
+    `dockerfile`: every task's image is built from it, as `tasks new --dockerfile` does."""
     from endstate.suite._runner import resolve_graders
 
     repos, out = Path(repos), Path(out)
@@ -303,10 +359,12 @@ def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: 
     made = {}
     for number, instance in instances:
         try:
-            made[instance.instance_id] = (number, write_instance(instance, repos, out, log))
+            made[instance.instance_id] = (number, write_instance(instance, repos, out, log, backend=backend,
+                                                                 image=image, own_dockerfile=dockerfile))
             log(f"wrote {made[instance.instance_id][1]}")
         except EndstateError as exc:
-            report.skipped.append(Skipped(number, instance.instance_id, f"instance {instance.instance_id}: {exc}"))
+            report.skipped.append(Skipped(number, instance.instance_id,
+                                          f"instance {instance.instance_id}: {_capped(str(exc), REASON_MAX)}"))
     tasks = [load_task(folder) for _, folder in made.values()]
     if tasks:
         log(f"checking {len(tasks)} task(s) (fixture, solution, each hack, reference)")
@@ -317,8 +375,9 @@ def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: 
             report.written.append(check.task_id)
             continue
         shutil.rmtree(folder, ignore_errors=True)
-        why = check.error or "; ".join(f"{r.case}: expected {r.expected}, got {r.outcome}" + (f" ({r.note})" if r.note else "")
-                                       for r in check.rows if not r.ok)
+        why = _capped(check.error, REASON_MAX) if check.error else _capped("; ".join(
+            f"{r.case}: expected {r.expected}, got {r.outcome}" + (f" ({_capped(r.note, 400)})" if r.note else "")
+            for r in check.rows if not r.ok), REASON_MAX)
         report.skipped.append(Skipped(number, check.task_id, f"instance {check.task_id} does not check out: {why}"))
     report.skipped.sort(key=lambda s: s.line)
     return report

@@ -9,7 +9,8 @@ said, and the harness applies it after importing pytest (never from the graded t
 
 What is read, in pytest's own order of precedence: `pytest.ini`, `pyproject.toml`
 `[tool.pytest.ini_options]`, `tox.ini` `[pytest]`, `setup.cfg` `[tool:pytest]`; from
-it `addopts` (its plugins must be loadable: see `PLUGIN_OPTIONS`) and `pythonpath`.
+it `addopts` (its plugins must be installed in the task's image, which loads them as pytest
+would: see `PLUGIN_OPTIONS`) and `pythonpath`.
 The layout: a package under `src/` (and none at the top) puts `src` on PYTHONPATH,
 unless the configuration's `pythonpath` already names it. A project whose tests use
 unittest alone, with no pytest configuration, is run with `python -m unittest`.
@@ -61,7 +62,7 @@ class ProjectTests(msgspec.Struct, frozen=True):
     import_paths: tuple[str, ...] = ()
     #: The file its pytest configuration was read from ("" when it has none).
     config: str = ""
-    #: Plugin modules the configuration's addopts needs, loaded with `-p` (autoload is off).
+    #: Plugin modules to load with `-p` (none: the harness loads those the image installs).
     plugins: tuple[str, ...] = ()
     #: For unittest: whether the top test folder is a package (`tests.test_x`) or not (`test_x`).
     package_tests: bool = True
@@ -133,11 +134,11 @@ def plugin_distributions(project: Tree) -> list[str]:
 
 
 def _plugins(config_file: str, addopts: list[str], installed: Collection[str]) -> tuple[str, ...]:
-    """Plugin modules `addopts` needs; UserError naming the first one the image lacks."""
+    """Plugin modules to name with `-p`: none, since the harness loads every plugin the task's image
+    installs as pytest would; UserError naming the first plugin `addopts` needs that the image lacks."""
     needed = _needed(addopts)
     have = {_normal(name) for name in installed}
-    modules = []
-    for option, (distribution, module) in needed.items():
+    for option, (distribution, _module) in needed.items():
         if _normal(distribution) not in have:
             raise UserError(
                 f"the project's {config_file} adds `{option}` to every pytest run (addopts), which needs the "
@@ -145,9 +146,7 @@ def _plugins(config_file: str, addopts: list[str], installed: Collection[str]) -
                 "the project's test dependencies (they are installed into the task's image), give an image that "
                 "has it (--dockerfile), or say how to run the tests without it "
                 "(--test-command 'python -m pytest -o addopts=\"\" tests')")
-        if module not in modules:
-            modules.append(module)
-    return tuple(modules)
+    return ()
 
 
 def _normal(name: str) -> str:
@@ -155,12 +154,22 @@ def _normal(name: str) -> str:
 
 
 # -- the layout ---------------------------------------------------------------------------------------
+#: How packaging configurations say "the packages are under src/".
+_DECLARED_SRC = re.compile(r"""package_dir\s*=\s*(?:\n\s*)?=\s*src\b|package_dir\s*=\s*\{\s*['"]{2}\s*:\s*['"]src['"]"""
+                           r"""|where\s*=\s*\[?\s*['"]src['"]|packages\s*=\s*\[\s*['"]src/|from\s*=\s*['"]src['"]""")
+
+
 def _src_layout(project: Tree) -> bool:
-    """A package (or module) under src/, and no package at the top of the project."""
+    """A package (or module) under src/, and no package at the top of the project, or one there
+    beside a packaging configuration that says the packages are under src/."""
     under_src = any(re.fullmatch(r"src/[A-Za-z_][\w]*(/__init__\.py|\.py)", p) for p in project)
     at_top = any(re.fullmatch(r"[A-Za-z_]\w*/__init__\.py", p) and not p.startswith(("tests/", "test/", "docs/"))
                  for p in project)
-    return under_src and not at_top
+    if not under_src or not at_top:
+        return under_src
+    texts = (project[p].data.decode("utf-8", "replace") for p in ("setup.cfg", "setup.py", "pyproject.toml")
+             if p in project and not project[p].link)
+    return any(_DECLARED_SRC.search(text) for text in texts)
 
 
 def _test_modules(project: Tree) -> list[str]:
@@ -177,11 +186,12 @@ def _unittest_only(project: Tree) -> bool:
     return bool(texts) and all("unittest" in t and "pytest" not in t for t in texts)
 
 
-def read_project_tests(project: Tree, *, installed: Collection[str] = ()) -> ProjectTests:
+def read_project_tests(project: Tree, *, installed: Collection[str] | None = ()) -> ProjectTests:
     """How `project` (a tree, as a fixture holds it) runs its tests.
 
     `installed`: distributions the task's image installs (its declared dependencies),
-    which may provide the plugins the configuration needs. Raises UserError when the
+    which may provide the plugins the configuration needs; None when that is not known (an
+    image of the author's own, which is trusted to hold them). Raises UserError when the
     configuration needs a plugin the image lacks, or does not parse.
     """
     config = _pytest_config(project)
@@ -195,7 +205,7 @@ def read_project_tests(project: Tree, *, installed: Collection[str] = ()) -> Pro
     name, options = config or ("", {})
     declared = [p.strip("/") or "." for p in _words(options.get("pythonpath"))]
     paths = ("src",) if _src_layout(project) and "src" not in declared else ()
-    plugins = _plugins(name, _words(options.get("addopts")), installed) if name else ()
+    plugins = _plugins(name, _words(options.get("addopts")), installed) if name and installed is not None else ()
     return ProjectTests("pytest", paths, name, plugins)
 
 
@@ -226,7 +236,7 @@ def test_command(tests: ProjectTests, targets: Sequence[str]) -> str:
     return env + "python -m pytest -q " + shlex.join([*plugins, *targets])
 
 
-def project_test_command(project: Tree, targets: Sequence[str], *, installed: Collection[str] = (),
+def project_test_command(project: Tree, targets: Sequence[str], *, installed: Collection[str] | None = (),
                          override: str | None = None) -> str:
     """The test command (with its environment) that runs `targets` of `project` the way the project
     does: what task.toml's test graders hold. `override` (the author's --test-command, with the

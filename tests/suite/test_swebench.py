@@ -164,3 +164,15 @@ def test_the_command_lists_bad_lines_and_unmade_instances_and_exits_non_zero(tmp
             "Expected `str | array`, got `int`") in ran.stderr
     assert f"not written: instance {no_clone['instance_id']}: no clone of someone/else under" in ran.stderr
     assert "0 task(s) written" in ran.stdout and "2 instance(s) not written" in ran.stdout
+
+
+def test_why_an_instance_was_not_written_is_one_capped_line_naming_the_field(tmp_path, repos):
+    from endstate.suite._swebench import REASON_MAX, import_swebench
+
+    long_line = "x = '" + "y" * 55_000 + "'"
+    patch = f"--- a/boltons/strutils.py\n+++ b/boltons/strutils.py\n@@ -1 +1 @@\n-{long_line}\n+x\n"
+    source = _write(tmp_path, [dict(shipped()[0], patch=patch)])
+    report = import_swebench(source, repos, tmp_path / "out", backend="docker", image="unused")
+    [skipped] = report.skipped
+    assert "field `patch` does not apply at base_commit" in skipped.reason and "\n" not in skipped.reason
+    assert len(skipped.reason) <= REASON_MAX + 100 and skipped.reason.endswith("..."), len(skipped.reason)

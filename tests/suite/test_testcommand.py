@@ -39,6 +39,19 @@ def test_a_src_layout_puts_src_on_the_import_path():
     assert import_paths(env) == (["src"], [])
 
 
+@pytest.mark.parametrize("name, text", [
+    ("setup.cfg", "[options]\npackage_dir =\n    =src\npackages = find:\n"),
+    ("setup.py", "from setuptools import setup\nsetup(package_dir={'': 'src'})\n"),
+    ("pyproject.toml", '[tool.setuptools.packages.find]\nwhere = ["src"]\n'),
+    ("pyproject.toml", '[tool.hatch.build.targets.wheel]\npackages = ["src/pkg"]\n'),
+])
+def test_a_src_layout_its_configuration_declares_is_seen_beside_a_top_level_package(name, text):
+    project = files({"src/pkg/__init__.py": "", "bench/__init__.py": "", "tests/test_a.py": PYTEST_TEST, name: text})
+    assert project_test_command(project, ["tests"]) == "PYTHONPATH=src python -m pytest -q tests"
+    # Undeclared, the package at the top wins: it may be the project's own.
+    assert project_test_command({**project, name: FileEntry(0o644, b"")}, ["tests"]) == "python -m pytest -q tests"
+
+
 def test_pythonpath_the_configuration_declares_is_left_to_pytest():
     project = files({"src/pkg/__init__.py": "", "tests/test_a.py": PYTEST_TEST,
                      "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n'})
@@ -58,9 +71,8 @@ def test_a_plugin_named_in_addopts_must_be_installed(name, text):
         project_test_command(project, ["tests"])
     said = str(caught.value)
     assert "pytest-cov" in said and name in said and "--test-command" in said and "test dependencies" in said
-    # Installed (a declared test dependency): loaded by name, since plugin autoload is off.
-    assert project_test_command(project, ["tests"], installed=["pytest_cov"]) == \
-        "python -m pytest -q -p pytest_cov.plugin tests"
+    # Installed (a declared test dependency): the harness loads it as pytest would, unnamed.
+    assert project_test_command(project, ["tests"], installed=["pytest_cov"]) == "python -m pytest -q tests"
 
 
 def test_pytests_own_options_need_nothing():

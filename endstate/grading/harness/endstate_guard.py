@@ -186,7 +186,7 @@ def _pytest_home() -> str:
 
 def _code_home_allowed(filename: str, pytest_home: str) -> bool:
     here = os.path.abspath(__file__)
-    return (filename.startswith(pytest_home) or filename == here or _trusted_file(filename)
+    return (filename.startswith(pytest_home) or filename == here or _trusted_file(filename) or _image_file(filename)
             or (filename.startswith(workspace + "/") and filename.rsplit("/", 1)[-1] == "conftest.py"))
 
 

@@ -65,6 +65,8 @@ def _without_harness_path():
 
 
 def _import_pytest():
+    """pytest, its default plugins and the image's own pytest plugins, imported from the image
+    (nothing of the workspace is on sys.path yet); returns (pytest, the image's plugins)."""
     import pytest
     from _pytest import config as pytest_config
 
@@ -73,17 +75,64 @@ def _import_pytest():
             importlib.import_module("_pytest." + name)
         except ImportError:
             pass
-    return pytest
+    return pytest, _image_plugins()
+
+
+def _image_plugins():
+    """(entry point name, plugin, distribution) of every pytest plugin the image installs: what
+    pytest would load by itself (its `pytest11` entry points). Taken while sys.path holds the
+    image's folders alone, so a distribution of the end state (a `.dist-info` in the tree) never
+    adds one; the task's image is built before the agent runs and is root's."""
+    from importlib import metadata
+
+    found, names = [], set()
+    for dist in metadata.distributions():
+        where = os.path.abspath(str(getattr(dist, "_path", "") or "/"))
+        if where == WORKSPACE or where.startswith(WORKSPACE + "/"):
+            continue
+        for entry in dist.entry_points:
+            if entry.group != "pytest11" or entry.name in names:
+                continue
+            names.add(entry.name)
+            found.append((entry.name, entry.load(), dist))
+    return found
+
+
+def _plugin_loader(pytest, plugins, args):
+    """A plugin that registers the image's plugins the way pytest's autoload does (by entry point
+    name, with their distribution), once the command line's `-p no:NAME` is known and before the
+    configuration's is read (which unregisters what it blocks), then takes itself out."""
+    named = {args[i + 1] for i in range(len(args) - 1) if args[i] == "-p"}
+    try:
+        from pluggy._manager import DistFacade
+    except ImportError:  # pluggy before 1.1
+        from pluggy.manager import DistFacade
+
+    class ImagePlugins:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_cmdline_parse(self, pluginmanager, args):
+            pluginmanager.unregister(self)
+            for name, plugin, dist in plugins:
+                if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None \
+                        or pluginmanager.is_registered(plugin) or getattr(plugin, "__name__", None) in named:
+                    continue
+                pluginmanager.register(plugin, name=name)
+                pluginmanager._plugin_distinfo.append((plugin, DistFacade(dist)))
+
+    return ImagePlugins()
 
 
 def _run_pytest(report, guard, args):
-    pytest = _import_pytest()
+    pytest, plugins = _import_pytest()
     if guard is not None:
         guard.snapshot()
     _join_workspace()
     full = list(args) + ["-p", "no:cacheprovider", "--junitxml=" + report, "-o", "junit_family=xunit2",
                          "--confcutdir=" + WORKSPACE]
-    return pytest.main(full, plugins=[guard] if guard is not None else [])
+    extra = [guard] if guard is not None else []
+    if plugins:
+        extra.append(_plugin_loader(pytest, plugins, full))
+    return pytest.main(full, plugins=extra)
 
 
 def _run_unittest(report, guard, args):
