@@ -27,7 +27,10 @@ def _tree_builders(path: Path, root: Path = PACKAGE.parent) -> list[str]:
         if not (isinstance(node.func.value, ast.Name) and node.func.value.id == "ast"):
             continue
         name = node.func.attr
-        text_argument = bool(node.args) and not (isinstance(node.args[0], ast.Name) and node.args[0].id == "node")
+        # literal_eval of a tree (`node`, `keyword.value`) builds none; of text it parses first
+        argument = node.args[0] if node.args else None
+        text_argument = not (isinstance(argument, ast.Attribute)
+                             or (isinstance(argument, ast.Name) and argument.id == "node"))
         if name == "parse" or (name == "literal_eval" and text_argument):
             found.append(f"{path.relative_to(root)}:{node.lineno} ast.{name}")
     return found
