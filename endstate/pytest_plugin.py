@@ -155,7 +155,7 @@ class _SuiteRun:
         from endstate.errors import UserError
         from endstate.models import RunSettings
         from endstate.sandbox import DEFAULT_IMAGE
-        from endstate.suite import RunConfig, model_slug, resolve_graders, suite_runner
+        from endstate.run import RunConfig, model_slug, resolve_graders, suite_runner
         from endstate.task import load_task
 
         tasks = []

@@ -71,7 +71,8 @@ def tasks() -> None:
 def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None) -> None:
     """Graders must FAIL on the fixture, PASS with solution/, FAIL on every hack."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import check_tasks, resolve_graders
+    from endstate.checks import check_tasks
+    from endstate.run import resolve_graders
     from endstate.task import load_suite
 
     _reap()
@@ -161,9 +162,10 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
               sandbox: str, image: str | None) -> None:
     """A task from a fix commit (--repo, --fix), checked; or a blank, documented skeleton."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import check_tasks, resolve_graders
+    from endstate.checks import check_tasks
+    from endstate.run import resolve_graders
     from endstate.task import load_task
-    from endstate.suite import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
+    from endstate.authoring import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
 
     if (repo is None) != (fix is None):
         raise UserError("--repo and --fix go together: the repository and the commit that fixed the bug")
@@ -205,7 +207,7 @@ def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox
                           dockerfile: Path | None) -> None:
     """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import import_swebench
+    from endstate.authoring import import_swebench
 
     report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
                              jobs=jobs, dockerfile=dockerfile, log=click.echo, progress=_show_check)
@@ -269,7 +271,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
-        from endstate.suite import attempt_stem
+        from endstate.run import attempt_stem
 
         names = [f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(kwargs["attempts"])]
         existing = [str(folder / name) for name in names if (folder / name).exists()]
@@ -298,9 +300,9 @@ def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...]
     """Disable one harness guard at a time; every mutant must turn its probe tasks red."""
     from endstate.models import RunSettings
     from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.suite import RunConfig
+    from endstate.run import RunConfig
     from endstate.task import load_suite
-    from endstate.suite import run_mutation_check, select_mutants
+    from endstate.checks import run_mutation_check, select_mutants
 
     mutants = select_mutants(list(names))
     loaded, errors = load_suite(suite)

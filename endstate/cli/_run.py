@@ -100,7 +100,7 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
             rate_limit_waits: int = 8, **extra: Any):
     from endstate.models import RunSettings, check_reachable, check_spec
     from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.suite import RetryPolicy, RunConfig
+    from endstate.run import RetryPolicy, RunConfig
 
     mode = extra.get("mode", "live")
     import os
@@ -142,7 +142,7 @@ def _agent_name(agent: str) -> str:
 def _slug(agent: str, model: str) -> str:
     """The default folder name of a run or its cassettes: the foreign agent's name, then the model's."""
     from endstate.agents import find_agent
-    from endstate.suite import model_slug
+    from endstate.run import model_slug
 
     spec = find_agent(agent)
     return (f"{spec.name}-" if spec else "") + model_slug(model)
@@ -196,7 +196,7 @@ def _explicit_settings() -> set[str]:
 
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
          ray_address: str | None, ray_warm: float, resume: bool, **kwargs: Any) -> None:
-    from endstate.suite import RUN_FILE, prepare_replay, suite_runner
+    from endstate.run import RUN_FILE, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)

@@ -24,7 +24,7 @@ from endstate.report._paired import RunSide, pair_runs, paired_html, paired_inde
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
 from endstate.report._runs import load_run
 from endstate.report._turns import turn_keys
-from endstate.suite import RunResult, TaskResult, attempt_stem
+from endstate.run import RunResult, TaskResult, attempt_stem
 
 __all__ = ["render_view", "write_view"]
 
