@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
-import shlex
 import subprocess
 from pathlib import Path
 

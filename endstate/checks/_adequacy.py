@@ -36,7 +36,7 @@ from endstate.errors import EndstateError, ManifestError
 from endstate.grading import INTEGRITY, Grader, Outcome
 from endstate.sandbox import Tree
 from endstate.checks._check import grade_tree
-from endstate.checks._mutants import Change, file_diff, mutants_of, rewrites_of
+from endstate.checks._mutants import file_diff, mutants_of, rewrites_of
 from endstate.task import TaskSandbox, task_sandbox
 from endstate.task import Task
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import msgspec
 
+from endstate.cassettes import cassette_file
 from endstate.agent import Guards
 from endstate.agents import probe_proxy
 from endstate.errors import UserError
@@ -40,7 +41,7 @@ class ProxyProbe(msgspec.Struct, frozen=True):
     task: str
 
     def cassette(self, replayed: Path) -> Path:
-        return replayed.with_name(f"{self.agent}-{replayed.name}") / f"{self.task}.cassette"
+        return cassette_file(replayed.with_name(f"{self.agent}-{replayed.name}"), self.task)
 
 
 class CrashProbe(msgspec.Struct, frozen=True):

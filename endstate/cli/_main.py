@@ -271,10 +271,11 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
+        from endstate.cassettes import cassette_file
         from endstate.run import attempt_stem
 
-        names = [f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(kwargs["attempts"])]
-        existing = [str(folder / name) for name in names if (folder / name).exists()]
+        paths = [cassette_file(folder, attempt_stem(t.id, k)) for t in loaded for k in range(kwargs["attempts"])]
+        existing = [str(path) for path in paths if path.exists()]
         if existing:
             raise UserError(f"{len(existing)} cassette(s) already exist, e.g. {existing[0]}: "
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")

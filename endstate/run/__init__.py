@@ -1,6 +1,7 @@
 """Running a suite: eval, record, replay, resume, retries, results and the executors (local and Ray)."""
 
 from endstate.run._config import RunConfig, model_slug, task_pack_hash
+from endstate.run._folder import RunFolder
 from endstate.run._faults import INFRA_ERROR, RetryPolicy, wait_for_engine
 from endstate.run._ray import suite_runner
 from endstate.run._replay import prepare_replay
@@ -14,6 +15,7 @@ __all__ = [
     "RetryPolicy",
     "RunCard",
     "RunConfig",
+    "RunFolder",
     "RunResult",
     "TaskResult",
     "attempt_stem",

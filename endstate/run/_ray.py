@@ -17,7 +17,6 @@ lost its slot on each of its `--infra-tries` runs ends as `infra_error`.
 Slots stay up for `warm_s` seconds without work (then end themselves), so the next
 run against the same cluster finds endstate imported and its fork server running.
 Their names carry a hash of endstate's code: a run with other code retires them.
-
 Ray is an optional extra: `pip install 'endstate[ray]'`.
 """
 
@@ -39,6 +38,7 @@ from typing import Any
 
 import msgspec
 
+from endstate.cassettes import cassette_file
 from endstate.errors import UserError
 from endstate.run._config import RunConfig
 from endstate.run._faults import INFRA_ERROR
@@ -179,7 +179,7 @@ class _Driver:
         for task_id, attempts in by_task.items():
             cassettes = []
             for k in attempts if config.mode == "replay" and config.cassettes is not None else []:
-                path = Path(config.cassettes) / f"{attempt_stem(task_id, k)}.cassette"
+                path = cassette_file(config.cassettes, attempt_stem(task_id, k))
                 if path.is_file():  # the node reports a missing one
                     cassettes.append((path.name, path.read_bytes()))
             jobs.append(NodeTask(task_id, self.packs[task_id], tuple(attempts), tuple(cassettes)))
@@ -326,7 +326,7 @@ def _accept(node: NodeReturn, out_dir: Path, config: RunConfig, local: Callable[
         path.write_bytes(local(data, node))
     if node.cassette is not None and config.cassettes is not None:
         stem = attempt_stem(task_result.task_id, task_result.attempt)
-        (Path(config.cassettes) / f"{stem}.cassette").write_bytes(node.cassette)
+        cassette_file(config.cassettes, stem).write_bytes(node.cassette)
     return task_result
 
 

@@ -31,7 +31,9 @@ from typing import Any
 import msgspec
 
 from endstate.sandbox import SandboxLimits
+from endstate.cassettes import cassette_file
 from endstate.run._config import RunConfig, run_card
+from endstate.run._folder import RunFolder
 from endstate.run._results import RunCard, TaskResult, attempt_stem
 from endstate.task import Task, load_task
 
@@ -245,11 +247,8 @@ def _lay_out(batch: NodeBatch, root: Path, folder_of: Callable[[NodeTask, Path],
 
 def _node_return(result: TaskResult, out: Path, cassettes: Path, config: RunConfig) -> NodeReturn:
     stem = attempt_stem(result.task_id, result.attempt)
-    paths = [out / "transcripts" / f"{stem}.json", out / "diffs" / f"{stem}.diff"]
-    work = out / "work" / stem
-    paths += sorted(work.rglob("*")) if work.is_dir() else []
-    files = {path.relative_to(out).as_posix(): path.read_bytes() for path in paths if path.is_file()}
-    recorded = cassettes / f"{stem}.cassette"
+    files = {path.relative_to(out).as_posix(): path.read_bytes() for path in RunFolder(out).attempt_files(stem)}
+    recorded = cassette_file(cassettes, stem)
     cassette = recorded.read_bytes() if config.mode == "record" and recorded.is_file() else None
     return NodeReturn(result, files, cassette, str(out), str(cassettes))
 

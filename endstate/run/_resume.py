@@ -12,13 +12,13 @@ finish either: it is rerun too, unless the user asks to keep errors as they are.
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from endstate.errors import UserError
+from endstate.run._folder import RunFolder
 from endstate.run._results import RunCard, TaskResult, read_results, write_atomically
 
 __all__ = ["RUN_FILE", "run_key", "digest", "finished", "start_run", "discard_partial"]
@@ -84,7 +84,6 @@ def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool, rerun_errors:
 
 def discard_partial(out_dir: Path, task_id: str, cassette: Path | None) -> None:
     """Remove what an unfinished attempt at a task left behind."""
-    (out_dir / "transcripts" / f"{task_id}.json").unlink(missing_ok=True)
-    shutil.rmtree(out_dir / "work" / task_id, ignore_errors=True)
+    RunFolder(out_dir).discard(task_id)
     if cassette is not None:
         cassette.unlink(missing_ok=True)

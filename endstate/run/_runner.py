@@ -24,7 +24,7 @@ import msgspec
 from endstate import __version__
 from endstate.agent import AgentJob, AgentOutcome, Counters, Guards, normalise_output
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
-from endstate.cassettes import CassetteJob
+from endstate.cassettes import CassetteJob, cassette_file
 from endstate.errors import SandboxError, UserError
 from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, hack_fired, install_harness, judge,
                               probe_graders, resolve, seal_end_state)
@@ -33,16 +33,15 @@ from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, TimedSandbox, Tree
                               resolve_backend)
 from endstate.run._ahead import Lookahead
 from endstate.run._config import RunConfig, run_card
-from endstate.task import Task
 from endstate.run._enddiff import end_state_diff
 from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, sweep_run
 from endstate.run._forkserver import Workers, start_fork_server
-from endstate.task import agent_trees, run_task_hash
+from endstate.run._folder import RunFolder
 from endstate.run._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
 from endstate.run._resume import discard_partial
 from endstate.run._start import add_result, begin_run
-from endstate.task import TaskSandbox, task_sandbox
+from endstate.task import Task, TaskSandbox, agent_trees, run_task_hash, task_sandbox
 
 __all__ = ["run_suite", "resolve_graders", "grading_guards_of"]
 
@@ -97,6 +96,7 @@ class _Suite:
                  agent: AgentSpec | None = None, agent_images: dict[str, str] | None = None) -> None:
         self.config = config
         self.out_dir = out_dir
+        self.folder = RunFolder(out_dir)
         self.backend = backend
         self.progress = progress
         self.cancelled = threading.Event()
@@ -149,7 +149,7 @@ class _Suite:
     def _discard(self, task: Task, attempt: int) -> None:
         """Before a rerun: what the failed run left (its recording starts over)."""
         stem = attempt_stem(task.id, attempt)
-        discard_partial(self.out_dir, stem, Path(self.config.cassettes) / f"{stem}.cassette"
+        discard_partial(self.out_dir, stem, cassette_file(self.config.cassettes, stem)
                         if self.config.mode == "record" else None)
 
     def _prepare(self, key: tuple[str, int]) -> _Prepared:
@@ -219,9 +219,9 @@ class _Suite:
                     result.reason = f"the end state could not be sealed: {exc}"
                     return
                 result.tree_hash = sealed.tree_hash
-                diffs = self.out_dir / "diffs"
-                diffs.mkdir(parents=True, exist_ok=True)
-                (diffs / f"{attempt_stem(task.id, result.attempt)}.diff").write_text(end_state_diff(sealed))
+                diff = self.folder.diff(attempt_stem(task.id, result.attempt))
+                diff.parent.mkdir(parents=True, exist_ok=True)
+                diff.write_text(end_state_diff(sealed))
                 leaked = _leaked_history(task, sealed.paths())
                 if leaked:
                     result.outcome, result.failing_grader = "error", "contamination"
@@ -244,7 +244,7 @@ class _Suite:
     def _job(self, task: Task, live: Any, attempt: int, trial: int = 0, *, fixture: str = "") -> tuple[AgentJob, Path]:
         config = self.config
         stem = attempt_stem(task.id, trial)
-        work = self.out_dir / "work" / stem
+        work = self.folder.work(stem)
         settings = config.settings
         if trial and settings.seed is not None:
             settings = msgspec.structs.replace(settings, seed=settings.seed + trial)
@@ -253,7 +253,7 @@ class _Suite:
         if config.mode in ("record", "replay"):
             cassette = CassetteJob(
                 mode=config.mode,
-                path=str(Path(config.cassettes) / f"{stem}.cassette"),
+                path=str(cassette_file(config.cassettes, stem)),
                 match=config.match,
                 overwrite=config.overwrite,
                 header={"model": config.model, "task_id": task.id, "task_hash": run_task_hash(task, config.impossible),
@@ -277,7 +277,7 @@ class _Suite:
             policy_files=list(config.policy_files),
             guards=config.guards,
             journal=str(work / "journal.json"),
-            transcript=str(self.out_dir / "transcripts" / f"{stem}.json"),
+            transcript=str(self.folder.transcript(stem)),
             outcome=str(work / "outcome.json"),
             kill_at=task.manifest.kill_at,
             attempt=attempt,
@@ -310,9 +310,10 @@ class _Suite:
     def _run_agent(self, task: Task, live: Any, fixture: Tree, trial: int = 0) -> AgentOutcome:
         """Run the agent for one attempt (`trial`, from --attempts; `attempt` below counts resumes).
         Its first process writes `fixture` into the sandbox before the agent starts."""
-        work = self.out_dir / "work" / attempt_stem(task.id, trial)
+        stem = attempt_stem(task.id, trial)
+        work = self.folder.work(stem)
         shutil.rmtree(work, ignore_errors=True)  # a journal or played-set left by an earlier run must not leak in
-        (self.out_dir / "transcripts").mkdir(parents=True, exist_ok=True)
+        self.folder.transcript(stem).parent.mkdir(parents=True, exist_ok=True)
         work.mkdir(parents=True)
         fixture_path = work / "fixture.msgpack"
         fixture_path.write_bytes(msgspec.msgpack.encode(fixture))

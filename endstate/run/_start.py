@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from endstate.cassettes import cassette_file
 from endstate.run._config import RunConfig, settings_key
 from endstate.run._faults import save_results
 from endstate.run._results import RunCard, RunResult, TaskResult, attempt_stem, write_results
@@ -37,7 +38,7 @@ def begin_run(out_dir: Path, card: RunCard, config: RunConfig, tasks: list[Task]
             if (t.id, k) not in finished and t.id not in refused and (only is None or (t.id, k) in only)]
     for task, k in todo if resume else []:
         stem = attempt_stem(task.id, k)
-        recording = Path(config.cassettes) / f"{stem}.cassette" if config.mode == "record" else None
+        recording = cassette_file(config.cassettes, stem) if config.mode == "record" else None
         discard_partial(out_dir, stem, recording)
     for kept_result in result.tasks:
         progress(kept_result)

@@ -42,7 +42,7 @@ def test_attempts_record_a_cassette_each_with_its_seed_and_replay(tmp_path: Path
         (TASK, 0, "pass"), (TASK, 1, "pass")]
     assert (tmp_path / "replay" / "transcripts" / f"{TASK}.attempt-1.json").is_file()
     diff = (tmp_path / "replay" / "diffs" / f"{TASK}.attempt-1.diff").read_text()
-    assert diff.startswith(f"--- a/cachekit/lru.py\n+++ b/cachekit/lru.py\n")
+    assert diff.startswith("--- a/cachekit/lru.py\n+++ b/cachekit/lru.py\n")
 
     report = _endstate("report", str(tmp_path / "replay"), "--out", str(tmp_path / "report"))
     assert "100% (k=2)" in report.stdout, report.stdout + report.stderr
