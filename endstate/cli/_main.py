@@ -441,3 +441,24 @@ def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] 
     for note in notes:
         click.echo(f"endstate: {note}", err=True)
     click.echo(f"report: {path} ({path.stat().st_size // 1024} KiB; open it in any browser, offline)")
+
+
+# -- export ---------------------------------------------------------------------------------
+@main.command("export")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--format", "format_", type=click.Choice(["atif", "inspect"]), required=True,
+              help="atif: one Harbor ATIF trajectory per task; inspect: one Inspect .eval log.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Where to write (default: RUN/atif/ or RUN/inspect.eval).")
+@_user_errors
+def export_command(run: Path, format_: str, out: Path | None) -> None:
+    """Write a run's trajectories and verdicts in a format other tools read."""
+    from endstate.report import export_run
+
+    report = export_run(run, format_, out)
+    for stem, why in report.missing.items():
+        click.echo(f"endstate: task {stem} not exported: {why}", err=True)
+    click.echo(f"{len(report.exported)} task attempt(s) written to {report.path}"
+               + (f"; {len(report.missing)} left out (above)" if report.missing else ""))
+    if report.missing:
+        sys.exit(1)
