@@ -446,7 +446,8 @@ def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] 
 # -- export ---------------------------------------------------------------------------------
 @main.command("export")
 @click.argument("run", type=click.Path(path_type=Path))
-@click.option("--format", "format_", type=click.Choice(["atif", "inspect"]), required=True,
+# A plain string, not a click.Choice: an unknown format is one line from export_run, not a usage screen.
+@click.option("--format", "format_", required=True,
               help="atif: one Harbor ATIF trajectory per task; inspect: one Inspect .eval log.")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Where to write (default: RUN/atif/ or RUN/inspect.eval).")

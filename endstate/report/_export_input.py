@@ -60,6 +60,7 @@ def read_export_input(folder: Path) -> RunExport:
     if not folder.is_dir():
         raise UserError(f"{folder}: no such folder (pass a run folder written by `endstate eval --out`)")
     run = load_run(folder)
+    folder = folder.resolve()  # the run is named by its folder: `export .` names it too
     results_path = folder / "results.json"
     digest = hashlib.sha256(results_path.read_bytes()).hexdigest()
     finished = datetime.fromtimestamp(int(results_path.stat().st_mtime), tz=timezone.utc)

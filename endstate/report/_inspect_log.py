@@ -8,13 +8,16 @@ it out of every rate. The log's accuracy is over the scored samples.
 
 Every id is given (Inspect would draw random ones) and the only times are the run's own:
 results.json's last write for the log and each attempt's wall time for its sample. The
-`.eval` file is a zip whose entries carry the time they were written, so two exports of a
-folder are equal once read back, not byte for byte.
+`.eval` file is a zip whose entries Inspect stamps with the clock; they are restamped with
+the run's finishing time, so two exports of one folder are equal byte for byte.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import zipfile
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +37,25 @@ def write_inspect_log(source: RunExport, out: Path) -> None:
     from inspect_ai.log import write_eval_log
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_eval_log(log, str(out), format="eval")
+    draft = out.with_name(out.name + ".partial")
+    try:
+        write_eval_log(log, str(draft), format="eval")
+        _restamp(draft, out, datetime.fromisoformat(source.finished_at))
+    finally:
+        draft.unlink(missing_ok=True)
+
+
+def _restamp(draft: Path, out: Path, when: datetime) -> None:
+    """Copy the zip `draft` to `out` with every entry dated `when` (UTC) instead of the clock,
+    each entry compressed as Inspect chose (its zstd support is installed by importing inspect_ai)."""
+    stamp = max(when.timetuple()[:6], (1980, 1, 1, 0, 0, 0))  # a zip cannot date before 1980
+    partial = out.with_name(out.name + ".stamping")
+    with zipfile.ZipFile(draft) as source, zipfile.ZipFile(partial, "w") as target:
+        for entry in source.infolist():
+            copy = zipfile.ZipInfo(entry.filename, date_time=stamp)
+            copy.compress_type, copy.external_attr = entry.compress_type, entry.external_attr
+            target.writestr(copy, source.read(entry))
+    os.replace(partial, out)
 
 
 def _require_inspect() -> None:
