@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from endstate import __version__
+from endstate.cli._export import export_command
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
 from endstate.errors import EndstateError, UserError
 
@@ -443,23 +444,4 @@ def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] 
     click.echo(f"report: {path} ({path.stat().st_size // 1024} KiB; open it in any browser, offline)")
 
 
-# -- export ---------------------------------------------------------------------------------
-@main.command("export")
-@click.argument("run", type=click.Path(path_type=Path))
-# A plain string, not a click.Choice: an unknown format is one line from export_run, not a usage screen.
-@click.option("--format", "format_", required=True,
-              help="atif: one Harbor ATIF trajectory per task; inspect: one Inspect .eval log.")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Where to write (default: RUN/atif/ or RUN/inspect.eval).")
-@_user_errors
-def export_command(run: Path, format_: str, out: Path | None) -> None:
-    """Write a run's trajectories and verdicts in a format other tools read."""
-    from endstate.report import export_run
-
-    report = export_run(run, format_, out)
-    for stem, why in report.missing.items():
-        click.echo(f"endstate: task {stem} not exported: {why}", err=True)
-    click.echo(f"{len(report.exported)} task attempt(s) written to {report.path}"
-               + (f"; {len(report.missing)} left out (above)" if report.missing else ""))
-    if report.missing:
-        sys.exit(1)
+main.add_command(export_command)  # `endstate export`: endstate/cli/_export.py
