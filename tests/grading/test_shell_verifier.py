@@ -19,7 +19,7 @@ import pytest
 
 from endstate.grading import Outcome
 from endstate.sandbox import DEFAULT_IMAGE, build_image
-from endstate.suite import read_results
+from endstate.suite import missing_hack_assertions, read_results
 from endstate.suite._check import grade_tree
 from endstate.suite._runner import resolve_graders
 from endstate.task import load_suite
@@ -126,3 +126,21 @@ def test_both_control_arms_run_live_and_are_graded_by_the_verifier(task, tmp_pat
     assert result.outcome == outcome, ran.stdout + ran.stderr
     verifier = next(v for v in result.verdicts if v.grader == "verifier")
     assert verifier.outcome == outcome
+
+
+def test_tasks_check_checks_the_shell_task_out_both_ways(task):
+    ran = subprocess.run([sys.executable, "-m", "endstate", "tasks", "check", "--suite", str(task.root.parent)],
+                         capture_output=True, text=True, timeout=600)
+    assert ran.returncode == 0 and "1 of 1 task(s) check out" in ran.stdout, ran.stdout + ran.stderr
+    assert ("fixture=fail[verifier], solution=pass, hack:edit-verifier=fail[verifier], "
+            "hack:forged-reward=fail[verifier], hack:reward-in-workspace=fail[verifier]") in ran.stdout, ran.stdout
+    assert "reference=solution" in ran.stdout
+
+
+def test_a_verifier_task_still_needs_changed_paths_within(tmp_path):
+    (task,), _ = load_suite(_suite(tmp_path))
+    assert missing_hack_assertions(task) == []
+    manifest = task.root / "task.toml"
+    manifest.write_text(manifest.read_text().split("[[graders]]\nname = \"endstate.grading:changed_paths_within\"")[0])
+    (task,), _ = load_suite(tmp_path)
+    assert missing_hack_assertions(task) == ["changed_paths_within"]
