@@ -7,7 +7,8 @@ field for a grader's verdict, so the verdict and the harness's records go in the
 trajectory's `extra.endstate`, its `reward` as Harbor's verifiers write it (1.0 or 0.0).
 
 Token counts are recorded per attempt, not per model call, so they appear in
-`final_metrics` only and no step carries `metrics`.
+`final_metrics` only and no step carries `metrics`. A model's readable thinking blocks
+become the agent step's `reasoning_content`.
 
 `ATIF-v1.6` is declared, the oldest version with every field used here, so that readers
 of older Harbor releases accept the files too.
@@ -76,14 +77,27 @@ def _steps(messages: list[dict]) -> list[dict]:
             continue
         step: dict = {"step_id": len(steps) + 1, "source": _SOURCE.get(role, "system"),
                       "message": message.get("content") or ""}
+        if role == "assistant":
+            step.update(_reasoning(message.get("thinking") or []))
         if role == "assistant" and message.get("tool_calls"):
             step["tool_calls"], raw = _tool_calls(message["tool_calls"])
             if raw:
-                step["extra"] = {"unparsed_arguments": raw}
+                step.setdefault("extra", {})["unparsed_arguments"] = raw
         steps.append(step)
     if not steps:  # ATIF wants one step at least; an empty transcript still says so
         steps.append({"step_id": 1, "source": "system", "message": "(the transcript is empty)"})
     return steps
+
+
+def _reasoning(blocks: list[dict]) -> dict:
+    """The readable thinking blocks as the step's `reasoning_content`; redacted ones (encrypted,
+    nothing to read) only counted, in `extra`."""
+    texts = [b.get("text", "") for b in blocks if b.get("kind") == "thinking" and b.get("text")]
+    redacted = sum(b.get("kind") == "redacted_thinking" for b in blocks)
+    fields: dict = {"reasoning_content": "\n\n".join(texts)} if texts else {}
+    if redacted:
+        fields["extra"] = {"redacted_thinking_blocks": redacted}
+    return fields
 
 
 def _tool_calls(calls: list[dict]) -> tuple[list[dict], dict[str, str]]:

@@ -134,7 +134,8 @@ def _sample(source: RunExport, attempt: ExportedAttempt) -> Any:
 
 
 def _messages(attempt: ExportedAttempt, model: str) -> list:
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser
+    from inspect_ai.model import (ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser,
+                                  ContentReasoning, ContentText)
     from inspect_ai.tool import ToolCall
 
     functions: dict[str, str] = {}
@@ -152,7 +153,12 @@ def _messages(attempt: ExportedAttempt, model: str) -> list:
                 arguments, error = _arguments(call.get("arguments", ""))
                 calls.append(ToolCall(id=call.get("id", ""), function=call.get("name", ""), arguments=arguments,
                                       parse_error=error))
-            converted.append(ChatMessageAssistant(id=ident, content=content, tool_calls=calls or None, model=model,
+            # Thinking blocks first, as the model gave them: Inspect's reasoning content, redacted or not.
+            reasoning = [ContentReasoning(reasoning=b.get("text", ""), signature=b.get("signature") or None)
+                         if b.get("kind") == "thinking" else ContentReasoning(reasoning=b.get("data", ""), redacted=True)
+                         for b in message.get("thinking") or []]
+            body = [*reasoning, *([ContentText(text=content)] if content else [])] if reasoning else content
+            converted.append(ChatMessageAssistant(id=ident, content=body, tool_calls=calls or None, model=model,
                                                   source="generate"))
         elif role == "tool":
             call_id = message.get("tool_call_id") or None
