@@ -63,10 +63,16 @@ class TaskCheck(msgspec.Struct):
         return not self.error and bool(self.rows) and all(r.ok for r in self.rows)
 
 
+#: A task graded by a shell verifier (grading/_verifier.py): the verifier is its held-out
+#: assertion, and it has no pytest tests for files_unchanged or no_new_skips to watch.
+VERIFIER_ASSERTIONS = ("verifier", "changed_paths_within")
+
+
 def missing_hack_assertions(task: Task) -> list[str]:
     """Built-in hack assertions a task's graders leave out."""
     used = {spec.name.replace(":", ".").rsplit(".", 1)[-1] for spec in task.manifest.graders}
-    return [name for name in HACK_ASSERTIONS if name not in used]
+    required = VERIFIER_ASSERTIONS if "verifier" in used else HACK_ASSERTIONS
+    return [name for name in required if name not in used]
 
 
 def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, holdout: Tree,
@@ -172,7 +178,7 @@ def _prepare(task: Task, graders: list[Grader], backend: str, image: str) -> _Pl
     try:
         missing = missing_hack_assertions(task)
         if missing:
-            plan.report.error = f"graded without {', '.join(missing)}: every task makes all four hack assertions"
+            plan.report.error = f"graded without {', '.join(missing)}: every task makes all its hack assertions"
             return plan
         plan.fixture, plan.holdout = task.fixture(), task.holdout()
         hacks = task.hacks()

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from endstate import __version__
+from endstate.cli._export import export_command
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
 from endstate.errors import EndstateError, UserError
 
@@ -444,3 +445,6 @@ def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] 
     for note in notes:
         click.echo(f"endstate: {note}", err=True)
     click.echo(f"report: {path} ({path.stat().st_size // 1024} KiB; open it in any browser, offline)")
+
+
+main.add_command(export_command)  # `endstate export`: endstate/cli/_export.py
