@@ -15,6 +15,9 @@ report as cached the prompt a provider's automatic cache would hold
 from 1024, as OpenAI caches). It is off by default so that a fresh recording of a
 control arm reports the usage the committed cassettes hold.
 
+A request with `"stream": true` is answered with the same answer as server-sent events,
+in each provider's own event sequence (`_sse`); a refusal stays a JSON error body.
+
 Rate-limit mode (`rate_limit_every=N`) answers every Nth request, counted over the
 whole server, with HTTP 429 and `Retry-After: 1`, as a provider under load does.
 """
@@ -36,6 +39,7 @@ from endstate.models.scripted._messages import error_body as messages_error_body
 from endstate.models.scripted._messages import messages_answer
 from endstate.models.scripted._policies import POLICIES, ScriptError, canonical_json, estimate_tokens, find_policy
 from endstate.models.scripted._responses import REASONING_TOKENS, cached_tokens, responses_answer
+from endstate.models.scripted._sse import stream_events
 
 if TYPE_CHECKING:
     from endstate.task import Task
@@ -146,9 +150,13 @@ class _Handler(BaseHTTPRequestHandler):
         wire = _ENDPOINTS.get(tuple(self.path.split("?", 1)[0].split("/")[4:]), "chat")
         errors = messages_error_body if wire == "messages" else _error_body
         headers: dict[str, str] = {}
+        self._streamed: dict[str, Any] | None = None
         try:
             self._throttle()
             status, body = 200, self._answer(wire)
+            if self._streamed is not None:  # errors stay JSON, as the providers answer them before streaming
+                self._send_events(stream_events(wire, body, **self._streamed))
+                return
         except _RateLimited as exc:
             status, body, headers = 429, errors(429, str(exc)), {"Retry-After": "1"}
         except ScriptError as exc:
@@ -180,6 +188,9 @@ class _Handler(BaseHTTPRequestHandler):
             raise ScriptError(400, f"header {CHANNEL_HEADER} must be one of {', '.join(_CHANNELS)}")
         turn = self._turn()
         request = self._request_json(wire)
+        if request.get("stream") is True:
+            options = request.get("stream_options")
+            self._streamed = {"include_usage": isinstance(options, dict) and options.get("include_usage") is True}
         action_format = self.headers.get(ACTION_FORMAT_HEADER)
         try:
             if action_format and channel == "agent" and turn is not None:  # a text-action agent's own format
@@ -280,6 +291,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         for name, value in (headers or {}).items():
             self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True
+
+    def _send_events(self, data: bytes) -> None:
+        self.log_request(200)
+        self.send_response_only(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
         self.close_connection = True
