@@ -4,8 +4,8 @@
 
 A policy's chat-completions message is re-dressed as a Response: a `message` item
 for its text and a `function_call` item per tool call. A request that asks for
-reasoning (`reasoning.effort`) gets a `reasoning` item first, billed as
-reasoning tokens by effort; with `include: ["reasoning.encrypted_content"]` it
+reasoning (`reasoning.effort`) gets a `reasoning` item first, its reasoning text
+billed as reasoning tokens (as the Messages endpoint bills thinking); with `include: ["reasoning.encrypted_content"]` it
 carries the encrypted form (sealed: opaque, checked when it comes back), and a
 summary when `reasoning.summary` asks for one. The server keeps no state, as a
 request with `store: false` demands of the real API, so it refuses what the real
@@ -25,7 +25,7 @@ from endstate.models.scripted._policies import ScriptError, estimate_tokens
 
 __all__ = ["responses_answer", "check_input", "cached_tokens", "REASONING_TOKENS"]
 
-#: The hidden reasoning a reasoning model bills as output, per effort: a fixed share.
+#: Chat Completions' hidden reasoning, billed as output, per effort: a fixed share.
 REASONING_TOKENS = {"minimal": 8, "low": 32, "medium": 64, "high": 128, "xhigh": 256}
 
 _ENCRYPTED = "reasoning.encrypted_content"
@@ -44,6 +44,11 @@ def _items(request: dict[str, Any]) -> list[dict[str, Any]]:
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise ScriptError(400, "input: expected a string or a list of input items")
     return items
+
+
+def _reasons(request: dict[str, Any]) -> bool:
+    reasoning = request.get("reasoning")
+    return isinstance(reasoning, dict) and reasoning.get("effort") != "none"
 
 
 def check_input(request: dict[str, Any]) -> None:
@@ -65,19 +70,20 @@ def check_input(request: dict[str, Any]) -> None:
                                        "could not be verified.")
             reasoned = True
         elif kind == "function_call":
-            if request.get("reasoning") is not None and not reasoned:
+            if _reasons(request) and not reasoned:
                 raise ScriptError(400, f"input[{index}]: Item '{item.get('id') or item.get('call_id', '')}' of type "
                                        "'function_call' was provided without its required 'reasoning' item.")
         elif kind != "message" or item.get("role") != "assistant":
             reasoned = False  # a new turn of the user or a tool's output: the next answer reasons afresh
 
 
-def _reasoning_item(request: dict[str, Any], task_id: str, channel: str, turn: int | None,
-                    message: dict[str, Any]) -> dict[str, Any]:
+def _reasoning_text(task_id: str, channel: str, turn: int | None, message: dict[str, Any]) -> str:
     calls = [c["function"]["name"] for c in message.get("tool_calls") or ()]
-    where = f"{task_id}-{channel}-{'none' if turn is None else turn}"
-    text = (f"Turn {'-' if turn is None else turn} of {task_id} ({channel}): "
+    return (f"Turn {'-' if turn is None else turn} of {task_id} ({channel}): "
             + (f"next I call {', '.join(calls)}." if calls else "I can answer now."))
+
+
+def _reasoning_item(request: dict[str, Any], text: str, where: str) -> dict[str, Any]:
     reasoning = request.get("reasoning") or {}
     item: dict[str, Any] = {"type": "reasoning", "id": f"rs_scripted-{where}",
                             "summary": [{"type": "summary_text", "text": text}] if reasoning.get("summary") else []}
@@ -96,8 +102,9 @@ def responses_answer(request: dict[str, Any], message: dict[str, Any], *, policy
         raise ScriptError(400, f"reasoning.effort: must be one of {', '.join(REASONING_TOKENS)}, none")
     where = f"{task_id}-{channel}-{'none' if turn is None else turn}"
     output: list[dict[str, Any]] = []
-    if reasoning is not None:
-        output.append(_reasoning_item(request, task_id, channel, turn, message))
+    text = _reasoning_text(task_id, channel, turn, message) if _reasons(request) else ""
+    if text:
+        output.append(_reasoning_item(request, text, where))
     if message.get("content"):
         output.append({"type": "message", "id": f"msg_scripted-{where}", "status": "completed", "role": "assistant",
                        "content": [{"type": "output_text", "text": message["content"], "annotations": []}]})
@@ -109,8 +116,9 @@ def responses_answer(request: dict[str, Any], message: dict[str, Any], *, policy
     prompt = [request.get("instructions"), request.get("tools", []), items]
     input_tokens = estimate_tokens(prompt)
     cached = cached_tokens([prompt[0], prompt[1], items[:-1]]) if auto_cache else 0
-    hidden = REASONING_TOKENS.get(str((reasoning or {}).get("effort", "medium")), 0) if reasoning is not None else 0
-    output_tokens = estimate_tokens(output) + hidden
+    # The reasoning is billed by its text, not by the encrypted form it travels in.
+    hidden = estimate_tokens(text) if text else 0
+    output_tokens = estimate_tokens([i for i in output if i["type"] != "reasoning"]) + hidden
     return {
         "id": f"resp_scripted-{policy}-{where}",
         "object": "response",
