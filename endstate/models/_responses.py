@@ -25,7 +25,6 @@ import json
 from typing import Any, Literal
 
 import msgspec
-import openai
 
 from endstate.models._openai import OpenAIChatModel
 from endstate.models._settings import completion_headers
