@@ -65,7 +65,7 @@ def _or(rate: float | None, plain: float) -> float:
 #: Local and scripted models cost nothing per token; hosted ones are the user's to state
 #: (`--prices FILE`), since list prices change: unknown is reported as n/a, never guessed.
 DEFAULT_PRICES: dict[str, Price] = {"scripted/*": Price(0.0, 0.0), "scripted-anthropic/*": Price(0.0, 0.0),
-                                    "openai-compatible/*": Price(0.0, 0.0)}
+                                    "scripted-responses/*": Price(0.0, 0.0), "openai-compatible/*": Price(0.0, 0.0)}
 
 
 def load_prices(path: Path | None) -> dict[str, Price]:
