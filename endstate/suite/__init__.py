@@ -14,6 +14,7 @@ from endstate.suite._ray import suite_runner
 from endstate.suite._config import RunConfig, model_slug, task_pack_hash
 from endstate.suite._runner import resolve_graders, run_suite
 from endstate.suite._swebench import import_swebench
+from endstate.suite._triage import Measured, load_triage
 
 __all__ = [
     "RunCard",
@@ -46,4 +47,6 @@ __all__ = [
     "TaskAdequacy",
     "adequacy_of_tasks",
     "triage_hint",
+    "Measured",
+    "load_triage",
 ]

@@ -22,6 +22,7 @@ from endstate.suite._results import RunCard
 from endstate.suite._resume import digest
 from endstate.suite._task_sandbox import own_image_ids
 from endstate.suite._faults import RetryPolicy
+from endstate.suite._triage import recorded_adequacy
 from endstate.task import Task
 
 __all__ = ["RunConfig", "model_slug", "task_pack_hash", "run_card", "settings_key"]
@@ -106,6 +107,7 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         reasoning_effort=config.settings.reasoning_effort,
         prompt_cache=config.settings.prompt_cache,
         max_concurrent=config.limits.max_concurrent,
+        adequacy=recorded_adequacy(tasks) or msgspec.UNSET,
         **(card_extra or {}),
     )
     return card
