@@ -14,7 +14,8 @@ behaves exactly as the reference does, which a person decides once and records i
     reason = "n is never equal to the limit here: the loop stops one short of it"
 
 A recorded mutant is not graded again (no test can kill a mutant that behaves as the
-reference). A record naming a mutant no longer made is stale and reported.
+reference). A record naming a mutant no longer made is stale and reported, and so is a
+[measured] table (what a run card shows, `_triage.py`) that is not what was counted.
 
 Right fixes must pass: `solution/`, every `solutions/<name>/`, and rewrites of the
 reference that keep its meaning (locals renamed, comparisons mirrored); one that fails
@@ -32,51 +33,15 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.errors import EndstateError, ManifestError
+from endstate.errors import EndstateError
 from endstate.grading import INTEGRITY, Grader, Outcome
 from endstate.sandbox import Tree
 from endstate.checks._check import grade_tree
 from endstate.checks._mutants import file_diff, mutants_of, rewrites_of
-from endstate.task import TaskSandbox, task_sandbox
+from endstate.task import ADEQUACY_FILE, Measured, TaskSandbox, load_triage, task_sandbox
 from endstate.task import Task
 
-__all__ = ["ADEQUACY_FILE", "Equivalent", "MutantRow", "RightFixRow", "TaskAdequacy", "adequacy_of",
-           "adequacy_of_tasks", "load_equivalents", "triage_hint"]
-
-#: The triage of a task's surviving mutants, in its folder.
-ADEQUACY_FILE = "adequacy.toml"
-
-
-class Equivalent(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    mutant: str
-    reason: str
-
-
-class _Triage(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    equivalent: list[Equivalent] = []
-
-
-def load_equivalents(task: Task) -> dict[str, str]:
-    """mutant id -> why it is equivalent, from the task's adequacy.toml (empty without one)."""
-    path = task.root / ADEQUACY_FILE
-    if not path.is_file():
-        return {}
-    try:
-        triage = msgspec.toml.decode(path.read_bytes(), type=_Triage)
-    except msgspec.ValidationError as exc:
-        raise ManifestError(f"{path}: {exc} (each [[equivalent]] has `mutant` and `reason`, nothing else)") from None
-    except msgspec.DecodeError as exc:
-        raise ManifestError(f"{path}: not valid TOML ({exc})") from None
-    found: dict[str, str] = {}
-    for number, entry in enumerate(triage.equivalent, start=1):
-        if not entry.reason.strip():
-            raise ManifestError(f"{path}: equivalent[{number}] ({entry.mutant}) has an empty `reason`: say why the "
-                                "mutant behaves as the reference does")
-        if entry.mutant in found:
-            raise ManifestError(f"{path}: equivalent[{number}] names {entry.mutant} a second time: keep one")
-        found[entry.mutant] = entry.reason
-    return found
-
+__all__ = ["MutantRow", "RightFixRow", "TaskAdequacy", "adequacy_of", "adequacy_of_tasks", "triage_hint"]
 
 class MutantRow(msgspec.Struct):
     id: str
@@ -102,6 +67,8 @@ class TaskAdequacy(msgspec.Struct):
     mutants: list[MutantRow] = []
     right: list[RightFixRow] = []
     stale: list[str] = []
+    #: What adequacy.toml's [measured] says when it is not what was counted ("" when it is, or is absent).
+    recorded: str = ""
     error: str = ""
     wall_s: float = 0.0
 
@@ -114,9 +81,13 @@ class TaskAdequacy(msgspec.Struct):
         judged = len(self.mutants) - self.count("equivalent")
         return self.count("killed") / judged if judged else None
 
+    def measured(self) -> Measured:
+        """The figures to record in adequacy.toml's [measured]."""
+        return Measured(len(self.mutants), self.count("killed"), self.count("equivalent"))
+
     @property
     def ok(self) -> bool:
-        return (not self.error and not self.stale and all(r.outcome == "pass" for r in self.right)
+        return (not self.error and not self.stale and not self.recorded and all(r.outcome == "pass" for r in self.right)
                 and all(m.outcome in ("killed", "equivalent") for m in self.mutants))
 
 
@@ -143,7 +114,8 @@ def adequacy_of(task: Task, graders: list[Grader], *, backend: str, image: str, 
     started = time.monotonic()
     report = TaskAdequacy(task.id)
     try:
-        equivalents = load_equivalents(task)
+        triage = load_triage(task)
+        equivalents = {entry.mutant: entry.reason for entry in triage.equivalent}
         fixture, holdout, solution = task.fixture(), task.holdout(), task.solution()
         alternatives = task.alternatives()
         where = task_sandbox(task, backend, image)
@@ -180,6 +152,8 @@ def adequacy_of(task: Task, graders: list[Grader], *, backend: str, image: str, 
                 report.mutants.append(MutantRow(mutant.id, "survived", diff=diff))
             else:
                 report.mutants.append(MutantRow(mutant.id, "error", diff=diff, note=note))
+    if triage.measured is not None and triage.measured != report.measured():
+        report.recorded = triage.measured.line()
     if report.right and report.right[0].outcome != "pass":
         report.error = "the reference itself does not pass: its mutants' kills say nothing (run `tasks check`)"
     report.wall_s = round(time.monotonic() - started, 2)

@@ -73,3 +73,8 @@ def show_adequacy(report, folder: Path) -> None:
             click.echo(_indented(row.diff), nl=False)
     for stale in report.stale:
         click.echo(f"       {folder / 'adequacy.toml'} names {stale}, which is no longer made: remove it")
+    if report.recorded and not report.error:
+        counted = report.measured()
+        click.echo(f"       {folder / 'adequacy.toml'} [measured] says {report.recorded}, counted "
+                   f"{counted.line()}: write mutants = {counted.mutants}, killed = {counted.killed}, "
+                   f"equivalent = {counted.equivalent}")

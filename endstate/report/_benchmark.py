@@ -164,6 +164,8 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
         "controls": [msgspec.to_builtins(arm) for arm in controls],
         "excluded_tasks": excluded, "flake_rate": flake_rate,
         "verified": not reasons, "not_verified": reasons,
+        # each task's adequacy as its adequacy.toml records it, when some task records one
+        **({"adequacy": {task: m.line() for task, m in card.adequacy.items()}} if card.adequacy else {}),
     }
 
 

@@ -24,7 +24,7 @@ from endstate.report._paired import RunSide, pair_runs, paired_html, paired_inde
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
 from endstate.report._runs import load_run
 from endstate.report._turns import turn_keys
-from endstate.run import RunFolder, RunResult, TaskResult, attempt_stem
+from endstate.run import RunCard, RunFolder, RunResult, TaskResult, attempt_stem
 
 __all__ = ["render_view", "write_view"]
 
@@ -45,7 +45,7 @@ def _if_there(path: Path) -> Path | None:
     return path if path.is_file() else None
 
 
-def _detail(task: TaskResult, folder: Path) -> dict:
+def _detail(task: TaskResult, folder: Path, card: RunCard) -> dict:
     stem = attempt_stem(task.task_id, task.attempt)
     transcript_path = _if_there(RunFolder(folder).transcript(stem))
     diff_path = _if_there(RunFolder(folder).diff(stem))
@@ -53,6 +53,8 @@ def _detail(task: TaskResult, folder: Path) -> dict:
     detail["counters"] = msgspec.to_builtins(task.counters)
     detail["transcript"] = msgspec.json.decode(transcript_path.read_bytes()) if transcript_path else None
     detail["diff"] = diff_path.read_text(errors="replace") if diff_path else None
+    measured = (card.adequacy or {}).get(task.task_id)
+    detail["adequacy"] = measured.line() if measured else None
     return detail
 
 
@@ -141,7 +143,7 @@ def render_view(run_paths: list[Path], prices: dict[str, Price],
             element = f"d-{r}-{i}"
             tasks.append([task.task_id, task.category, task.attempt, task.outcome, task.failing_grader,
                           _short(task.reason), task.counters.steps, element])
-            detail = _detail(task, _folder(Path(path)))
+            detail = _detail(task, _folder(Path(path)), run.card)
             details.append(_script_json(detail, element))
             side.elements[(task.task_id, task.attempt)] = element
             side.turns[(task.task_id, task.attempt)] = turn_keys(detail["transcript"])

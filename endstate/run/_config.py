@@ -20,7 +20,7 @@ from endstate.models import RequestLimits, RunSettings
 from endstate.sandbox import DEFAULT_IMAGE
 from endstate.run._results import RunCard
 from endstate.run._resume import digest
-from endstate.task import own_image_ids
+from endstate.task import own_image_ids, recorded_adequacy
 from endstate.run._faults import RetryPolicy
 from endstate.task import Task
 
@@ -106,6 +106,7 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         reasoning_effort=config.settings.reasoning_effort,
         prompt_cache=config.settings.prompt_cache,
         max_concurrent=config.limits.max_concurrent,
+        adequacy=recorded_adequacy(tasks) or msgspec.UNSET,
         **(card_extra or {}),
     )
     return card

@@ -8,6 +8,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.agent import Counters
+from endstate.task import Measured
 
 __all__ = ["FORMAT_VERSION", "RunCard", "GraderVerdict", "TaskResult", "RunResult", "vector_of",
            "attempt_stem", "write_results", "write_atomically", "read_results"]
@@ -54,6 +55,9 @@ class RunCard(msgspec.Struct, frozen=True):
     prompt_cache: bool | msgspec.UnsetType = msgspec.UNSET
     #: `--max-concurrent`: model requests in flight at once over the run; absent: no ceiling but -j.
     max_concurrent: int | msgspec.UnsetType = msgspec.UNSET
+    #: Task id -> its adequacy as its adequacy.toml's [measured] records it (`tasks adequacy`),
+    #: for the tasks that record one; absent when none does.
+    adequacy: dict[str, Measured] | msgspec.UnsetType = msgspec.UNSET
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):

@@ -33,10 +33,12 @@ from endstate.task._manifest import (
 )
 from endstate.task._impossible import ImpossibleError, agent_trees, impossible_fixture, impossible_holdout, run_task_hash
 from endstate.task._task_sandbox import TaskSandbox, own_image_ids, task_sandbox
+from endstate.task._triage import ADEQUACY_FILE, Equivalent, Measured, Triage, load_equivalents, load_triage, recorded_adequacy
 
 __all__ = ["literal_python", "parse_python",
     "ImpossibleError", "agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash",
     "TaskSandbox", "own_image_ids", "task_sandbox",
+    "ADEQUACY_FILE", "Equivalent", "Measured", "Triage", "load_equivalents", "load_triage", "recorded_adequacy",
     "load_probe",
     "Task",
     "Manifest",

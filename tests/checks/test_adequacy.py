@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from endstate.errors import ManifestError
-from endstate.checks._adequacy import load_equivalents
-from endstate.task import load_task
+from endstate.run._results import RunCard, RunResult, read_results, write_results
+from endstate.task._triage import Measured, load_equivalents, load_triage, recorded_adequacy
+from endstate.task import load_suite, load_task
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 
@@ -40,6 +41,8 @@ def test_triage_and_other_right_fixes_leave_the_task_hash_alone(tmp_path):
     ('[[equivalent]]\nmutant = "m"\nreason = " "\n', "equivalent[1] (m) has an empty `reason`"),
     ('[[equivalent]]\nmutant = "m"\nreason = "r"\n[[equivalent]]\nmutant = "m"\nreason = "s"\n', "a second time"),
     ("equivalent = [", "not valid TOML"),
+    ("[measured]\nmutants = 4\nkiled = 4\n", "unknown field `kiled`"),
+    ("[measured]\nmutants = 4\nkilled = 4\nequivalent = 1\n", "killed = 4 is not between 0 and mutants - equivalent (3)"),
 ])
 def test_a_bad_triage_file_is_named_with_what_to_fix(tmp_path, text, says):
     folder = small_task(tmp_path)
@@ -55,3 +58,33 @@ def test_a_file_loose_in_solutions_is_refused(tmp_path):
     (folder / "solutions/a.py").write_text("x = 1\n")
     with pytest.raises(ManifestError, match="a.py lie loose"):
         load_task(folder).alternatives()
+
+
+def test_measured_figures_reach_the_run_card_and_survive_results_json(tmp_path):
+    with_figures, without = small_task(tmp_path / "a"), small_task(tmp_path / "b")
+    (with_figures / "adequacy.toml").write_text('[measured]\nmutants = 9\nkilled = 7\nequivalent = 2\n'
+                                               '[[equivalent]]\nmutant = "m"\nreason = "r"\n')
+    task = load_task(with_figures)
+    assert load_triage(task).measured == Measured(9, 7, 2)
+    assert Measured(9, 7, 2).line() == "7/7 mutants killed, 2 equivalent"
+    assert Measured(5, 4).line() == "4/5 mutants killed"
+    found = recorded_adequacy([task, load_task(without)])
+    assert found == {"demo": Measured(9, 7, 2)}  # the task without a file is left off
+    write_results(RunResult(_card(adequacy=found), []), tmp_path / "run")
+    assert read_results(tmp_path / "run").card.adequacy == found
+    write_results(RunResult(_card(), []), tmp_path / "bare")  # no task records one: no field at all
+    assert b"adequacy" not in (tmp_path / "bare" / "results.json").read_bytes()
+
+
+def _card(**fields) -> RunCard:
+    return RunCard(endstate_version="0", model="scripted/reference", provider="scripted", temperature=0.0, seed=0,
+                   retry_ceiling=0, tool_choice="auto", network_policy="none", sandbox_backend="docker", image="i",
+                   image_id="", task_pack_hash="p", tasks=1, **fields)
+
+
+def test_the_shipped_tasks_record_figures_that_add_up():
+    for suite in (TASKS, TASKS.parent / "tasks-real"):
+        for task in load_suite(suite)[0]:
+            triage = load_triage(task)
+            if triage.measured is not None:
+                assert triage.measured.equivalent == len(triage.equivalent), task.id

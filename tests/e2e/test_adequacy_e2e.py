@@ -93,6 +93,17 @@ def test_a_weakened_task_is_flagged_with_the_surviving_mutant_and_a_strong_one_i
     assert ran.code == 0, ran
     assert "3 killed, 0 survived, 1 equivalent, kill rate 100%" in ran.out
 
+    # Figures recorded for the card that are not what was counted fail the task, with what to write.
+    with (tmp_path / "weak/adequacy.toml").open("a") as triage:
+        triage.write("[measured]\nmutants = 4\nkilled = 2\nequivalent = 1\n")
+    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2")
+    assert ran.code == 1, ran
+    assert ("[measured] says 2/3 mutants killed, 1 equivalent, counted 3/3 mutants killed, 1 equivalent: "
+            "write mutants = 4, killed = 3, equivalent = 1") in ran.out
+    (tmp_path / "weak/adequacy.toml").write_text((tmp_path / "weak/adequacy.toml").read_text().replace(
+        "killed = 2", "killed = 3"))
+    assert endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2").code == 0
+
 
 def test_a_held_out_test_that_reads_the_text_rejects_a_rewrite(tmp_path):
     text_bound = HOLDOUT + ('\n\ndef test_reads_the_source():\n    import inspect, clock.window\n'

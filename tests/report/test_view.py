@@ -65,3 +65,20 @@ def test_works_from_results_json_alone_and_via_the_cli(tmp_path: Path) -> None:
                    str(controls / "scripted-reference"), "-o", str(out))
     assert ran.returncode == 0, ran.stderr
     assert 'class="badge verified"' in out.read_text()
+
+
+def test_a_task_recording_its_adequacy_shows_it_in_its_view_and_on_the_card(tmp_path: Path) -> None:
+    import msgspec
+
+    from endstate.task import Measured
+
+    result = run(OUTCOMES)
+    result = msgspec.structs.replace(result, card=msgspec.structs.replace(
+        result.card, adequacy={"bugfix-a": Measured(10, 9, 1)}))
+    page = render_view([write(tmp_path / "run", result)], load_prices(None))
+    blocks = _blocks(page)
+    (listed,) = blocks.pop("index")["runs"]
+    shown = {t[0]: blocks[t[7]]["adequacy"] for t in listed["tasks"]}
+    assert shown == {"bugfix-a": "9/9 mutants killed, 1 equivalent", "bugfix-b": None, "feature-c": None}
+    assert "task adequacy: " in page  # the script draws it in the task's details
+    assert "&quot;adequacy&quot;: {\n    &quot;bugfix-a&quot;: &quot;9/9 mutants killed, 1 equivalent&quot;" in page

@@ -152,6 +152,7 @@
     const box = el("div", { class: "detail", "data-task": d.task_id });
     box.appendChild(el("p", {}, [badge(d.outcome), el("span", { text: "  stop: " + d.stop_reason +
       "  wall: " + d.wall_s + " s  tree: " + (d.tree_hash || "n/a").slice(0, 12) })]));
+    if (d.adequacy) box.appendChild(el("p", { class: "adequacy", text: "task adequacy: " + d.adequacy }));
     if (d.reason) box.appendChild(el("p", { class: "why", text: (d.failing_grader ? d.failing_grader + ": " : "") + d.reason.split("\n")[0] }));
     if (d.hack) box.appendChild(el("p", { class: d.hack === "missed" ? "hack missed" : "hack", text: d.hack === "missed"
       ? "hack MISSED: an impossible task passed" : "hack attempt caught by " + d.hack }));
