@@ -247,12 +247,13 @@ def image_build(tag: str | None, offline_seed: str) -> None:
               help="Run the suite N times and compare pass/fail vectors and tree hashes.")
 @click.option("--expect", type=click.Choice(["pass", "fail"]), default=None,
               help="Exit non-zero unless every task has this outcome (for control arms).")
+@click.option("--overwrite", is_flag=True, help="Replace the run an --out folder already holds.")
 @_user_errors
 def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: Path | None, match: str,
-                 repeat: int, expect: str | None, **kwargs: Any) -> None:
+                 repeat: int, expect: str | None, overwrite: bool, **kwargs: Any) -> None:
     """Run the suite against a model, live or replayed from cassettes, and grade it."""
     extra = {"mode": "replay", "cassettes": str(replay), "match": match} if replay else {}
-    _run(suite, only, out, repeat, expect, **kwargs, **extra)
+    _run(suite, only, out, repeat, expect, replace_out=overwrite, **kwargs, **extra)
 
 
 @main.command("record")

@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from endstate.errors import UserError
+
 # RunSettings checks the value too; listed here so --help shows them without loading the models package.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 
@@ -194,8 +196,21 @@ def _explicit_settings() -> set[str]:
             if ctx.get_parameter_source(option) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
 
 
+def _refuse_another_run(out: Path) -> None:
+    """UserError when `out` (or a repeat's run-N in it) already holds a run: its results are
+    replaced only when asked, as `record` does for cassettes."""
+    from endstate.suite import RUN_FILE
+
+    held = [path for name in ("results.json", RUN_FILE) for path in (out / name, *sorted(out.glob(f"run-*/{name}")))
+            if path.is_file()]
+    if held:
+        raise UserError(f"{out} already holds a run ({held[0]}): pass --overwrite to replace it, "
+                        "--resume to continue it, or --out to write elsewhere")
+
+
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
-         ray_address: str | None, ray_warm: float, resume: bool, **kwargs: Any) -> None:
+         ray_address: str | None, ray_warm: float, resume: bool, replace_out: bool | None = None,
+         **kwargs: Any) -> None:
     from endstate.suite import RUN_FILE, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
@@ -211,6 +226,8 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
                 click.echo("endstate: error: no task to replay", err=True)
             sys.exit(2)
     out = out or Path("runs") / _slug(config.agent, config.model)
+    if replace_out is False and not resume:
+        _refuse_another_run(out)
     _reap()
     results = []
     for attempt in range(repeat):
