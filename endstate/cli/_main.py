@@ -6,6 +6,7 @@ printed as one line and exit with code 2; nothing here prints a traceback for th
 
 from __future__ import annotations
 
+import errno
 import signal
 import sys
 from collections.abc import Callable
@@ -17,7 +18,7 @@ import click
 
 from endstate import __version__
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
-from endstate.errors import EndstateError, UserError
+from endstate.errors import EndstateError, UserError, cannot_write
 
 __all__ = ["main"]
 
@@ -33,6 +34,11 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except EndstateError as exc:
             click.echo(f"endstate: {type(exc).__name__}: {exc}", err=True)
             sys.exit(1)
+        except OSError as exc:  # a write no helper caught, to a full or read-only folder: one line all the same
+            if exc.errno not in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):
+                raise
+            click.echo(f"endstate: error: {cannot_write(Path(exc.filename or '.').parent, exc)}", err=True)
+            sys.exit(2)
         except KeyboardInterrupt:
             click.echo("endstate: interrupted; finished results are on disk, sandboxes removed", err=True)
             sys.exit(130)
@@ -268,16 +274,16 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
+    from endstate.suite import attempt_stem, make_folder
+
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
-        from endstate.suite import attempt_stem
-
         names = [f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(kwargs["attempts"])]
         existing = [str(folder / name) for name in names if (folder / name).exists()]
         if existing:
             raise UserError(f"{len(existing)} cassette(s) already exist, e.g. {existing[0]}: "
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder, "--cassettes")
     suite = kwargs.pop("suite")
     _run(suite, only, out, 1, None, mode="record", cassettes=str(folder), overwrite=overwrite, **kwargs)
 
@@ -389,16 +395,12 @@ def serve_local(port: int, n_ctx: int) -> None:
 def report_command(runs: tuple[Path, ...], controls: tuple[Path, Path] | None, strict: bool, prices: Path | None,
                    out: Path) -> None:
     """The benchmark table and gated card over one or more run folders (JSON and HTML)."""
-    import msgspec
-
-    from endstate.report import benchmark, load_prices, render_html, render_text
+    from endstate.report import benchmark, load_prices, render_text, write_report
 
     report = benchmark(list(runs), load_prices(prices), controls or None)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
-    (out / "report.html").write_text(render_html(report))
+    json_path, html_path = write_report(report, out)
     click.echo(render_text(report))
-    click.echo(f"report: {out / 'report.json'}, {out / 'report.html'}")
+    click.echo(f"report: {json_path}, {html_path}")
     if strict and not report.verified:
         click.echo("endstate: --strict: a row is not verified by the control arms (reasons above)", err=True)
         sys.exit(1)

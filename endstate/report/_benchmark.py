@@ -23,7 +23,7 @@ from endstate.report._gate import ControlArm, check_control, gate_reasons
 from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.agent import Counters
-from endstate.suite import RunResult
+from endstate.suite import RunResult, write_atomically
 
 __all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
            "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells", "table"]
@@ -340,3 +340,11 @@ def render_html(report: Benchmark) -> str:
              ".pass{background:#cfc}.fail{background:#fcc}.error{background:#fc9}.divergence{background:#ccf}.infra_error{background:#ddd}")
     return (f"<!doctype html><meta charset='utf-8'><title>endstate benchmark</title><style>{style}</style>"
             f"<h1>endstate benchmark</h1><table><tr>{head}</tr>{body}</table><ul>{notes}</ul>{cards}\n")
+
+
+def write_report(report: Benchmark, out: Path) -> tuple[Path, Path]:
+    """`report.json` and `report.html` in `out`, each replaced whole (WriteError when refused)."""
+    paths = out / "report.json", out / "report.html"
+    write_atomically(paths[0], msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    write_atomically(paths[1], render_html(report).encode())
+    return paths

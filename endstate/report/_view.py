@@ -24,7 +24,7 @@ from endstate.report._paired import RunSide, pair_runs, paired_html, paired_inde
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
 from endstate.report._runs import load_run
 from endstate.report._turns import turn_keys
-from endstate.suite import RunResult, TaskResult, attempt_stem
+from endstate.suite import RunResult, TaskResult, attempt_stem, write_atomically
 
 __all__ = ["render_view", "write_view"]
 
@@ -178,6 +178,5 @@ def render_view(run_paths: list[Path], prices: dict[str, Price],
 def write_view(run_paths: list[Path], out: Path, prices: dict[str, Price],
                controls: tuple[Path, Path] | None = None, notes: list[str] | None = None) -> Path:
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_view(run_paths, prices, controls, notes))
+    write_atomically(out, render_view(run_paths, prices, controls, notes).encode())
     return out

@@ -7,7 +7,8 @@ from endstate.suite._faults import INFRA_ERROR, RetryPolicy
 from endstate.suite._fix import DEFAULT_TEST_GLOBS
 from endstate.suite._mutation import run_mutation_check, select_mutants
 from endstate.suite._new import new_task_from_fix
-from endstate.suite._results import RunCard, RunResult, TaskResult, attempt_stem, read_results, vector_of, write_results
+from endstate.suite._results import (RunCard, RunResult, TaskResult, attempt_stem, make_folder, read_results, vector_of,
+                                     write_atomically, write_results)
 from endstate.suite._resume import RUN_FILE
 from endstate.suite._replay import prepare_replay
 from endstate.suite._ray import suite_runner
@@ -22,6 +23,8 @@ __all__ = [
     "read_results",
     "vector_of",
     "write_results",
+    "write_atomically",
+    "make_folder",
     "RunConfig",
     "RetryPolicy",
     "INFRA_ERROR",

@@ -63,7 +63,6 @@ def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool, rerun_errors:
     Raises UserError when there is nothing to resume or the settings differ."""
     path = out_dir / RUN_FILE
     if not resume:
-        out_dir.mkdir(parents=True, exist_ok=True)
         write_atomically(path, msgspec.json.format(msgspec.json.encode(key), indent=2) + b"\n")
         return []
     if not path.is_file():

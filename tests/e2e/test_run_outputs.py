@@ -3,9 +3,12 @@ and a folder that refuses the bytes is one line, with what was finished kept."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
+
+from endstate.suite import RunCard, RunResult, TaskResult, read_results, write_results
 
 from e2e_helpers import CASSETTES, endstate
 
@@ -47,3 +50,85 @@ def test_eval_overwrite_or_an_empty_out_gets_past_the_check(tmp_path):
     (out / "results.json").write_text("{}\n")
     ran = endstate("eval", "--model", "scripted/null", "--task", TASK, "--out", str(out), "--overwrite", env=NO_ENGINE)
     assert "already holds a run" not in ran.err and "none answers" in ran.err, ran
+
+
+@pytest.fixture
+def folder(tmp_path, request):
+    """A folder that refuses writes as the test's `kind` param says: a read-only tmpfs, or a
+    tmpfs filled to its last byte. Unmounted after the test."""
+    where = tmp_path / "mnt"
+    where.mkdir()
+    options = "ro,size=64k" if request.param == "read-only" else "size=64k"
+    ran = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True, text=True)
+    if ran.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {ran.stderr.strip()}")
+    if request.param == "full":
+        subprocess.run(["dd", "if=/dev/zero", f"of={where / 'filler'}", "bs=4k"], capture_output=True)
+    yield where
+    subprocess.run(["umount", "-l", str(where)], check=True)
+
+
+WHY = {"read-only": "read-only file system; pass another", "full": "disk full; free space there or pass another"}
+KINDS = pytest.mark.parametrize("folder", sorted(WHY), indirect=True)
+
+
+def _refused(ran, where: Path, kind: str, flag: str = "--out") -> None:
+    assert ran.code == 2, ran
+    line = _one_line(ran, "cannot write")
+    assert line == f"endstate: error: cannot write {where}: {WHY[kind]} {flag}", line
+    no_traceback(ran)
+
+
+def _run_folder(tmp_path: Path) -> Path:
+    card = RunCard(endstate_version="0", model="scripted/reference", provider="scripted", temperature=0.0, seed=0,
+                   retry_ceiling=0, tool_choice="auto", network_policy="none", sandbox_backend="docker", image="i",
+                   image_id="sha256:1", task_pack_hash="a" * 64, tasks=1)
+    write_results(RunResult(card, [TaskResult(TASK, "bugfix", "pass")]), tmp_path / "run")
+    return tmp_path / "run"
+
+
+@pytest.mark.docker
+@KINDS
+def test_eval_into_a_folder_that_refuses_writes_is_one_line(folder, request):
+    kind = request.node.callspec.params["folder"]
+    ran = endstate("eval", "--model", "scripted/reference", "--task", TASK, "--out", str(folder / "out"))
+    _refused(ran, folder / "out", kind)
+    assert not list(folder.rglob("*.tmp"))
+
+
+@pytest.mark.docker
+def test_a_disk_that_fills_mid_run_names_what_finished_and_keeps_the_last_good_results(tmp_path):
+    where = tmp_path / "mnt"
+    where.mkdir()
+    ran = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(where)], capture_output=True, text=True)
+    if ran.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {ran.stderr.strip()}")
+    try:  # room for the run file and the first results, not for the task's work
+        ran = endstate("eval", "--model", "scripted/reference", "--task", TASK, "--out", str(where / "out"))
+        assert ran.code == 2, ran
+        line = _one_line(ran, "cannot write")
+        assert line.startswith(f"endstate: error: cannot write {where / 'out'}: disk full"), line
+        assert f"finished: {TASK} infra_error" in line, line  # the disk, not the model, and named
+        assert read_results(where / "out").card.model == "scripted/reference"  # the last good write, readable
+        assert not list(where.rglob("*.tmp"))
+        no_traceback(ran)
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=True)
+
+
+@KINDS
+def test_record_into_cassettes_that_refuse_writes_is_one_line(folder, request, tmp_path):
+    kind = request.node.callspec.params["folder"]
+    ran = endstate("record", "--model", "scripted/reference", "--task", TASK, "--cassettes", str(folder / "c"),
+                   "--out", str(tmp_path / "out"), env=NO_ENGINE)
+    _refused(ran, folder / "c", kind, "--cassettes")
+
+
+@KINDS
+@pytest.mark.parametrize("command", ["report", "view"])
+def test_report_and_view_into_a_folder_that_refuses_writes_is_one_line(folder, request, tmp_path, command):
+    kind = request.node.callspec.params["folder"]
+    out = folder / "report" / ("report.html" if command == "view" else "")
+    ran = endstate(command, str(_run_folder(tmp_path)), "--out", str(out))
+    _refused(ran, folder / "report", kind)
+    assert read_results(tmp_path / "run").tasks[0].outcome == "pass"
