@@ -210,6 +210,10 @@ class Recording(msgspec.Struct):
         return self.end is not None
 
 
+#: What a cassette without its end marker is, as `cassette show` and replay's refusal say it.
+INCOMPLETE = "incomplete: no end marker (the recording was cut short)"
+
+
 def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 

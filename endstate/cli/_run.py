@@ -208,6 +208,25 @@ def _refuse_another_run(out: Path) -> None:
                         "--resume to continue it, or --out to write elsewhere")
 
 
+def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
+    """After an interrupted record: which of its cassettes were cut short (no end marker, or
+    cut mid-write), and how to record them again."""
+    from endstate.cassettes import load
+    from endstate.errors import CassetteError
+    from endstate.suite import attempt_stem
+
+    left = []
+    for path in (folder / f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(attempts)):
+        try:
+            if path.is_file() and not load(path).complete:
+                left.append(path.name)
+        except CassetteError:
+            left.append(path.name)
+    if left:
+        click.echo(f"endstate: {len(left)} cassette(s) in {folder} left incomplete: {', '.join(left)}; "
+                   "`endstate record --resume` (same --out and --cassettes) records them again", err=True)
+
+
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
          ray_address: str | None, ray_warm: float, resume: bool, replace_out: bool | None = None,
          **kwargs: Any) -> None:
@@ -236,8 +255,13 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             click.echo(f"== run {attempt + 1} of {repeat}")
         # Of repeated runs, those not begun before the kill simply start.
         again = resume and (repeat == 1 or (run_out / RUN_FILE).is_file())
-        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded) * config.attempts),
-                           resume=again)
+        try:
+            result = run_suite(loaded, config, run_out, suite_root=suite,
+                               progress=_progress(len(loaded) * config.attempts), resume=again)
+        except KeyboardInterrupt:
+            if config.mode == "record":
+                _say_incomplete(Path(config.cassettes), loaded, config.attempts)
+            raise
         _summary(result, run_out)
         results.append(result)
     status = 0

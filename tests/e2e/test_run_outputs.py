@@ -132,3 +132,47 @@ def test_report_and_view_into_a_folder_that_refuses_writes_is_one_line(folder, r
     ran = endstate(command, str(_run_folder(tmp_path)), "--out", str(out))
     _refused(ran, folder / "report", kind)
     assert read_results(tmp_path / "run").tasks[0].outcome == "pass"
+
+
+@pytest.mark.docker
+def test_an_interrupted_record_names_its_incomplete_cassettes_and_replay_refuses_them(tmp_path):
+    import json
+    import os
+    import signal
+    import sys
+    import time
+
+    from e2e_helpers import ROOT
+
+    first, second = TASK, "compaction-rename-across-modules"
+    cassettes, out = tmp_path / "cassettes", tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "endstate", "record", "--model", "scripted/reference",
+                             "--task", first, "--task", second, "-j", "1", "--cassettes", str(cassettes),
+                             "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:  # the first finished, the second recording
+        if (out / "results.json").exists() and json.loads((out / "results.json").read_text())["tasks"] \
+                and (cassettes / f"{second}.cassette").exists():
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    [line] = [line for line in err.splitlines() if "left incomplete" in line]
+    assert line == (f"endstate: 1 cassette(s) in {cassettes} left incomplete: {second}.cassette; "
+                    "`endstate record --resume` (same --out and --cassettes) records them again"), err
+    assert "Traceback" not in err
+    [finished] = json.loads((out / "results.json").read_text())["tasks"]  # nothing finished was lost
+    assert (finished["task_id"], finished["outcome"]) == (first, "pass")
+
+    shown = endstate("cassette", "show", str(cassettes / f"{second}.cassette"))
+    assert "incomplete: no end marker" in shown.out, shown
+    ran = endstate("eval", "--replay", str(cassettes), "--task", second, "--out", str(tmp_path / "replay"),
+                   env=NO_ENGINE)  # refused before any sandbox: no engine is needed to say so
+    assert ran.code == 2, ran
+    line = _one_line(ran, "incomplete")
+    assert f"cannot replay: cassette {cassettes / (second + '.cassette')} is incomplete" in line, line
+    assert "record --resume" in line and "--match sequence" not in line, line
+    no_traceback(ran)
