@@ -23,6 +23,7 @@ it says the harness or the recording changed, not that the agent failed.
 
 from __future__ import annotations
 
+import difflib
 import errno
 import os
 
@@ -39,6 +40,7 @@ __all__ = [
     "SandboxUnavailable",
     "WriteError",
     "cannot_write",
+    "did_you_mean",
     "SandboxError",
     "WorkspaceFull",
     "FolderTooLarge",
@@ -142,3 +144,9 @@ def cannot_write(folder: os.PathLike[str] | str, exc: OSError, flag: str = "--ou
     fix = f"free space there or pass another {flag}" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
         f"pass another {flag}"
     return WriteError(f"cannot write {os.fspath(folder)}: {why}; {fix}")
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """": did you mean X?" naming the closest of `known` to a mistyped `name`, or "" when none is close."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f": did you mean {close[0]}?" if close else ""
