@@ -77,7 +77,7 @@ def tasks() -> None:
 def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None) -> None:
     """Graders must FAIL on the fixture, PASS with solution/, FAIL on every hack."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import check_tasks, resolve_graders
+    from endstate.suite import check_catchers, check_tasks, resolve_graders
     from endstate.task import load_suite
 
     _reap()
@@ -89,6 +89,7 @@ def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, ima
     for task in loaded:
         try:
             graders[task.id] = resolve_graders(task)
+            check_catchers(task, graders[task.id])
             usable.append(task)
         except UserError as exc:
             errors.append(exc)

@@ -107,6 +107,9 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
     mode = extra.get("mode", "live")
     import os
 
+    from endstate.agent import Policy
+
+    Policy.load(*policy_files)  # a malformed --policy file is named before any sandbox starts (PolicyError)
     if mode != "replay" and not model:
         raise click.UsageError("Missing option '--model' (only a replay takes it from the cassettes).")
     if mode != "replay":
@@ -208,6 +211,23 @@ def _refuse_another_run(out: Path) -> None:
                         "--resume to continue it, or --out to write elsewhere")
 
 
+def _saying_kept(show: Callable[[Any], None], kept: list[Any], out: Path) -> Callable[[Any], None]:
+    """`show`, after saying once which finished tasks the resumed run keeps: the run reports
+    those first, and only once its settings were found to match."""
+    from endstate.suite import attempt_stem
+
+    said = [not kept]
+
+    def progress(result: Any) -> None:
+        if not said[0]:
+            said[0] = True
+            names = ", ".join(f"{attempt_stem(t.task_id, t.attempt)} ({t.outcome})" for t in kept)
+            click.echo(f"resuming the run in {out}: kept {len(kept)} finished task(s): {names}; the others run afresh")
+        show(result)
+
+    return progress
+
+
 def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
     """After an interrupted record: which of its cassettes were cut short (no end marker, or
     cut mid-write), and how to record them again."""
@@ -230,7 +250,7 @@ def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
          ray_address: str | None, ray_warm: float, resume: bool, replace_out: bool | None = None,
          **kwargs: Any) -> None:
-    from endstate.suite import RUN_FILE, prepare_replay, suite_runner
+    from endstate.suite import RUN_FILE, kept_on_resume, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)
@@ -255,9 +275,11 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             click.echo(f"== run {attempt + 1} of {repeat}")
         # Of repeated runs, those not begun before the kill simply start.
         again = resume and (repeat == 1 or (run_out / RUN_FILE).is_file())
+        progress = _progress(len(loaded) * config.attempts)
+        if again:
+            progress = _saying_kept(progress, kept_on_resume(run_out, rerun_errors=not config.keep_errors), run_out)
         try:
-            result = run_suite(loaded, config, run_out, suite_root=suite,
-                               progress=_progress(len(loaded) * config.attempts), resume=again)
+            result = run_suite(loaded, config, run_out, suite_root=suite, progress=progress, resume=again)
         except KeyboardInterrupt:
             if config.mode == "record":
                 _say_incomplete(Path(config.cassettes), loaded, config.attempts)

@@ -2,14 +2,14 @@
 
 from endstate.suite._adequacy import TaskAdequacy, adequacy_of_tasks, triage_hint
 from endstate.suite._blank import new_blank_task
-from endstate.suite._check import CheckRow, TaskCheck, check_tasks, missing_hack_assertions
+from endstate.suite._check import CheckRow, TaskCheck, check_catchers, check_tasks, missing_hack_assertions
 from endstate.suite._faults import INFRA_ERROR, RetryPolicy
 from endstate.suite._fix import DEFAULT_TEST_GLOBS
 from endstate.suite._mutation import run_mutation_check, select_mutants
 from endstate.suite._new import new_task_from_fix
 from endstate.suite._results import (RunCard, RunResult, TaskResult, attempt_stem, make_folder, read_results, vector_of,
                                      write_atomically, write_results)
-from endstate.suite._resume import RUN_FILE
+from endstate.suite._resume import RUN_FILE, kept_on_resume
 from endstate.suite._replay import prepare_replay
 from endstate.suite._ray import suite_runner
 from endstate.suite._config import RunConfig, model_slug, task_pack_hash
@@ -37,9 +37,11 @@ __all__ = [
     "CheckRow",
     "TaskCheck",
     "check_tasks",
+    "check_catchers",
     "missing_hack_assertions",
     "attempt_stem",
     "RUN_FILE",
+    "kept_on_resume",
     "new_blank_task",
     "new_task_from_fix",
     "DEFAULT_TEST_GLOBS",
