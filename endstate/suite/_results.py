@@ -57,6 +57,8 @@ class RunCard(msgspec.Struct, frozen=True):
     prompt_cache: bool | msgspec.UnsetType = msgspec.UNSET
     #: `--max-concurrent`: model requests in flight at once over the run; absent: no ceiling but -j.
     max_concurrent: int | msgspec.UnsetType = msgspec.UNSET
+    #: Why the run used the local (bubblewrap) backend, not Docker; absent on Docker.
+    sandbox_why: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):
