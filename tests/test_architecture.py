@@ -28,7 +28,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("grading", "cassettes"),
     ("agent",),
     ("agents",),
-    ("suite",),
+    ("run",),
+    ("checks",),
+    ("authoring",),
     ("report",),
     ("cli", "pytest_plugin"),
     ("__main__",),
@@ -42,7 +44,7 @@ def _module_name(path: Path) -> str:
 
 
 def _package_of(module: str) -> str:
-    """The floor-holding package a module belongs to: `endstate.suite._runner` -> `suite`."""
+    """The floor-holding package a module belongs to: `endstate.run._runner` -> `run`."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "endstate"
 

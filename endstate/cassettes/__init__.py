@@ -27,6 +27,7 @@ from endstate.cassettes._format import (
     RecordedRequest,
     RecordedResponse,
     Recording,
+    cassette_file,
     finalize,
     load,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "first_difference",
     "Difference",
     "load",
+    "cassette_file",
     "finalize",
     "request_hash",
     "check_replay_folder",

@@ -6,44 +6,20 @@ printed as one line and exit with code 2; nothing here prints a traceback for th
 
 from __future__ import annotations
 
-import errno
 import signal
 import sys
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
 from typing import Any
 
 import click
 
 from endstate import __version__
+from endstate.cli._errors import _user_errors
+from endstate.cli._export import export_command
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
-from endstate.errors import EndstateError, UserError, cannot_write
+from endstate.errors import UserError
 
 __all__ = ["main"]
-
-
-def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    @wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except UserError as exc:
-            click.echo(f"endstate: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except EndstateError as exc:
-            click.echo(f"endstate: {type(exc).__name__}: {exc}", err=True)
-            sys.exit(1)
-        except OSError as exc:  # a write no helper caught, to a full or read-only folder: one line all the same
-            if exc.errno not in (errno.EROFS, errno.ENOSPC, errno.EDQUOT):
-                raise
-            click.echo(f"endstate: error: {cannot_write(Path(exc.filename or '.').parent, exc)}", err=True)
-            sys.exit(2)
-        except KeyboardInterrupt:
-            click.echo("endstate: interrupted; finished results are on disk, sandboxes removed", err=True)
-            sys.exit(130)
-
-    return wrapper
 
 
 @click.group()
@@ -77,7 +53,8 @@ def tasks() -> None:
 def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None) -> None:
     """Graders must FAIL on the fixture, PASS with solution/, FAIL on every hack."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import check_catchers, check_tasks, resolve_graders
+    from endstate.checks import check_catchers, check_tasks
+    from endstate.run import resolve_graders
     from endstate.task import load_suite
 
     _reap()
@@ -168,9 +145,10 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
               sandbox: str, image: str | None) -> None:
     """A task from a fix commit (--repo, --fix), checked; or a blank, documented skeleton."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import check_tasks, resolve_graders
+    from endstate.checks import check_tasks
+    from endstate.run import resolve_graders
     from endstate.task import load_task
-    from endstate.suite import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
+    from endstate.authoring import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
 
     if (repo is None) != (fix is None):
         raise UserError("--repo and --fix go together: the repository and the commit that fixed the bug")
@@ -212,7 +190,7 @@ def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox
                           dockerfile: Path | None) -> None:
     """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import import_swebench
+    from endstate.authoring import import_swebench
 
     report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
                              jobs=jobs, dockerfile=dockerfile, log=click.echo, progress=_show_check)
@@ -275,12 +253,13 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
-    from endstate.suite import attempt_stem, make_folder
+    from endstate.cassettes import cassette_file
+    from endstate.run import attempt_stem, make_folder
 
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
-        names = [f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(kwargs["attempts"])]
-        existing = [str(folder / name) for name in names if (folder / name).exists()]
+        paths = [cassette_file(folder, attempt_stem(t.id, k)) for t in loaded for k in range(kwargs["attempts"])]
+        existing = [str(path) for path in paths if path.exists()]
         if existing:
             raise UserError(f"{len(existing)} cassette(s) already exist, e.g. {existing[0]}: "
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
@@ -306,9 +285,9 @@ def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...]
     """Disable one harness guard at a time; every mutant must turn its probe tasks red."""
     from endstate.models import RunSettings
     from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.suite import RunConfig
+    from endstate.run import RunConfig
     from endstate.task import load_suite
-    from endstate.suite import run_mutation_check, select_mutants
+    from endstate.checks import run_mutation_check, select_mutants
 
     mutants = select_mutants(list(names))
     loaded, errors = load_suite(suite)
@@ -445,3 +424,6 @@ def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] 
     for note in notes:
         click.echo(f"endstate: {note}", err=True)
     click.echo(f"report: {path} ({path.stat().st_size // 1024} KiB; open it in any browser, offline)")
+
+
+main.add_command(export_command)  # `endstate export`: endstate/cli/_export.py

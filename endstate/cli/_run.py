@@ -102,7 +102,7 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
             rate_limit_waits: int = 8, **extra: Any):
     from endstate.models import RunSettings, check_reachable, check_spec
     from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.suite import RetryPolicy, RunConfig
+    from endstate.run import RetryPolicy, RunConfig
 
     mode = extra.get("mode", "live")
     import os
@@ -147,7 +147,7 @@ def _agent_name(agent: str) -> str:
 def _slug(agent: str, model: str) -> str:
     """The default folder name of a run or its cassettes: the foreign agent's name, then the model's."""
     from endstate.agents import find_agent
-    from endstate.suite import model_slug
+    from endstate.run import model_slug
 
     spec = find_agent(agent)
     return (f"{spec.name}-" if spec else "") + model_slug(model)
@@ -202,7 +202,7 @@ def _explicit_settings() -> set[str]:
 def _refuse_another_run(out: Path) -> None:
     """UserError when `out` (or a repeat's run-N in it) already holds a run: its results are
     replaced only when asked, as `record` does for cassettes."""
-    from endstate.suite import RUN_FILE
+    from endstate.run import RUN_FILE
 
     held = [path for name in ("results.json", RUN_FILE) for path in (out / name, *sorted(out.glob(f"run-*/{name}")))
             if path.is_file()]
@@ -214,7 +214,7 @@ def _refuse_another_run(out: Path) -> None:
 def _saying_kept(show: Callable[[Any], None], kept: list[Any], out: Path) -> Callable[[Any], None]:
     """`show`, after saying once which finished tasks the resumed run keeps: the run reports
     those first, and only once its settings were found to match."""
-    from endstate.suite import attempt_stem
+    from endstate.run import attempt_stem
 
     said = [not kept]
 
@@ -233,7 +233,7 @@ def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
     cut mid-write), and how to record them again."""
     from endstate.cassettes import load
     from endstate.errors import CassetteError
-    from endstate.suite import attempt_stem
+    from endstate.run import attempt_stem
 
     left = []
     for path in (folder / f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(attempts)):
@@ -250,7 +250,7 @@ def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
          ray_address: str | None, ray_warm: float, resume: bool, replace_out: bool | None = None,
          **kwargs: Any) -> None:
-    from endstate.suite import RUN_FILE, kept_on_resume, prepare_replay, suite_runner
+    from endstate.run import RUN_FILE, kept_on_resume, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)

@@ -24,7 +24,7 @@ from endstate.report._gate import ControlArm, check_control, gate_reasons
 from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.agent import Counters
-from endstate.suite import RunResult, write_atomically
+from endstate.run import RunResult, write_atomically
 
 __all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
            "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells", "table"]
