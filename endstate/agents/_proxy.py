@@ -215,11 +215,41 @@ class ModelProxy:
         return value
 
     def _count(self, answer: bytes) -> None:
-        for document in answer_documents(answer):
-            usage = document.get("usage") if isinstance(document, dict) else None
-            if isinstance(usage, dict):
-                self.input_tokens += int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0)
-                self.output_tokens += int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0)
+        sent, received = answer_usage(answer)
+        self.input_tokens += sent
+        self.output_tokens += received
+
+
+def _tokens(usage: Any) -> tuple[int, int]:
+    if not isinstance(usage, dict):
+        return 0, 0
+    return (int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0),
+            int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0))
+
+
+def answer_usage(answer: bytes) -> tuple[int, int]:
+    """(input, output) tokens of one answer, whole or streamed in any of the three wire formats.
+
+    A chat completion (whole, or the last chunk with `include_usage`) carries `usage` at the top;
+    a Messages stream puts the input in `message_start.message.usage` and the running output
+    count in each `message_delta.usage` (the last one is the total, so it is not summed); a
+    Responses stream gives the whole usage once, in `response.completed.response.usage`."""
+    sent = received = 0
+    for document in answer_documents(answer):
+        if not isinstance(document, dict):
+            continue
+        kind = document.get("type")
+        if kind == "message_start":
+            sent, received = _tokens((document.get("message") or {}).get("usage"))
+        elif kind == "message_delta":
+            received = _tokens(document.get("usage"))[1] or received
+        elif isinstance(kind, str) and kind.startswith("response.") and isinstance(document.get("response"), dict):
+            if kind == "response.completed":
+                sent, received = _tokens(document["response"].get("usage"))
+        else:
+            more_in, more_out = _tokens(document.get("usage"))
+            sent, received = sent + more_in, received + more_out
+    return sent, received
 
 
 def answer_documents(answer: bytes) -> list[Any]:

@@ -67,7 +67,8 @@ def _or(rate: float | None, plain: float) -> float:
 #: (`--prices FILE`), since list prices change: unknown is reported as n/a, never guessed.
 # The control arms cost nothing. An openai-compatible server may be a paid gateway: unpriced (n/a)
 # until a --prices table says otherwise, never a made-up 0.
-DEFAULT_PRICES: dict[str, Price] = {"scripted/*": Price(0.0, 0.0), "scripted-anthropic/*": Price(0.0, 0.0)}
+DEFAULT_PRICES: dict[str, Price] = {"scripted/*": Price(0.0, 0.0), "scripted-anthropic/*": Price(0.0, 0.0),
+                                    "scripted-responses/*": Price(0.0, 0.0)}
 
 
 def load_prices(path: Path | None) -> dict[str, Price]:

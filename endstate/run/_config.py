@@ -134,15 +134,6 @@ def settings_key(config: RunConfig) -> dict[str, Any]:
 def _describe_backend(backend: str, config: RunConfig) -> dict[str, str]:
     if backend != "docker":
         return {}
-    import docker
+    from endstate.sandbox import image_id
 
-    from endstate.errors import SandboxUnavailable
-    from endstate.sandbox import connect
-
-    client = connect()
-    try:
-        return {"image_id": client.images.get(config.image).id}
-    except docker.errors.ImageNotFound:
-        raise SandboxUnavailable(f"Docker image {config.image} does not exist here: run `endstate image build` first") from None
-    finally:
-        client.close()
+    return {"image_id": image_id(config.image, hint="run `endstate image build` first")}

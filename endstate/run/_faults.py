@@ -142,27 +142,6 @@ def disk_full(folder: os.PathLike[str] | str, spare: int = 1 << 20) -> str | Non
 def sweep_run(run_id: str) -> list[str]:
     """Remove every container labelled with this run that is still there (its removal
     failed while the engine was away); returns their ids. Quiet when no engine answers."""
-    import docker.errors
+    from endstate.sandbox import remove_run_containers
 
-    from endstate.sandbox import RUN_LABEL, connect
-
-    try:
-        client = connect(timeout=30)
-    except Exception:  # noqa: BLE001 - no engine: nothing can be removed now, and the reaper will later
-        return []
-    removed = []
-    try:
-        for info in client.api.containers(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}):
-            try:
-                client.api.remove_container(info["Id"], force=True, v=True)
-                removed.append(info["Id"])
-            except docker.errors.NotFound:
-                pass
-            except docker.errors.APIError as exc:
-                if "already in progress" not in str(exc):
-                    raise
-    except docker.errors.DockerException:
-        pass
-    finally:
-        client.close()
-    return removed
+    return remove_run_containers(run_id)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import msgspec
 
 from endstate.agents import find_agent, refusal
-from endstate.cassettes import check_replay_folder, replay_settings
+from endstate.cassettes import CassetteJob, check_replay_folder, load, replay_settings
 from endstate.errors import CassetteError
 from endstate.run._config import RunConfig
-from endstate.task import run_task_hash
-from endstate.task import Task
+from endstate.task import Task, run_task_hash
 
-__all__ = ["prepare_replay"]
+__all__ = ["prepare_replay", "replay_base_url"]
 
 
 def _other_mode(problem: CassetteError, task: Task, impossible: bool) -> CassetteError:
@@ -48,3 +47,24 @@ def prepare_replay(tasks: list[Task], config: RunConfig,
         return usable, config, problems
     settings = replay_settings(source, config.settings, set(explicit))
     return usable, msgspec.structs.replace(config, model=source.model, settings=settings), problems
+
+
+#: The endpoint each wire format posts to, after the base URL's path.
+_ENDPOINTS = ("/chat/completions", "/messages", "/responses")
+
+
+def replay_base_url(cassette: CassetteJob | None) -> str | None:
+    """On replay no server is needed: a stand-in URL with the recorded path prefix will do,
+    since only the path takes part in the request hash (for any of the wire formats)."""
+    if cassette is None or cassette.mode != "replay":
+        return None
+    try:
+        recording = load(cassette.path)
+    except CassetteError:
+        return None  # the session reports what is wrong with the file
+    for interaction in recording.interactions:
+        for endpoint in _ENDPOINTS:
+            prefix, sep, _ = interaction.request.path.rpartition(endpoint)
+            if sep:
+                return f"http://127.0.0.1:9{prefix}"
+    return None

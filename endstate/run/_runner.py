@@ -37,6 +37,7 @@ from endstate.run._enddiff import end_state_diff
 from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, sweep_run
 from endstate.run._forkserver import Workers, start_fork_server
 from endstate.run._folder import RunFolder
+from endstate.run._replay import replay_base_url
 from endstate.run._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
 from endstate.run._resume import discard_partial
@@ -261,7 +262,7 @@ class _Suite:
                         "settings": msgspec.to_builtins(settings), "agent": self.agent.id if self.agent else ""},
             )
         policy = [task.manifest.policy] if task.manifest.policy else []
-        base_url = self.base_urls.get(task.id) or config.base_url or self._replay_base_url(cassette)
+        base_url = self.base_urls.get(task.id) or config.base_url or replay_base_url(cassette)
         path = work / "job.json"
         if self.scrubber.url(base_url) != base_url:
             self.real_base_urls[str(path)] = base_url
@@ -288,24 +289,6 @@ class _Suite:
         )
         write_atomically(path, self.scrubber.json(job))  # a reader never meets half a job
         return job, path
-
-    def _replay_base_url(self, cassette: CassetteJob | None) -> str | None:
-        """On replay no server is needed: a stand-in URL with the recorded path prefix will do,
-        since only the path takes part in the request hash."""
-        if cassette is None or cassette.mode != "replay":
-            return None
-        from endstate.cassettes import load
-        from endstate.errors import CassetteError
-
-        try:
-            recording = load(cassette.path)
-        except CassetteError:
-            return None  # the session reports what is wrong with the file
-        for interaction in recording.interactions:
-            prefix, sep, _ = interaction.request.path.rpartition("/chat/completions")
-            if sep:
-                return f"http://127.0.0.1:9{prefix}"
-        return None
 
     def _run_agent(self, task: Task, live: Any, fixture: Tree, trial: int = 0) -> AgentOutcome:
         """Run the agent for one attempt (`trial`, from --attempts; `attempt` below counts resumes).
