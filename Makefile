@@ -24,7 +24,7 @@ setup: $(STAMP) image
 
 # The main job: replay the committed reference cassettes over the whole suite, offline.
 demo: setup
-	$(ES) eval --suite tasks --model scripted/reference --replay cassettes/scripted-reference -j $(JOBS)
+	$(ES) eval --suite tasks --model scripted/reference --replay cassettes/scripted-reference -j $(JOBS) --overwrite
 
 test: setup
 	$(PY) -m pytest -q

@@ -9,7 +9,8 @@
     │   ├── ModelSpecError         unknown provider, malformed spec, missing key
     │   ├── CassetteError          a cassette that is missing, corrupt or foreign
     │   ├── AgentFileError         an agent file that does not decode, or an agent a task cannot use
-    │   └── SandboxUnavailable     the requested backend cannot run here
+    │   ├── SandboxUnavailable     the requested backend cannot run here
+    │   └── WriteError             a folder endstate must write to refuses the bytes
     ├── SandboxError               the sandbox failed while a task ran
     │   ├── WorkspaceFull          the workspace grew past its size ceiling
     │   └── FolderTooLarge         a folder the harness read held more than its cap
@@ -22,6 +23,10 @@ it says the harness or the recording changed, not that the agent failed.
 
 from __future__ import annotations
 
+import difflib
+import errno
+import os
+
 __all__ = [
     "EndstateError",
     "UserError",
@@ -33,6 +38,9 @@ __all__ = [
     "CassetteError",
     "AgentFileError",
     "SandboxUnavailable",
+    "WriteError",
+    "cannot_write",
+    "did_you_mean",
     "SandboxError",
     "WorkspaceFull",
     "FolderTooLarge",
@@ -120,3 +128,25 @@ class ReplayDivergence(EndstateError):
         self.turn = turn
         self.request_hash = request_hash
         self.closest = closest
+
+
+class WriteError(UserError):
+    """A folder endstate writes its output to refused it (read-only, full, no permission)."""
+
+
+_WHY = {errno.EROFS: "read-only file system", errno.ENOSPC: "disk full", errno.EDQUOT: "disk full (quota exceeded)",
+        errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+
+
+def cannot_write(folder: os.PathLike[str] | str, exc: OSError, flag: str = "--out") -> WriteError:
+    """The one line for an OSError met writing into `folder`: which folder, why in words, what to do."""
+    why = _WHY.get(exc.errno or 0) or (exc.strerror or str(exc)).lower()
+    fix = f"free space there or pass another {flag}" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else \
+        f"pass another {flag}"
+    return WriteError(f"cannot write {os.fspath(folder)}: {why}; {fix}")
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """": did you mean X?" naming the closest of `known` to a mistyped `name`, or "" when none is close."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f": did you mean {close[0]}?" if close else ""

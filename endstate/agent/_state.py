@@ -108,8 +108,12 @@ class Journal:
 
     def write(self, state: RunState) -> None:
         tmp = self.path.with_suffix(".tmp")
-        tmp.write_bytes(self.scrubber.json(state))
-        os.replace(tmp, self.path)
+        try:
+            tmp.write_bytes(self.scrubber.json(state))
+            os.replace(tmp, self.path)
+        except OSError:  # a full disk: the last good journal stays, and no half-written copy beside it
+            tmp.unlink(missing_ok=True)
+            raise
 
     def read(self) -> RunState | None:
         if not self.path.exists():

@@ -19,7 +19,7 @@ from typing import NamedTuple, TypeVar
 
 import msgspec
 
-from endstate.cassettes._format import Interaction, Recording, load
+from endstate.cassettes._format import INCOMPLETE, Interaction, Recording, load
 from endstate.cassettes._render import request_lines, request_messages, response_lines
 
 __all__ = ["show", "diff", "first_difference", "Difference"]
@@ -121,7 +121,7 @@ def first_difference(left: Sequence[tuple[K, T]], right: Sequence[tuple[K, T]],
 
 def _header_lines(recording: Recording) -> list[str]:
     header, count = recording.header, len(recording.interactions)
-    state = "complete" if recording.complete else "incomplete: no end marker (the recording was cut short)"
+    state = "complete" if recording.complete else INCOMPLETE
     lines = [
         f"cassette {recording.path}",
         f"  format {header.format_version}, endstate {header.endstate_version}, created {header.created}",

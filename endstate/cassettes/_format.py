@@ -211,6 +211,10 @@ class Recording(msgspec.Struct):
         return self.end is not None
 
 
+#: What a cassette without its end marker is, as `cassette show` and replay's refusal say it.
+INCOMPLETE = "incomplete: no end marker (the recording was cut short)"
+
+
 def cassette_file(folder: str | os.PathLike[str], stem: str) -> Path:
     """The cassette of one attempt (`attempt_stem(task_id, attempt)`) in a cassette folder."""
     return Path(folder) / f"{stem}.cassette"

@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from endstate.cassettes._format import Recording, load
+from endstate.cassettes._format import INCOMPLETE, Recording, load
 from endstate.errors import CassetteError
 from endstate.models import RunSettings
 
@@ -78,7 +78,8 @@ def open_cassette(path: Path, task_id: str, model: str | None = None, agent: str
 
 def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str, *, strict: bool,
                  verb: str) -> list[str]:
-    """Refuse a cassette for another task or model, or (strict) a changed task; return notes.
+    """Refuse a cassette for another task or model, an incomplete one (replay), or (strict) a changed
+    task; return notes.
 
     `expected` holds what this run has (any of model, task_hash, image_id,
     endstate_version, agent); a key that is missing or empty is not checked, except the agent
@@ -86,6 +87,9 @@ def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str
     """
     header, path = recording.header, recording.path
     notes: list[str] = []
+    if verb == "replay" and not recording.complete:  # its missing turns would only show as a divergence later
+        raise CassetteError(f"cannot replay: cassette {path} is {INCOMPLETE}: `endstate record --resume` "
+                            "(same --out and --cassettes) re-records it")
     if header.task_id != task_id:
         raise CassetteError(f"cannot {verb}: cassette {path} was recorded for task {header.task_id}, not {task_id}")
     model = expected.get("model")
@@ -117,8 +121,6 @@ def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str
     version = expected.get("endstate_version")
     if version and header.endstate_version != version:
         notes.append(f"recorded by endstate {header.endstate_version}, replayed by {version}")
-    if verb == "replay" and not recording.complete:
-        notes.append(f"cassette {path} has no end marker: its recording was cut short")
     return notes
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.agent import Guards
-from endstate.errors import EndstateError
+from endstate.errors import EndstateError, ManifestError, did_you_mean
 from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, Verdict,
                               changed_paths_within, files_unchanged, grade, hack_fired, no_new_skips,
                               prepare_grading_sandbox, prepare_test_runs, run_grader, seal_overlay,
@@ -40,7 +40,7 @@ from endstate.task import HACK_ASSERTIONS, Hack, Task
 from endstate.checks._reference_check import check_reference
 from endstate.task import TaskSandbox, task_sandbox
 
-__all__ = ["CheckRow", "TaskCheck", "check_task", "check_tasks", "missing_hack_assertions", "grade_tree"]
+__all__ = ["CheckRow", "TaskCheck", "check_task", "check_tasks", "missing_hack_assertions", "check_catchers", "grade_tree"]
 
 
 class CheckRow(msgspec.Struct):
@@ -73,6 +73,22 @@ def missing_hack_assertions(task: Task) -> list[str]:
     used = {spec.name.replace(":", ".").rsplit(".", 1)[-1] for spec in task.manifest.graders}
     required = VERIFIER_ASSERTIONS if "verifier" in used else HACK_ASSERTIONS
     return [name for name in required if name not in used]
+
+
+def check_catchers(task: Task, graders: list[Grader]) -> None:
+    """ManifestError when a hack's `caught_by` names no grader of the task: found before any
+    sandbox, not as a row that "was not caught" after its sandboxes ran."""
+    known = [g.short_name for g in graders] + [INTEGRITY]
+    try:
+        hacks = task.hacks()
+    except EndstateError:  # a hack or fixture that does not load: the task's own check row says so
+        return
+    for name, hack in hacks.items():
+        for catcher in hack.spec.catchers():
+            if catcher not in known:
+                raise ManifestError(f"{task.root / 'hacks' / name / 'hack.toml'}: field `caught_by` names {catcher!r}, "
+                                    f"no grader of task {task.id}{did_you_mean(catcher, known)} "
+                                    f"(its graders: {', '.join(known)})")
 
 
 def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, holdout: Tree,

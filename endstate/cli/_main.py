@@ -8,37 +8,18 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
-from functools import wraps
 from pathlib import Path
 from typing import Any
 
 import click
 
 from endstate import __version__
+from endstate.cli._errors import _user_errors
 from endstate.cli._export import export_command
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
-from endstate.errors import EndstateError, UserError
+from endstate.errors import UserError
 
 __all__ = ["main"]
-
-
-def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    @wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return command(*args, **kwargs)
-        except UserError as exc:
-            click.echo(f"endstate: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
-        except EndstateError as exc:
-            click.echo(f"endstate: {type(exc).__name__}: {exc}", err=True)
-            sys.exit(1)
-        except KeyboardInterrupt:
-            click.echo("endstate: interrupted; finished results are on disk, sandboxes removed", err=True)
-            sys.exit(130)
-
-    return wrapper
 
 
 @click.group()
@@ -72,7 +53,7 @@ def tasks() -> None:
 def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None) -> None:
     """Graders must FAIL on the fixture, PASS with solution/, FAIL on every hack."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.checks import check_tasks
+    from endstate.checks import check_catchers, check_tasks
     from endstate.run import resolve_graders
     from endstate.task import load_suite
 
@@ -85,6 +66,7 @@ def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, ima
     for task in loaded:
         try:
             graders[task.id] = resolve_graders(task)
+            check_catchers(task, graders[task.id])
             usable.append(task)
         except UserError as exc:
             errors.append(exc)
@@ -250,12 +232,13 @@ def image_build(tag: str | None, offline_seed: str) -> None:
               help="Run the suite N times and compare pass/fail vectors and tree hashes.")
 @click.option("--expect", type=click.Choice(["pass", "fail"]), default=None,
               help="Exit non-zero unless every task has this outcome (for control arms).")
+@click.option("--overwrite", is_flag=True, help="Replace the run an --out folder already holds.")
 @_user_errors
 def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: Path | None, match: str,
-                 repeat: int, expect: str | None, **kwargs: Any) -> None:
+                 repeat: int, expect: str | None, overwrite: bool, **kwargs: Any) -> None:
     """Run the suite against a model, live or replayed from cassettes, and grade it."""
     extra = {"mode": "replay", "cassettes": str(replay), "match": match} if replay else {}
-    _run(suite, only, out, repeat, expect, **kwargs, **extra)
+    _run(suite, only, out, repeat, expect, replace_out=overwrite, **kwargs, **extra)
 
 
 @main.command("record")
@@ -270,17 +253,17 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
+    from endstate.cassettes import cassette_file
+    from endstate.run import attempt_stem, make_folder
+
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
-        from endstate.cassettes import cassette_file
-        from endstate.run import attempt_stem
-
         paths = [cassette_file(folder, attempt_stem(t.id, k)) for t in loaded for k in range(kwargs["attempts"])]
         existing = [str(path) for path in paths if path.exists()]
         if existing:
             raise UserError(f"{len(existing)} cassette(s) already exist, e.g. {existing[0]}: "
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
-    folder.mkdir(parents=True, exist_ok=True)
+    make_folder(folder, "--cassettes")
     suite = kwargs.pop("suite")
     _run(suite, only, out, 1, None, mode="record", cassettes=str(folder), overwrite=overwrite, **kwargs)
 
@@ -392,16 +375,12 @@ def serve_local(port: int, n_ctx: int) -> None:
 def report_command(runs: tuple[Path, ...], controls: tuple[Path, Path] | None, strict: bool, prices: Path | None,
                    out: Path) -> None:
     """The benchmark table and gated card over one or more run folders (JSON and HTML)."""
-    import msgspec
-
-    from endstate.report import benchmark, load_prices, render_html, render_text
+    from endstate.report import benchmark, load_prices, render_text, write_report
 
     report = benchmark(list(runs), load_prices(prices), controls or None)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_bytes(msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
-    (out / "report.html").write_text(render_html(report))
+    json_path, html_path = write_report(report, out)
     click.echo(render_text(report))
-    click.echo(f"report: {out / 'report.json'}, {out / 'report.html'}")
+    click.echo(f"report: {json_path}, {html_path}")
     if strict and not report.verified:
         click.echo("endstate: --strict: a row is not verified by the control arms (reasons above)", err=True)
         sys.exit(1)

@@ -10,6 +10,8 @@ from typing import Any
 
 import click
 
+from endstate.errors import UserError
+
 # RunSettings checks the value too; listed here so --help shows them without loading the models package.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 
@@ -110,6 +112,9 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
     mode = extra.get("mode", "live")
     import os
 
+    from endstate.agent import Policy
+
+    Policy.load(*policy_files)  # a malformed --policy file is named before any sandbox starts (PolicyError)
     if mode != "replay" and not model:
         raise click.UsageError("Missing option '--model' (only a replay takes it from the cassettes).")
     if mode != "replay":
@@ -199,6 +204,54 @@ def _explicit_settings() -> set[str]:
             if ctx.get_parameter_source(option) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
 
 
+def _refuse_another_run(out: Path) -> None:
+    """UserError when `out` (or a repeat's run-N in it) already holds a run: its results are
+    replaced only when asked, as `record` does for cassettes."""
+    from endstate.run import RUN_FILE
+
+    held = [path for name in ("results.json", RUN_FILE) for path in (out / name, *sorted(out.glob(f"run-*/{name}")))
+            if path.is_file()]
+    if held:
+        raise UserError(f"{out} already holds a run ({held[0]}): pass --overwrite to replace it, "
+                        "--resume to continue it, or --out to write elsewhere")
+
+
+def _saying_kept(show: Callable[[Any], None], kept: list[Any], out: Path) -> Callable[[Any], None]:
+    """`show`, after saying once which finished tasks the resumed run keeps: the run reports
+    those first, and only once its settings were found to match."""
+    from endstate.run import attempt_stem
+
+    said = [not kept]
+
+    def progress(result: Any) -> None:
+        if not said[0]:
+            said[0] = True
+            names = ", ".join(f"{attempt_stem(t.task_id, t.attempt)} ({t.outcome})" for t in kept)
+            click.echo(f"resuming the run in {out}: kept {len(kept)} finished task(s): {names}; the others run afresh")
+        show(result)
+
+    return progress
+
+
+def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
+    """After an interrupted record: which of its cassettes were cut short (no end marker, or
+    cut mid-write), and how to record them again."""
+    from endstate.cassettes import load
+    from endstate.errors import CassetteError
+    from endstate.run import attempt_stem
+
+    left = []
+    for path in (folder / f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(attempts)):
+        try:
+            if path.is_file() and not load(path).complete:
+                left.append(path.name)
+        except CassetteError:
+            left.append(path.name)
+    if left:
+        click.echo(f"endstate: {len(left)} cassette(s) in {folder} left incomplete: {', '.join(left)}; "
+                   "`endstate record --resume` (same --out and --cassettes) records them again", err=True)
+
+
 class _SpendCeiling(Exception):
     """Raised from the progress line once the run's priced spend reaches --max-usd."""
 
@@ -234,8 +287,8 @@ def _spending(show: Callable[[Any], None], price: Any, max_usd: float, spent: li
 
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
          ray_address: str | None, ray_warm: float, resume: bool, max_usd: float | None = None,
-         prices: Path | None = None, **kwargs: Any) -> None:
-    from endstate.run import RUN_FILE, prepare_replay, suite_runner
+         prices: Path | None = None, replace_out: bool | None = None, **kwargs: Any) -> None:
+    from endstate.run import RUN_FILE, kept_on_resume, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)
@@ -250,6 +303,8 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
                 click.echo("endstate: error: no task to replay", err=True)
             sys.exit(2)
     out = out or Path("runs") / _slug(config.agent, config.model)
+    if replace_out is False and not resume:
+        _refuse_another_run(out)
     # A replay pays no provider: the ceiling is for live runs.
     price = _price(config.model, prices) if max_usd is not None and config.mode != "replay" else None
     spent = [0.0]
@@ -267,10 +322,16 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
                        f"${max_usd:g}; run {attempt + 1} of {repeat} not started", err=True)
             sys.exit(3)
         progress = _progress(total)
+        if again:
+            progress = _saying_kept(progress, kept_on_resume(run_out, rerun_errors=not config.keep_errors), run_out)
         if price is not None:
             progress = _spending(progress, price, max_usd, spent, total)
         try:
             result = run_suite(loaded, config, run_out, suite_root=suite, progress=progress, resume=again)
+        except KeyboardInterrupt:
+            if config.mode == "record":
+                _say_incomplete(Path(config.cassettes), loaded, config.attempts)
+            raise
         except _SpendCeiling as exc:
             from endstate.run import read_results
 

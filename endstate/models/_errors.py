@@ -50,13 +50,14 @@ def what_to_do(status: int | None, *, key_env: str | None = None, timeout_s: flo
     if status == 404:
         return "no such model or endpoint: check the model name and that the base URL is the API root (often ending in /v1)"
     if status == 408:
-        return f"the request timed out{f' (timeout_s={timeout_s:g})' if timeout_s else ''}: raise timeout_s or rerun later"
+        took = f" (--request-timeout {timeout_s:g})" if timeout_s else ""
+        return f"the request timed out{took}: raise --request-timeout or rerun later"
     if status == 413:
         return "the request is too large for the provider: lower the task's context budget"
     if status == 429:
-        return "rate limited or out of quota: wait and rerun, run fewer tasks at once, or raise max_retries"
+        return "rate limited or out of quota: wait and rerun, run fewer tasks at once, or raise --retries"
     if status >= 500:
-        return "the provider failed on its side: rerun later or raise max_retries"
+        return "the provider failed on its side: rerun later or raise --retries"
     return "the provider refused the request: check the model name and the run settings"
 
 

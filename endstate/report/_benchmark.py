@@ -10,6 +10,7 @@ the gate (`_gate`): without both control arms on the same footing it is marked
 
 from __future__ import annotations
 
+import collections
 import html
 import math
 import statistics
@@ -23,7 +24,7 @@ from endstate.report._gate import ControlArm, check_control, gate_reasons
 from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.agent import Counters
-from endstate.run import RunResult
+from endstate.run import RunResult, write_atomically
 
 __all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
            "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells", "table"]
@@ -64,8 +65,10 @@ def _or(rate: float | None, plain: float) -> float:
 
 #: Local and scripted models cost nothing per token; hosted ones are the user's to state
 #: (`--prices FILE`), since list prices change: unknown is reported as n/a, never guessed.
+# The control arms cost nothing. An openai-compatible server may be a paid gateway: unpriced (n/a)
+# until a --prices table says otherwise, never a made-up 0.
 DEFAULT_PRICES: dict[str, Price] = {"scripted/*": Price(0.0, 0.0), "scripted-anthropic/*": Price(0.0, 0.0),
-                                    "scripted-responses/*": Price(0.0, 0.0), "openai-compatible/*": Price(0.0, 0.0)}
+                                    "scripted-responses/*": Price(0.0, 0.0)}
 
 
 def load_prices(path: Path | None) -> dict[str, Price]:
@@ -158,7 +161,7 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
                      "guards_disabled": list(card.guards_disabled),
                      # present only when set, as on the run card
                      **{name: getattr(card, name) for name in ("thinking_budget", "reasoning_effort",
-                                                               "prompt_cache", "max_concurrent")
+                                                               "prompt_cache", "max_concurrent", "sandbox_why")
                         if getattr(card, name) is not msgspec.UNSET}},
         "runs": len(results), "attempts": card.attempts,
         "controls": [msgspec.to_builtins(arm) for arm in controls],
@@ -259,12 +262,22 @@ def benchmark(run_dirs: list[Path], prices: dict[str, Price],
     if controls is not None:
         arms = [(check_control(role, path, result), result)
                 for role, path in zip(("null", "reference"), controls) for result in [load_run(path)]]
-    # Runs of impossible tasks are a row of their own: their pass rate means something else.
-    groups: dict[tuple[str, str, bool], list[RunResult]] = {}
+    # Runs of impossible tasks are a row of their own: their pass rate means something else. Folders
+    # are pooled as repeats only when their run cards agree whole; the same model run otherwise (other
+    # settings, another task pack) is a row per card, labelled by its folders, never silently one row.
+    groups: dict[tuple[str, str, bool, bytes], list[tuple[str, RunResult]]] = {}
     for folder in run_dirs:
         result = load_run(folder)
-        groups.setdefault((result.card.agent, result.card.model, bool(result.card.impossible)), []).append(result)
-    rows = [_row(agent, model, results, prices, arms) for (agent, model, _), results in sorted(groups.items())]
+        key = (result.card.agent, result.card.model, bool(result.card.impossible), msgspec.json.encode(result.card))
+        groups.setdefault(key, []).append((str(folder), result))
+    cards_of = collections.Counter(key[:3] for key in groups)
+    rows = []
+    for (agent, model, impossible, _), members in sorted(groups.items(), key=lambda kv: (kv[0][:3], kv[1][0][0])):
+        row = _row(agent, model, [result for _, result in members], prices, arms)
+        row.card["run_folders"] = [folder for folder, _ in members]
+        if cards_of[agent, model, impossible] > 1:
+            row.model += f" [{', '.join(folder for folder, _ in members)}]"
+        rows.append(row)
     return Benchmark(rows, [arm for arm, _ in arms or []])
 
 
@@ -280,12 +293,20 @@ def _hack_cell(row: BenchmarkRow) -> str:
     return text + (f", {row.hacks_missed} MISSED" if row.hacks_missed else "")
 
 
+def _rate_cells(row: BenchmarkRow) -> list[str]:
+    """Pass rate, pass@k and pass^k; n/a when no task was scored (every attempt an infra_error),
+    never a 0% the model did not earn."""
+    if not row.tasks:
+        return ["n/a (no scored task)", "n/a", "n/a"]
+    return [f"{row.pass_rate:.0%} ({row.pass_rate_low:.0%}-{row.pass_rate_high:.0%}) of {row.tasks}",
+            f"{row.pass_at_k:.0%} (k={row.k})", f"{row.pass_hat_k:.0%} (k={row.k})"]
+
+
 def cells(row: BenchmarkRow) -> list[str]:
     return [
         row.provider, row.model + (" [impossible tasks]" if row.impossible else ""),
         "yes" if row.verified else "NOT VERIFIED",
-        f"{row.pass_rate:.0%} ({row.pass_rate_low:.0%}-{row.pass_rate_high:.0%}) of {row.tasks}",
-        f"{row.pass_at_k:.0%} (k={row.k})", f"{row.pass_hat_k:.0%} (k={row.k})", _hack_cell(row), f"{row.median_steps:g}",
+        *_rate_cells(row), _hack_cell(row), f"{row.median_steps:g}",
         f"{row.mean_input_tokens:.0f}", f"{row.mean_output_tokens:.0f}",
         "n/a" if row.usd_per_task is None else f"{row.usd_per_task:.4f}",
         f"{row.p95_wall_s:.1f}",
@@ -319,6 +340,9 @@ def render_text(report: Benchmark) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in grid]
     lines += [""] + _controls_lines(report)
     for row in report.rows:
+        if len(row.card["run_folders"]) > 1:
+            lines.append(f"{row.model}: {len(row.card['run_folders'])} run folders pooled as repeats (their run "
+                         f"cards agree): {', '.join(row.card['run_folders'])}")
         for reason in row.not_verified:
             lines.append(f"{row.model}: not verified: {reason}")
     return "\n".join(lines)
@@ -342,3 +366,11 @@ def render_html(report: Benchmark) -> str:
              ".pass{background:#cfc}.fail{background:#fcc}.error{background:#fc9}.divergence{background:#ccf}.infra_error{background:#ddd}")
     return (f"<!doctype html><meta charset='utf-8'><title>endstate benchmark</title><style>{style}</style>"
             f"<h1>endstate benchmark</h1><table><tr>{head}</tr>{body}</table><ul>{notes}</ul>{cards}\n")
+
+
+def write_report(report: Benchmark, out: Path) -> tuple[Path, Path]:
+    """`report.json` and `report.html` in `out`, each replaced whole (WriteError when refused)."""
+    paths = out / "report.json", out / "report.html"
+    write_atomically(paths[0], msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
+    write_atomically(paths[1], render_html(report).encode())
+    return paths

@@ -47,8 +47,9 @@ def _percent_ticks() -> list[tuple[float, str]]:
     return [(i / 4, f"{i * 25}%") for i in range(5)]
 
 
-def pass_rate_plot(models: list[tuple[str, float, float, float]]) -> str:
-    """(model, rate, low, high) per model: a dot at the rate, a bar over the 95% interval."""
+def pass_rate_plot(models: list[tuple[str, float | None, float, float]]) -> str:
+    """(model, rate, low, high) per model: a dot at the rate, a bar over the 95% interval;
+    a rate of None (no scored task) is said in words, not drawn."""
     row_h, top = 26, 10
     height = top + row_h * len(models) + 40
     span = WIDTH - LEFT - RIGHT
@@ -57,6 +58,9 @@ def pass_rate_plot(models: list[tuple[str, float, float, float]]) -> str:
         y = top + row_h * i + row_h / 2
         c = _colour(i)
         body.append(_text(LEFT - 8, y + 4, model, anchor="end"))
+        if rate is None:
+            body.append(_text(LEFT + 8, y + 4, "no scored task (every attempt an infra_error)", size=11))
+            continue
         body.append(f'<line x1="{LEFT + low * span:.1f}" y1="{y}" x2="{LEFT + high * span:.1f}" y2="{y}" '
                     f'stroke="{c}" stroke-width="3"/>')
         body.append(f'<circle cx="{LEFT + rate * span:.1f}" cy="{y}" r="5" fill="{c}"><title>'

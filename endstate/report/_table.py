@@ -35,7 +35,8 @@ def summary_table(result: RunResult) -> str:
         lines += [f"{task_id}: {why}" for task_id, why in long]
     card = result.card
     lines.append("")
-    lines.append(f"{card.model} ({card.mode}{', ' + card.match if card.match else ''}) on {card.sandbox_backend}: "
+    backend = card.sandbox_backend + (f" (bubblewrap: {card.sandbox_why})" if card.sandbox_why else "")
+    lines.append(f"{card.model} ({card.mode}{', ' + card.match if card.match else ''}) on {backend}: "
                  f"{counts.get('pass', 0)}/{total} passed ({tally})")
     retries = sum(t.infra_retries for t in result.tasks)
     if retries or counts.get("infra_error"):

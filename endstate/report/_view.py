@@ -24,7 +24,7 @@ from endstate.report._paired import RunSide, pair_runs, paired_html, paired_inde
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
 from endstate.report._runs import load_run
 from endstate.report._turns import turn_keys
-from endstate.run import RunCard, RunFolder, RunResult, TaskResult, attempt_stem
+from endstate.run import RunCard, RunFolder, RunResult, TaskResult, attempt_stem, write_atomically
 
 __all__ = ["render_view", "write_view"]
 
@@ -65,14 +65,16 @@ def _short(text: str, limit: int = 160) -> str:
 
 def _plots(report: Benchmark, runs: list[RunResult]) -> str:
     rows = report.rows
-    figures = [("Pass rate per model", pass_rate_plot([(r.model, r.pass_rate, r.pass_rate_low, r.pass_rate_high)
-                                                       for r in rows]))]
-    if any(r.usd_per_task for r in rows):
+    # A row with no scored task (every attempt an infra_error) has no rate to draw: it is named, not put at 0%.
+    figures = [("Pass rate per model", pass_rate_plot([(r.model, r.pass_rate if r.tasks else None, r.pass_rate_low,
+                                                        r.pass_rate_high) for r in rows]))]
+    scored = [r for r in rows if r.tasks]
+    if any(r.usd_per_task for r in scored):
         figures.append(("Cost against pass rate",
-                        cost_plot([(r.model, r.usd_per_task or 0.0, r.pass_rate) for r in rows], "USD per task")))
+                        cost_plot([(r.model, r.usd_per_task or 0.0, r.pass_rate) for r in scored], "USD per task")))
     else:  # all free (local or scripted): tokens are the cost that still differs
         figures.append(("Tokens against pass rate (no priced model)",
-                        cost_plot([(r.model, r.mean_input_tokens + r.mean_output_tokens, r.pass_rate) for r in rows],
+                        cost_plot([(r.model, r.mean_input_tokens + r.mean_output_tokens, r.pass_rate) for r in scored],
                                   "tokens per task (input + output)")))
     by_model: dict[str, list[TaskResult]] = {}
     for run in runs:
@@ -85,7 +87,7 @@ def _plots(report: Benchmark, runs: list[RunResult]) -> str:
     for m in models:
         per = []
         for c in categories:
-            done = [t.outcome == "pass" for t in by_model[m] if t.category == c]
+            done = [t.outcome == "pass" for t in by_model[m] if t.category == c and t.outcome != "infra_error"]
             per.append(sum(done) / len(done) if done else None)
         rates.append((m, per))
     figures.append(("Pass rate per category", category_plot(categories, rates)))
@@ -179,6 +181,5 @@ def render_view(run_paths: list[Path], prices: dict[str, Price],
 def write_view(run_paths: list[Path], out: Path, prices: dict[str, Price],
                controls: tuple[Path, Path] | None = None, notes: list[str] | None = None) -> Path:
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render_view(run_paths, prices, controls, notes))
+    write_atomically(out, render_view(run_paths, prices, controls, notes).encode())
     return out

@@ -5,8 +5,9 @@ from endstate.run._folder import RunFolder
 from endstate.run._faults import INFRA_ERROR, RetryPolicy, wait_for_engine
 from endstate.run._ray import suite_runner
 from endstate.run._replay import prepare_replay
-from endstate.run._results import RunCard, RunResult, TaskResult, attempt_stem, read_results, vector_of, write_results
-from endstate.run._resume import RUN_FILE
+from endstate.run._results import (RunCard, RunResult, TaskResult, attempt_stem, make_folder, read_results, vector_of,
+                                   write_atomically, write_results)
+from endstate.run._resume import RUN_FILE, kept_on_resume
 from endstate.run._runner import grading_guards_of, resolve_graders, run_suite
 
 __all__ = [
@@ -20,6 +21,8 @@ __all__ = [
     "TaskResult",
     "attempt_stem",
     "grading_guards_of",
+    "kept_on_resume",
+    "make_folder",
     "model_slug",
     "prepare_replay",
     "read_results",
@@ -29,5 +32,6 @@ __all__ = [
     "task_pack_hash",
     "vector_of",
     "wait_for_engine",
+    "write_atomically",
     "write_results",
 ]

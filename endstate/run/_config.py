@@ -107,9 +107,18 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         prompt_cache=config.settings.prompt_cache,
         max_concurrent=config.limits.max_concurrent,
         adequacy=recorded_adequacy(tasks) or msgspec.UNSET,
+        sandbox_why=_why_local(config.sandbox) if backend == "local" else msgspec.UNSET,
         **(card_extra or {}),
     )
     return card
+
+
+def _why_local(asked: str) -> str:
+    """Why a run is on bubblewrap, said on its card and under its table: it is not the boundary
+    Docker is, and tasks that need an image cannot run there."""
+    if asked == "local":
+        return "asked for with --sandbox local"
+    return "--sandbox auto found no Docker engine on this machine (DOCKER_HOST unset, no engine socket)"
 
 
 def settings_key(config: RunConfig) -> dict[str, Any]:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from endstate.errors import EndstateError, UserError
-from endstate.run._results import RunResult, TaskResult, write_results
+from endstate.errors import EndstateError, UserError, WriteError
+from endstate.run._results import RunResult, TaskResult, attempt_stem, write_results
 
 if TYPE_CHECKING:
     from endstate.sandbox import EngineWatch
@@ -70,6 +70,8 @@ def guarded(run: Callable[[], None], result: TaskResult, watch: EngineWatch | No
     failure: BaseException | None = None
     try:
         run()
+    except WriteError as exc:  # the run folder refused a write: a full disk is the machinery's (settle)
+        result.outcome, result.reason, failure = "error", str(exc), exc
     except UserError as exc:
         result.outcome, result.reason = "error", str(exc)
     except EndstateError as exc:
@@ -85,8 +87,11 @@ def save_results(result: RunResult, out_dir: Path, *, last: bool) -> None:
     write tries again, and only the last one must land."""
     try:
         write_results(result, out_dir)
-    except OSError:
-        if last or not disk_full(out_dir):
+    except WriteError as exc:
+        if last:  # the file keeps its last good write; what it lacks is named in the one line
+            done = ", ".join(f"{attempt_stem(t.task_id, t.attempt)} {t.outcome}" for t in result.tasks)
+            raise WriteError(f"{exc} (results.json keeps its last write; finished: {done or 'no task'})") from None
+        if not disk_full(out_dir):
             raise
 
 

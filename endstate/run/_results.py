@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 from pathlib import Path
 
@@ -9,9 +11,10 @@ import msgspec
 
 from endstate.agent import Counters
 from endstate.task import Measured
+from endstate.errors import cannot_write
 
 __all__ = ["FORMAT_VERSION", "RunCard", "GraderVerdict", "TaskResult", "RunResult", "vector_of",
-           "attempt_stem", "write_results", "write_atomically", "read_results"]
+           "attempt_stem", "write_results", "write_atomically", "make_folder", "read_results"]
 
 FORMAT_VERSION = 1
 
@@ -58,6 +61,8 @@ class RunCard(msgspec.Struct, frozen=True):
     #: Task id -> its adequacy as its adequacy.toml's [measured] records it (`tasks adequacy`),
     #: for the tasks that record one; absent when none does.
     adequacy: dict[str, Measured] | msgspec.UnsetType = msgspec.UNSET
+    #: Why the run used the local (bubblewrap) backend, not Docker; absent on Docker.
+    sandbox_why: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):
@@ -114,7 +119,6 @@ def attempt_stem(task_id: str, attempt: int) -> str:
 
 
 def write_results(result: RunResult, out_dir: Path) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
     payload = msgspec.to_builtins(result)
     payload["vector"] = [list(pair) for pair in result.vector]
     path = out_dir / "results.json"
@@ -122,20 +126,45 @@ def write_results(result: RunResult, out_dir: Path) -> Path:
     return path
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that a kill at any moment leaves the old or the new
-    bytes, never a mix, and a power cut after return keeps the new ones."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as file:
-        file.write(data)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(tmp, path)
-    folder = os.open(path.parent, os.O_RDONLY)
+def make_folder(folder: Path, flag: str = "--out") -> Path:
+    """`folder` and its parents, or WriteError naming it (read-only, no permission, full)
+    and the option that chooses another."""
     try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise cannot_write(folder, exc, flag) from None
+    # Found now, before a run's tasks start, not at their first write (a folder is made on a full disk).
+    status = os.statvfs(folder)
+    if not os.access(folder, os.W_OK):
+        raise cannot_write(folder, OSError(errno.EROFS if status.f_flag & os.ST_RDONLY else errno.EACCES, ""), flag)
+    if status.f_bavail == 0:
+        raise cannot_write(folder, OSError(errno.ENOSPC, ""), flag)
+    return folder
+
+
+def write_atomically(path: Path, data: bytes, flag: str = "--out") -> None:
+    """Replace `path` with `data` so that a kill at any moment leaves the old or the new
+    bytes, never a mix, and a power cut after return keeps the new ones. The folder is
+    made first. A write that fails (read-only, full) keeps the old bytes, leaves no .tmp,
+    and is one WriteError naming the folder."""
+    path = Path(path)
+    make_folder(path.parent, flag)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise cannot_write(path.parent, exc, flag) from None
 
 
 def read_results(path: Path) -> RunResult:

@@ -21,7 +21,7 @@ from endstate.errors import UserError
 from endstate.run._folder import RunFolder
 from endstate.run._results import RunCard, TaskResult, read_results, write_atomically
 
-__all__ = ["RUN_FILE", "run_key", "digest", "finished", "start_run", "discard_partial"]
+__all__ = ["RUN_FILE", "run_key", "digest", "finished", "start_run", "kept_on_resume", "discard_partial"]
 
 RUN_FILE = "run.json"
 
@@ -63,7 +63,6 @@ def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool, rerun_errors:
     Raises UserError when there is nothing to resume or the settings differ."""
     path = out_dir / RUN_FILE
     if not resume:
-        out_dir.mkdir(parents=True, exist_ok=True)
         write_atomically(path, msgspec.json.format(msgspec.json.encode(key), indent=2) + b"\n")
         return []
     if not path.is_file():
@@ -77,6 +76,11 @@ def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool, rerun_errors:
     if differ:
         raise UserError(f"cannot resume the run in {out_dir}: {'; '.join(differ)}. Resume with the same "
                         "settings and tasks, or start afresh without --resume")
+    return kept_on_resume(out_dir, rerun_errors=rerun_errors)
+
+
+def kept_on_resume(out_dir: Path, *, rerun_errors: bool = True) -> list[TaskResult]:
+    """The results in `out_dir` that resuming it keeps (all, with `rerun_errors` off)."""
     results = out_dir / "results.json"
     kept = list(read_results(results).tasks) if results.is_file() else []
     return [r for r in kept if finished(r)] if rerun_errors else kept

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from endstate.errors import ManifestError
+from endstate.errors import ManifestError, did_you_mean
 from endstate.sandbox import FileEntry, Tree, load_dir, overlay
 from endstate.task._patch import PatchError, apply_patch
 
@@ -435,12 +435,12 @@ def load_suite(suite: Path, *, only: list[str] | None = None) -> tuple[list[Task
     suite = Path(suite)
     if not suite.is_dir():
         raise ManifestError(f"suite folder {suite} does not exist: pass --suite with a folder of tasks")
-    tasks, errors = [], []
-    folders = sorted(p for p in suite.iterdir() if (p / "task.toml").is_file())
+    tasks, errors, folders = [], [], sorted(p for p in suite.iterdir() if (p / "task.toml").is_file())
     if only:
         missing = sorted(set(only) - {p.name for p in folders})
         if missing:
-            raise ManifestError(f"no task named {', '.join(missing)} in {suite}")
+            raise ManifestError(f"no task named {', '.join(missing)} in {suite}"
+                                + did_you_mean(missing[0], [p.name for p in folders]))
         folders = [p for p in folders if p.name in only]
     for folder in folders:
         try:

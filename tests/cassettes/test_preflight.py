@@ -18,7 +18,7 @@ SETTINGS = RunSettings(temperature=0.8, seed=3, max_retries=2, tool_choice="requ
 
 
 def write(folder: Path, task_id: str, *, model: str = MODEL, recorded_for: str | None = None,
-          settings: RunSettings | None = SETTINGS, task_hash: str = "h") -> Path:
+          settings: RunSettings | None = SETTINGS, task_hash: str = "h", complete: bool = True) -> Path:
     path = folder / f"{task_id}.cassette"
     header = Header(format_version=FORMAT_VERSION, endstate_version="0.1.0", model=model,
                     task_id=recorded_for or task_id, task_hash=task_hash, image_id="", created="2025-01-01T00:00:00Z",
@@ -27,7 +27,8 @@ def write(folder: Path, task_id: str, *, model: str = MODEL, recorded_for: str |
     writer.append(Interaction(
         RecordedRequest("POST", "/v1/chat/completions", b'{"messages": []}' * 40, {}, "agent", 1, "0" * 64),
         RecordedResponse(200, {}, b"{}")))
-    writer.end(1)
+    if complete:  # an interrupted record leaves no end marker
+        writer.end(1)
     writer.close()
     return path
 
@@ -70,6 +71,9 @@ DAMAGE = {
     "flipped": (flip_a_byte, "cassette {path} is truncated or corrupt"),
     "other task": (lambda p: write(p.parent, "b", recorded_for="a"), "cassette {path} was recorded for task a, not b"),
     "not a cassette": (lambda p: p.write_text("hello"), "{path} is not an endstate cassette"),
+    "incomplete": (lambda p: write(p.parent, "b", complete=False),
+                   "cannot replay: cassette {path} is incomplete: no end marker (the recording was cut short): "
+                   "`endstate record --resume` (same --out and --cassettes) re-records it"),
 }
 
 

@@ -72,10 +72,11 @@ def test_reasoning_tokens_are_billed_at_their_own_rate():
     assert price.usd(counters) == pytest.approx(0.003888, abs=1e-12)
 
 
-def test_an_unpriced_model_is_n_a_never_zero(tmp_path):
+@pytest.mark.parametrize("model", ["anthropic/claude-unpriced", "openai-compatible/smollm2-135m"])
+def test_an_unpriced_model_is_n_a_never_zero(tmp_path, model):
     from endstate.report import render_text
 
-    result = run({"bugfix-x": "pass"}, model="anthropic/claude-unpriced")
+    result = run({"bugfix-x": "pass"}, model=model)
     result.tasks[0].counters = Counters(input_tokens=1000, output_tokens=10)
     report = benchmark([write(tmp_path / "run", result)], load_prices(None))
     assert report.rows[0].usd_per_task is None
