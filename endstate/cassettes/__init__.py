@@ -32,7 +32,7 @@ from endstate.cassettes._format import (
 )
 from endstate.cassettes._match import MATCH_MODES, request_hash
 from endstate.cassettes._preflight import ReplaySource, check_replay_folder, replay_settings
-from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob
+from endstate.cassettes._job import BUFFERED_STREAM_HEADER, FIRST_DIVERGENCE, CassetteJob, Provenance
 
 if TYPE_CHECKING:
     from endstate.cassettes._session import Tape, open_session
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 __all__ = [
     "open_session",
     "CassetteJob",
+    "Provenance",
+    "FIRST_DIVERGENCE",
     "Tape",
     "BUFFERED_STREAM_HEADER",
     "show",

@@ -237,6 +237,30 @@ def image_build(tag: str | None, offline_seed: str) -> None:
 
 
 # -- eval and record ----------------------------------------------------------------------
+#: endstate.suite.RECORD_MODES, listed here so --help does not load the suite package.
+_RECORD_MODES = ("none", "once", "new_episodes", "all")
+
+
+def _fork_option(command: Any) -> Any:
+    return click.option("--fork-at", type=click.IntRange(0, None), default=None, metavar="K",
+                        help="With --replay A and --model B: serve agent turns 0..K-1 from A's cassettes, "
+                        "answer the rest with B, and record each task into a new cassette.")(command)
+
+
+def _fork_model(model: str | None, replay: Path | None) -> str:
+    if replay is None:
+        raise click.UsageError("--fork-at needs --replay: the folder of the cassettes to fork")
+    if not model:
+        raise click.UsageError("--fork-at needs --model: the model that answers from turn K on")
+    return model
+
+
+def _fork(replay: Path | None, fork_at: int, cassettes: Path) -> dict[str, Any]:
+    cassettes.mkdir(parents=True, exist_ok=True)
+    return {"mode": "record", "cassettes": str(cassettes), "overwrite": True, "fork_from": str(replay),
+            "fork_at": fork_at}
+
+
 @main.command("eval")
 @_run_options
 @click.option("--replay", type=click.Path(path_type=Path), default=None,
@@ -247,11 +271,15 @@ def image_build(tag: str | None, offline_seed: str) -> None:
               help="Run the suite N times and compare pass/fail vectors and tree hashes.")
 @click.option("--expect", type=click.Choice(["pass", "fail"]), default=None,
               help="Exit non-zero unless every task has this outcome (for control arms).")
+@_fork_option
 @_user_errors
 def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: Path | None, match: str,
-                 repeat: int, expect: str | None, **kwargs: Any) -> None:
+                 repeat: int, expect: str | None, fork_at: int | None, **kwargs: Any) -> None:
     """Run the suite against a model, live or replayed from cassettes, and grade it."""
     extra = {"mode": "replay", "cassettes": str(replay), "match": match} if replay else {}
+    if fork_at is not None:  # a fork records into the run's own folder
+        out = out or Path("runs") / _slug(kwargs["agent"], _fork_model(kwargs["model"], replay))
+        extra = _fork(replay, fork_at, out / "cassettes")
     _run(suite, only, out, repeat, expect, **kwargs, **extra)
 
 
@@ -260,14 +288,29 @@ def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: P
 @click.option("--cassettes", type=click.Path(path_type=Path), default=None,
               help="Where to write (default: cassettes/[<agent>-]<model-slug>).")
 @click.option("--overwrite", is_flag=True, help="Replace existing cassettes.")
+@click.option("--record-mode", type=click.Choice(_RECORD_MODES), default=None,
+              help="none: replay every task; once: record only tasks without a cassette; new_episodes: replay "
+              "each while it matches, live from its first divergence, and rewrite it; all: record all again.")
+@click.option("--replay", type=click.Path(path_type=Path), default=None,
+              help="With --fork-at: the cassette folder to fork (the new cassettes go to --cassettes).")
+@_fork_option
 @_user_errors
 def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | None, overwrite: bool,
-                   **kwargs: Any) -> None:
+                   record_mode: str | None, replay: Path | None, fork_at: int | None, **kwargs: Any) -> None:
     """A live run that records every model exchange into cassettes."""
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
-    if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
+    if fork_at is not None or replay is not None:
+        if record_mode is not None:
+            raise click.UsageError("--record-mode and --fork-at are two ways to record: pass one")
+        _run(kwargs.pop("suite"), only, out, 1, None, **kwargs, **_fork(replay, _fork_at(fork_at), folder))
+        return
+    if record_mode == "none":
+        _run(kwargs.pop("suite"), only, out, 1, None, **kwargs, mode="replay", cassettes=str(folder))
+        return
+    overwrite = overwrite or record_mode == "all"
+    if not overwrite and not kwargs["resume"] and record_mode is None:  # resuming keeps finished tasks' cassettes
         loaded, _ = _load(kwargs["suite"], only)
         from endstate.suite import attempt_stem
 
@@ -278,7 +321,14 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
     folder.mkdir(parents=True, exist_ok=True)
     suite = kwargs.pop("suite")
-    _run(suite, only, out, 1, None, mode="record", cassettes=str(folder), overwrite=overwrite, **kwargs)
+    _run(suite, only, out, 1, None, mode="record", cassettes=str(folder), overwrite=overwrite,
+         record_mode=record_mode or "", **kwargs)
+
+
+def _fork_at(fork_at: int | None) -> int:
+    if fork_at is None:
+        raise click.UsageError("--replay on record forks a recording: pass --fork-at K as well")
+    return fork_at
 
 
 # -- mutation check -------------------------------------------------------------------------

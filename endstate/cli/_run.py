@@ -157,7 +157,8 @@ def _load(suite: Path, only: tuple[str, ...]):
     return loaded, errors
 
 
-def _progress(total: int) -> Callable[[Any], None]:
+def _progress(total: int, *, provenance: bool = False) -> Callable[[Any], None]:
+    """Prints a line per finished task; with `provenance`, also where its answers came from (stderr)."""
     done = [0]
 
     def show(result: Any) -> None:
@@ -167,6 +168,8 @@ def _progress(total: int) -> Callable[[Any], None]:
         reason = f"  {why if result.stop_reason == 'refused' else why[:110]}" if result.outcome != "pass" and why else ""
         name = result.task_id + (f" (attempt {result.attempt})" if result.attempt else "")
         click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {name}{reason}")
+        if provenance and getattr(result, "provenance", None):
+            click.echo(f"endstate: {name}: {result.provenance.describe()}", err=True)
 
     return show
 
@@ -210,6 +213,15 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             if not errors:
                 click.echo("endstate: error: no task to replay", err=True)
             sys.exit(2)
+    if config.fork_from is not None:  # every parent checked, its settings read, before any container
+        from endstate.suite import prepare_fork
+
+        loaded, config, problems = prepare_fork(loaded, config, _explicit_settings())
+        for problem in problems:
+            click.echo(f"endstate: error: {problem} (task skipped)", err=True)
+        errors += problems
+        if not loaded:
+            sys.exit(2)
     out = out or Path("runs") / _slug(config.agent, config.model)
     _reap()
     results = []
@@ -219,8 +231,9 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             click.echo(f"== run {attempt + 1} of {repeat}")
         # Of repeated runs, those not begun before the kill simply start.
         again = resume and (repeat == 1 or (run_out / RUN_FILE).is_file())
-        result = run_suite(loaded, config, run_out, suite_root=suite, progress=_progress(len(loaded) * config.attempts),
-                           resume=again)
+        result = run_suite(loaded, config, run_out, suite_root=suite, resume=again,
+                           progress=_progress(len(loaded) * config.attempts,
+                                              provenance=config.fork_from is not None or bool(config.record_mode)))
         _summary(result, run_out)
         results.append(result)
     status = 0

@@ -9,7 +9,8 @@ from endstate.suite._mutation import run_mutation_check, select_mutants
 from endstate.suite._new import new_task_from_fix
 from endstate.suite._results import RunCard, RunResult, TaskResult, attempt_stem, read_results, vector_of, write_results
 from endstate.suite._resume import RUN_FILE
-from endstate.suite._replay import prepare_replay
+from endstate.suite._recordmode import RECORD_MODES
+from endstate.suite._replay import prepare_fork, prepare_replay
 from endstate.suite._ray import suite_runner
 from endstate.suite._config import RunConfig, model_slug, task_pack_hash
 from endstate.suite._runner import resolve_graders, run_suite
@@ -27,6 +28,8 @@ __all__ = [
     "INFRA_ERROR",
     "run_suite",
     "prepare_replay",
+    "prepare_fork",
+    "RECORD_MODES",
     "suite_runner",
     "model_slug",
     "resolve_graders",

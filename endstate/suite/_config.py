@@ -53,6 +53,12 @@ class RunConfig(msgspec.Struct, frozen=True):
     impossible: bool = False
     #: The ceiling on model requests in flight and the rate-limit waits (not part of what is requested).
     limits: RequestLimits = RequestLimits()
+    #: A fork (record mode): the cassette folder whose turns before `fork_at` are served
+    #: (-1: until its first divergence); see `_recordmode`.
+    fork_from: str | None = None
+    fork_at: int = -1
+    #: `record --record-mode`: "" (record everything, refusing existing cassettes) or a RECORD_MODES name.
+    record_mode: str = ""
 
 
 def model_slug(spec: str) -> str:

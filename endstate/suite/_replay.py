@@ -5,13 +5,15 @@ from __future__ import annotations
 import msgspec
 
 from endstate.agents import find_agent, refusal
+from pathlib import Path
+
 from endstate.cassettes import check_replay_folder, replay_settings
 from endstate.errors import CassetteError
 from endstate.suite._config import RunConfig
 from endstate.suite._impossible import run_task_hash
 from endstate.task import Task
 
-__all__ = ["prepare_replay"]
+__all__ = ["prepare_replay", "prepare_fork"]
 
 
 def _other_mode(problem: CassetteError, task: Task, impossible: bool) -> CassetteError:
@@ -48,3 +50,23 @@ def prepare_replay(tasks: list[Task], config: RunConfig,
         return usable, config, problems
     settings = replay_settings(source, config.settings, set(explicit))
     return usable, msgspec.structs.replace(config, model=source.model, settings=settings), problems
+
+
+def prepare_fork(tasks: list[Task], config: RunConfig,
+                 explicit: set[str] = frozenset()) -> tuple[list[Task], RunConfig, list[CassetteError]]:
+    """The tasks that have a parent cassette to fork, the config to fork them with, and a
+    problem for each other task. Settings the user did not set come from the parents, so the
+    replayed turns are asked as they were recorded."""
+    if config.fork_from is None:
+        raise ValueError("prepare_fork needs a fork config")
+    folder = Path(config.fork_from)
+    agent = find_agent(config.agent)
+    source = check_replay_folder(folder, {t.id: run_task_hash(t, config.impossible) for t in tasks},
+                                 model=None, match="sequence", agent=agent.id if agent else "")
+    problems = [CassetteError(f"cannot fork task {t.id}: {source.problems[t.id]}") for t in tasks
+                if t.id in source.problems]
+    usable = [t for t in tasks if t.id not in source.problems]
+    if source.settings is None:
+        return usable, config, problems
+    mine = {field: getattr(config.settings, field) for field in explicit}
+    return usable, msgspec.structs.replace(config, settings=msgspec.structs.replace(source.settings, **mine)), problems

@@ -8,6 +8,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.agent import Counters
+from endstate.cassettes import Provenance
 
 __all__ = ["FORMAT_VERSION", "RunCard", "GraderVerdict", "TaskResult", "RunResult", "vector_of",
            "attempt_stem", "write_results", "write_atomically", "read_results"]
@@ -86,6 +87,9 @@ class TaskResult(msgspec.Struct):
     #: The hack assertion that fired ("missed": an impossible task passed), None for an honest
     #: run; absent from results written before runs were classified.
     hack: str | None | msgspec.UnsetType = msgspec.UNSET
+    #: Where the model's answers came from when a cassette was in use: replayed, live, or
+    #: forked (turns 0..k-1 replayed, live from k); absent from a run without cassettes.
+    provenance: Provenance | msgspec.UnsetType = msgspec.UNSET
 
 
 class RunResult(msgspec.Struct):

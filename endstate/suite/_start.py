@@ -14,6 +14,7 @@ from pathlib import Path
 
 from endstate.suite._config import RunConfig, settings_key
 from endstate.suite._faults import save_results
+from endstate.suite._recordmode import stale_recording
 from endstate.suite._results import RunCard, RunResult, TaskResult, attempt_stem, write_results
 from endstate.suite._resume import discard_partial, run_key, start_run
 from endstate.task import Task
@@ -37,8 +38,7 @@ def begin_run(out_dir: Path, card: RunCard, config: RunConfig, tasks: list[Task]
             if (t.id, k) not in finished and t.id not in refused and (only is None or (t.id, k) in only)]
     for task, k in todo if resume else []:
         stem = attempt_stem(task.id, k)
-        recording = Path(config.cassettes) / f"{stem}.cassette" if config.mode == "record" else None
-        discard_partial(out_dir, stem, recording)
+        discard_partial(out_dir, stem, stale_recording(config, stem))
     for kept_result in result.tasks:
         progress(kept_result)
     for task in tasks:  # said up front, by name; the other tasks run
