@@ -32,7 +32,7 @@ from endstate.cassettes._format import (
 )
 from endstate.cassettes._match import MATCH_MODES, request_hash
 from endstate.cassettes._preflight import ReplaySource, check_replay_folder, replay_settings
-from endstate.cassettes._job import BUFFERED_STREAM_HEADER, FIRST_DIVERGENCE, CassetteJob, Provenance
+from endstate.cassettes._job import BUFFERED_STREAM_HEADER, FIRST_DIVERGENCE, LAST_TURN, CassetteJob, Provenance
 
 if TYPE_CHECKING:
     from endstate.cassettes._session import Tape, open_session
@@ -42,6 +42,7 @@ __all__ = [
     "CassetteJob",
     "Provenance",
     "FIRST_DIVERGENCE",
+    "LAST_TURN",
     "Tape",
     "BUFFERED_STREAM_HEADER",
     "show",

@@ -23,7 +23,7 @@ import msgspec
 
 from endstate.cassettes._divergence import explain_divergence
 from endstate.cassettes._format import CassetteWriter, Recording, load
-from endstate.cassettes._job import FIRST_DIVERGENCE, CassetteJob
+from endstate.cassettes._job import FIRST_DIVERGENCE, LAST_TURN, CassetteJob
 from endstate.cassettes._journal import Sidecar
 from endstate.cassettes._match import RequestKeys
 from endstate.cassettes._preflight import check_header, open_cassette
@@ -49,6 +49,8 @@ class ForkPlan:
         self.notes = notes
         #: The agent turn of the first request answered live (None while none was).
         self.live_from: int | None = None
+        #: The parent's bytes as the fork first read them.
+        self.copy: Path | None = None
 
     @classmethod
     def open(cls, job: CassetteJob, task_id: str, state_dir: Path, *, resumed: bool) -> ForkPlan:
@@ -65,22 +67,30 @@ class ForkPlan:
         notes = check_header(parent, {"agent": job.header.get("agent", "")}, task_id, strict=False, verb="fork")
         turns = sorted({i.request.turn for i in parent.interactions
                         if i.request.channel == "agent" and i.request.turn is not None})
-        if job.fork_at == FIRST_DIVERGENCE:
+        fork_at = max(len(turns) - 1, 0) if job.fork_at == LAST_TURN else job.fork_at
+        if fork_at == FIRST_DIVERGENCE:
             kept = parent.interactions
         else:
-            if job.fork_at < 0 or job.fork_at > len(turns):
-                raise CassetteError(f"cannot fork task {task_id} at turn {job.fork_at}: its cassette {job.parent} "
+            if fork_at < 0 or fork_at > len(turns):
+                raise CassetteError(f"cannot fork task {task_id} at turn {fork_at}: its cassette {job.parent} "
                                     f"has {len(turns)} agent turns (0..{len(turns) - 1}); pass --fork-at 0.."
                                     f"{len(turns)}")
             first = next((n for n, i in enumerate(parent.interactions) if i.request.channel == "agent"
-                          and i.request.turn is not None and i.request.turn >= job.fork_at), len(parent.interactions))
+                          and i.request.turn is not None and i.request.turn >= fork_at), len(parent.interactions))
             kept = parent.interactions[:first]
         prefix = msgspec.structs.replace(parent, interactions=list(kept))
-        return cls(parent, hashlib.sha256(data).hexdigest(), job.fork_at, prefix, notes)
+        plan = cls(parent, hashlib.sha256(data).hexdigest(), fork_at, prefix, notes)
+        plan.copy = copy
+        return plan
 
     def header_fork_at(self) -> int | None:
         """What the new cassette's header says: the fork turn asked for, or where it went live."""
         return self.live_from if self.fork_at == FIRST_DIVERGENCE else self.fork_at
+
+    def unchanged(self, played: int) -> bool:
+        """A fork at the first divergence that met none: every parent answer played, nothing live."""
+        return (self.fork_at == FIRST_DIVERGENCE and self.live_from is None
+                and played == len(self.parent.interactions))
 
     def must_match(self, turn: int | None) -> bool:
         """Whether a request of this agent turn must be answered from the prefix."""

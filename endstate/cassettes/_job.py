@@ -6,10 +6,12 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["CassetteJob", "BUFFERED_STREAM_HEADER", "Provenance", "FIRST_DIVERGENCE"]
+__all__ = ["CassetteJob", "BUFFERED_STREAM_HEADER", "Provenance", "FIRST_DIVERGENCE", "LAST_TURN"]
 
 #: `fork_at` of a fork that goes live at the first request the parent has no answer for.
 FIRST_DIVERGENCE = -1
+#: `fork_at` of a fork that answers the parent's last agent turn live (`--fork-at last`).
+LAST_TURN = -2
 
 #: Set on a streamed request by a caller that reads the answer whole (the foreign-agent proxy):
 #: vcrpy's buffering then loses nothing, and the recorded body keeps every server-sent event as
@@ -27,7 +29,8 @@ class CassetteJob(msgspec.Struct, frozen=True):
     overwrite: bool = False
     #: A fork (record mode): the parent cassette whose answers are served before `fork_at`.
     parent: str = ""
-    #: The first agent turn answered live; FIRST_DIVERGENCE: the first the parent cannot answer.
+    #: The first agent turn answered live; FIRST_DIVERGENCE: the first the parent cannot answer;
+    #: LAST_TURN: the parent's last.
     fork_at: int = FIRST_DIVERGENCE
 
 

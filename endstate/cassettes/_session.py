@@ -25,6 +25,7 @@ Docker SDK's own HTTP traffic must reach the engine during replay.
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,8 @@ class Tape:
 
     def provenance(self) -> Provenance:
         """Where this task's answers came from (replay: every one from the cassette)."""
+        if self.fork is not None and self.fork.unchanged(self.played):
+            return Provenance("replayed", replayed_turns=self.replayed_turns)
         if self.fork is not None:
             return Provenance("forked", replayed_turns=self.replayed_turns, live_from=self.fork.live_from,
                               parent=self.fork.parent_hash)
@@ -293,9 +296,12 @@ def _fork(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar:
         finally:
             writer.close()
             sidecar.close()
-        final = load(path)
-        write(path, msgspec.structs.replace(final, header=msgspec.structs.replace(
-            final.header, fork_at=plan.header_fork_at())))
+        if plan.unchanged(tape.played) and plan.copy is not None:  # matched to the end: the cassette stays
+            shutil.copyfile(plan.copy, path)
+        else:
+            final = load(path)
+            write(path, msgspec.structs.replace(final, header=msgspec.structs.replace(
+                final.header, fork_at=plan.header_fork_at())))
 
 
 # -- replay ---------------------------------------------------------------------------

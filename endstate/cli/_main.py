@@ -242,9 +242,23 @@ _RECORD_MODES = ("none", "once", "new_episodes", "all")
 
 
 def _fork_option(command: Any) -> Any:
-    return click.option("--fork-at", type=click.IntRange(0, None), default=None, metavar="K",
+    return click.option("--fork-at", type=_ForkTurn(), default=None, metavar="K|last",
                         help="With --replay A and --model B: serve agent turns 0..K-1 from A's cassettes, "
-                        "answer the rest with B, and record each task into a new cassette.")(command)
+                        "answer the rest with B, and record each task into a new cassette "
+                        "(last: each cassette's last turn is answered by B).")(command)
+
+
+class _ForkTurn(click.ParamType):
+    name = "turn"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        if value == "last":
+            return -2  # endstate.cassettes.LAST_TURN
+        if not str(value).isdigit():
+            self.fail(f"{value!r} is not a turn: pass a number from 0, or last", param, ctx)
+        return int(value)
 
 
 def _fork_model(model: str | None, replay: Path | None) -> str:
