@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from endstate import __version__
+from endstate.cli._fork import _eval_fork, _fork_option, _not_plain_record, _record_options
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
 from endstate.errors import EndstateError, UserError
 
@@ -237,44 +238,6 @@ def image_build(tag: str | None, offline_seed: str) -> None:
 
 
 # -- eval and record ----------------------------------------------------------------------
-#: endstate.suite.RECORD_MODES, listed here so --help does not load the suite package.
-_RECORD_MODES = ("none", "once", "new_episodes", "all")
-
-
-def _fork_option(command: Any) -> Any:
-    return click.option("--fork-at", type=_ForkTurn(), default=None, metavar="K|last",
-                        help="With --replay A and --model B: serve agent turns 0..K-1 from A's cassettes, "
-                        "answer the rest with B, and record each task into a new cassette "
-                        "(last: each cassette's last turn is answered by B).")(command)
-
-
-class _ForkTurn(click.ParamType):
-    name = "turn"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> int:
-        if isinstance(value, int):
-            return value
-        if value == "last":
-            return -2  # endstate.cassettes.LAST_TURN
-        if not str(value).isdigit():
-            self.fail(f"{value!r} is not a turn: pass a number from 0, or last", param, ctx)
-        return int(value)
-
-
-def _fork_model(model: str | None, replay: Path | None) -> str:
-    if replay is None:
-        raise click.UsageError("--fork-at needs --replay: the folder of the cassettes to fork")
-    if not model:
-        raise click.UsageError("--fork-at needs --model: the model that answers from turn K on")
-    return model
-
-
-def _fork(replay: Path | None, fork_at: int, cassettes: Path) -> dict[str, Any]:
-    cassettes.mkdir(parents=True, exist_ok=True)
-    return {"mode": "record", "cassettes": str(cassettes), "overwrite": True, "fork_from": str(replay),
-            "fork_at": fork_at}
-
-
 @main.command("eval")
 @_run_options
 @click.option("--replay", type=click.Path(path_type=Path), default=None,
@@ -291,9 +254,7 @@ def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: P
                  repeat: int, expect: str | None, fork_at: int | None, **kwargs: Any) -> None:
     """Run the suite against a model, live or replayed from cassettes, and grade it."""
     extra = {"mode": "replay", "cassettes": str(replay), "match": match} if replay else {}
-    if fork_at is not None:  # a fork records into the run's own folder
-        out = out or Path("runs") / _slug(kwargs["agent"], _fork_model(kwargs["model"], replay))
-        extra = _fork(replay, fork_at, out / "cassettes")
+    out, extra = _eval_fork(out, replay, fork_at, kwargs) if fork_at is not None else (out, extra)
     _run(suite, only, out, repeat, expect, **kwargs, **extra)
 
 
@@ -302,12 +263,7 @@ def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: P
 @click.option("--cassettes", type=click.Path(path_type=Path), default=None,
               help="Where to write (default: cassettes/[<agent>-]<model-slug>).")
 @click.option("--overwrite", is_flag=True, help="Replace existing cassettes.")
-@click.option("--record-mode", type=click.Choice(_RECORD_MODES), default=None,
-              help="none: replay every task; once: record only tasks without a cassette; new_episodes: replay "
-              "each while it matches, live from its first divergence, and rewrite it; all: record all again.")
-@click.option("--replay", type=click.Path(path_type=Path), default=None,
-              help="With --fork-at: the cassette folder to fork (the new cassettes go to --cassettes).")
-@_fork_option
+@_record_options
 @_user_errors
 def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | None, overwrite: bool,
                    record_mode: str | None, replay: Path | None, fork_at: int | None, **kwargs: Any) -> None:
@@ -315,16 +271,9 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
-    if fork_at is not None or replay is not None:
-        if record_mode is not None:
-            raise click.UsageError("--record-mode and --fork-at are two ways to record: pass one")
-        _run(kwargs.pop("suite"), only, out, 1, None, **kwargs, **_fork(replay, _fork_at(fork_at), folder))
-        return
-    if record_mode == "none":
-        _run(kwargs.pop("suite"), only, out, 1, None, **kwargs, mode="replay", cassettes=str(folder))
-        return
-    overwrite = overwrite or record_mode == "all"
-    if not overwrite and not kwargs["resume"] and record_mode is None:  # resuming keeps finished tasks' cassettes
+    if (special := _not_plain_record(folder, record_mode, replay, fork_at)) is not None:  # --record-mode, --fork-at
+        return _run(kwargs.pop("suite"), only, out, 1, None, **kwargs, **special)
+    if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
         from endstate.suite import attempt_stem
 
@@ -335,14 +284,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
     folder.mkdir(parents=True, exist_ok=True)
     suite = kwargs.pop("suite")
-    _run(suite, only, out, 1, None, mode="record", cassettes=str(folder), overwrite=overwrite,
-         record_mode=record_mode or "", **kwargs)
-
-
-def _fork_at(fork_at: int | None) -> int:
-    if fork_at is None:
-        raise click.UsageError("--replay on record forks a recording: pass --fork-at K as well")
-    return fork_at
+    _run(suite, only, out, 1, None, mode="record", cassettes=str(folder), overwrite=overwrite, **kwargs)
 
 
 # -- mutation check -------------------------------------------------------------------------
