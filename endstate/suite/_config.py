@@ -112,6 +112,9 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         reasoning_effort=config.settings.reasoning_effort,
         prompt_cache=config.settings.prompt_cache,
         max_concurrent=config.limits.max_concurrent,
+        fork_from=config.fork_from if config.fork_from is not None else msgspec.UNSET,
+        fork_at=config.fork_at if config.fork_from is not None else msgspec.UNSET,
+        record_mode=config.record_mode or msgspec.UNSET,
         **(card_extra or {}),
     )
     return card

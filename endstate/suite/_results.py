@@ -55,6 +55,11 @@ class RunCard(msgspec.Struct, frozen=True):
     prompt_cache: bool | msgspec.UnsetType = msgspec.UNSET
     #: `--max-concurrent`: model requests in flight at once over the run; absent: no ceiling but -j.
     max_concurrent: int | msgspec.UnsetType = msgspec.UNSET
+    #: A fork (`--fork-at`): the parent cassette folder and the fork turn (-2: each one's last);
+    #: `record --record-mode`. Absent from other runs.
+    fork_from: str | msgspec.UnsetType = msgspec.UNSET
+    fork_at: int | msgspec.UnsetType = msgspec.UNSET
+    record_mode: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):

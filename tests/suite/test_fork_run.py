@@ -54,6 +54,11 @@ def test_forking_the_reference_at_turn_1_onto_null_fails_with_turn_0_replayed(tm
         assert answers[0]["tool_calls"] and not answers[-1].get("tool_calls") and len(answers) == 2
         header = load(out / "cassettes" / f"{task}.cassette").header
         assert (header.model, header.parent, header.fork_at) == ("scripted/null", _sha(REFERENCE / f"{task}.cassette"), 1)
+    assert f"scripted/null (record, fork of {REFERENCE} at turn 1) on docker: 0/2 passed" in ran.stdout
+    report = _endstate("report", str(out), "--out", str(tmp_path / "report"))
+    card = json.loads((tmp_path / "report" / "report.json").read_text())["rows"][0]["card"]
+    assert card["forked_tasks"] == [{"task": task, "live_from": 1} for task in TASKS], report.stdout + report.stderr
+    assert card["fork_from"] == str(REFERENCE)
 
 
 @pytest.mark.docker
