@@ -242,6 +242,9 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
 
         report, identical = compare_repeats(results)
         click.echo(report)
+        if config.fork_from is not None:  # only a full replay is a determinism test
+            click.echo("note: each forked task asked its model again from the fork turn in every run: the repeats "
+                       "compare the model's answers, not replay's determinism")
         status = status or (0 if identical else 1)
     outcomes = [t.outcome for r in results for t in r.tasks]
     if any(o in ("error", "divergence", "infra_error") for o in outcomes):
