@@ -40,6 +40,7 @@ def _eval_fork(out: Path | None, replay: Path | None, fork_at: int,
         raise click.UsageError("--fork-at needs --replay: the folder of the cassettes to fork")
     if not options["model"]:
         raise click.UsageError("--fork-at needs --model: the model that answers from turn K on")
+    _local_only(options["executor"])
     from endstate.cli._run import _slug
 
     out = out or Path("runs") / _slug(options["agent"], options["model"])
@@ -69,8 +70,10 @@ def _record_options(command: Any) -> Any:
 
 
 def _not_plain_record(folder: Path, record_mode: str | None, replay: Path | None,
-                      fork_at: int | None) -> dict[str, Any] | None:
+                      fork_at: int | None, executor: str = "local") -> dict[str, Any] | None:
     """The run options of a record with a record mode or a fork; None for a plain record."""
+    if fork_at is not None or replay is not None or record_mode not in (None, "none", "all"):
+        _local_only(executor)
     if fork_at is not None or replay is not None:
         if record_mode is not None:
             raise click.UsageError("--record-mode and --fork-at are two ways to record: pass one")
@@ -83,3 +86,9 @@ def _not_plain_record(folder: Path, record_mode: str | None, replay: Path | None
         folder.mkdir(parents=True, exist_ok=True)
         return {"mode": "record", "cassettes": str(folder), "overwrite": True, "record_mode": record_mode}
     return None
+
+
+def _local_only(executor: str) -> None:
+    if executor != "local":  # a Ray node is sent the cassettes to replay, not a parent or a folder to amend
+        raise click.UsageError("--fork-at, --record-mode once and new_episodes run on the local executor only: "
+                               "drop --executor ray")

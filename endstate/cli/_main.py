@@ -271,7 +271,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
-    if (special := _not_plain_record(folder, record_mode, replay, fork_at)) is not None:  # --record-mode, --fork-at
+    if (special := _not_plain_record(folder, record_mode, replay, fork_at, kwargs["executor"])) is not None:
         return _run(kwargs.pop("suite"), only, out, 1, None, **kwargs, **special)
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)

@@ -113,3 +113,26 @@ def test_record_modes_once_and_new_episodes_say_what_they_did(tmp_path: Path) ->
     assert (rewritten.header.fork_at, rewritten.complete) == (0, True)
     assert "Keep the change small." in rewritten.interactions[0].request.body.decode()
     assert _sha(tmp_path / "new" / "parents" / f"{changed}.cassette") == _sha(REFERENCE / f"{changed}.cassette")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["eval", "--fork-at", "1", "--model", "scripted/null"], "--fork-at needs --replay"),
+    (["eval", "--replay", str(REFERENCE), "--fork-at", "1"], "--fork-at needs --model"),
+    (["eval", "--replay", str(REFERENCE), "--fork-at", "x", "--model", "scripted/null"], "'x' is not a turn"),
+    (["eval", "--replay", str(REFERENCE), "--fork-at", "1", "--model", "scripted/null", "--executor", "ray"],
+     "run on the local executor only"),
+    (["record", "--model", "scripted/reference", "--record-mode", "once", "--fork-at", "1", "--replay",
+      str(REFERENCE)], "--record-mode and --fork-at are two ways to record"),
+    (["record", "--model", "scripted/reference", "--replay", str(REFERENCE)], "pass --fork-at K as well"),
+])
+def test_a_fork_asked_wrongly_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    ran = _endstate(*args)
+    assert ran.returncode == 2 and message in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
+
+
+def test_a_task_with_no_parent_cassette_is_skipped_by_name(tmp_path: Path) -> None:
+    ran = _endstate("eval", "--replay", str(tmp_path), "--fork-at", "1", "--model", "scripted/null",
+                    "--task", TASKS[0], "--out", str(tmp_path / "out"))
+    assert ran.returncode == 2
+    assert f"cannot fork task {TASKS[0]}: no cassette for task {TASKS[0]}" in ran.stderr
+    assert "Traceback" not in ran.stderr
