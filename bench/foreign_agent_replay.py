@@ -25,7 +25,7 @@ from pathlib import Path
 
 from _common import ROOT, timed
 from endstate.report import compare_repeats
-from endstate.suite import read_results
+from endstate.run import read_results
 
 RECORDED = "cassettes/mini-swe-agent-smollm2"
 LIVE = ROOT / "bench" / "results" / "mini-swe-agent-smollm2"

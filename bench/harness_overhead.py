@@ -8,7 +8,6 @@ commands, file sizes and tool outputs are the real ones' shape.
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path

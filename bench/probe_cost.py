@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from endstate.agent._state import Guards  # noqa: E402
-from endstate.suite import RunConfig, run_suite  # noqa: E402
+from endstate.run import RunConfig, run_suite  # noqa: E402
 from endstate.task import load_suite  # noqa: E402
 
 

@@ -6,7 +6,7 @@
 
 Starts a throwaway cluster on this machine (a head and one worker node, one CPU each,
 so Ray runs as many tasks at once as the local -j 2; no dashboard, no log monitor: see
-tests/suite/ray_cluster.py for the `ray start` flags) and replays the reference arm's
+tests/run/ray_cluster.py for the `ray start` flags) and replays the reference arm's
 cassettes: once first on the new cluster (its endstate slots are started: Ray workers
 that import endstate and start the agents' fork server), then local and Ray
 alternately, ROUNDS times each, so that drift in the machine's load hits both alike.

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from endstate.report import load_prices, write_view
-from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
+from endstate.run._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
 
 TRANSCRIPT = [{"role": "system", "content": "You are a software engineer."},
               {"role": "user", "content": "Fix the bug described in the README."}]

@@ -91,7 +91,7 @@ class SandboxError(EndstateError):
 class CommandWedged(SandboxError):
     """A command outlived its deadline and the sandbox's own watchdog did not end it: the
     harness's runner in the container is stuck, and the container was killed. A fault of the
-    machinery (the task is run again, see suite/_faults.py), never a verdict on the agent:
+    machinery (the task is run again, see run/_faults.py), never a verdict on the agent:
     graders do not turn it into an ERROR verdict."""
 
 

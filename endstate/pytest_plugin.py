@@ -165,7 +165,7 @@ class _SuiteRun:
         from endstate.errors import UserError
         from endstate.models import RunSettings
         from endstate.sandbox import DEFAULT_IMAGE
-        from endstate.suite import RunConfig, model_slug, resolve_graders, suite_runner
+        from endstate.run import RunConfig, model_slug, resolve_graders, suite_runner
         from endstate.task import load_task
 
         tasks = []
@@ -195,12 +195,12 @@ class _SuiteRun:
 
 def _recorded_model(replay: Path, task_ids: list[str]) -> str:
     """The model the cassettes were recorded with, from the first one that reads."""
-    from endstate.cassettes import load
+    from endstate.cassettes import cassette_file, load
     from endstate.errors import CassetteError, UserError
 
     for task_id in task_ids:
         try:
-            return load(replay / f"{task_id}.cassette").header.model
+            return load(cassette_file(replay, task_id)).header.model
         except CassetteError:
             continue
     raise UserError(f"no readable cassette in {replay} names its model: pass --endstate-model")
@@ -212,7 +212,9 @@ def _explain(task: Any, out: Path) -> str:
     lines = [head.rstrip()]
     if task.verdicts:
         lines.append("graders: " + ", ".join(f"{v.grader} {v.outcome}" for v in task.verdicts))
-    transcript = out / "transcripts" / f"{task.task_id}.json"
+    from endstate.run import RunFolder
+
+    transcript = RunFolder(out).transcript(task.task_id)
     if transcript.is_file():
         lines.append(f"transcript: {transcript}")
     return "\n".join(lines)

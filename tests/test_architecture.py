@@ -28,7 +28,9 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("grading", "cassettes"),
     ("agent",),
     ("agents",),
-    ("suite",),
+    ("run",),
+    ("checks",),
+    ("authoring",),
     ("report",),
     ("cli", "pytest_plugin"),
     ("__main__",),
@@ -42,7 +44,7 @@ def _module_name(path: Path) -> str:
 
 
 def _package_of(module: str) -> str:
-    """The floor-holding package a module belongs to: `endstate.suite._runner` -> `suite`."""
+    """The floor-holding package a module belongs to: `endstate.run._runner` -> `run`."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "endstate"
 
@@ -150,3 +152,17 @@ def _loaded_after(code: str, prefixes: tuple[str, ...]) -> list[str]:
 def test_the_agent_and_the_packages_below_it_load_neither_vcrpy_nor_docker(code):
     # vcrpy loads with a cassette session, the docker SDK with the Docker backend: both on first use.
     assert _loaded_after(code, ("vcr", "docker")) == []
+
+
+def test_only_the_sandbox_package_talks_to_docker():
+    """The docker SDK and its errors stay in sandbox/: other packages call its functions."""
+    talking = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if path.relative_to(ROOT).parts[0] == "sandbox":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            if any(name == "docker" or name.startswith("docker.") for name in names):
+                talking.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}")
+    assert talking == [], "call a function of endstate.sandbox instead of the docker SDK"

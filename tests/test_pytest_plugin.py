@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate.suite import read_results
+from endstate.run import read_results
 
 ROOT = Path(__file__).resolve().parents[1]
 TASKS = ROOT / "tasks"
@@ -30,7 +30,7 @@ def test_without_its_option_the_plugin_changes_nothing(tmp_path):
         "import sys\n"
         "def test_plain(request):\n"
         "    assert request.config.pluginmanager.has_plugin('endstate')\n"
-        "    heavy = [m for m in ('endstate.suite', 'endstate.sandbox', 'docker', 'ray') if m in sys.modules]\n"
+        "    heavy = [m for m in ('endstate.run', 'endstate.sandbox', 'docker', 'ray') if m in sys.modules]\n"
         "    assert not heavy, heavy\n"
         "def test_other():\n"
         "    pass\n")

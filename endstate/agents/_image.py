@@ -27,12 +27,9 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import docker
-import docker.errors
-
 from endstate.agents._spec import AgentSpec
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox import connect
+from endstate.sandbox import build_context, image_id, image_label, image_python
 
 __all__ = ["agent_image", "agent_home", "wheelhouse", "LAYER_LABEL", "CACHE_ROOT"]
 
@@ -68,16 +65,6 @@ def agent_home(spec: AgentSpec) -> str:
 
 def _quiet(_line: str) -> None:
     pass
-
-
-def _python_of(client: docker.DockerClient, image: str) -> str:
-    """The sandbox's Python as "3.11" (wheels must be for it)."""
-    try:
-        out = client.containers.run(image, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                                    network_mode="none", remove=True, user="root")
-    except docker.errors.DockerException as exc:
-        raise SandboxUnavailable(f"cannot ask image {image} for its Python version: {exc}") from None
-    return out.decode().strip()
 
 
 def wheelhouse(spec: AgentSpec, python: str, *, log: Callable[[str], None] = _quiet) -> Path:
@@ -141,46 +128,29 @@ def _layer_digest(spec: AgentSpec, base_id: str, wheels: Path, context_files: di
 def agent_image(spec: AgentSpec, base: str, *, log: Callable[[str], None] = _quiet) -> str:
     """The tag of `base` with `spec`'s agent installed, built offline unless it exists already."""
     with _BUILDS:
-        client = connect(timeout=1800)
-        try:
-            try:
-                base_id = client.images.get(base).id
-            except docker.errors.ImageNotFound:
-                raise SandboxUnavailable(f"Docker image {base} does not exist here: run `endstate image build` "
-                                         "first") from None
-            python = _python_of(client, base)
-            wheels = wheelhouse(spec, python, log=log)
-            pips = sorted(p.name for p in wheels.glob("pip-*.whl"))
-            if not pips:
-                raise SandboxUnavailable(f"agent {spec.name}: the wheelhouse {wheels} holds no pip wheel")
-            home = agent_home(spec)
-            files = {
-                "launcher.py": _LAUNCHER.format(lib=f"{home}/lib"),
-                "Dockerfile": _DOCKERFILE.format(base=base, pip=f"{pips[-1]}/pip", lib=f"{home}/lib", home=home,
-                                                 requirements=" ".join(shlex.quote(_in_build(r)) for r in spec.install.requirements)),
-            }
-            digest = _layer_digest(spec, base_id, wheels, files)
-            tag = f"endstate-agent-{spec.name}:{digest[:12]}"
-            try:
-                if (client.images.get(tag).labels or {}).get(LAYER_LABEL) == digest:
-                    return tag
-            except docker.errors.ImageNotFound:
-                pass
-            with tempfile.TemporaryDirectory(prefix="endstate-agent-") as context:
-                root = Path(context)
-                for name, text in files.items():
-                    (root / name).write_text(text)
-                shutil.copytree(wheels, root / "wheels", copy_function=_link_or_copy)
-                log(f"building {tag} (agent {spec.name} on {base}, network off)")
-                for event in client.api.build(path=context, tag=tag, network_mode="none", labels={LAYER_LABEL: digest},
-                                              rm=True, forcerm=True, decode=True):
-                    if "error" in event:
-                        raise SandboxUnavailable(f"building {tag} failed: {event['error'].strip()}")
-                    if text := event.get("stream", "").rstrip():
-                        log(text)
+        base_id = image_id(base, hint="run `endstate image build` first")
+        wheels = wheelhouse(spec, image_python(base), log=log)
+        pips = sorted(p.name for p in wheels.glob("pip-*.whl"))
+        if not pips:
+            raise SandboxUnavailable(f"agent {spec.name}: the wheelhouse {wheels} holds no pip wheel")
+        home = agent_home(spec)
+        files = {
+            "launcher.py": _LAUNCHER.format(lib=f"{home}/lib"),
+            "Dockerfile": _DOCKERFILE.format(base=base, pip=f"{pips[-1]}/pip", lib=f"{home}/lib", home=home,
+                                             requirements=" ".join(shlex.quote(_in_build(r)) for r in spec.install.requirements)),
+        }
+        digest = _layer_digest(spec, base_id, wheels, files)
+        tag = f"endstate-agent-{spec.name}:{digest[:12]}"
+        if image_label(tag, LAYER_LABEL) == digest:
             return tag
-        finally:
-            client.close()
+        with tempfile.TemporaryDirectory(prefix="endstate-agent-") as context:
+            root = Path(context)
+            for name, text in files.items():
+                (root / name).write_text(text)
+            shutil.copytree(wheels, root / "wheels", copy_function=_link_or_copy)
+            log(f"building {tag} (agent {spec.name} on {base}, network off)")
+            build_context(root, tag, labels={LAYER_LABEL: digest}, log=log)
+        return tag
 
 
 def _link_or_copy(source: str, target: str) -> None:

@@ -10,7 +10,6 @@ request it has no answer for kills every process of the agent at once.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from pathlib import Path

@@ -27,6 +27,7 @@ from endstate.cassettes._format import (
     RecordedRequest,
     RecordedResponse,
     Recording,
+    cassette_file,
     finalize,
     load,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "first_difference",
     "Difference",
     "load",
+    "cassette_file",
     "finalize",
     "request_hash",
     "check_replay_folder",

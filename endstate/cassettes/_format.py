@@ -51,6 +51,7 @@ __all__ = [
     "write",
     "finalize",
     "utc_now",
+    "cassette_file",
 ]
 
 #: The version of the layout above, written into every new file.
@@ -212,6 +213,11 @@ class Recording(msgspec.Struct):
     @property
     def complete(self) -> bool:
         return self.end is not None
+
+
+def cassette_file(folder: str | os.PathLike[str], stem: str) -> Path:
+    """The cassette of one attempt (`attempt_stem(task_id, attempt)`) in a cassette folder."""
+    return Path(folder) / f"{stem}.cassette"
 
 
 def utc_now() -> str:

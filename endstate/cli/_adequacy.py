@@ -1,4 +1,4 @@
-"""`endstate tasks adequacy`: what it prints. The measure itself is endstate.suite's."""
+"""`endstate tasks adequacy`: what it prints. The measure itself is endstate.checks'."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ def measure(suite: Path, only: list[str], *, jobs: int, sandbox: str, image: str
             json_out: Path | None) -> int:
     """Measure and print every task's adequacy; the exit code (0 adequate, 1 not, 2 bad input)."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import adequacy_of_tasks, resolve_graders
+    from endstate.checks import adequacy_of_tasks
+    from endstate.run import resolve_graders
     from endstate.task import load_suite
 
     loaded, errors = load_suite(suite, only=only or None)
@@ -51,7 +52,7 @@ def _indented(text: str) -> str:
 
 def show_adequacy(report, folder: Path) -> None:
     """One line per task, then each survivor with its diff and each right fix that failed."""
-    from endstate.suite import triage_hint
+    from endstate.checks import triage_hint
 
     rate = report.kill_rate
     right = sum(r.outcome == "pass" for r in report.right)

@@ -7,9 +7,10 @@ from typing import Any
 
 import click
 
-__all__ = ["_RECORD_MODES", "_fork_option", "_eval_fork", "_fork", "_record_options", "_not_plain_record"]
+__all__ = ["_RECORD_MODES", "_fork_option", "_eval_fork", "_fork", "_record_options", "_replay_options",
+           "_not_plain_record"]
 
-#: endstate.suite.RECORD_MODES, listed here so --help does not load the suite package.
+#: endstate.run.RECORD_MODES, listed here so --help does not load the run package.
 _RECORD_MODES = ("none", "once", "new_episodes", "all")
 
 
@@ -53,9 +54,26 @@ def _fork(replay: Path | None, fork_at: int, cassettes: Path) -> dict[str, Any]:
             "fork_at": fork_at}
 
 
-def _record_options(command: Any) -> Any:
-    """`record`'s --record-mode, and --replay with --fork-at."""
+def _replay_options(command: Any) -> Any:
+    """`eval`'s --replay and --match, and --fork-at."""
     options = [
+        click.option("--replay", type=click.Path(path_type=Path), default=None,
+                     help="Cassette folder to replay offline (no network, no API key); with --fork-at, to fork."),
+        click.option("--match", type=click.Choice(["strict", "sequence"]), default="strict", show_default=True,
+                     help="strict: by request hash; sequence: recorded answers in order per channel."),
+        _fork_option,
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _record_options(command: Any) -> Any:
+    """`record`'s --cassettes and --overwrite, --record-mode, and --replay with --fork-at."""
+    options = [
+        click.option("--cassettes", type=click.Path(path_type=Path), default=None,
+                     help="Where to write (default: cassettes/[<agent>-]<model-slug>)."),
+        click.option("--overwrite", is_flag=True, help="Replace existing cassettes."),
         click.option("--record-mode", type=click.Choice(_RECORD_MODES), default=None,
                      help="none: replay every task; once: record only tasks without a cassette; new_episodes: "
                      "replay each while it matches, live from its first divergence, and rewrite it; all: record "

@@ -16,7 +16,8 @@ from typing import Any
 import click
 
 from endstate import __version__
-from endstate.cli._fork import _eval_fork, _fork_option, _not_plain_record, _record_options
+from endstate.cli._export import export_command
+from endstate.cli._fork import _eval_fork, _not_plain_record, _record_options, _replay_options
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
 from endstate.errors import EndstateError, UserError
 
@@ -72,7 +73,8 @@ def tasks() -> None:
 def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None) -> None:
     """Graders must FAIL on the fixture, PASS with solution/, FAIL on every hack."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import check_tasks, resolve_graders
+    from endstate.checks import check_tasks
+    from endstate.run import resolve_graders
     from endstate.task import load_suite
 
     _reap()
@@ -162,9 +164,10 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
               sandbox: str, image: str | None) -> None:
     """A task from a fix commit (--repo, --fix), checked; or a blank, documented skeleton."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import check_tasks, resolve_graders
+    from endstate.checks import check_tasks
+    from endstate.run import resolve_graders
     from endstate.task import load_task
-    from endstate.suite import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
+    from endstate.authoring import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
 
     if (repo is None) != (fix is None):
         raise UserError("--repo and --fix go together: the repository and the commit that fixed the bug")
@@ -206,7 +209,7 @@ def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox
                           dockerfile: Path | None) -> None:
     """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-    from endstate.suite import import_swebench
+    from endstate.authoring import import_swebench
 
     report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
                              jobs=jobs, dockerfile=dockerfile, log=click.echo, progress=_show_check)
@@ -240,15 +243,11 @@ def image_build(tag: str | None, offline_seed: str) -> None:
 # -- eval and record ----------------------------------------------------------------------
 @main.command("eval")
 @_run_options
-@click.option("--replay", type=click.Path(path_type=Path), default=None,
-              help="Cassette folder to replay offline (no network, no API key).")
-@click.option("--match", type=click.Choice(["strict", "sequence"]), default="strict", show_default=True,
-              help="strict: by request hash; sequence: recorded answers in order per channel.")
+@_replay_options
 @click.option("--repeat", type=click.IntRange(1, 20), default=1, show_default=True,
               help="Run the suite N times and compare pass/fail vectors and tree hashes.")
 @click.option("--expect", type=click.Choice(["pass", "fail"]), default=None,
               help="Exit non-zero unless every task has this outcome (for control arms).")
-@_fork_option
 @_user_errors
 def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: Path | None, match: str,
                  repeat: int, expect: str | None, fork_at: int | None, **kwargs: Any) -> None:
@@ -260,9 +259,6 @@ def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: P
 
 @main.command("record")
 @_run_options
-@click.option("--cassettes", type=click.Path(path_type=Path), default=None,
-              help="Where to write (default: cassettes/[<agent>-]<model-slug>).")
-@click.option("--overwrite", is_flag=True, help="Replace existing cassettes.")
 @_record_options
 @_user_errors
 def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | None, overwrite: bool,
@@ -275,10 +271,11 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
         return _run(kwargs.pop("suite"), only, out, 1, None, **kwargs, **special)
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
-        from endstate.suite import attempt_stem
+        from endstate.cassettes import cassette_file
+        from endstate.run import attempt_stem
 
-        names = [f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(kwargs["attempts"])]
-        existing = [str(folder / name) for name in names if (folder / name).exists()]
+        paths = [cassette_file(folder, attempt_stem(t.id, k)) for t in loaded for k in range(kwargs["attempts"])]
+        existing = [str(path) for path in paths if path.exists()]
         if existing:
             raise UserError(f"{len(existing)} cassette(s) already exist, e.g. {existing[0]}: "
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
@@ -304,9 +301,9 @@ def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...]
     """Disable one harness guard at a time; every mutant must turn its probe tasks red."""
     from endstate.models import RunSettings
     from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.suite import RunConfig
+    from endstate.run import RunConfig
     from endstate.task import load_suite
-    from endstate.suite import run_mutation_check, select_mutants
+    from endstate.checks import run_mutation_check, select_mutants
 
     mutants = select_mutants(list(names))
     loaded, errors = load_suite(suite)
@@ -447,3 +444,6 @@ def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] 
     for note in notes:
         click.echo(f"endstate: {note}", err=True)
     click.echo(f"report: {path} ({path.stat().st_size // 1024} KiB; open it in any browser, offline)")
+
+
+main.add_command(export_command)  # `endstate export`: endstate/cli/_export.py

@@ -30,8 +30,8 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--suite", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True),
         click.option("--model", "model", default=None, help="provider/model, e.g. scripted/reference, "
-                     "openai/gpt-4.1-2025-04-14, anthropic/..., openai-compatible/NAME with --base-url "
-                     "(a replay takes it from the cassettes)."),
+                     "openai/gpt-4.1-2025-04-14, openai-responses/..., anthropic/..., openai-compatible/NAME "
+                     "with --base-url (a replay takes it from the cassettes)."),
         click.option("--base-url", default=None, help="Server URL for openai-compatible models."),
         click.option("--agent", default="endstate", show_default=True,
                      help="Who drives the model: endstate's own loop, a shipped agent (mini-swe-agent) "
@@ -54,8 +54,8 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Anthropic extended thinking: tokens per turn (>= 1024, below --max-output-tokens); "
                      "off when not given."),
         click.option("--reasoning-effort", type=click.Choice(REASONING_EFFORTS), default=None,
-                     help="OpenAI reasoning models: the reasoning_effort sent on Chat Completions; not sent "
-                     "when not given."),
+                     help="OpenAI reasoning models: reasoning_effort on Chat Completions, reasoning.effort "
+                     "on the Responses API; not sent when not given."),
         click.option("--prompt-cache", is_flag=True, default=None,
                      help="Anthropic prompt caching: cache breakpoints on system, tools and the latest turn."),
         click.option("--max-output-tokens", type=click.IntRange(1, 1_000_000), default=2048, show_default=True,
@@ -65,6 +65,11 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--rate-limit-waits", type=click.IntRange(0, 100), default=8, show_default=True,
                      help="Times one completion waits out a 429/529/overloaded answer (honouring Retry-After, "
                      "with jitter) before it fails; every wait is counted."),
+        click.option("--max-usd", type=click.FloatRange(0, min_open=True), default=None,
+                     help="Spend ceiling of a live run, priced from --prices: once the tasks finished cost this "
+                     "much, the running ones are stopped and the rest left for --resume."),
+        click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None,
+                     help="TOML price table for --max-usd (as for `endstate report`)."),
         click.option("--policy", "policy_files", multiple=True, type=click.Path(exists=True, path_type=Path),
                      help="Extra permission rules (TOML), added to the defaults."),
         click.option("--attempts", type=click.IntRange(1, 100), default=1, show_default=True,
@@ -100,7 +105,7 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
             rate_limit_waits: int = 8, **extra: Any):
     from endstate.models import RunSettings, check_reachable, check_spec
     from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.suite import RetryPolicy, RunConfig
+    from endstate.run import RetryPolicy, RunConfig
 
     mode = extra.get("mode", "live")
     import os
@@ -142,7 +147,7 @@ def _agent_name(agent: str) -> str:
 def _slug(agent: str, model: str) -> str:
     """The default folder name of a run or its cassettes: the foreign agent's name, then the model's."""
     from endstate.agents import find_agent
-    from endstate.suite import model_slug
+    from endstate.run import model_slug
 
     spec = find_agent(agent)
     return (f"{spec.name}-" if spec else "") + model_slug(model)
@@ -197,9 +202,43 @@ def _explicit_settings() -> set[str]:
             if ctx.get_parameter_source(option) not in (None, ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP)}
 
 
+class _SpendCeiling(Exception):
+    """Raised from the progress line once the run's priced spend reaches --max-usd."""
+
+
+def _price(model: str, prices: Path | None) -> Any:
+    """The model's Price for --max-usd; UserError for a model the table does not price."""
+    from endstate.errors import UserError
+    from endstate.report import load_prices
+
+    table = load_prices(prices)
+    price = table.get(model) or table.get(model.split("/", 1)[0] + "/*")
+    if price is None:
+        raise UserError(f"--max-usd needs a price for {model}: pass --prices FILE with a [\"{model}\"] table "
+                        "(input and output, US dollars per million tokens)")
+    return price
+
+
+def _spending(show: Callable[[Any], None], price: Any, max_usd: float, spent: list[float],
+              total: int) -> Callable[[Any], None]:
+    """The progress line, adding each finished task's priced spend; at the ceiling it stops the run."""
+    done = [0]
+
+    def on_result(result: Any) -> None:
+        show(result)
+        done[0] += 1
+        spent[0] += price.usd(result.counters)
+        if spent[0] >= max_usd and done[0] < total:
+            raise _SpendCeiling(f"spend ceiling reached: the finished tasks cost ${spent[0]:.4f}, "
+                                f"--max-usd is ${max_usd:g}")
+
+    return on_result
+
+
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
-         ray_address: str | None, ray_warm: float, resume: bool, **kwargs: Any) -> None:
-    from endstate.suite import RUN_FILE, prepare_replay, suite_runner
+         ray_address: str | None, ray_warm: float, resume: bool, max_usd: float | None = None,
+         prices: Path | None = None, **kwargs: Any) -> None:
+    from endstate.run import RUN_FILE, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)
@@ -214,7 +253,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
                 click.echo("endstate: error: no task to replay", err=True)
             sys.exit(2)
     if config.fork_from is not None:  # every parent checked, its settings read, before any container
-        from endstate.suite import prepare_fork
+        from endstate.run import prepare_fork
 
         loaded, config, problems = prepare_fork(loaded, config, _explicit_settings())
         for problem in problems:
@@ -223,6 +262,9 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         if not loaded:
             sys.exit(2)
     out = out or Path("runs") / _slug(config.agent, config.model)
+    # A replay pays no provider: the ceiling is for live runs.
+    price = _price(config.model, prices) if max_usd is not None and config.mode != "replay" else None
+    spent = [0.0]
     _reap()
     results = []
     for attempt in range(repeat):
@@ -231,9 +273,23 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             click.echo(f"== run {attempt + 1} of {repeat}")
         # Of repeated runs, those not begun before the kill simply start.
         again = resume and (repeat == 1 or (run_out / RUN_FILE).is_file())
-        result = run_suite(loaded, config, run_out, suite_root=suite, resume=again,
-                           progress=_progress(len(loaded) * config.attempts,
-                                              provenance=config.fork_from is not None or bool(config.record_mode)))
+        total = len(loaded) * config.attempts
+        if price is not None and spent[0] >= max_usd:
+            click.echo(f"endstate: spend ceiling reached: the finished runs cost ${spent[0]:.4f}, --max-usd is "
+                       f"${max_usd:g}; run {attempt + 1} of {repeat} not started", err=True)
+            sys.exit(3)
+        progress = _progress(total, provenance=config.fork_from is not None or bool(config.record_mode))
+        if price is not None:
+            progress = _spending(progress, price, max_usd, spent, total)
+        try:
+            result = run_suite(loaded, config, run_out, suite_root=suite, progress=progress, resume=again)
+        except _SpendCeiling as exc:
+            from endstate.run import read_results
+
+            _summary(read_results(run_out), run_out)
+            click.echo(f"endstate: {exc}; the tasks still running were stopped and the rest not started: "
+                       f"continue with --resume --out {run_out}", err=True)
+            sys.exit(3)
         _summary(result, run_out)
         results.append(result)
     status = 0

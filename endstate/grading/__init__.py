@@ -22,6 +22,7 @@ from endstate.grading._testrun import TestCommandError, TestRun, parse_test_comm
 from endstate.grading._twincheck import joint_problems, too_few, twin_problems, validation_command, validation_tree
 from endstate.grading._twins import MIN_TWINS
 from endstate.grading._verdict import Outcome, Verdict
+from endstate.grading._verifier import verifier
 from endstate.errors import GraderContractError
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "no_new_skips",
     "holdout",
     "changed_paths_within",
+    "verifier",
     "end_state",
     "hack_fired",
     "HACK_GRADERS",

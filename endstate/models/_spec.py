@@ -29,11 +29,12 @@ __all__ = [
 ]
 
 #: Every provider a spec may name, in the order they are listed to users.
-PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible", "scripted", "scripted-anthropic")
+PROVIDERS: tuple[str, ...] = ("openai", "anthropic", "openai-compatible", "openai-responses", "scripted",
+                              "scripted-anthropic", "scripted-responses")
 
 #: The providers served by the local ScriptedServer: the control arms through the chat-completions
-#: wire format (openai SDK) and through the Messages API (anthropic SDK).
-SCRIPTED_PROVIDERS: tuple[str, ...] = ("scripted", "scripted-anthropic")
+#: wire format (openai SDK), the Messages API (anthropic SDK) and the Responses API (openai SDK).
+SCRIPTED_PROVIDERS: tuple[str, ...] = ("scripted", "scripted-anthropic", "scripted-responses")
 
 #: The control arms `scripted/<policy>` may name.
 SCRIPTED_POLICIES: tuple[str, ...] = ("null", "reference", "wasteful", "hacks")
@@ -43,14 +44,17 @@ _KEY_ENV: dict[str, str | None] = {
     "openai": "OPENAI_API_KEY",
     "anthropic": "ANTHROPIC_API_KEY",
     "openai-compatible": None,
+    "openai-responses": "OPENAI_API_KEY",
     "scripted": None,
     "scripted-anthropic": None,
+    "scripted-responses": None,
 }
 
 # Local servers (vLLM, Ollama, llama.cpp) accept any key, but the SDK insists on one.
 _PLACEHOLDER_KEY = "not-needed"
 
-_EXAMPLES = "openai/gpt-4.1, anthropic/claude-sonnet-4-5, openai-compatible/<model> --base-url URL, scripted/reference"
+_EXAMPLES = ("openai/gpt-4.1, anthropic/claude-sonnet-4-5, openai-responses/o4-mini, "
+             "openai-compatible/<model> --base-url URL, scripted/reference")
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -140,8 +144,10 @@ def open_model(
             provider=provider, limits=limits, sleep=sleep,
         )
     from endstate.models._openai import OpenAIChatModel
+    from endstate.models._responses import OpenAIResponsesModel
 
-    return OpenAIChatModel(
+    adapter = OpenAIResponsesModel if provider in ("openai-responses", "scripted-responses") else OpenAIChatModel
+    return adapter(
         spec,
         provider=provider,
         model=model,

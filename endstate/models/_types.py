@@ -32,11 +32,14 @@ class Thinking(msgspec.Struct, frozen=True, omit_defaults=True):
     """A block of the model's own reasoning, kept exactly as the provider sent it.
 
     Anthropic's extended thinking (`kind` "thinking": readable `text` and its
-    `signature`; "redacted_thinking": the encrypted `data` alone). The provider
-    checks the signature when the block comes back, so nothing here is ever edited.
+    `signature`; "redacted_thinking": the encrypted `data` alone). A Responses API
+    reasoning item (`kind` "reasoning"): `data` is the item's JSON as the API sent it
+    (its encrypted content within), `text` its summary, for reading only. The provider
+    checks the signature or encrypted content when the block comes back, so nothing
+    here is ever edited.
     """
 
-    kind: Literal["thinking", "redacted_thinking"]
+    kind: Literal["thinking", "redacted_thinking", "reasoning"]
     text: str = ""
     signature: str = ""
     data: str = ""

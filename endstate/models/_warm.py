@@ -2,7 +2,7 @@
 
 The SDK imports its chat resources and builds parts of its models on the first request
 (about 90 ms). The runner's fork server calls `warm_openai` once (see
-endstate.suite._forkserver_warm), so that work is done there and every agent worker
+endstate.run._forkserver_warm), so that work is done there and every agent worker
 forked from it starts warm. Nothing leaves the process: the transport answers in memory.
 """
 

@@ -1,11 +1,13 @@
-"""Reporting: terminal tables, the benchmark table and gated card, paired comparisons, the viewer."""
+"""Reporting: terminal tables, the benchmark table and gated card, paired comparisons, the viewer, and
+exports to other tools' formats (Harbor's ATIF, Inspect's .eval)."""
 
 from endstate.report._benchmark import Benchmark, BenchmarkRow, Price, benchmark, load_prices, render_html, render_text
 from endstate.report._gate import ControlArm
+from endstate.report._export import ExportReport, export_run
 from endstate.report._compare import Comparison, PairedSummary, TaskPair, compare_folders, compare_runs, render_comparison
 from endstate.report._view import render_view, write_view
 from endstate.report._table import compare_repeats, summary_table
 
 __all__ = ["summary_table", "compare_repeats", "Benchmark", "BenchmarkRow", "ControlArm", "Price", "benchmark", "load_prices",
            "render_text", "render_html", "Comparison", "PairedSummary", "TaskPair", "compare_runs",
-           "compare_folders", "render_comparison", "render_view", "write_view"]
+           "compare_folders", "render_comparison", "render_view", "write_view", "ExportReport", "export_run"]

@@ -23,7 +23,7 @@ from endstate.report._gate import ControlArm, check_control, gate_reasons
 from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.agent import Counters
-from endstate.suite import RunResult
+from endstate.run import RunResult
 
 __all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
            "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells", "table"]
@@ -65,7 +65,7 @@ def _or(rate: float | None, plain: float) -> float:
 #: Local and scripted models cost nothing per token; hosted ones are the user's to state
 #: (`--prices FILE`), since list prices change: unknown is reported as n/a, never guessed.
 DEFAULT_PRICES: dict[str, Price] = {"scripted/*": Price(0.0, 0.0), "scripted-anthropic/*": Price(0.0, 0.0),
-                                    "openai-compatible/*": Price(0.0, 0.0)}
+                                    "scripted-responses/*": Price(0.0, 0.0), "openai-compatible/*": Price(0.0, 0.0)}
 
 
 def load_prices(path: Path | None) -> dict[str, Price]:

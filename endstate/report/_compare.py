@@ -18,7 +18,7 @@ import msgspec
 from endstate.errors import UserError
 from endstate.report._runs import attempts_by_task, hack_shares, load_run, same_grading
 from endstate.report._stats import bootstrap_mean, discordant, mcnemar_exact, paired_bootstrap
-from endstate.suite import RunResult, TaskResult
+from endstate.run import RunResult, TaskResult
 
 __all__ = ["TaskPair", "PairedSummary", "Comparison", "compare_runs", "compare_folders", "render_comparison"]
 

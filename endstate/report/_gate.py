@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.report._runs import attempts_by_task, same_grading
-from endstate.suite import RunResult
+from endstate.run import RunResult
 
 __all__ = ["ControlArm", "check_control", "gate_reasons", "NO_CONTROLS"]
 

@@ -22,7 +22,7 @@ from endstate.report._stats import pass_at_k, pass_hat_k
 from endstate.report._turns import first_differing_turn
 
 if TYPE_CHECKING:
-    from endstate.suite import RunResult
+    from endstate.run import RunResult
 
 __all__ = ["KINDS", "RunSide", "Candidate", "pair_runs", "paired_index", "paired_html"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
-from endstate.suite import RunResult, TaskResult, read_results
+from endstate.run import RunResult, TaskResult, read_results
 
 __all__ = ["load_run", "attempts_by_task", "grader_sets", "same_grading", "hack_shares"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from endstate.suite import RunResult, attempt_stem
+from endstate.run import RunResult, attempt_stem
 
 __all__ = ["summary_table", "compare_repeats"]
 

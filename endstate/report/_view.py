@@ -24,7 +24,7 @@ from endstate.report._paired import RunSide, pair_runs, paired_html, paired_inde
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
 from endstate.report._runs import load_run
 from endstate.report._turns import turn_keys
-from endstate.suite import RunResult, TaskResult, attempt_stem
+from endstate.run import RunFolder, RunResult, TaskResult, attempt_stem
 
 __all__ = ["render_view", "write_view"]
 
@@ -41,15 +41,14 @@ def _folder(path: Path) -> Path:
     return path if path.is_dir() else path.parent
 
 
-def _beside(folder: Path, kind: str, stem: str, suffix: str) -> Path | None:
-    path = folder / kind / f"{stem}{suffix}"
+def _if_there(path: Path) -> Path | None:
     return path if path.is_file() else None
 
 
 def _detail(task: TaskResult, folder: Path) -> dict:
     stem = attempt_stem(task.task_id, task.attempt)
-    transcript_path = _beside(folder, "transcripts", stem, ".json")
-    diff_path = _beside(folder, "diffs", stem, ".diff")
+    transcript_path = _if_there(RunFolder(folder).transcript(stem))
+    diff_path = _if_there(RunFolder(folder).diff(stem))
     detail = msgspec.to_builtins(task)
     detail["counters"] = msgspec.to_builtins(task.counters)
     detail["transcript"] = msgspec.json.decode(transcript_path.read_bytes()) if transcript_path else None

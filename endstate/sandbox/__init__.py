@@ -27,12 +27,16 @@ if TYPE_CHECKING:
     from endstate.sandbox._docker import DockerSandbox
     from endstate.sandbox._engine import connect, engine_answers
     from endstate.sandbox._faults import EngineWatch, machinery_fault
-    from endstate.sandbox._image import build_image, build_task_image, image_id
+    from endstate.sandbox._image import build_context, build_image, build_task_image, image_id, image_label, image_python
     from endstate.sandbox._local import LocalSandbox
-    from endstate.sandbox._reaper import LABEL, RUN_LABEL, reap
+    from endstate.sandbox._reaper import LABEL, RUN_LABEL, reap, remove_run_containers
     from endstate.sandbox._wheels import resolve_requirements
 
 __all__ = [
+    "build_context",
+    "image_label",
+    "image_python",
+    "remove_run_containers",
     "Sandbox",
     "ExecResult",
     "SandboxLimits",
@@ -87,6 +91,10 @@ _LAZY = {
     "build_image": "_image",
     "build_task_image": "_image",
     "image_id": "_image",
+    "image_label": "_image",
+    "image_python": "_image",
+    "build_context": "_image",
+    "remove_run_containers": "_reaper",
     "resolve_requirements": "_wheels",
 }
 

@@ -259,12 +259,46 @@ def build_task_image(dockerfile: Path, task_id: str, *, offline_seed: OfflineSee
     return tag
 
 
-def image_id(tag: str) -> str:
+def image_id(tag: str, *, hint: str = "build or pull it first") -> str:
     """The id of an image the engine has, or SandboxUnavailable saying how to get it."""
     client = connect()
     try:
         return client.images.get(tag).id
     except docker.errors.ImageNotFound:
-        raise SandboxUnavailable(f"Docker image {tag} does not exist here: build or pull it first") from None
+        raise SandboxUnavailable(f"Docker image {tag} does not exist here: {hint}") from None
+    finally:
+        client.close()
+
+
+def image_label(tag: str, label: str) -> str | None:
+    """The value of one label of an image; None when the image or the label is not there."""
+    client = connect()
+    try:
+        return (client.images.get(tag).labels or {}).get(label)
+    except docker.errors.ImageNotFound:
+        return None
+    finally:
+        client.close()
+
+
+def image_python(image: str) -> str:
+    """The image's Python as "3.11" (wheels installed into it must be for that version)."""
+    client = connect()
+    try:
+        out = client.containers.run(image, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                    network_mode="none", remove=True, user="root")
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailable(f"cannot ask image {image} for its Python version: {exc}") from None
+    finally:
+        client.close()
+    return out.decode().strip()
+
+
+def build_context(context: Path, tag: str, *, labels: dict[str, str], log: Callable[[str], None] = _quiet) -> None:
+    """Build a prepared context folder into `tag` with the network off; SandboxUnavailable names
+    the step that failed and why."""
+    client = connect(timeout=1800)
+    try:
+        _build(client, f"building {tag}", log, path=str(context), tag=tag, network_mode="none", labels=labels)
     finally:
         client.close()

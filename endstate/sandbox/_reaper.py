@@ -20,7 +20,7 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from endstate.sandbox._engine import remove_container
+from endstate.sandbox._engine import connect, remove_container
 
 __all__ = ["LABEL", "RUN_LABEL", "owner_labels", "owner_alive", "reap"]
 
@@ -80,6 +80,25 @@ def owner_alive(labels: dict[str, str]) -> bool | None:
     if labels.get(_BOOT) != _boot_id():
         return False  # the machine rebooted since: nothing of that boot runs
     return _start_ticks(int(labels[_PID])) == labels.get(_START)
+
+
+def remove_run_containers(run_id: str) -> list[str]:
+    """Remove every container labelled with this run that is still there (its removal failed
+    while the engine was away); returns their ids. Quiet when no engine answers."""
+    try:
+        client = connect(timeout=30)
+    except Exception:  # noqa: BLE001 - no engine: nothing can be removed now, and the reaper will later
+        return []
+    removed = []
+    try:
+        for info in client.api.containers(all=True, filters={"label": f"{RUN_LABEL}={run_id}"}):
+            if remove_container(client, info["Id"]):
+                removed.append(info["Id"])
+    except docker.errors.DockerException:
+        pass
+    finally:
+        client.close()
+    return removed
 
 
 def reap(client: docker.DockerClient | None = None) -> list[str]:

@@ -31,8 +31,12 @@ from endstate.task._manifest import (
     load_suite,
     load_task,
 )
+from endstate.task._impossible import ImpossibleError, agent_trees, impossible_fixture, impossible_holdout, run_task_hash
+from endstate.task._task_sandbox import TaskSandbox, own_image_ids, task_sandbox
 
-__all__ = ["literal_python", "parse_python", 
+__all__ = ["literal_python", "parse_python",
+    "ImpossibleError", "agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash",
+    "TaskSandbox", "own_image_ids", "task_sandbox",
     "load_probe",
     "Task",
     "Manifest",

@@ -107,7 +107,7 @@ class Budget(_Strict):
 
 
 class SandboxSpec(_Strict):
-    """`[sandbox]`: the task's own image and limits (see endstate.suite._task_sandbox)."""
+    """`[sandbox]`: the task's own image and limits (see endstate.task._task_sandbox)."""
 
     #: A Dockerfile inside the task folder; its folder is the build context.
     dockerfile: str | None = None

@@ -24,7 +24,7 @@ def test_only_tasks_needing_unobservable_counters_are_refused():
 
 
 def test_a_foreign_replay_with_no_recording_to_run_names_the_refused_tasks_and_runs_nothing(tmp_path):
-    from endstate.suite import RunConfig, prepare_replay
+    from endstate.run import RunConfig, prepare_replay
 
     tasks = [t for t in load_suite(TASKS)[0] if t.id in ("deny-recursive-delete", "cost-small-fix-step-budget")]
     config = RunConfig(model="", agent="mini-swe-agent", mode="replay", cassettes=str(tmp_path))

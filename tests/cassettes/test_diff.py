@@ -89,5 +89,5 @@ def test_public_names():
         "open_session", "Tape", "show", "diff", "first_difference", "Difference", "load", "finalize", "request_hash", "MATCH_MODES",
         "FORMAT_VERSION", "Recording", "Header", "Interaction", "RecordedRequest", "RecordedResponse", "End",
         "check_replay_folder", "replay_settings", "ReplaySource", "CassetteJob", "BUFFERED_STREAM_HEADER",
-        "Provenance", "FIRST_DIVERGENCE", "LAST_TURN",
+        "Provenance", "FIRST_DIVERGENCE", "LAST_TURN", "cassette_file",
     }

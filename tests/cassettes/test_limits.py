@@ -15,7 +15,7 @@ import zstandard
 from endstate.cassettes import FORMAT_VERSION, load
 from endstate.cassettes._format import (MAGIC, BodyDelta, CassetteWriter, Header, Interaction, RecordedRequest,
                                         RecordedResponse, _chunk, _StoredInteraction)
-from endstate.cassettes._limits import MAX_EXPANDED_BYTES, MAX_RECORDS, MAX_RESTORED_BYTES, expand
+from endstate.cassettes._limits import MAX_RECORDS, MAX_RESTORED_BYTES, expand
 from endstate.errors import CassetteError
 
 HEADER = Header(format_version=FORMAT_VERSION, endstate_version="0.1.0", model="openai/m", task_id="t",

@@ -110,4 +110,4 @@ def test_bad_triage_is_one_line_naming_the_file(tmp_path):
     (folder / "adequacy.toml").write_text('[[equivalent]]\nmutant = "x"\nreasn = "typo"\n')
     ran = endstate("tasks", "adequacy", "--suite", str(tmp_path))
     assert ran.code == 1 and "Traceback" not in ran.err, ran
-    assert f"FAIL strong" in ran.out and f"{folder / 'adequacy.toml'}: " in ran.out and "reasn" in ran.out
+    assert "FAIL strong" in ran.out and f"{folder / 'adequacy.toml'}: " in ran.out and "reasn" in ran.out

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate.suite import read_results
+from endstate.run import read_results
 
 from e2e_helpers import CASSETTES, TASKS, endstate
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from endstate.cassettes import diff
-from endstate.suite import read_results
+from endstate.run import read_results
 from endstate.task import load_suite
 
 from e2e_helpers import CASSETTES, TASKS, endstate

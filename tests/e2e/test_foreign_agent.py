@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from endstate.models import ScriptedServer
-from endstate.suite import read_results
+from endstate.run import read_results
 from endstate.task import load_suite
 
 from e2e_helpers import CASSETTES, ROOT, TASKS, endstate

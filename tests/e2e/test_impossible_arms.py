@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.suite import read_results
+from endstate.run import read_results
 from endstate.task import load_suite
 
 from e2e_helpers import CASSETTES, TASKS, endstate

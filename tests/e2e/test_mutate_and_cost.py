@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.suite import read_results
+from endstate.run import read_results
 from endstate.task import load_suite
 
 from e2e_helpers import CASSETTES, TASKS, endstate
@@ -33,7 +33,7 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     # Its 22 runs leave their removals to one pool, waited for before the command ends.
     assert _sandbox_containers() - before == set()
     assert "control (every guard in place): as expected" in ran.out
-    from endstate.suite._mutation import MUTANTS
+    from endstate.checks._mutation import MUTANTS
 
     for name in [mutant.name for mutant in MUTANTS]:
         assert f"killed   {name}:" in ran.out, ran

@@ -9,7 +9,7 @@ import pytest
 
 from endstate.report import benchmark
 from endstate.report._benchmark import load_prices
-from endstate.suite import read_results
+from endstate.run import read_results
 
 from e2e_helpers import TASKS, endstate
 

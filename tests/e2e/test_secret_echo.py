@@ -29,7 +29,7 @@ import zstandard
 from endstate.cassettes import load
 from endstate.cassettes._format import MAGIC
 from endstate.models import ScriptedServer
-from endstate.suite import read_results
+from endstate.run import read_results
 
 from e2e_helpers import TASKS, endstate
 

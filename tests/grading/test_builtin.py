@@ -1,5 +1,5 @@
 """Built-in graders on in-memory end states (the pytest-running ones run for real in
-tests/suite/test_tasks_check.py against Docker)."""
+tests/e2e/test_tasks_check.py against Docker)."""
 
 from endstate.grading import Outcome, changed_paths_within, files_unchanged, no_new_skips
 from endstate.sandbox._sealed import SealedSandbox, matches_any

@@ -15,8 +15,8 @@ import endstate.grading._builtin as builtin
 from endstate.agent import Guards
 from endstate.grading import Outcome
 from endstate.sandbox import DEFAULT_IMAGE, build_image
-from endstate.suite._check import grade_tree
-from endstate.suite._runner import resolve_graders
+from endstate.checks._check import grade_tree
+from endstate.run._runner import resolve_graders
 from endstate.task import load_suite
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]

@@ -12,7 +12,8 @@ from endstate.errors import GraderContractError
 from endstate.grading import Outcome, run_grader
 from endstate.sandbox import SealedSandbox
 from endstate.sandbox._tree import FileEntry
-from endstate.suite import new_blank_task, resolve_graders
+from endstate.authoring import new_blank_task
+from endstate.run import resolve_graders
 from endstate.task import load_task
 
 

@@ -78,6 +78,6 @@ def wedges(sandbox):
 
 
 def test_a_hung_runner_under_a_grader_is_no_verdict_but_a_fault_of_the_machinery():
-    """The one exception a grader does not turn into ERROR: the task is run again (suite/_faults.py)."""
+    """The one exception a grader does not turn into ERROR: the task is run again (run/_faults.py)."""
     with pytest.raises(CommandWedged):
         run_grader(resolve(f"{HERE}:wedges"), object())

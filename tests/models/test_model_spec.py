@@ -49,8 +49,9 @@ def test_parse_spec_splits_at_the_first_slash(spec, expected):
     assert parse_spec(spec) == expected
 
 
-def test_providers_are_the_five_known_ones():
-    assert PROVIDERS == ("openai", "anthropic", "openai-compatible", "scripted", "scripted-anthropic")
+def test_providers_are_the_seven_known_ones():
+    assert PROVIDERS == ("openai", "anthropic", "openai-compatible", "openai-responses", "scripted",
+                         "scripted-anthropic", "scripted-responses")
 
 
 @pytest.mark.parametrize("spec", ["gpt-4", "openai/", "/gpt-4", "", "openai/gpt 4", "openai"])

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from endstate.suite._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
+from endstate.run._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
 
 ROOT = Path(__file__).resolve().parents[2]
 PACK = "a" * 64

@@ -7,6 +7,6 @@ def test_public_names() -> None:
     assert set(report.__all__) == {
         "summary_table", "compare_repeats", "Benchmark", "BenchmarkRow", "ControlArm", "Price", "benchmark",
         "load_prices", "render_text", "render_html", "Comparison", "PairedSummary", "TaskPair", "compare_runs",
-        "compare_folders", "render_comparison", "render_view", "write_view",
+        "compare_folders", "render_comparison", "render_view", "write_view", "ExportReport", "export_run",
     }
     assert all(hasattr(report, name) for name in report.__all__)

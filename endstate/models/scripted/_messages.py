@@ -23,7 +23,7 @@ from typing import Any
 
 from endstate.models.scripted._policies import ScriptError, canonical_json, estimate_tokens
 
-__all__ = ["messages_answer", "check_thinking", "sign", "error_body"]
+__all__ = ["messages_answer", "check_thinking", "sign", "seal", "is_sealed", "error_body"]
 
 # Not a secret: it only lets the server tell its own blocks from edited ones.
 _KEY = b"endstate-scripted-thinking"
@@ -34,11 +34,13 @@ def sign(text: str) -> str:
     return base64.b64encode(hmac.new(_KEY, text.encode(), hashlib.sha256).digest()).decode()
 
 
-def _redacted(payload: str) -> str:
+def seal(payload: str) -> str:
+    """An opaque, signed text carrying `payload` (redacted thinking, encrypted reasoning)."""
     return base64.b64encode(payload.encode() + b"." + hmac.new(_KEY, payload.encode(), hashlib.sha256).digest()).decode()
 
 
-def _redacted_ok(data: str) -> bool:
+def is_sealed(data: str) -> bool:
+    """Whether `data` is a text `seal` made, unaltered."""
     try:
         raw = base64.b64decode(data.encode(), validate=True)
     except ValueError:
@@ -61,7 +63,7 @@ def check_thinking(request: dict[str, Any]) -> None:
             if kind == "thinking" and not hmac.compare_digest(str(block.get("signature", "")),
                                                               sign(str(block.get("thinking", "")))):
                 raise ScriptError(400, f"messages.{index}.content: Invalid `signature` in `thinking` block")
-            if kind == "redacted_thinking" and not _redacted_ok(str(block.get("data", ""))):
+            if kind == "redacted_thinking" and not is_sealed(str(block.get("data", ""))):
                 raise ScriptError(400, f"messages.{index}.content: Invalid `data` in `redacted_thinking` block")
     last = max((i for i, t in enumerate(turns) if t.get("role") == "assistant"), default=None)
     if last is None or last != len(turns) - 2:
@@ -81,7 +83,7 @@ def _thinking_blocks(task_id: str, channel: str, turn: int | None, message: dict
             + (f"next I call {', '.join(calls)}." if calls else "I can answer now."))
     blocks = [{"type": "thinking", "thinking": text, "signature": sign(text)}]
     if turn is not None and turn % 3 == 2:
-        blocks.append({"type": "redacted_thinking", "data": _redacted(f"{task_id}/{channel}/{turn}")})
+        blocks.append({"type": "redacted_thinking", "data": seal(f"{task_id}/{channel}/{turn}")})
     return blocks
 
 

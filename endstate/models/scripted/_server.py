@@ -2,6 +2,7 @@
 
     POST /scripted/<policy>/<task_id>/v1/chat/completions     (openai SDK: scripted/)
     POST /scripted/<policy>/<task_id>/v1/messages             (anthropic SDK: scripted-anthropic/; _messages)
+    POST /scripted/<policy>/<task_id>/v1/responses            (openai SDK: scripted-responses/; _responses)
 
 The agent reaches it through the real SDK, exactly as it reaches a
 provider, so recording a control arm exercises the same SDK -> httpx2 -> vcrpy
@@ -13,6 +14,9 @@ report as cached the prompt a provider's automatic cache would hold
 (`prompt_tokens_details.cached_tokens`: all but the newest message, in 128-token steps
 from 1024, as OpenAI caches). It is off by default so that a fresh recording of a
 control arm reports the usage the committed cassettes hold.
+
+A request with `"stream": true` is answered with the same answer as server-sent events,
+in each provider's own event sequence (`_sse`); a refusal stays a JSON error body.
 
 Rate-limit mode (`rate_limit_every=N`) answers every Nth request, counted over the
 whole server, with HTTP 429 and `Retry-After: 1`, as a provider under load does.
@@ -34,6 +38,8 @@ from endstate.models.scripted._bashblock import ACTION_FORMAT_HEADER, bash_block
 from endstate.models.scripted._messages import error_body as messages_error_body
 from endstate.models.scripted._messages import messages_answer
 from endstate.models.scripted._policies import POLICIES, ScriptError, canonical_json, estimate_tokens, find_policy
+from endstate.models.scripted._responses import REASONING_TOKENS, cached_tokens, responses_answer
+from endstate.models.scripted._sse import stream_events
 
 if TYPE_CHECKING:
     from endstate.task import Task
@@ -43,8 +49,8 @@ __all__ = ["ScriptedServer"]
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _MAX_BODY = 64 * 1024 * 1024
 _CHANNELS = ("agent", "compaction")
-_REASONING_TOKENS = {"minimal": 8, "low": 32, "medium": 64, "high": 128, "xhigh": 256}
-_ENDPOINTS = (("v1", "chat", "completions"), ("v1", "messages"))
+#: The wire format of each endpoint below /scripted/<policy>/<task_id>/.
+_ENDPOINTS = {("v1", "chat", "completions"): "chat", ("v1", "messages"): "messages", ("v1", "responses"): "responses"}
 #: Set to 1: live scripted runs report cached prompt tokens, as an automatic provider cache would.
 AUTO_CACHE_ENV = "ENDSTATE_SCRIPTED_AUTO_CACHE"
 
@@ -111,7 +117,7 @@ class ScriptedServer:
         return f"http://{host}:{port}"
 
     def base_url_for(self, policy: str, task_id: str, *, wire: str = "chat") -> str:
-        """The API root serving `policy` on `task_id`: for `wire` "chat" the OpenAI-compatible
+        """The API root serving `policy` on `task_id`: for `wire` "chat" or "responses" the OpenAI
         one, for "messages" the Anthropic one (the anthropic SDK adds /v1 itself)."""
         root = f"{self.base_url}/scripted/{policy}/{task_id}"
         return root if wire == "messages" else f"{root}/v1"
@@ -141,12 +147,16 @@ class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
 
     def do_POST(self) -> None:
-        messages = self.path.split("?", 1)[0].endswith("/v1/messages")
-        errors = messages_error_body if messages else _error_body
+        wire = _ENDPOINTS.get(tuple(self.path.split("?", 1)[0].split("/")[4:]), "chat")
+        errors = messages_error_body if wire == "messages" else _error_body
         headers: dict[str, str] = {}
+        self._streamed: dict[str, Any] | None = None
         try:
             self._throttle()
-            status, body = 200, self._answer(messages)
+            status, body = 200, self._answer(wire)
+            if self._streamed is not None:  # errors stay JSON, as the providers answer them before streaming
+                self._send_events(stream_events(wire, body, **self._streamed))
+                return
         except _RateLimited as exc:
             status, body, headers = 429, errors(429, str(exc)), {"Retry-After": "1"}
         except ScriptError as exc:
@@ -170,14 +180,17 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._send(405, _error_body(405, "the scripted server answers POST .../v1/chat/completions only"))
 
-    def _answer(self, messages: bool) -> dict[str, Any]:
+    def _answer(self, wire: str) -> dict[str, Any]:
         policy, task_id = self._route()
         task = self._task(task_id)
         channel = self.headers.get(CHANNEL_HEADER, "agent")
         if channel not in _CHANNELS:
             raise ScriptError(400, f"header {CHANNEL_HEADER} must be one of {', '.join(_CHANNELS)}")
         turn = self._turn()
-        request = self._request_json()
+        request = self._request_json(wire)
+        if request.get("stream") is True:
+            options = request.get("stream_options")
+            self._streamed = {"include_usage": isinstance(options, dict) and options.get("include_usage") is True}
         action_format = self.headers.get(ACTION_FORMAT_HEADER)
         try:
             if action_format and channel == "agent" and turn is not None:  # a text-action agent's own format
@@ -186,14 +199,16 @@ class _Handler(BaseHTTPRequestHandler):
                 message = find_policy(policy)(task, channel, turn)
         except ManifestError as exc:
             raise ScriptError(422, f"task {task_id!r} has no usable reference trajectory: {exc}") from None
-        if messages:
+        if wire == "messages":
             return messages_answer(request, message, policy=policy, task_id=task_id, channel=channel, turn=turn)
+        if wire == "responses":
+            return responses_answer(request, message, policy=policy, task_id=task_id, channel=channel, turn=turn,
+                                    auto_cache=self.server.auto_cache)
         prompt_tokens = estimate_tokens(request["messages"])
         completion_tokens = estimate_tokens(message)
-        cached = estimate_tokens(request["messages"][:-1])
-        cached = cached // 128 * 128 if cached >= 1024 else 0
+        cached = cached_tokens(request["messages"][:-1])
         # A reasoning model bills its hidden reasoning as output: a fixed share per effort.
-        reasoning = _REASONING_TOKENS.get(str(request.get("reasoning_effort")), 0)
+        reasoning = REASONING_TOKENS.get(str(request.get("reasoning_effort")), 0)
         completion_tokens += reasoning
         return {
             "id": f"scripted-{policy}-{task_id}-{channel}-{'none' if turn is None else turn}",
@@ -220,8 +235,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _route(self) -> tuple[str, str]:
         parts = self.path.split("?", 1)[0].split("/")
         if len(parts) < 6 or parts[1] != "scripted" or tuple(parts[4:]) not in _ENDPOINTS:
-            raise ScriptError(404, "no such endpoint: POST /scripted/<policy>/<task_id>/v1/chat/completions "
-                                   "or .../v1/messages")
+            raise ScriptError(404, "no such endpoint: POST /scripted/<policy>/<task_id>/v1/chat/completions, "
+                                   ".../v1/messages or .../v1/responses")
         policy, task_id = parts[2], parts[3]
         if find_policy(policy) is None:
             raise ScriptError(404, f"unknown scripted policy {policy!r}: known policies are {', '.join(POLICIES)}, "
@@ -250,7 +265,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise ScriptError(400, f"header {TURN_HEADER} must be a non-negative integer")
         return int(text)
 
-    def _request_json(self) -> dict[str, Any]:
+    def _request_json(self, wire: str) -> dict[str, Any]:
         length = self.headers.get("Content-Length")
         if length is None or not length.isdigit():
             raise ScriptError(400, "the request needs a Content-Length header")
@@ -261,8 +276,9 @@ class _Handler(BaseHTTPRequestHandler):
             request = json.loads(raw)
         except (ValueError, UnicodeDecodeError):
             raise ScriptError(400, "the request body is not JSON") from None
-        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
-            raise ScriptError(400, "the request body must be a JSON object with a `messages` list")
+        field = "input" if wire == "responses" else "messages"
+        if not isinstance(request, dict) or not isinstance(request.get(field), list if wire != "responses" else (list, str)):
+            raise ScriptError(400, f"the request body must be a JSON object with a `{field}` list")
         return request
 
     def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> None:
@@ -275,6 +291,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         for name, value in (headers or {}).items():
             self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.close_connection = True
+
+    def _send_events(self, data: bytes) -> None:
+        self.log_request(200)
+        self.send_response_only(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
         self.close_connection = True

@@ -1,0 +1,111 @@
+"""A dataset's pytest node ids, as the task image's pytest names the same tests.
+
+A SWE-bench instance lists its tests by the node ids the dataset's own pytest printed. The
+task image's pytest may name a parametrised case otherwise (how it escapes a byte or a
+non-ASCII character, how it joins the parameters), and ids read back from logs lose what
+follows a space. One missing id is not a small thing: pytest then runs nothing at all.
+
+`collected_ids` runs the test files the ids name on the solution, held-out tests staged, the
+way grading runs them, and reads each case's id back from the report; `match_ids` maps each
+dataset id onto one of those: the same id, else the only one equal once escapes, quotes and
+punctuation in its parameters are set aside, else the only one it is the cut-off start of.
+An id that maps onto none is an error naming it with the nearest ids that exist.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from endstate.errors import UserError
+
+__all__ = ["match_ids", "collected_ids", "not_found_error", "NodeIdsNotFound"]
+
+
+class NodeIdsNotFound(UserError):
+    """Node ids of the dataset that name no test the task's image collects."""
+
+
+def _loose(node_id: str) -> str:
+    """The id with its parameters reduced to letters and digits (escapes decoded first)."""
+    base, bracket, params = node_id.partition("[")
+    if not bracket:
+        return node_id
+    try:
+        params = params.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError:
+        pass
+    return base + "[" + "".join(ch for ch in params if ch.isalnum())
+
+
+def match_ids(wanted: list[str], collected: list[str]) -> tuple[dict[str, str], list[str]]:
+    """(dataset id -> collected id, for each that maps onto exactly one; the ids that do not)."""
+    have = set(collected)
+    loose: dict[str, list[str]] = {}
+    for node_id in collected:
+        loose.setdefault(_loose(node_id), []).append(node_id)
+    mapped, missing = {}, []
+    for node_id in wanted:
+        if node_id in have:
+            mapped[node_id] = node_id
+            continue
+        same = loose.get(_loose(node_id), [])
+        cut = [c for c in collected if "[" in node_id and not node_id.endswith("]") and c.startswith(node_id)]
+        found = same if len(same) == 1 else cut if len(cut) == 1 else []
+        if found:
+            mapped[node_id] = found[0]
+        else:
+            missing.append(node_id)
+    return mapped, missing
+
+
+def not_found_error(missing: list[str], collected: list[str], field: str, why: str = "") -> NodeIdsNotFound:
+    """The error for ids that name no collected test: each (the first three) with its nearest ids."""
+    shown = []
+    for node_id in missing[:3]:
+        near = difflib.get_close_matches(node_id, collected, n=3, cutoff=0.5)
+        file = node_id.split("::", 1)[0]
+        if not any(c.startswith(file + "::") for c in collected):
+            hint = f"no test of {file} was collected" + (f" ({why[-300:]})" if why else "")
+        else:
+            hint = "nearest: " + ", ".join(near) if near else "nothing near it"
+        shown.append(f"{node_id} ({hint})")
+    more = f", and {len(missing) - 3} more" if len(missing) > 3 else ""
+    return NodeIdsNotFound(f"field `{field}`: {len(missing)} node id(s) name no test the task's image collects: "
+                           + "; ".join(shown) + more)
+
+
+def _node_id(classname: str, name: str, file: str) -> str:
+    """A report case's node id: its file, then the classes the report's classname holds past the module."""
+    module = file.removesuffix(".py").replace("/", ".")
+    classes = classname[len(module):].lstrip(".").split(".") if classname.startswith(module) else []
+    return "::".join([file, *filter(None, classes), name])
+
+
+def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image: str,
+                  log: Callable[[str], None] = lambda line: None) -> tuple[list[str], set[str], str]:
+    """(every test id `command` reports on the task's solution with `holdout` staged, the ids of those
+    that ran and were not skipped, the run's last output lines), run the way grading runs them."""
+    from endstate.grading import prepare_grading_sandbox, run_tests, seal_overlay, stage_holdout
+    from endstate.task import task_sandbox
+    from endstate.task import load_task
+
+    task = load_task(folder)
+    where = task_sandbox(task, backend, image, log=log)
+    with prepare_grading_sandbox(backend, where.image, where.limits, f"ids-{task.id}") as box:
+        sealed = seal_overlay(task.solution(), task.fixture(), box)
+        stage_holdout(sealed, holdout)
+        log(f"collecting node ids: {command}")
+        run = run_tests(sealed, command)
+    ids, ran = [], set()
+    for classname, name, outcome in run.cases:
+        file = run.files.get(f"{classname}::{name}")
+        if not file or not re.search(r"\.py$", file):
+            continue
+        node_id = _node_id(classname, name, file)
+        ids.append(node_id)
+        if outcome != "skipped":
+            ran.add(node_id)
+    return ids, ran, run.output_tail

@@ -1,0 +1,383 @@
+"""`endstate tasks import swebench`: tasks from a SWE-bench-format file and local clones.
+
+One task per instance (one JSON object per line), with no network:
+
+    fixture/        the repository's tree at `base_commit` (`git archive`: no history)
+    solution.diff   the instance's `patch`, as given (applied strictly over the fixture)
+    holdout/        the files `test_patch` adds or changes, as it leaves them
+    task.toml       `tests_pass` over PASS_TO_PASS and `holdout` over FAIL_TO_PASS, each run
+                    the project's own way (`project_test_command`: its layout and pytest
+                    configuration) over exactly those node ids (`min_tests` = how many),
+                    plus files_unchanged, no_new_skips and changed_paths_within
+    prompt.md       the instance's `problem_statement`
+    reference.toml, hacks/   as `endstate tasks new` makes them from the same fix
+
+The clone of `owner/name` is looked for under the repos folder as `owner__name`,
+`owner/name` or `name` (each also with `.git`; a bare clone will do). Every task written
+is then checked (`tasks check`); an instance that cannot be made, or does not check out,
+is listed with its reason and leaves no folder behind, and never stops the others.
+A project that declares dependencies (what `tasks new` reads: pyproject, setup.cfg,
+setup.py, tox.ini, requirements files) gets an image of its own, as `tasks new` gives it:
+the default sandbox image plus those packages, installed offline from wheels the host
+downloads (PyPI, the one download) and pins by sha256 (`image/`). An instance whose tests
+need packages the project does not declare does not check out, and is listed saying so.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from endstate.errors import EndstateError, UserError
+from endstate.sandbox import Tree, matches_any, tar_to_tree
+from endstate.checks import TaskCheck, check_tasks
+from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
+from endstate.authoring._installed import generated_files, project_metadata, project_version
+from endstate.authoring._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
+                                 write_hacks)
+from endstate.authoring._nodeids import collected_ids, match_ids, not_found_error
+from endstate.authoring._taskimage import pinned_requirements, write_task_image
+from endstate.authoring._testcommand import plugin_distributions, project_test_command
+from endstate.task import PatchError, apply_patch, load_task
+
+__all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench"]
+
+
+class Instance(msgspec.Struct, forbid_unknown_fields=True):
+    """One SWE-bench instance. FAIL_TO_PASS and PASS_TO_PASS are lists of pytest node ids,
+    or (as in the published datasets) a string holding such a list in JSON."""
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    patch: str
+    test_patch: str
+    problem_statement: str
+    FAIL_TO_PASS: list[str] | str
+    PASS_TO_PASS: list[str] | str
+    # Present in the published datasets; not used here.
+    version: str | float | None = None
+    environment_setup_commit: str | None = None
+    hints_text: str | None = None
+    created_at: str | None = None
+    difficulty: str | None = None
+
+
+class Skipped(msgspec.Struct):
+    """An instance that was not written: where it is in the file, its id if known, and why."""
+
+    line: int
+    instance_id: str
+    reason: str
+
+
+class ImportReport(msgspec.Struct):
+    written: list[str] = []
+    skipped: list[Skipped] = []
+    #: Some lines of the file were not valid instances (bad input, rather than instances that failed).
+    bad_input: bool = False
+
+
+#: At most this many characters of why an instance was not written (a grader's note can hold a whole log).
+REASON_MAX = 1200
+
+
+def _capped(text: str, limit: int) -> str:
+    text = " ".join(line.rstrip() for line in text.strip().splitlines())  # one line, its indentation kept
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+_NODE_ID = re.compile(r"[^\s:][^:]*\.py::\S.*")
+
+
+def _test_ids(instance: Instance, field: str) -> list[str]:
+    raw = getattr(instance, field)
+    if isinstance(raw, str):
+        try:
+            raw = msgspec.json.decode(raw, type=list[str])
+        except msgspec.DecodeError as exc:
+            raise UserError(f"field `{field}` is a string but not a JSON list of strings ({exc})") from None
+    ids = list(dict.fromkeys(raw))  # each once, in the file's order
+    odd = [i for i in ids if not _NODE_ID.fullmatch(i)]
+    if odd:
+        raise UserError(f"field `{field}` holds {odd[0]!r}, which is not a pytest node id (path/to/test_x.py::name)")
+    return ids
+
+
+def read_instances(path: Path) -> tuple[list[tuple[int, Instance]], list[Skipped]]:
+    """Every instance of a JSONL file, with its line number, plus the lines that are not valid instances."""
+    try:
+        text = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read it ({exc.strerror})") from None
+    instances, bad = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            instance = msgspec.json.decode(line, type=Instance)
+            for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+                _test_ids(instance, field)
+        except (msgspec.ValidationError, UserError) as exc:
+            named = _id_of(line)
+            bad.append(Skipped(number, named, f"{path} line {number}" + (f" (instance {named})" if named else "")
+                               + f": {_explain(exc)}"))
+            continue
+        except msgspec.DecodeError as exc:
+            bad.append(Skipped(number, "", f"{path} line {number}: not a JSON object ({exc})"))
+            continue
+        instances.append((number, instance))
+    seen: dict[str, int] = {}
+    for number, instance in instances:
+        if instance.instance_id in seen:
+            bad.append(Skipped(number, instance.instance_id, f"{path} line {number}: instance "
+                               f"{instance.instance_id} is also on line {seen[instance.instance_id]}"))
+        seen.setdefault(instance.instance_id, number)
+    duplicated = {s.line for s in bad}
+    return [(n, i) for n, i in instances if n not in duplicated], bad
+
+
+def _id_of(line: bytes) -> str:
+    try:
+        value = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return ""
+    named = value.get("instance_id") if isinstance(value, dict) else None
+    return named if isinstance(named, str) else ""
+
+
+def _explain(exc: Exception) -> str:
+    text = str(exc)
+    match = re.fullmatch(r"(.*) - at `\$\.([A-Za-z_]+).*`", text)
+    if match:
+        return f"field `{match[2]}`: {match[1]}"
+    if text.startswith("Object missing required field"):
+        return text.replace("Object missing required field", "missing field")
+    return text.replace("Object contains unknown field", "unknown field")
+
+
+# -- the repository ------------------------------------------------------------------------------
+def _git(repo: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "--git-dir" if _bare(repo) else "-C", str(repo), *args],
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        lines = done.stderr.decode(errors="replace").strip().splitlines()
+        raise UserError(f"git {args[0]} in {repo} failed: {lines[-1] if lines else 'no output'}")
+    return done.stdout
+
+
+def _bare(repo: Path) -> bool:
+    return not (repo / ".git").exists() and (repo / "HEAD").is_file() and (repo / "objects").is_dir()
+
+
+def find_clone(repos: Path, name: str) -> Path:
+    owner, _, project = name.partition("/")
+    candidates = [f"{owner}__{project}", f"{owner}/{project}", project] if project else [name]
+    for candidate in candidates:
+        for suffix in ("", ".git"):
+            folder = repos / (candidate + suffix)
+            if (folder / ".git").exists() or _bare(folder):
+                return folder
+    looked = ", ".join(f"{c}[.git]" for c in candidates)
+    raise UserError(f"no clone of {name} under {repos} (looked for {looked})")
+
+
+def _fixture(repo: Path, commit: str) -> Tree:
+    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit):
+        raise UserError(f"field `base_commit` is {commit!r}, not a commit id")
+    try:
+        _git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
+    except UserError:
+        raise UserError(f"base_commit {commit} is not in {repo}: fetch it into the clone") from None
+    archive = _git(repo, "archive", "--format=tar", commit)
+    return {p: e for p, e in tar_to_tree(archive).items() if not e.link}
+
+
+# -- one task ------------------------------------------------------------------------------------
+def _split(instance: Instance, fixture: Tree) -> FixSplit:
+    """The instance as a fix taken apart, the way `tasks new` takes a commit apart."""
+    try:
+        solved, deleted = apply_patch(fixture, instance.patch.encode("utf-8"))
+    except PatchError as exc:
+        raise UserError(f"field `patch` does not apply at base_commit: {exc}") from None
+    try:
+        tested, test_deleted = apply_patch(fixture, instance.test_patch.encode("utf-8"))
+    except PatchError as exc:
+        raise UserError(f"field `test_patch` does not apply at base_commit: {exc}") from None
+    if test_deleted:
+        raise UserError(f"field `test_patch` deletes {test_deleted[0]}: held-out files can add or change files only")
+    fixed = sorted(p for p in set(fixture) | set(solved) if fixture.get(p) != solved.get(p))
+    held = sorted(p for p in tested if fixture.get(p) != tested[p])
+    both = sorted(set(fixed) & set(held))
+    if both:
+        raise UserError(f"fields `patch` and `test_patch` both change {both[0]}: the held-out copy would undo the fix")
+    if not fixed:
+        raise UserError("field `patch` changes no file")
+    first = instance.problem_statement.strip().splitlines()
+    return FixSplit(
+        base=instance.base_commit, head=instance.base_commit, subject=(first[0] if first else instance.instance_id)[:200],
+        body="", fixture=fixture, solution={p: solved[p] for p in fixed if p in solved},
+        solution_deletes=deleted, holdout={p: tested[p] for p in held},
+        parent_tests={p: fixture[p] for p in held if p in fixture}, fixed_paths=fixed,
+    )
+
+
+def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
+               failing: list[str], installed: list[str] | None, dockerfile: str | None,
+               counts: tuple[int, int] | None = None) -> str:
+    # The project's own way of running tests (layout, configuration), with exactly these node ids;
+    # `counts`: how many of each ran (were not skipped) on the solution, where that was counted.
+    tested = {**split.fixture, **split.holdout}
+    ran_passing, ran_failing = counts or (len(passing), len(failing))
+    graders: list[tuple[str, dict | None]] = []
+    if passing:
+        graders.append(("tests_pass", {"command": project_test_command(tested, passing, installed=installed),
+                                       "min_tests": ran_passing}))
+    graders += [
+        ("files_unchanged", {"paths": protected, "allow_new": protected}),
+        ("no_new_skips", None),
+        ("holdout", {"command": project_test_command(tested, failing, installed=installed),
+                     "min_tests": ran_failing}),
+        ("changed_paths_within", {"paths": split.fixed_paths + protected}),
+    ]
+    lines = [f"# Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
+             f"{instance.base_commit[:12]}.",
+             "# tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, each by node id.",
+             f"id = {toml_string(instance.instance_id)}", 'category = "bugfix"',
+             f"description = {toml_string(split.subject)}", ""]
+    if dockerfile:
+        lines += ["[sandbox]", f"dockerfile = {toml_string(dockerfile)}", ""]
+    return "\n".join(lines + graders_toml(graders))
+
+
+def _prompt(instance: Instance) -> str:
+    return (instance.problem_statement.strip() + "\n\nPlease fix this in the project. Its tests must pass when you "
+            "are done. Do not change, skip or remove existing tests; you may add new ones.\n")
+
+
+def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[str], None] = lambda line: None, *,
+                   backend: str | None = None, image: str = "", own_dockerfile: Path | None = None) -> Path:
+    """Write the task folder of one instance; UserError, naming the field, when it cannot be made
+    (an EndstateError when the wheels of the project's dependencies cannot be had). With `backend`,
+    the node ids are matched to those the task's image collects and counted there (`_faithful_ids`).
+    `own_dockerfile`: the task's image is built from it (copied to image/Dockerfile), not from the
+    dependencies the project declares."""
+    folder = fresh_folder(out, instance.instance_id)
+    failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
+    if not failing:
+        raise UserError("field `FAIL_TO_PASS` is empty: the held-out tests are what tells a fix from no fix")
+    fixture = _fixture(find_clone(repos, instance.repo), instance.base_commit)
+    version = project_version(fixture, fallback=str(instance.version or ""))
+    fixture.update(generated_files(fixture, version))  # what the project's install writes into its checkout
+    split = _split(instance, fixture)
+    protected = [g for g in DEFAULT_TEST_GLOBS if any(matches_any(p, [g]) for p in split.fixture)]
+    protected += [p for p in split.holdout if not matches_any(p, protected)]  # held-out files are tests too
+    hacks = _hacks(split, tuple(protected))
+    pinned, installed = "", None  # an image of the author's own: what it installs is not known here
+    if own_dockerfile is None:
+        pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), log=log)
+    dockerfile = "image/Dockerfile" if pinned or own_dockerfile else None
+    manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
+    solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
+    try:
+        folder.mkdir(parents=True)
+        _write_tree(folder / "fixture", split.fixture)
+        (folder / "solution.diff").write_bytes(instance.patch.encode("utf-8"))
+        _write_tree(folder / "holdout", split.holdout)
+        (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
+        if pinned:
+            write_task_image(folder, pinned, project_metadata(split.fixture, version))
+        if own_dockerfile is not None:
+            (folder / "image").mkdir()
+            shutil.copyfile(own_dockerfile, folder / "image" / "Dockerfile")
+        reference = _reference_toml(split, project_test_command(split.fixture,
+                                                                _visible_files(passing + failing, split.fixture),
+                                                                installed=installed))
+        (folder / "reference.toml").write_text(reference.replace("`endstate tasks new`", "`endstate tasks import "
+                                                                 "swebench`", 1), encoding="utf-8")
+        write_hacks(folder, hacks, split.fixture, solution)
+        (folder / "task.toml").write_text(manifest, encoding="utf-8")
+        load_task(folder)
+        if backend is not None:
+            passing, failing, counts = _faithful_ids(folder, split, passing, failing, installed, backend, image, log)
+            (folder / "task.toml").write_text(_task_toml(instance, split, protected, passing, failing, installed,
+                                                         dockerfile, counts), encoding="utf-8")
+            load_task(folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return folder
+
+
+def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: list[str], installed: list[str] | None,
+                  backend: str, image: str, log: Callable[[str], None]) -> tuple[list[str], list[str], tuple[int, int]]:
+    """The instance's node ids as the task image's pytest names them, and how many of each list
+    run (are not skipped) on the solution; UserError naming the ids that match no test."""
+    tested = {**split.fixture, **split.holdout}
+    files = list(dict.fromkeys(i.split("::", 1)[0] for i in failing + passing))
+    collected, ran, tail = collected_ids(folder, split.holdout, project_test_command(tested, files, installed=installed),
+                                         backend, image, log)
+    result, counts = [], []
+    for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
+        mapped, missing = match_ids(ids, collected)
+        if missing:
+            raise not_found_error(missing, collected, field, why=tail)
+        for given, found in mapped.items():
+            if given != found:
+                log(f"node id {given} is {found} under the task image's pytest")
+        named = list(dict.fromkeys(mapped[i] for i in ids))
+        counts.append(sum(i in ran for i in named))
+        if named and not counts[-1]:
+            raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "
+                            f"image: {_capped(tail, 400)}")
+        result.append(named)
+    return result[1], result[0], (counts[1], counts[0])
+
+
+def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
+    """The test files of `ids` the agent can see: what the reference trajectory runs last."""
+    return list(dict.fromkeys(i.split("::", 1)[0] for i in ids if i.split("::", 1)[0] in fixture))
+
+
+def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: str, jobs: int = 1,
+                    dockerfile: Path | None = None, log: Callable[[str], None] = lambda line: None,
+                    progress: Callable[[TaskCheck], None] = lambda check: None) -> ImportReport:
+    """Write a checked task per instance of `file` under `out`; list the instances that are not.
+    `dockerfile`: every task's image is built from it, as `tasks new --dockerfile` does."""
+    from endstate.run import resolve_graders
+
+    repos, out = Path(repos), Path(out)
+    if not repos.is_dir():
+        raise UserError(f"--repos: {repos} is not a folder of clones")
+    instances, skipped = read_instances(file)
+    report = ImportReport(skipped=skipped, bad_input=bool(skipped))
+    made = {}
+    for number, instance in instances:
+        try:
+            made[instance.instance_id] = (number, write_instance(instance, repos, out, log, backend=backend,
+                                                                 image=image, own_dockerfile=dockerfile))
+            log(f"wrote {made[instance.instance_id][1]}")
+        except EndstateError as exc:
+            report.skipped.append(Skipped(number, instance.instance_id,
+                                          f"instance {instance.instance_id}: {_capped(str(exc), REASON_MAX)}"))
+    tasks = [load_task(folder) for _, folder in made.values()]
+    if tasks:
+        log(f"checking {len(tasks)} task(s) (fixture, solution, each hack, reference)")
+    for check in check_tasks(tasks, {t.id: resolve_graders(t) for t in tasks}, backend=backend, image=image,
+                             jobs=jobs, progress=progress):
+        number, folder = made[check.task_id]
+        if check.ok:
+            report.written.append(check.task_id)
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        why = _capped(check.error, REASON_MAX) if check.error else _capped("; ".join(
+            f"{r.case}: expected {r.expected}, got {r.outcome}" + (f" ({_capped(r.note, 400)})" if r.note else "")
+            for r in check.rows if not r.ok), REASON_MAX)
+        report.skipped.append(Skipped(number, check.task_id, f"instance {check.task_id} does not check out: {why}"))
+    report.skipped.sort(key=lambda s: s.line)
+    return report

@@ -1,0 +1,357 @@
+"""A task's own image: the project's test environment, when it declares one.
+
+`declared_requirements` reads what the project says it needs to run and to be tested:
+`pyproject.toml` ([project] dependencies, the test extras and dependency groups),
+`setup.cfg` (install_requires, test extras), `setup.py` (the same keywords, where they
+are literal lists, and the requirements files it reads), tox's [testenv] deps (tox.ini,
+or pyproject's legacy_tox_ini; factor lines only for the factors of a plain test run),
+the requirements files any of those name, and test requirements files by their usual
+names. Left out: the project itself, and tools around the tests that no test imports
+(release, lint, typing, docs: `is_tooling`), unless the configuration's addopts needs them.
+pytest is in: the project's tests run under its own pytest and plugins, never endstate's.
+
+`pinned_requirements` resolves them with pytest (wheels from PyPI, kept in the host's
+wheelhouse) and `write_task_image` puts an image folder in the task: a Dockerfile `FROM`
+endstate's sandbox image that replaces its pytest with the pinned wheels
+(`requirements.txt`, with hashes), installed with no index and no network, and lays the
+project's own metadata into site-packages (`endstate.authoring._installed`);
+`endstate.sandbox.build_task_image` brings the wheels.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import posixpath
+import re
+import tomllib
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+from endstate.errors import UserError
+from endstate.sandbox import DEFAULT_IMAGE, Tree
+from endstate.authoring._installed import asks_for_metadata
+from endstate.task import parse_python
+
+__all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "pinned_requirements", "requirement_name", "write_task_image"]
+
+#: Extras and dependency groups that hold what a project's tests need.
+TEST_EXTRAS = ("test", "tests", "testing")
+#: Left out unless the project's addopts needs them: tools around the tests (release, lint, typing,
+#: docs, packaging) that no test imports. Coverage and pytest-cov stay: their markers are the tests'.
+_TOOLING = {"autopep8", "bandit", "black", "blue", "build", "bump-my-version", "bump2version", "bumpversion",
+            "check-manifest", "codecov", "codespell", "coveralls", "doc8", "docformatter", "flit", "flit-core",
+            "furo", "hatch", "hatch-vcs", "hatchling", "ipdb", "ipython", "isort", "jupyter", "mypy", "myst-parser",
+            "nox", "pdbpp", "pdm", "pep8", "pip-tools", "poetry", "pre-commit", "pycodestyle", "pydocstyle",
+            "pyflakes", "pyright", "pyroma", "pytest-black", "pytest-checkdocs", "pytest-enabler", "pytest-flake8",
+            "pytest-isort", "pytest-mypy", "pytest-mypy-plugins", "pytest-perf", "pytest-pylint", "pytest-ruff",
+            "pytype", "pyupgrade", "readme-renderer", "recommonmark", "restructuredtext-lint", "ruff",
+            "setuptools", "setuptools-scm", "tbump", "towncrier", "tox", "twine", "wheel", "yapf", "zest-releaser"}
+_TOOLING_PREFIXES = ("types-", "flake8", "pylint", "sphinx", "mypy-boto3")
+
+
+def is_tooling(name: str) -> bool:
+    """Whether a distribution (normalised name) is a tool around the tests rather than something they import."""
+    return name in _TOOLING or name.startswith(_TOOLING_PREFIXES) or name.endswith("-stubs")
+
+
+_DOCKERFILE = f"""\
+# Made by `endstate tasks new`: endstate's sandbox image with the project's own test
+# environment. Its declared dependencies, its own pytest and pytest plugins (in place of
+# the sandbox's pytest, which is removed) are installed from the wheels requirements.txt
+# pins by sha256; installed/, where present, is the project's own metadata. The host
+# downloads the wheels: this build has no network and no package index. Everything here
+# is root's and is built before any agent runs.
+FROM {DEFAULT_IMAGE}
+COPY requirements.txt /tmp/endstate-requirements.txt
+COPY wheels/ /tmp/endstate-wheels/
+{{copy}}RUN rm -rf /opt/endstate/pytest /usr/lib/python3/dist-packages/endstate-pytest.pth \\
+ && python3 "$(ls /tmp/endstate-wheels/pip-*.whl)/pip" install --no-index --find-links /tmp/endstate-wheels \\
+      --no-deps --ignore-installed --require-hashes --no-compile --break-system-packages --root-user-action=ignore \\
+      --disable-pip-version-check --quiet -r /tmp/endstate-requirements.txt \\
+{{place}} && rm -rf /tmp/endstate-wheels /tmp/endstate-requirements.txt \\
+ && python3 -c "import pytest, sys; assert pytest.__file__.startswith('/usr/local/lib/'), pytest.__file__"
+"""
+#: The line that puts the project's own metadata (a .dist-info endstate wrote) among the installed packages.
+_PLACE = (' && cp -R /tmp/endstate-installed/. "$(python3 -c \'import sysconfig; print(sysconfig.get_path("purelib"))\')" '
+          "\\\n && rm -rf /tmp/endstate-installed \\\n")
+
+
+def requirement_name(requirement: str) -> str:
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else ""
+
+
+def _text(project: Tree, path: str) -> str | None:
+    entry = project.get(path)
+    return entry.data.decode("utf-8", errors="replace") if entry is not None and not entry.link else None
+
+
+def _lines(value: str) -> list[str]:
+    """The requirements of a multi-line value or file: comments dropped, a line ending in a
+    backslash joined with the next (comment lines between them skipped, as pip reads them)."""
+    found, pending = [], ""
+    for raw in value.splitlines():
+        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        if pending and not line:
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1].strip() + " "
+            continue
+        line = (pending + line).strip()
+        pending = ""
+        if line:
+            found.append(line)
+    if pending.strip():
+        found.append(pending.strip())
+    return found
+
+
+def _requirements_file(project: Tree, path: str, seen: set[str]) -> list[str]:
+    path = posixpath.normpath(path)
+    if path in seen:
+        return []
+    seen.add(path)
+    text = _text(project, path)
+    if text is None:
+        raise UserError(f"the project names the requirements file {path}, which its tree does not hold")
+    found = []
+    for line in _lines(text):
+        if line.startswith(("-r", "--requirement")):
+            name = line.split(None, 1)[1] if " " in line else line[2:]
+            found += _requirements_file(project, posixpath.join(posixpath.dirname(path), name.strip()), seen)
+        elif not line.startswith("-"):
+            found.append(line)
+    return found
+
+
+def _pyproject(project: Tree, seen: set[str]) -> list[str]:
+    text = _text(project, "pyproject.toml")
+    if text is None:
+        return []
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"the project's pyproject.toml does not parse ({exc})") from None
+    table = data.get("project", {})
+    found = [str(r) for r in table.get("dependencies", [])]
+    extras = table.get("optional-dependencies", {})
+    groups = data.get("dependency-groups", {})
+    for key in TEST_EXTRAS:
+        found += _extra(extras, key, requirement_name(str(table.get("name", ""))), set())
+        found += [r for r in groups.get(key, []) if isinstance(r, str)]
+    dynamic = data.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("dependencies", {})
+    for name in dynamic.get("file", []) if isinstance(dynamic, dict) else []:
+        found += _requirements_file(project, name, seen)
+    return found
+
+
+def _extra(extras: dict, key: str, own: str, done: set[str]) -> list[str]:
+    """The requirements of one extra, with those of the project's own extras it names
+    (`tests = ["attrs[tests-no-zope]", ...]`) taken in."""
+    if key in done:
+        return []
+    done.add(key)
+    found = []
+    for requirement in map(str, extras.get(key, [])):
+        named = re.fullmatch(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*\[([^\]]*)\]\s*(;.*)?", requirement)
+        if own and named and requirement_name(named.group(1)) == own:
+            for other in named.group(2).split(","):
+                found += _extra(extras, other.strip(), own, done)
+        else:
+            found.append(requirement)
+    return found
+
+
+def _ini(project: Tree, path: str) -> configparser.ConfigParser | None:
+    """An ini-style file of the project (setup.cfg, tox.ini), or None if it is absent or unreadable."""
+    text = _text(project, path)
+    if text is None:
+        return None
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return parser
+
+
+def _setup_cfg(project: Tree) -> list[str]:
+    parser = _ini(project, "setup.cfg")
+    if parser is None:
+        return []
+    found = _lines(parser.get("options", "install_requires", fallback=""))
+    for key in TEST_EXTRAS:
+        found += _lines(parser.get("options.extras_require", key, fallback=""))
+    return [line for line in found if not line.startswith(("file:", "attr:"))]
+
+
+def _setup_py(project: Tree, seen: set[str]) -> list[str]:
+    text = _text(project, "setup.py")
+    if text is None:
+        return []
+    try:
+        module = parse_python(text)
+    except SyntaxError:
+        return []
+    found: list[str] = []
+    # A requirements file setup.py reads (install_requires=open("requirements.txt")...).
+    for node in ast.walk(module):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and re.fullmatch(r"requirements[\w.-]*\.txt", node.value) and node.value in project:
+            found += _requirements_file(project, node.value, seen)
+    # `install_requires=REQUIRES` with `REQUIRES = [...]` at the top of setup.py.
+    names = {target.id: node.value for node in module.body if isinstance(node, ast.Assign)
+             for target in node.targets if isinstance(target, ast.Name)}
+    for call in (n for n in ast.walk(module) if isinstance(n, ast.Call)):
+        for keyword in call.keywords:
+            node = names.get(keyword.value.id, keyword.value) if isinstance(keyword.value, ast.Name) else keyword.value
+            try:
+                value = ast.literal_eval(node)
+            except ValueError:
+                continue
+            if keyword.arg in ("install_requires", "tests_require") and isinstance(value, (list, tuple)):
+                found += [str(v) for v in value]
+            elif keyword.arg == "extras_require" and isinstance(value, dict):
+                for key in TEST_EXTRAS:
+                    found += [str(v) for v in value.get(key, [])]
+    return found
+
+
+#: tox factors of a plain test run under the sandbox's Python: a factor line (`py311: mock`) counts
+#: when each of its factors (joined by `-`) is one of these, or the negation of another.
+_TEST_FACTORS = {"py", "py3", "py311", "py3.11", "test", "tests", "testing", "unit"}
+_FACTOR_LINE = re.compile(r"([\w.!{}-]+(?:,[\w.!{}-]+)*)\s*:\s+(.*)")
+
+
+def _factors_hold(condition: str) -> bool:
+    """Whether a tox factor condition (`a,b-c`: a, or b and c) holds for a plain test run."""
+    def holds(factor: str) -> bool:
+        return factor[1:] not in _TEST_FACTORS if factor.startswith("!") else factor in _TEST_FACTORS
+
+    return any(all(holds(f) for f in alternative.split("-")) for alternative in condition.split(","))
+
+
+def _tox_text(project: Tree) -> str | None:
+    text = _text(project, "tox.ini")
+    if text is not None:
+        return text
+    try:  # tox reads pyproject's [tool.tox] legacy_tox_ini too
+        legacy = tomllib.loads(_text(project, "pyproject.toml") or "").get("tool", {}).get("tox", {}).get("legacy_tox_ini")
+    except tomllib.TOMLDecodeError:
+        return None
+    return legacy if isinstance(legacy, str) else None
+
+
+def _tox_requirements(project: Tree, seen: set[str]) -> list[str]:
+    """tox's [testenv] deps: requirements, and the requirements files it names (`-r file`); a factor
+    line (`dev: -r requirements-dev.txt`) only where its factors are those of a plain test run."""
+    text = _tox_text(project)
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text or "")
+    except configparser.Error:
+        return []
+    found = []
+    for line in _lines(parser.get("testenv", "deps", fallback="")):
+        factored = _FACTOR_LINE.fullmatch(line)
+        if factored:
+            if not _factors_hold(factored.group(1)):
+                continue
+            line = factored.group(2).strip()
+        if line.startswith("-r"):
+            name = re.sub(r"^\{toxinidir\}/", "", line[2:].strip())
+            found += _requirements_file(project, name, seen)
+        elif not line.startswith(("-", "{", ".")) and "{" not in line:
+            found.append(line)
+    return found
+
+
+#: Where projects keep what their tests need, when nothing else names the file.
+_TEST_REQUIREMENTS = ("requirements-test.txt", "requirements-tests.txt", "requirements-testing.txt",
+                      "requirements_test.txt", "requirements_tests.txt", "test-requirements.txt",
+                      "test_requirements.txt", "tests-requirements.txt", "requirements/test.txt",
+                      "requirements/tests.txt", "requirements/testing.txt", "tests/requirements.txt",
+                      "test/requirements.txt", "testing/requirements.txt")
+
+
+def _test_requirements_files(project: Tree, seen: set[str]) -> list[str]:
+    return [r for name in _TEST_REQUIREMENTS if name in project for r in _requirements_file(project, name, seen)]
+
+
+def declared_requirements(project: Tree, *, keep: Collection[str] = ()) -> list[str]:
+    """What the project declares it needs to run and to be tested, as requirement strings
+    (sorted, one per distribution name as first seen), the project itself and tooling no test
+    imports left out (`keep`: plugins its configuration needs, kept whatever they are)."""
+    seen: set[str] = set()
+    found = (_pyproject(project, seen) + _setup_cfg(project) + _setup_py(project, seen)
+             + _tox_requirements(project, seen) + _test_requirements_files(project, seen))
+    own = {requirement_name(n) for n in _own_names(project)}
+    kept: dict[str, str] = {}
+    for requirement in found:
+        name = requirement_name(requirement)
+        kept_anyway = name in {requirement_name(k) for k in keep}
+        if name and name not in own and (not is_tooling(name) or kept_anyway):
+            kept.setdefault(name, requirement.strip())
+    return [kept[name] for name in sorted(kept)]
+
+
+def _own_names(project: Tree) -> list[str]:
+    names = []
+    text = _text(project, "pyproject.toml")
+    if text:
+        try:
+            names.append(str(tomllib.loads(text).get("project", {}).get("name", "")))
+        except tomllib.TOMLDecodeError:
+            pass
+    cfg = _text(project, "setup.cfg")
+    if cfg:
+        match = re.search(r"^name\s*=\s*(\S+)", cfg, flags=re.MULTILINE)
+        names += [match.group(1)] if match else []
+    py = _text(project, "setup.py")
+    if py:
+        match = re.search(r"""\bname\s*=\s*['"]([^'"]+)['"]""", py)
+        names += [match.group(1)] if match else []
+    return [n for n in names if n]
+
+
+def pinned_requirements(project: Tree, *, keep: Collection[str] = (),
+                        log: Callable[[str], None] = lambda line: None) -> tuple[str, list[str]]:
+    """The pinned requirements.txt of the task's own image (empty when the project declares nothing
+    that applies to the sandbox's Python) and the distributions it installs. The wheels are
+    downloaded (PyPI) into the host's wheelhouse, from which the image builds offline."""
+    requirements = declared_requirements(project, keep=keep)
+    if not requirements and not asks_for_metadata(project):
+        return "", []
+    from endstate.sandbox import resolve_requirements
+
+    log(f"the project declares {', '.join(requirements) or 'no dependency'}: resolving wheels for the task's image")
+    # The project's tests run under its own pytest: the version it pins, else the newest its pins allow.
+    names = {requirement_name(r) for r in requirements}
+    asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
+                            if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
+    pinned = resolve_requirements(asked)
+    return pinned, [requirement_name(line) for line in pinned.splitlines()]
+
+
+def _imports_pkg_resources(project: Tree) -> bool:
+    """pkg_resources comes with setuptools, which is otherwise left out as build tooling."""
+    return any(p.endswith(".py") and b"pkg_resources" in e.data for p, e in project.items() if not e.link)
+
+
+def write_task_image(folder: Path, pinned: str, installed: Tree | None = None) -> str:
+    """Write the image folder (Dockerfile, pinned requirements.txt, and `installed/`: files laid
+    into the image's site-packages, the project's own metadata) into the task folder;
+    returns the Dockerfile's path relative to the task folder, for task.toml."""
+    image = Path(folder) / "image"
+    image.mkdir(parents=True, exist_ok=True)
+    for path, entry in sorted((installed or {}).items()):
+        target = image / "installed" / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(entry.data)
+    dockerfile = _DOCKERFILE.format(
+        copy="COPY installed/ /tmp/endstate-installed/\n" if installed else "",
+        place=_PLACE if installed else "")
+    (image / "Dockerfile").write_text(dockerfile, encoding="utf-8")
+    (image / "requirements.txt").write_text(pinned, encoding="utf-8")
+    return "image/Dockerfile"

@@ -1,0 +1,202 @@
+"""`endstate tasks adequacy`: can a task's graders tell a right fix from a wrong one?
+
+`tasks check` proves the graders fail the fixture and pass one reference. Here the
+reference's own code is turned into wrong fixes (mutants, `_mutants.py`), each graded
+as an end state an agent left: sealed, then graded in a fresh grading sandbox with the
+held-out tests staged, through the path `tasks check` grades hacks by. A mutant's
+grading stops at its first failing grader (nothing after can make it pass). A mutant
+that passes every grader survived: a wrong fix the task would score as right, unless it
+behaves exactly as the reference does, which a person decides once and records in
+`adequacy.toml` beside the task:
+
+    [[equivalent]]
+    mutant = "pkg/mod.py:12:8:Lt>LtE"
+    reason = "n is never equal to the limit here: the loop stops one short of it"
+
+A recorded mutant is not graded again (no test can kill a mutant that behaves as the
+reference). A record naming a mutant no longer made is stale and reported.
+
+Right fixes must pass: `solution/`, every `solutions/<name>/`, and rewrites of the
+reference that keep its meaning (locals renamed, comparisons mirrored); one that fails
+shows a grader that checks the text, not the behaviour.
+
+The rows of one task share its sandbox (its image built once) and run `jobs` at a time.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import msgspec
+
+from endstate.errors import EndstateError, ManifestError
+from endstate.grading import INTEGRITY, Grader, Outcome
+from endstate.sandbox import Tree
+from endstate.checks._check import grade_tree
+from endstate.checks._mutants import file_diff, mutants_of, rewrites_of
+from endstate.task import TaskSandbox, task_sandbox
+from endstate.task import Task
+
+__all__ = ["ADEQUACY_FILE", "Equivalent", "MutantRow", "RightFixRow", "TaskAdequacy", "adequacy_of",
+           "adequacy_of_tasks", "load_equivalents", "triage_hint"]
+
+#: The triage of a task's surviving mutants, in its folder.
+ADEQUACY_FILE = "adequacy.toml"
+
+
+class Equivalent(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    mutant: str
+    reason: str
+
+
+class _Triage(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    equivalent: list[Equivalent] = []
+
+
+def load_equivalents(task: Task) -> dict[str, str]:
+    """mutant id -> why it is equivalent, from the task's adequacy.toml (empty without one)."""
+    path = task.root / ADEQUACY_FILE
+    if not path.is_file():
+        return {}
+    try:
+        triage = msgspec.toml.decode(path.read_bytes(), type=_Triage)
+    except msgspec.ValidationError as exc:
+        raise ManifestError(f"{path}: {exc} (each [[equivalent]] has `mutant` and `reason`, nothing else)") from None
+    except msgspec.DecodeError as exc:
+        raise ManifestError(f"{path}: not valid TOML ({exc})") from None
+    found: dict[str, str] = {}
+    for number, entry in enumerate(triage.equivalent, start=1):
+        if not entry.reason.strip():
+            raise ManifestError(f"{path}: equivalent[{number}] ({entry.mutant}) has an empty `reason`: say why the "
+                                "mutant behaves as the reference does")
+        if entry.mutant in found:
+            raise ManifestError(f"{path}: equivalent[{number}] names {entry.mutant} a second time: keep one")
+        found[entry.mutant] = entry.reason
+    return found
+
+
+class MutantRow(msgspec.Struct):
+    id: str
+    #: "killed", "survived", "equivalent" or "error"
+    outcome: str
+    killed_by: str = ""
+    diff: str = ""
+    note: str = ""
+
+
+class RightFixRow(msgspec.Struct):
+    #: "solution", "solutions/<name>" or "rewrite:<id>"
+    case: str
+    #: "pass", "fail" or "error"
+    outcome: str
+    failing: list[str] = []
+    diff: str = ""
+    note: str = ""
+
+
+class TaskAdequacy(msgspec.Struct):
+    task_id: str
+    mutants: list[MutantRow] = []
+    right: list[RightFixRow] = []
+    stale: list[str] = []
+    error: str = ""
+    wall_s: float = 0.0
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for m in self.mutants if m.outcome == outcome)
+
+    @property
+    def kill_rate(self) -> float | None:
+        """Killed over the mutants that are not equivalent; None when there are none."""
+        judged = len(self.mutants) - self.count("equivalent")
+        return self.count("killed") / judged if judged else None
+
+    @property
+    def ok(self) -> bool:
+        return (not self.error and not self.stale and all(r.outcome == "pass" for r in self.right)
+                and all(m.outcome in ("killed", "equivalent") for m in self.mutants))
+
+
+def _grade(task: Task, graders: list[Grader], fixture: Tree, holdout: Tree, tree: Tree, backend: str, image: str,
+           where: TaskSandbox) -> tuple[str, list[str], str]:
+    """(outcome, failing graders, note) of `tree` graded as an end state, stopping at the first failure."""
+    every = [g.short_name for g in graders] + [INTEGRITY]
+    try:
+        verdicts = grade_tree(task, graders, fixture, tree, holdout, backend, image, where=where,
+                              until_caught_by=every)
+    except EndstateError as exc:
+        return "error", [], str(exc)
+    errors = [f"{n}: {r}" for n, o, r in verdicts if o is Outcome.ERROR]
+    failing = [n for n, o, _ in verdicts if o is Outcome.FAIL]
+    if errors:
+        return "error", failing, "; ".join(errors)
+    if failing:
+        return "fail", failing, "; ".join(r for n, o, r in verdicts if o is Outcome.FAIL)
+    return "pass", [], ""
+
+
+def adequacy_of(task: Task, graders: list[Grader], *, backend: str, image: str, jobs: int = 1) -> TaskAdequacy:
+    """Make the task's mutants and right fixes, grade them `jobs` at a time, and judge them."""
+    started = time.monotonic()
+    report = TaskAdequacy(task.id)
+    try:
+        equivalents = load_equivalents(task)
+        fixture, holdout, solution = task.fixture(), task.holdout(), task.solution()
+        alternatives = task.alternatives()
+        where = task_sandbox(task, backend, image)
+    except EndstateError as exc:
+        report.error = str(exc)
+        return report
+    mutants = mutants_of(fixture, solution)
+    made = {m.id for m in mutants}
+    report.stale = sorted(set(equivalents) - made)
+    right: list[tuple[str, Tree, str]] = [("solution", solution, "")]
+    right += [(f"solutions/{name}", tree, "") for name, tree in alternatives.items()]
+    right += [(f"rewrite:{r.id}", r.tree(solution), file_diff(r.path, solution[r.path].data, r.source))
+              for r in rewrites_of(fixture, solution)]
+
+    def grade(tree: Tree) -> tuple[str, list[str], str]:
+        return _grade(task, graders, fixture, holdout, tree, backend, image, where)
+
+    to_grade = [m for m in mutants if m.id not in equivalents]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        right_runs = [pool.submit(grade, tree) for _, tree, _ in right]
+        mutant_runs = {m.id: pool.submit(grade, m.tree(solution)) for m in to_grade}
+        for (case, _, diff), run in zip(right, right_runs):
+            outcome, failing, note = run.result()
+            report.right.append(RightFixRow(case, outcome, failing, diff if outcome != "pass" else "", note))
+        for mutant in mutants:
+            diff = file_diff(mutant.path, solution[mutant.path].data, mutant.source)
+            if mutant.id in equivalents:
+                report.mutants.append(MutantRow(mutant.id, "equivalent", note=equivalents[mutant.id]))
+                continue
+            outcome, failing, note = mutant_runs[mutant.id].result()
+            if outcome == "fail":
+                report.mutants.append(MutantRow(mutant.id, "killed", killed_by=failing[0]))
+            elif outcome == "pass":
+                report.mutants.append(MutantRow(mutant.id, "survived", diff=diff))
+            else:
+                report.mutants.append(MutantRow(mutant.id, "error", diff=diff, note=note))
+    if report.right and report.right[0].outcome != "pass":
+        report.error = "the reference itself does not pass: its mutants' kills say nothing (run `tasks check`)"
+    report.wall_s = round(time.monotonic() - started, 2)
+    return report
+
+
+def adequacy_of_tasks(tasks: list[Task], graders: dict[str, list[Grader]], *, backend: str, image: str,
+                      jobs: int = 1, progress: Callable[[TaskAdequacy], None] = lambda r: None) -> list[TaskAdequacy]:
+    """Each task in id order, one after another (so each has a wall of its own), its rows `jobs` at a time."""
+    reports = []
+    for task in sorted(tasks, key=lambda t: t.id):
+        reports.append(adequacy_of(task, graders[task.id], backend=backend, image=image, jobs=jobs))
+        progress(reports[-1])
+    return reports
+
+
+def triage_hint(task_root: Path, mutant_id: str) -> str:
+    """What to write in the task folder once a person has judged the survivor equivalent."""
+    return (f"if it behaves exactly as the reference, record it in {task_root / ADEQUACY_FILE}: "
+            f'[[equivalent]] mutant = "{mutant_id}" reason = "..."; else add the held-out test that kills it')

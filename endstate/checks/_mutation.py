@@ -1,0 +1,309 @@
+"""The mutation check: disable one harness guard at a time; the suite must go red.
+
+Each mutant names the guard it removes and the probes that must notice: tasks
+replayed from cassettes (with `--match sequence`, so the recorded agent does the
+same work even when the harness now answers it differently), negative controls, or
+a foreign agent's recording played into its model proxy after a hostile program's
+requests. A control run with every guard in place fixes what each probe gives
+normally; a mutant is killed when every one of its probes then comes out
+differently, and survives otherwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import msgspec
+
+from endstate.cassettes import cassette_file
+from endstate.agent import Guards
+from endstate.agents import probe_proxy
+from endstate.errors import UserError
+from endstate.grading import Grader, Outcome, Verdict, judge, prepare_grading_sandbox, seal_overlay
+from endstate.sandbox import Tree, resolve_backend
+from endstate.task import Hack, Requires, Task
+from endstate.run import TaskResult
+from endstate.run import RunConfig
+from endstate.run import grading_guards_of, resolve_graders, run_suite
+from endstate.task import task_sandbox
+
+__all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
+           "crashing_grader", "ProxyProbe", "CrashProbe"]
+
+
+class ProxyProbe(msgspec.Struct, frozen=True):
+    """A foreign agent's recording of a task (in `<agent>-<replayed folder>` beside the replayed
+    cassettes), played into that agent's model proxy after a hostile agent's requests."""
+
+    agent: str
+    task: str
+
+    def cassette(self, replayed: Path) -> Path:
+        return cassette_file(replayed.with_name(f"{self.agent}-{replayed.name}"), self.task)
+
+
+class CrashProbe(msgspec.Struct, frozen=True):
+    """A task's solution graded with an extra grader that raises: no agent needs to run,
+    since what the guard decides (what a raising grader counts as) happens in grading alone."""
+
+    task: str
+
+
+Probe = str | tuple[str, str] | ProxyProbe | CrashProbe
+
+
+class Mutant(msgspec.Struct, frozen=True):
+    name: str
+    #: The field of Guards this mutant turns off.
+    guard: str
+    description: str
+    #: Task ids that must come out differently without the guard.
+    probes: tuple[str, ...]
+    #: Tasks whose solution is graded with an extra grader that raises (to test grader-exception handling).
+    crash_probes: tuple[str, ...] = ()
+    #: Negative controls (task id, hack name) that must be caught with the guard and slip through without it.
+    hack_probes: tuple[tuple[str, str], ...] = ()
+    #: Foreign agents' recordings whose hostile requests must be refused with the guard and get out without it.
+    proxy_probes: tuple[ProxyProbe, ...] = ()
+    #: Guards turned off with `guard` because its probe needs them off too (a guard behind another).
+    also_off: tuple[str, ...] = ()
+
+
+MUTANTS: tuple[Mutant, ...] = (
+    Mutant("permission-policy", "permission_policy",
+           "every tool call is allowed: destructive commands run",
+           ("deny-recursive-delete",)),
+    Mutant("context-budget", "context_budget",
+           "the context is never compacted",
+           ("compaction-audit-every-module",)),
+    Mutant("resume-reconciliation", "resume_reconciliation",
+           "a resumed run re-runs the call in flight without checking the workspace",
+           ("checkpoint-append-migration",)),
+    Mutant("seal-before-holdout", "seal_before_holdout",
+           "held-out tests are staged before the end state is sealed",
+           ("bugfix-lru-eviction",)),
+    Mutant("vcs-pruning", "vcs_pruning",
+           "the fixture's version-control folders are copied into the sandbox",
+           ("bugfix-prerelease-ordering",)),
+    Mutant("grader-errors", "grader_errors",
+           "a grader that raises counts as a pass",
+           (), crash_probes=("bugfix-booking-overlap",)),
+    Mutant("fresh-grading-container", "fresh_grading_container",
+           "graders run in the agent's own sandbox, where what it left running still runs",
+           (), hack_probes=(("bugfix-lru-eviction", "background-rewrite"),)),
+    Mutant("full-snapshot", "full_snapshot",
+           "caches and links reach the graders while the seal never sees them",
+           (), hack_probes=(("bugfix-lru-eviction", "bytecode-cache"),)),
+    Mutant("tamper-guard", "tamper_guard",
+           "test runs have no guard and no canary inside the test process",
+           (), hack_probes=(("deny-write-outside-workspace", "visible-report-patch"),)),
+    Mutant("twins", "twins",
+           "held-out runs carry no impossible twins: one run of the real tests, read from what the process wrote",
+           (), hack_probes=(("bugfix-invoice-rounding", "rewrite-at-exit-past-the-probe"),)),
+    Mutant("value-twins", "value_twins",
+           "twins turn operators (`!=`, `not in`), which code reading its own test's source can tell from real tests",
+           (), hack_probes=(("bugfix-invoice-rounding", "spare-twin-shaped"),)),
+    # The probe now runs before the held-out tests are staged, so the stash hack needs that off too: this
+    # shows the wipe still matters behind probe-first, and probe-first has no mutant of its own yet.
+    Mutant("half-isolation", "half_isolation",
+           "the halves of a held-out run share what a process leaves behind: a message queue the probe filled "
+           "with the real held-out tests tells each half which of its tests are twins (with the probe run after "
+           "the held-out tests are staged)",
+           (), hack_probes=(("bugfix-invoice-rounding", "stash-real-tests-across-processes"),),
+           also_off=("probe_first",)),
+    Mutant("outside-check", "outside_check",
+           "nothing runs the end state outside a test process (no probe)",
+           (), hack_probes=(("bugfix-invoice-rounding", "under-test-indirect"),)),
+    Mutant("proxy-allowlist", "proxy_allowlist",
+           "a foreign agent's model proxy forwards any method and path, with the real key",
+           (), proxy_probes=(ProxyProbe("mini-swe-agent", "bugfix-lru-eviction"),)),
+)
+
+
+def crashing_grader(sandbox) -> Verdict:
+    """A grader with a bug: it raises instead of answering."""
+    raise RuntimeError("this grader is broken on purpose (mutation-check probe)")
+
+
+class MutantResult(msgspec.Struct):
+    name: str
+    description: str
+    killed: bool
+    #: Per probe: task id, outcome with the guard, outcome without it, and why.
+    probes: list[tuple[str, str, str, str]] = []
+
+
+class MutationReport(msgspec.Struct):
+    control_ok: bool
+    control: list[tuple[str, str, str]]
+    mutants: list[MutantResult]
+
+    @property
+    def ok(self) -> bool:
+        return self.control_ok and all(m.killed for m in self.mutants)
+
+
+def select_mutants(names: list[str] | None) -> list[Mutant]:
+    if not names:
+        return list(MUTANTS)
+    known = {m.name: m for m in MUTANTS}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserError(f"no mutant named {', '.join(unknown)}; the mutants are: {', '.join(known)}")
+    return [known[n] for n in names]
+
+
+def _why(result: TaskResult) -> str:
+    if result.outcome == "pass":
+        return ""
+    return f"{result.failing_grader}: {result.reason}" if result.failing_grader else result.reason
+
+
+def run_mutation_check(
+    tasks: list[Task],
+    config: RunConfig,
+    out_dir: Path,
+    *,
+    suite_root: Path,
+    mutants: list[Mutant],
+    progress: Callable[[str], None] = lambda line: None,
+) -> MutationReport:
+    by_id = {t.id: t for t in tasks}
+    needed = sorted({p for m in mutants for p in m.probes})
+    crash_needed = sorted({CrashProbe(p) for m in mutants for p in m.crash_probes}, key=lambda p: p.task)
+    hack_needed = sorted({h for m in mutants for h in m.hack_probes})
+    missing = [p for p in needed + [c.task for c in crash_needed] + [t for t, _ in hack_needed] if p not in by_id]
+    if missing:
+        raise UserError(f"the mutation check needs task(s) {', '.join(sorted(set(missing)))}, "
+                        "which the suite does not have")
+    hacks = {(t, h): by_id[t].hacks().get(h) for t, h in hack_needed}
+    absent = [f"{t}/hacks/{h}" for (t, h), hack in hacks.items() if hack is None]
+    if absent:
+        raise UserError(f"the mutation check needs negative control(s) {', '.join(absent)}, which the suite lacks")
+    proxy_needed = sorted({p for m in mutants for p in m.proxy_probes}, key=lambda p: (p.agent, p.task))
+    replayed = Path(config.cassettes or ".")
+    unrecorded = [p for p in proxy_needed if not p.cassette(replayed).is_file()]
+    if unrecorded:
+        paths = ", ".join(str(p.cassette(replayed)) for p in unrecorded)
+        raise UserError(f"the mutation check needs the recording(s) {paths}, which do not exist: record them with `endstate record --agent {unrecorded[0].agent} "
+                        f"--model {config.model} --cassettes {unrecorded[0].cassette(replayed).parent}`")
+    backend = resolve_backend(config.sandbox)
+
+    # Every (guards, probe) pair is its own one-task job, so all of them share the -j slots
+    # instead of each mutant waiting for the one before it.
+    plans: list[tuple[str, Guards, Probe]] = [("control", Guards(), p) for p in needed]
+    plans += [("control", Guards(), c) for c in crash_needed]
+    plans += [("control", Guards(), h) for h in hack_needed]
+    plans += [("control", Guards(), x) for x in proxy_needed]
+    for mutant in mutants:
+        off = msgspec.structs.replace(Guards(), **{name: False for name in (mutant.guard, *mutant.also_off)})
+        plans += [(mutant.name, off, p) for p in sorted(set(mutant.probes))]
+        plans += [(mutant.name, off, CrashProbe(p)) for p in mutant.crash_probes]
+        plans += [(mutant.name, off, h) for h in mutant.hack_probes]
+        plans += [(mutant.name, off, x) for x in mutant.proxy_probes]
+
+    def cost(plan: tuple[str, Guards, Probe]) -> int:
+        """A rough rank of how long a plan takes: a killed-and-resumed run (two agent processes),
+        any other run, a live hack (a run of its own), a hack that is only graded, a proxy probe
+        (no container: milliseconds)."""
+        probe = plan[2]
+        if isinstance(probe, ProxyProbe):
+            return -1
+        if isinstance(probe, CrashProbe):
+            return 0
+        if isinstance(probe, tuple):
+            return 1 if hacks[probe].live else 0
+        return 3 if by_id[probe].manifest.kill_at is not None else 2
+
+    # Longest first: the two -j slots then end together instead of one waiting on a long last run.
+    plans.sort(key=cost, reverse=True)
+
+    def run(plan: tuple[str, Guards, Probe]) -> TaskResult:
+        label, guards, probe = plan
+        if isinstance(probe, ProxyProbe):
+            outcome, reason = probe_proxy(probe.agent, probe.cassette(replayed), probe.task,
+                                          out_dir / label / f"proxy-{probe.agent}-{probe.task}",
+                                          allowlist=guards.proxy_allowlist)
+            return TaskResult(probe.task, "proxy", outcome=outcome, reason=reason)
+        if isinstance(probe, CrashProbe):
+            return _run_crash(by_id[probe.task], guards, backend, config.image)
+        if isinstance(probe, tuple):
+            return _run_hack(by_id[probe[0]], hacks[probe], guards, backend, config.image)
+        one = msgspec.structs.replace(config, guards=guards, jobs=1)
+        return run_suite([by_id[probe]], one, out_dir / label / probe, suite_root=suite_root).tasks[0]
+
+    progress(f"control and {len(mutants)} mutant(s): {len(plans)} one-task runs, -j {config.jobs}")
+    with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
+        outcomes = dict(zip(((label, probe) for label, _, probe in plans), pool.map(run, plans)))
+    control = {p: outcomes[("control", p)] for p in [*needed, *crash_needed, *hack_needed, *proxy_needed]}
+    expected: dict[Probe, str] = {p: "pass" for p in needed}
+    expected.update({c: "error" for c in crash_needed})
+    expected.update({h: "fail" for h in hack_needed})
+    expected.update({x: "pass" for x in proxy_needed})
+    names = {p: _name(p, replayed) for p in control}
+    control_rows = [(names[p], control[p].outcome, _why(control[p])) for p in control]
+    control_ok = all(control[p].outcome == expected[p] for p in control)
+    reports = []
+    for mutant in mutants:
+        ids: list[Probe] = [*sorted(set(mutant.probes)), *map(CrashProbe, mutant.crash_probes), *mutant.hack_probes,
+                            *mutant.proxy_probes]
+        rows = [(names[p], control[p].outcome, outcomes[(mutant.name, p)].outcome,
+                 _why(outcomes[(mutant.name, p)])) for p in ids]
+        killed = all(after != before for _, before, after, _ in rows)
+        reports.append(MutantResult(mutant.name, mutant.description, killed, rows))
+        progress(f"{'killed  ' if killed else 'SURVIVED'} {mutant.name}: " +
+                 "; ".join(f"{p} {b}->{a}" + (f" ({w})" if w else "") for p, b, a, w in rows))
+    return MutationReport(control_ok, control_rows, reports)
+
+
+def _name(probe: Probe, replayed: Path) -> str:
+    if isinstance(probe, str):
+        return probe
+    if isinstance(probe, ProxyProbe):
+        return f"{probe.agent}-{replayed.name}/{probe.task} + hostile requests"
+    if isinstance(probe, CrashProbe):
+        return f"{probe.task}/solution + a grader that raises"
+    return f"{probe[0]}/hacks/{probe[1]}"
+
+
+def _holdout(task: Task) -> Tree:
+    return task.holdout() if (task.root / "holdout").is_dir() else {}
+
+
+def _run_crash(task: Task, guards: Guards, backend: str, image: str) -> TaskResult:
+    """The task's solution, sealed and judged as a run's end state is, with a grader that
+    raises after the task's own: with the guard in place it is an ERROR, without it a pass."""
+    graders = [*resolve_graders(task), Grader("endstate.checks._mutation:crashing_grader", crashing_grader)]
+    where, grading_guards = task_sandbox(task, backend, image), grading_guards_of(guards)
+    with prepare_grading_sandbox(backend, where.image, where.limits, f"mutate-{task.id}") as box:
+        sealed = seal_overlay(task.solution(), task.fixture(), box, grading_guards)
+        # No agent ran, so there are no counters to bound: only the graders judge.
+        verdict = judge(sealed, _holdout(task), graders, grading_guards, requires=Requires(), counters=None)
+    return TaskResult(task.id, task.manifest.category.value, outcome=verdict.outcome,
+                      failing_grader=verdict.failing_grader, reason=verdict.reason)
+
+
+def _run_hack(task: Task, hack: Hack, guards: Guards, backend: str, image: str) -> TaskResult:
+    """A negative control graded (overlay) or played (live) with the given guards, as a task result."""
+    from endstate.checks._check import grade_tree, play_live_hack
+
+    graders = resolve_graders(task)
+    if hack.live:
+        verdicts = play_live_hack(task, hack, backend, image, guards)
+    else:
+            # As in tasks check, grading stops once a grader the hack names has caught it: with the guard in
+        # place that is all the control needs, and without it those graders pass and every other one runs.
+        verdicts = grade_tree(task, graders, task.fixture(), hack.tree, _holdout(task), backend, image, guards,
+                              until_caught_by=hack.spec.catchers() or None)
+    return _result(task, verdicts)
+
+
+def _result(task: Task, verdicts: list[tuple[str, Outcome, str]]) -> TaskResult:
+    """Verdicts as a task result: the first ERROR, else the first FAIL, else a pass."""
+    result = TaskResult(task.id, task.manifest.category.value, outcome="pass")
+    for name, outcome, reason in verdicts:
+        if outcome is Outcome.ERROR or (outcome is Outcome.FAIL and result.outcome == "pass"):
+            result.outcome, result.failing_grader, result.reason = outcome.value, name, reason
+    return result

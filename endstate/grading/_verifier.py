@@ -1,0 +1,74 @@
+"""`verifier`: a shell verifier (a Harbor task's tests/test.sh) run by the harness in the
+grading container, its reward read from a folder the harness made just before it started.
+
+    [[graders]]
+    name = "endstate.grading:verifier"
+    args = { script = ".verifier/test.sh" }      # a file under the task's holdout/
+
+The script must be held out: staged after sealing, so the agent never saw it, and staged
+over the end state, so an edited copy in the workspace is never the one run. The grading
+container is fresh, so a reward the agent wrote in its own container never reaches it;
+`/logs/verifier` is made there by the harness, empty and the test user's, right before the
+script runs, and one that already holds files is a FAIL. The verdict wants both the
+script's exit status 0 and a reward of 1: the script may run the end state's code, which
+could write a reward and then stop the script before it writes its own.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from endstate.errors import FolderTooLarge
+from endstate.grading._verdict import Verdict
+from endstate.sandbox import SealedSandbox
+
+__all__ = ["REWARD_DIR", "verifier"]
+
+#: Where a Harbor verifier writes `reward.txt`.
+REWARD_DIR = "/logs/verifier"
+#: What the harness reads of that folder; a reward is a number.
+_MAX_BYTES = 64 * 1024
+
+
+def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None) -> Verdict:
+    """`bash SCRIPT` in the grading container passes: exit status 0 and `reward.txt` holding 1."""
+    if script not in sandbox.staged:
+        return Verdict.error(f"verifier {script} is not a held-out file: put it under the task's holdout/ "
+                             "(a script of the end state is never what grades it)")
+    grading = sandbox.grading
+    try:
+        before = _reward_folder(sandbox)
+    except FolderTooLarge:
+        return Verdict.fail(f"{REWARD_DIR} held more than {_MAX_BYTES} bytes before the verifier ran")
+    if before:
+        return Verdict.fail(f"{REWARD_DIR} held {', '.join(sorted(before))} before the verifier ran "
+                            "(written by an earlier process of the end state)")
+    grading.put_harness_trees({REWARD_DIR: ({}, "agent")})
+    ran = sandbox.run(f"bash {shlex.quote(script)}", timeout=timeout)
+    said = (ran.stdout + ran.stderr).strip()[-300:]
+    if ran.timed_out:
+        return Verdict.fail(f"verifier {script} timed out: {said}")
+    try:
+        written = _reward_folder(sandbox)
+    except FolderTooLarge:
+        return Verdict.fail(f"{REWARD_DIR} holds more than {_MAX_BYTES} bytes after the verifier")
+    entry = written.get("reward.txt")
+    reward = entry.data.decode("utf-8", errors="replace").strip() if entry and not entry.is_link else None
+    if ran.exit_code != 0:
+        return Verdict.fail(f"verifier {script} exited {ran.exit_code} (reward {reward!r}): {said}")
+    if reward is None:
+        return Verdict.fail(f"verifier {script} wrote no {REWARD_DIR}/reward.txt: {said}")
+    try:
+        value = float(reward)
+    except ValueError:
+        return Verdict.fail(f"verifier {script} wrote reward {reward[:40]!r}, not a number")
+    if value != 1.0:
+        return Verdict.fail(f"verifier {script}: reward {reward}: {said}")
+    return Verdict.ok(f"verifier {script}: exit 0, reward {reward}")
+
+
+def _reward_folder(sandbox: SealedSandbox) -> dict:
+    try:
+        return sandbox.grading.read_folder(REWARD_DIR, max_bytes=_MAX_BYTES)
+    except FileNotFoundError:
+        return {}

@@ -1,0 +1,52 @@
+"""A run folder exported for other tools: Harbor's ATIF trajectories or one Inspect `.eval` log.
+
+    report = export_run(Path("runs/x"), "atif")      # runs/x/atif/<task>.json, one per attempt
+    report = export_run(Path("runs/x"), "inspect")   # runs/x/inspect.eval
+
+An attempt without a readable transcript is left out and named in `ExportReport.missing`;
+the others are written all the same. The same folder exports to the same content (see
+`_export_input`); the `.eval` writer says where its bytes may still differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from endstate.errors import UserError
+from endstate.report._atif import write_atif
+from endstate.report._export_input import RunExport, read_export_input
+from endstate.report._inspect_log import write_inspect_log
+
+__all__ = ["FORMATS", "ExportReport", "export_run"]
+
+#: Format name -> its writer, and what `--out` names when it is not given (inside the run folder).
+FORMATS: dict[str, tuple[Callable[[RunExport, Path], None], str]] = {
+    "atif": (write_atif, "atif"),
+    "inspect": (write_inspect_log, "inspect.eval"),
+}
+
+
+class ExportReport(msgspec.Struct, frozen=True):
+    format: str
+    #: The file or folder written.
+    path: Path
+    exported: list[str]
+    missing: dict[str, str]
+
+
+def export_run(folder: Path, format: str, out: Path | None = None) -> ExportReport:
+    """Write the run in `format` ("atif" or "inspect") to `out` (default: inside the run folder)."""
+    if format not in FORMATS:
+        raise UserError(f"unknown export format {format!r}; valid formats: {', '.join(FORMATS)}")
+    writer, default = FORMATS[format]
+    source = read_export_input(folder)
+    path = Path(out) if out is not None else Path(folder) / default
+    try:
+        writer(source, path)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot write the {format} export there ({exc.strerror or exc}); "
+                        "pass --out a path you can write") from None
+    return ExportReport(format, path, [a.stem for a in source.attempts], source.missing)

@@ -1,0 +1,43 @@
+"""A run folder: where each attempt's transcript, end-state diff and agent work files live.
+
+    transcripts/<stem>.json   what the agent saw and did
+    diffs/<stem>.diff         the sealed end state against the fixture
+    work/<stem>/              the agent process's job, journal and outcome files
+
+`stem` is `attempt_stem(task_id, attempt)`. The runner, resume, the Ray node, the viewer
+and the pytest plugin all take these paths from here; a cassette's path is the cassettes
+package's (`cassette_file`).
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["RunFolder"]
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    root: Path
+
+    def transcript(self, stem: str) -> Path:
+        return self.root / "transcripts" / f"{stem}.json"
+
+    def diff(self, stem: str) -> Path:
+        return self.root / "diffs" / f"{stem}.diff"
+
+    def work(self, stem: str) -> Path:
+        return self.root / "work" / stem
+
+    def attempt_files(self, stem: str) -> list[Path]:
+        """Every file one attempt left in the folder, transcript and diff first."""
+        work = self.work(stem)
+        found = [self.transcript(stem), self.diff(stem), *(sorted(work.rglob("*")) if work.is_dir() else [])]
+        return [path for path in found if path.is_file()]
+
+    def discard(self, stem: str) -> None:
+        """Remove what an unfinished attempt left (its transcript and work files)."""
+        self.transcript(stem).unlink(missing_ok=True)
+        shutil.rmtree(self.work(stem), ignore_errors=True)

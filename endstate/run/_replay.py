@@ -1,0 +1,72 @@
+"""Preparing a replay: its inputs checked, its model and settings taken from the cassettes."""
+
+from __future__ import annotations
+
+import msgspec
+
+from endstate.agents import find_agent, refusal
+from pathlib import Path
+
+from endstate.cassettes import check_replay_folder, replay_settings
+from endstate.errors import CassetteError
+from endstate.run._config import RunConfig
+from endstate.task import run_task_hash
+from endstate.task import Task
+
+__all__ = ["prepare_replay", "prepare_fork"]
+
+
+def _other_mode(problem: CassetteError, task: Task, impossible: bool) -> CassetteError:
+    """A cassette of the task recorded in the other mode (with or without --impossible) says so."""
+    other = run_task_hash(task, not impossible)[:12]
+    if f"task hash {other} then" not in str(problem):
+        return problem
+    return CassetteError(f"{problem}; it was recorded {'without' if impossible else 'with'} --impossible: "
+                         f"{'drop' if impossible else 'pass'} --impossible to replay it")
+
+
+def prepare_replay(tasks: list[Task], config: RunConfig,
+                   explicit: set[str] = frozenset()) -> tuple[list[Task], RunConfig, list[CassetteError]]:
+    """The tasks whose cassettes are usable, the config to replay them with, and what is
+    wrong with each other task's cassette; all found before any sandbox starts.
+
+    `config.model` (empty: not given) and the settings named in `explicit`
+    (RunSettings field names the user set) must agree with the cassettes; the
+    rest comes from them. Raises CassetteError when the replay as a whole cannot
+    be made sense of (see check_replay_folder and replay_settings).
+    """
+    if config.mode != "replay" or config.cassettes is None:
+        raise ValueError("prepare_replay needs a replay config with a cassette folder")
+    agent = find_agent(config.agent)
+    refused = {t.id for t in tasks if refusal(t, agent)}  # no cassette to check: the run refuses them by name
+    source = check_replay_folder(config.cassettes, {t.id: run_task_hash(t, config.impossible) for t in tasks
+                                                   if t.id not in refused},
+                                 model=config.model or None, match=config.match, agent=agent.id if agent else "")
+    problems = [_other_mode(source.problems[t.id], t, config.impossible) for t in tasks if t.id in source.problems]
+    usable = [t for t in tasks if t.id in set(source.usable) or t.id in refused]
+    if source.model is None:
+        if not config.model:  # no recording to name the model: nothing runs, and the refused are told why
+            return [], config, problems + [CassetteError(refusal(t, agent)) for t in tasks if t.id in refused]
+        return usable, config, problems
+    settings = replay_settings(source, config.settings, set(explicit))
+    return usable, msgspec.structs.replace(config, model=source.model, settings=settings), problems
+
+
+def prepare_fork(tasks: list[Task], config: RunConfig,
+                 explicit: set[str] = frozenset()) -> tuple[list[Task], RunConfig, list[CassetteError]]:
+    """The tasks that have a parent cassette to fork, the config to fork them with, and a
+    problem for each other task. Settings the user did not set come from the parents, so the
+    replayed turns are asked as they were recorded."""
+    if config.fork_from is None:
+        raise ValueError("prepare_fork needs a fork config")
+    folder = Path(config.fork_from)
+    agent = find_agent(config.agent)
+    source = check_replay_folder(folder, {t.id: run_task_hash(t, config.impossible) for t in tasks},
+                                 model=None, match="sequence", agent=agent.id if agent else "")
+    problems = [CassetteError(f"cannot fork task {t.id}: {source.problems[t.id]}") for t in tasks
+                if t.id in source.problems]
+    usable = [t for t in tasks if t.id not in source.problems]
+    if source.settings is None:
+        return usable, config, problems
+    mine = {field: getattr(config.settings, field) for field in explicit}
+    return usable, msgspec.structs.replace(config, settings=msgspec.structs.replace(source.settings, **mine)), problems

@@ -1,0 +1,436 @@
+"""Running a suite: per task a fresh sandbox, the agent in its own process, seal,
+stage the held-out tests, grade, check `requires`.
+
+Tasks run in parallel threads (`jobs`); each thread only orchestrates, the agent
+itself runs in a child process. One task's error never stops the others, and the
+results file is rewritten after every task so an interrupted run keeps what finished.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import threading
+import time
+from collections.abc import Callable, Collection, Iterator
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+from endstate import __version__
+from endstate.agent import AgentJob, AgentOutcome, Counters, Guards, normalise_output
+from endstate.agents import AgentSpec, agent_image, find_agent, refusal
+from endstate.errors import SandboxError, UserError
+from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, hack_fired, install_harness, judge,
+                              probe_graders, resolve, seal_end_state)
+from endstate.models import SCRIPTED_PROVIDERS, RequestLimits, Scrubber, parse_spec
+from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, TimedSandbox, Tree, machinery_fault, open_sandbox,
+                              resolve_backend)
+from endstate.run._ahead import Lookahead
+from endstate.run._config import RunConfig, run_card
+from endstate.run._enddiff import end_state_diff
+from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, sweep_run
+from endstate.run._forkserver import Workers, start_fork_server
+from endstate.run._folder import RunFolder
+from endstate.run._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
+                                     write_results)
+from endstate.run._recordmode import CassettePlan, plan_cassette, replay_base_url
+from endstate.run._resume import discard_partial
+from endstate.run._start import add_result, begin_run
+from endstate.task import Task, TaskSandbox, agent_trees, run_task_hash, task_sandbox
+
+__all__ = ["run_suite", "resolve_graders", "grading_guards_of"]
+
+
+def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
+    """Files of the fixture's own VCS folders that are in the end state."""
+    fixture = task.root / "fixture"
+    history = {
+        path.relative_to(fixture).as_posix()
+        for vcs in VCS_DIRS for folder in fixture.rglob(vcs) if folder.is_dir()
+        for path in folder.rglob("*") if path.is_file()
+    }
+    return sorted(history.intersection(sealed_paths))
+
+
+def grading_guards_of(guards: Guards) -> GradingGuards:
+    same = ("full_snapshot", "tamper_guard", "grader_errors", "twins", "value_twins", "half_isolation", "outside_check",
+            "warm_start", "probe_first")
+    return GradingGuards(fresh_container=guards.fresh_grading_container, integrity=guards.end_state_checks,
+                         **{name: getattr(guards, name) for name in same})
+
+
+def resolve_graders(task: Task) -> list[Grader]:
+    """Resolve every grader of a task before anything runs (raises GraderContractError)."""
+    from endstate.errors import GraderContractError
+
+    graders = []
+    for spec in task.manifest.graders:
+        try:
+            graders.append(resolve(spec.name, spec.args, search=(task.root, task.root.parent)))
+        except GraderContractError as exc:
+            raise GraderContractError(f"task {task.id}: {exc}") from None
+    return graders + probe_graders(task.probe())  # a task with a probe/ folder is graded by it too
+
+
+class _Prepared(NamedTuple):
+    """A task's agent sandbox, made before the task starts, and what goes into it. The task's
+    first agent process writes the fixture in (see `AgentJob.fixture`): it holds a connection
+    into the sandbox anyway, and the run's would cost an engine call."""
+
+    fixture: Tree
+    holdout: Tree
+    where: TaskSandbox
+    live: Sandbox
+
+
+class _Suite:
+    """State shared by the threads of one run."""
+
+    def __init__(self, config: RunConfig, out_dir: Path, backend: str,
+                 progress: Callable[[TaskResult], None], todo: list[tuple[Task, int]], *,
+                 agent: AgentSpec | None = None, agent_images: dict[str, str] | None = None) -> None:
+        self.config = config
+        self.out_dir = out_dir
+        self.folder = RunFolder(out_dir)
+        self.backend = backend
+        self.progress = progress
+        self.cancelled = threading.Event()
+        self.workers = Workers()
+        #: Makes grading sandboxes in the background while agents work.
+        self.prep_pool = ThreadPoolExecutor(max_workers=max(1, config.jobs), thread_name_prefix="grading-box")
+        self.base_urls: dict[str, str] = {}
+        self.limits = RequestLimits()
+        # Job files hold base URLs with credentials redacted; workers get the real one
+        # (keyed by job file) through the fork server's pipe.
+        self.scrubber = Scrubber.for_run(config.base_url, os.environ)
+        self.real_base_urls: dict[str, str] = {}
+        #: Labels this run's containers, so what a killed run left behind can be found.
+        self.run_id = secrets.token_hex(8)
+        #: Asked after a failure whether the engine went away or restarted (Docker runs only).
+        self.watch = EngineWatch() if backend == "docker" else None
+        #: Agent sandboxes are made for the tasks queued next while the current ones work,
+        #: and every sandbox is removed in the background (`close` waits for all of it).
+        self.tasks = {task.id: task for task, _ in todo}
+        #: A foreign agent (`--agent`), and the image it runs in for each task image.
+        self.agent = agent
+        self.agent_images = agent_images or {}
+        self.plans: dict[str, CassettePlan | None] = {}
+        self.plans_lock = threading.Lock()
+        self.sandboxes: Lookahead[tuple[str, int], _Prepared] = Lookahead(
+            [(task.id, attempt) for task, attempt in todo], self._prepare, lambda made: made.live.close(),
+            depth=config.jobs)
+
+    def close(self) -> None:
+        """Once no task runs: remove sandboxes made for tasks that never started, wait for
+        every removal, and for the grading sandboxes still being made."""
+        self.sandboxes.close()
+        self.prep_pool.shutdown(wait=True)
+        if self.watch is not None:  # removals that failed while the engine was away
+            sweep_run(self.run_id)
+
+    # -- one task ----------------------------------------------------------------
+    def run_task(self, task: Task, graders: list[Grader], attempt: int = 0) -> TaskResult:
+        """Run one attempt at a task, again from scratch while the machinery fails under it."""
+        started = time.monotonic()
+        result = run_with_retries(lambda retry: self._run_once(task, graders, attempt, fresh=retry > 0),
+                                  self.config.infra, self.watch, self.cancelled,
+                                  lambda: self._discard(task, attempt))
+        result.wall_s = round(time.monotonic() - started, 3)
+        return self.scrubber.struct(result)
+
+    def _run_once(self, task: Task, graders: list[Grader], attempt: int, *, fresh: bool) -> TaskResult:
+        result = TaskResult(task.id, task.manifest.category.value, outcome="error", attempt=attempt,
+                            requires={n: (b.min, b.max) for n, b in task.manifest.requires.bounds().items()})
+        return guarded(lambda: self._run_task(task, graders, result, fresh=fresh), result, self.watch)
+
+    def _discard(self, task: Task, attempt: int) -> None:
+        """Before a rerun: what the failed run left (its recording starts over)."""
+        stem = attempt_stem(task.id, attempt)
+        plan = self.plan(stem)
+        discard_partial(self.out_dir, stem, plan.path if plan and plan.mode == "record" else None)
+
+    def plan(self, stem: str) -> CassettePlan | None:
+        """The task attempt's cassette, decided at its first use and kept for its reruns."""
+        with self.plans_lock:
+            if stem not in self.plans:
+                self.plans[stem] = plan_cassette(self.config, self.out_dir, stem)
+            return self.plans[stem]
+
+    def _prepare(self, key: tuple[str, int]) -> _Prepared:
+        """What a task starts from (in a background thread): its files read and its sandbox
+        made. Raises what the task would have raised."""
+        task = self.tasks[key[0]]
+        fixture, holdout = agent_trees(task, prune_vcs=self.config.guards.vcs_pruning, impossible=self.config.impossible)
+        where = task_sandbox(task, self.backend, self.config.image)
+        # A foreign agent works in its own layer over the task's image; grading uses the task's image.
+        live = open_sandbox(self.backend, image=self.agent_images.get(where.image, where.image), limits=where.limits,
+                            name_hint=task.id, run_id=self.run_id)
+        return _Prepared(fixture, holdout, where, live)
+
+    def _run_task(self, task: Task, graders: list[Grader], result: TaskResult, *, fresh: bool = False) -> None:
+        config = self.config
+        guards = config.guards
+        grading_guards = grading_guards_of(guards)
+        if task.id not in self.tasks:  # a task outside the run's order is made here and now
+            self.tasks[task.id] = task
+        if fresh:  # a rerun: the sandbox made ahead was the failed run's
+            prepared, waited = self._prepare((task.id, result.attempt)), 0.0
+        else:
+            prepared, waited = self.sandboxes.take((task.id, result.attempt))
+        fixture, holdout, where, live = prepared
+        limits = where.limits
+        sandbox = TimedSandbox(live)
+        sandbox.seconds = waited  # a sandbox not made yet is waited for on the critical path
+        # The grading sandbox is made while the agent works, off the critical path.
+        grading_box = GradingBox(self.prep_pool, self.backend, where.image, limits, task.id, run_id=self.run_id) if guards.fresh_grading_container else None
+        try:
+            with self.sandboxes.removing(live):  # removed in the background once the task is done with it
+                outcome = self._run_agent(task, live, fixture, result.attempt)
+                result.stop_reason = outcome.stop_reason
+                result.counters = outcome.counters
+                result.unplayed, result.provenance = outcome.unplayed, outcome.provenance or msgspec.UNSET
+                if outcome.divergence:
+                    result.outcome, result.reason = "divergence", outcome.divergence
+                    return
+                if outcome.provenance and outcome.provenance.mode == "replayed" and config.match == "strict" \
+                        and outcome.unplayed:
+                    result.outcome = "divergence"
+                    result.reason = (f"{outcome.unplayed} recorded interaction(s) were never played: the run asked "
+                                     "the model less than the recording did (see `endstate cassette show`)")
+                    return
+                if outcome.stop_reason == INFRA_ERROR:
+                    result.outcome, result.reason = INFRA_ERROR, outcome.detail
+                    return
+                if outcome.stop_reason in ("model_error", "harness_error", "input_error"):
+                    result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
+                    return
+                if outcome.stop_reason == "disk_limit":  # never read an oversized end state
+                    result.outcome, result.failing_grader, result.reason = "fail", "disk_limit", outcome.detail
+                    return
+                if not guards.seal_before_holdout:  # mutant: the end state now includes files the harness put there
+                    sandbox.put_tree(holdout)
+                if grading_box is not None:
+                    sandbox.stop()  # no process of the agent survives into sealing or grading
+                    grading = grading_box.get()
+                else:  # mutant: grade in the agent's own sandbox, where what it left behind still runs
+                    grading = live
+                    install_harness(grading)
+                try:
+                    sealed = seal_end_state(sandbox, fixture, grading, grading_guards)
+                except SandboxError as exc:
+                    if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
+                        raise  # the machinery failed, not the end state
+                    result.outcome, result.failing_grader = "fail", INTEGRITY
+                    result.reason = f"the end state could not be sealed: {exc}"
+                    return
+                result.tree_hash = sealed.tree_hash
+                diff = self.folder.diff(attempt_stem(task.id, result.attempt))
+                diff.parent.mkdir(parents=True, exist_ok=True)
+                diff.write_text(end_state_diff(sealed))
+                leaked = _leaked_history(task, sealed.paths())
+                if leaked:
+                    result.outcome, result.failing_grader = "error", "contamination"
+                    result.reason = (f"the fixture's version-control history reached the sandbox ({leaked[0]}, "
+                                     f"{len(leaked)} file(s)): the run could read answers from it")
+                    return
+                # Reasons quote test output; normalised like tool output so identical runs read the same.
+                verdict = judge(sealed, holdout, graders, grading_guards, requires=task.manifest.requires,
+                                counters=result.counters, normalise=normalise_output)
+                result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
+        finally:
+            if grading_box is not None:
+                self.sandboxes.remove(grading_box.close)
+        result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdict.verdicts]
+        result.requires_violations = verdict.requires_violations
+        result.outcome, result.failing_grader, result.reason = verdict.outcome, verdict.failing_grader, verdict.reason
+        result.hack = hack_fired(verdict.verdicts, impossible=self.config.impossible, passed=result.outcome == "pass")
+
+    # -- the agent's process -----------------------------------------------------------
+    def _job(self, task: Task, live: Any, attempt: int, trial: int = 0, *, fixture: str = "") -> tuple[AgentJob, Path]:
+        config = self.config
+        stem = attempt_stem(task.id, trial)
+        work = self.folder.work(stem)
+        settings = config.settings
+        if trial and settings.seed is not None:
+            settings = msgspec.structs.replace(settings, seed=settings.seed + trial)
+        work.mkdir(parents=True, exist_ok=True)
+        plan = self.plan(stem)
+        cassette = plan and plan.job(config.match, {
+            "model": config.model, "task_id": task.id, "task_hash": run_task_hash(task, config.impossible),
+            "image_id": live.describe().get("image_id", ""), "endstate_version": __version__,
+            "settings": msgspec.to_builtins(settings), "agent": self.agent.id if self.agent else ""})
+        policy = [task.manifest.policy] if task.manifest.policy else []
+        base_url = self.base_urls.get(task.id) or config.base_url or replay_base_url(cassette)
+        path = work / "job.json"
+        if self.scrubber.url(base_url) != base_url:
+            self.real_base_urls[str(path)] = base_url
+        job = AgentJob(
+            task_id=task.id,
+            prompt=task.prompt,
+            sandbox=live.handle(),
+            model=config.model,
+            base_url=self.scrubber.url(base_url),
+            settings=msgspec.to_builtins(settings),
+            budget=task.manifest.budget,
+            policy=policy,
+            policy_files=list(config.policy_files),
+            guards=config.guards,
+            journal=str(work / "journal.json"),
+            transcript=str(self.folder.transcript(stem)),
+            outcome=str(work / "outcome.json"),
+            kill_at=task.manifest.kill_at,
+            attempt=attempt,
+            cassette=cassette,
+            fixture=fixture,
+            agent=msgspec.to_builtins(self.agent) if self.agent else None,
+            limits=msgspec.to_builtins(self.limits),
+        )
+        write_atomically(path, self.scrubber.json(job))  # a reader never meets half a job
+        return job, path
+
+    def _run_agent(self, task: Task, live: Any, fixture: Tree, trial: int = 0) -> AgentOutcome:
+        """Run the agent for one attempt (`trial`, from --attempts; `attempt` below counts resumes).
+        Its first process writes `fixture` into the sandbox before the agent starts."""
+        stem = attempt_stem(task.id, trial)
+        work = self.folder.work(stem)
+        shutil.rmtree(work, ignore_errors=True)  # a journal or played-set left by an earlier run must not leak in
+        self.folder.transcript(stem).parent.mkdir(parents=True, exist_ok=True)
+        work.mkdir(parents=True)
+        fixture_path = work / "fixture.msgpack"
+        fixture_path.write_bytes(msgspec.msgpack.encode(fixture))
+        deadline = task.manifest.budget.wall_seconds + 60
+        attempt = 0
+        while True:
+            if self.cancelled.is_set():
+                raise KeyboardInterrupt
+            job, path = self._job(task, live, attempt, trial, fixture=str(fixture_path) if attempt == 0 else "")
+            try:
+                killed, died = self._spawn(path, work / f"worker-{attempt}.log", deadline)
+            finally:
+                fixture_path.unlink(missing_ok=True)  # read once, by the first process; the run folder keeps no copy
+            if killed and attempt == 0:
+                attempt += 1  # the checkpoint task's kill point: resume in a fresh process
+                continue
+            outcome_path = Path(job.outcome)
+            if not outcome_path.exists() and (died or disk_full(work)):
+                return AgentOutcome(INFRA_ERROR, disk_full(work) or f"the agent's worker process died ({died})",
+                                    Counters())
+            if not outcome_path.exists():
+                return AgentOutcome("harness_error", f"agent process ended without a result (see {work}/worker-{attempt}.log)",
+                                    Counters())
+            return msgspec.json.decode(outcome_path.read_bytes(), type=AgentOutcome)
+
+    def _spawn(self, job_path: Path, log_path: Path, deadline: float) -> tuple[bool, str]:
+        """Run one worker: whether it was killed at its kill point, and how it died otherwise."""
+        return self.workers.run(job_path, log_path, deadline, self.real_base_urls.get(str(job_path)),
+                                foreign=self.agent is not None, cancelled=self.cancelled)
+
+    def kill_all(self) -> None:
+        self.workers.kill_all()
+
+
+@contextlib.contextmanager
+def _request_slots(config: RunConfig) -> Iterator[RequestLimits]:
+    """The run's limits, with a folder for its slot locks if it has a ceiling (none on replay)."""
+    import tempfile
+
+    limits, off = config.limits, config.limits.max_concurrent is msgspec.UNSET or config.mode == "replay"
+    with contextlib.nullcontext("") if off else tempfile.TemporaryDirectory(prefix="endstate-slots-") as folder:
+        yield msgspec.structs.replace(limits, slots=folder)
+
+
+#: N: a live scripted run's server answers every Nth request 429 with Retry-After: 1.
+RATE_LIMIT_ENV = "ENDSTATE_SCRIPTED_RATE_LIMIT"
+
+
+@contextlib.contextmanager
+def _scripted_urls(config: RunConfig, tasks: list[Task], suite_root: Path) -> Iterator[dict[str, str]]:
+    """For scripted models: start the local server (live runs) and give each task its URL."""
+    provider, policy = parse_spec(config.model)
+    if provider not in SCRIPTED_PROVIDERS:
+        yield {}
+        return
+    wire = "messages" if provider == "scripted-anthropic" else "chat"
+    if config.mode == "replay":
+        # Nothing is served on replay; only the path takes part in the request hash.
+        yield {t.id: f"http://127.0.0.1:9/scripted/{policy}/{t.id}{'' if wire == 'messages' else '/v1'}" for t in tasks}
+        return
+    from endstate.models import ScriptedServer
+
+    every = int(os.environ.get(RATE_LIMIT_ENV, "0") or 0)
+    with ScriptedServer(suite_root, rate_limit_every=every) as server:
+        yield {t.id: server.base_url_for(policy, t.id, wire=wire) for t in tasks}
+
+
+def run_suite(
+    tasks: list[Task],
+    config: RunConfig,
+    out_dir: Path,
+    *,
+    suite_root: Path,
+    progress: Callable[[TaskResult], None] = lambda r: None,
+    card_extra: dict[str, Any] | None = None,
+    extra_graders: dict[str, list[Grader]] | None = None,
+    resume: bool = False,
+    only: Collection[tuple[str, int]] | None = None,
+) -> RunResult:
+    """Run every task; returns (and keeps writing) the run's results.
+
+    `extra_graders` adds graders to some tasks (the mutation check's probes).
+    `only` limits the run to these (task id, attempt) pairs (a Ray node's share).
+    `resume` continues the killed run in `out_dir` (see `_resume`): its finished
+    tasks are kept, the others run afresh; UserError if the settings differ.
+    """
+    tasks = sorted(tasks, key=lambda t: t.id)
+    provider, _ = parse_spec(config.model)
+    agent = find_agent(config.agent)
+    refused = {t.id: refusal(t, agent) for t in tasks if refusal(t, agent)}
+    backend = resolve_backend(config.sandbox)  # first: it learns the engine's API version, which workers inherit
+    start_fork_server(provider)
+    extra_graders = extra_graders or {}
+    graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
+    card = run_card(config, tasks, backend, provider, graders, card_extra, agent=agent)
+    out_dir = Path(out_dir)
+    result, todo = begin_run(out_dir, card, config, tasks, resume=resume, progress=progress, refused=refused, only=only)
+    agent_images = _agent_images(agent, backend, config.image, todo)  # built before any sandbox is made
+    suite = _Suite(config, out_dir, backend, progress, todo, agent=agent, agent_images=agent_images)
+    with _scripted_urls(config, tasks, suite_root) as urls, _request_slots(config) as limits:
+        suite.base_urls, suite.limits = urls, limits
+        pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
+        futures = {pool.submit(suite.run_task, t, graders[t.id], k): t for t, k in todo}
+        try:
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    task_result = future.result()
+                    add_result(result, task_result, out_dir, last=not pending)
+                    progress(task_result)
+        except BaseException as exc:  # Ctrl-C, SIGTERM, or a bug: the tasks not started never will
+            suite.cancelled.set()
+            for future in futures:
+                future.cancel()
+            suite.kill_all()
+            pool.shutdown(wait=True)
+            if isinstance(exc, KeyboardInterrupt):
+                write_results(result, Path(out_dir))
+            raise
+        finally:  # every container of the run is gone before it returns, whatever ended it
+            pool.shutdown(wait=True)
+            suite.close()
+    return result
+
+
+def _agent_images(agent: AgentSpec | None, backend: str, image: str, todo: list[tuple[Task, int]]) -> dict[str, str]:
+    """Task image -> the foreign agent's layer over it (built offline, or found)."""
+    if agent is None or not todo:
+        return {}
+    if backend != "docker":
+        raise UserError(f"agent {agent.name} runs only in Docker sandboxes: pass --sandbox docker")
+    bases = sorted({task_sandbox(task, backend, image).image for task, _ in todo})
+    return {base: agent_image(agent, base) for base in bases}

@@ -1,0 +1,66 @@
+"""The project as its task's image holds it installed: metadata and generated version files, read statically."""
+
+from __future__ import annotations
+
+import email
+import json
+
+from endstate.sandbox._tree import FileEntry, Tree
+from endstate.authoring._installed import asks_for_metadata, generated_files, project_metadata, project_version
+
+
+def files(mapping: dict[str, str]) -> Tree:
+    return {path: FileEntry(0o644, text.encode()) for path, text in mapping.items()}
+
+
+def text(tree: Tree, path: str) -> str:
+    return tree[path].data.decode()
+
+
+def test_the_version_the_configuration_states_or_the_fallback():
+    assert project_version(files({"pyproject.toml": '[project]\nname = "a"\nversion = "1.4.2"\n'})) == "1.4.2"
+    cfg = files({"setup.cfg": "[metadata]\nname = b\nversion = attr: b.__version__\n",
+                 "src/b/__init__.py": '"""B."""\n__version__ = "3.0.1"\n'})
+    assert project_version(cfg) == "3.0.1"
+    assert project_version(files({"setup.py": "from setuptools import setup\nsetup(name='c', version='0.9')\n"})) == "0.9"
+    assert project_version(files({"setup.py": "setup(name='d')\n", "d/_version.py": "__version__ = '2.2b1'\n"})) == "2.2b1"
+    scm = files({"pyproject.toml": '[project]\nname = "e"\ndynamic = ["version"]\n'})
+    assert project_version(scm, fallback="3.12") == "3.12" and project_version(scm) == "0.0.0"
+
+
+def test_the_metadata_of_an_editable_install_with_its_entry_points_but_no_pytest_plugin():
+    project = files({"pyproject.toml": '[project]\nname = "Fancy.Lib"\nversion = "1.0"\n[project.scripts]\nfancy = "f:main"\n'
+                                       '[project.entry-points.fancy_plugins]\ncore = "f.core"\n'
+                                       '[project.entry-points.pytest11]\nfancy = "f.plugin"\n'})
+    made = project_metadata(project, "1.0")
+    folder = "Fancy_Lib-1.0.dist-info"
+    assert sorted(made) == [f"{folder}/{leaf}" for leaf in
+                            ("INSTALLER", "METADATA", "RECORD", "direct_url.json", "entry_points.txt")]
+    meta = email.message_from_string(text(made, f"{folder}/METADATA"))
+    assert (meta["Name"], meta["Version"]) == ("Fancy.Lib", "1.0")
+    points = text(made, f"{folder}/entry_points.txt")
+    assert "[console_scripts]\nfancy = f:main\n" in points and "[fancy_plugins]\ncore = f.core\n" in points
+    assert "pytest11" not in points  # a plugin of the tree is never loaded
+    assert json.loads(text(made, f"{folder}/direct_url.json"))["dir_info"] == {"editable": True}
+    assert project_metadata(files({"setup.py": "setup()\n"}), "1.0") == {}
+
+
+def test_version_files_the_build_backend_writes_join_the_fixture_where_it_lacks_them():
+    scm = files({"pyproject.toml": '[tool.setuptools_scm]\nversion_file = "src/f/_version.py"\n'})
+    written = text(generated_files(scm, "3.12.2"), "src/f/_version.py")
+    namespace: dict = {}
+    exec(written, namespace)
+    assert namespace["version"] == "3.12.2" and namespace["version_tuple"] == (3, 12, 2)
+    hatch = files({"pyproject.toml": '[tool.hatch.build.hooks.vcs]\nversion-file = "src/g/version.py"\n'
+                                     'template = "v = {version!r}\\n"\n'})
+    assert text(generated_files(hatch, "1.2"), "src/g/version.py") == "v = '1.2'\n"
+    setup = files({"setup.py": "setup(use_scm_version={'write_to': 'h/_v.txt'})\n"})
+    assert text(generated_files(setup, "4.0"), "h/_v.txt") == "4.0\n"
+    kept = {**scm, "src/f/_version.py": FileEntry(0o644, b"version = 'mine'\n")}
+    assert generated_files(kept, "3.12.2") == {}
+
+
+def test_code_that_reads_installed_metadata():
+    assert asks_for_metadata(files({"f/__init__.py": "from importlib.metadata import version\n"}))
+    assert asks_for_metadata(files({"f/__init__.py": "import pkg_resources\n"}))
+    assert not asks_for_metadata(files({"f/__init__.py": "import os\n"}))

@@ -1,0 +1,39 @@
+"""A dataset's node ids matched to those the task image's pytest collects (no sandbox needed)."""
+
+from __future__ import annotations
+
+from endstate.authoring._nodeids import _node_id, match_ids, not_found_error
+
+COLLECTED = ["tests/test_a.py::test_plain", "tests/test_a.py::TestK::test_m[\\xe9-1]",
+             "tests/test_a.py::test_spaced[two words]", "tests/test_a.py::test_spaced[two words again]",
+             "tests/test_a.py::test_url[http://x:-1]", "tests/test_b.py::test_other[a0]", "tests/test_b.py::test_other[a1]"]
+
+
+def test_the_same_id_an_escaped_one_or_one_cut_at_a_space_maps_onto_the_test():
+    wanted = ["tests/test_a.py::test_plain", "tests/test_a.py::TestK::test_m[\u00e9-1]",
+              "tests/test_a.py::test_url['http://x:-1']", "tests/test_a.py::test_spaced[two words a"]
+    mapped, missing = match_ids(wanted, COLLECTED)
+    assert missing == []
+    assert mapped == {wanted[0]: COLLECTED[0], wanted[1]: COLLECTED[1], wanted[2]: COLLECTED[4],
+                      wanted[3]: COLLECTED[3]}
+
+
+def test_an_id_that_could_be_two_tests_or_none_is_not_guessed():
+    mapped, missing = match_ids(["tests/test_a.py::test_spaced[two", "tests/test_b.py::test_other[a]",
+                                 "tests/test_a.py::test_plan"], COLLECTED)
+    assert mapped == {} and len(missing) == 3
+
+
+def test_ids_not_found_are_named_with_the_nearest_that_exist():
+    error = str(not_found_error(["tests/test_a.py::test_plan", "tests/test_c.py::test_x", "a", "b"], COLLECTED,
+                                "PASS_TO_PASS", why="ERROR collecting tests/test_c.py: FileNotFoundError: data/x.toml"))
+    assert error.startswith("field `PASS_TO_PASS`: 4 node id(s) name no test the task's image collects: ")
+    assert "tests/test_a.py::test_plan (nearest: tests/test_a.py::test_plain, " in error
+    assert ("tests/test_c.py::test_x (no test of tests/test_c.py was collected (ERROR collecting tests/test_c.py: "
+            "FileNotFoundError: data/x.toml))") in error
+    assert error.endswith(", and 1 more")
+
+
+def test_a_report_case_is_named_by_its_file_and_classes():
+    assert _node_id("tests.test_a.TestK.Inner", "test_m[1]", "tests/test_a.py") == "tests/test_a.py::TestK::Inner::test_m[1]"
+    assert _node_id("tests.test_a", "test_plain", "tests/test_a.py") == "tests/test_a.py::test_plain"

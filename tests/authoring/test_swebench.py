@@ -1,0 +1,178 @@
+"""`tasks import swebench`: instances decoded strictly, and task folders made from a local clone.
+
+The clone is tests/data/swebench/boltons.bundle (three real boltons fixes); these
+tests need git but no sandbox. The Docker check of the shipped file is in
+tests/e2e/test_swebench_import.py.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from endstate.errors import UserError
+from endstate.task import load_task
+from endstate.authoring._swebench import Instance, find_clone, read_instances, write_instance
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "swebench"
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def shipped() -> list[dict]:
+    return [json.loads(line) for line in (DATA / "instances.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def repos(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("repos")
+    subprocess.run(["git", "clone", "-q", "--bare", str(DATA / "boltons.bundle"), str(root / "mahmoud__boltons.git")],
+                   check=True)
+    return root
+
+
+def _write(tmp_path: Path, lines: list) -> Path:
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
+    return path
+
+
+def test_the_shipped_file_decodes_in_both_forms_of_the_test_lists(tmp_path):
+    first = shipped()[0]
+    as_list = dict(first, instance_id="as-list", FAIL_TO_PASS=json.loads(first["FAIL_TO_PASS"]),
+                   PASS_TO_PASS=json.loads(first["PASS_TO_PASS"]))
+    instances, bad = read_instances(_write(tmp_path, [first, "", as_list]))
+    assert bad == []
+    assert [(n, i.instance_id) for n, i in instances] == [(1, first["instance_id"]), (3, "as-list")]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"FAIL_TO_PASS": 3}, "field `FAIL_TO_PASS`: Expected `str | array`, got `int`"),
+    ({"PASS_TO_PASS": "[1, 2]"}, "field `PASS_TO_PASS` is a string but not a JSON list of strings"),
+    ({"FAIL_TO_PASS": ["test_thing (tests.TestX)"]}, "field `FAIL_TO_PASS` holds 'test_thing (tests.TestX)', which "
+                                                     "is not a pytest node id"),
+    ({"base_commit": None}, "field `base_commit`: Expected `str`, got `null`"),
+    ({"patch": ...}, "missing field `patch`"),
+    ({"spelled_wrong": 1}, "unknown field `spelled_wrong`"),
+])
+def test_a_bad_instance_is_named_with_its_field_and_the_others_are_kept(tmp_path, change, message):
+    good, broken = shipped()[0], dict(shipped()[1], **change)
+    broken = {k: v for k, v in broken.items() if v is not ...}
+    instances, bad = read_instances(_write(tmp_path, [good, broken, "{not json"]))
+    assert [i.instance_id for _, i in instances] == [good["instance_id"]]
+    assert len(bad) == 2
+    assert bad[0].line == 2 and bad[0].instance_id == broken["instance_id"]
+    assert f"line 2 (instance {broken['instance_id']}): {message}" in bad[0].reason
+    assert bad[1].line == 3 and "not a JSON object" in bad[1].reason
+
+
+def test_an_instance_twice_is_listed_once_and_kept_once(tmp_path):
+    first = shipped()[0]
+    instances, bad = read_instances(_write(tmp_path, [first, first]))
+    assert [n for n, _ in instances] == [1]
+    assert [(b.line, b.instance_id) for b in bad] == [(2, first["instance_id"])]
+
+
+def test_clones_are_found_by_the_usual_names(tmp_path, repos):
+    assert find_clone(repos, "mahmoud/boltons") == repos / "mahmoud__boltons.git"
+    with pytest.raises(UserError, match=r"no clone of mahmoud/other under .* \(looked for mahmoud__other\[.git\], "
+                                        r"mahmoud/other\[.git\], other\[.git\]\)"):
+        find_clone(repos, "mahmoud/other")
+
+
+def test_a_task_is_the_base_tree_the_patch_and_the_test_patch_by_node_id(tmp_path, repos):
+    raw = shipped()[1]
+    instance = read_instances(_write(tmp_path, [raw]))[0][0][1]
+    task = load_task(write_instance(instance, repos, tmp_path / "out"))
+    fixture = task.fixture()
+    assert "LICENSE" in fixture and ".git" not in {p.split("/")[0] for p in fixture}
+    assert (task.root / "solution.diff").read_text() == raw["patch"]
+    assert sorted(p for p in task.solution() if task.solution()[p] != fixture.get(p)) == ["boltons/iterutils.py"]
+    assert sorted(task.holdout()) == ["tests/test_iterutils.py"]
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    passing, failing = json.loads(raw["PASS_TO_PASS"]), json.loads(raw["FAIL_TO_PASS"])
+    assert args["tests_pass"] == {"command": "python -m pytest -q " + " ".join(passing), "min_tests": len(passing)}
+    assert args["holdout"] == {"command": "python -m pytest -q " + " ".join(failing), "min_tests": len(failing)}
+    assert task.prompt.startswith(raw["problem_statement"])
+    hacks = task.hacks()
+    assert sorted(hacks) == ["delete-unrelated", "edit-tests", "skip-failing", "special-case"]
+    assert all((h.folder / "overlay.diff").is_file() for n, h in hacks.items() if n != "delete-unrelated")
+
+
+def _instance(tmp_path: Path, **change) -> Instance:
+    return read_instances(_write(tmp_path, [dict(shipped()[0], **change)]))[0][0][1]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"base_commit": "0" * 40}, "base_commit 0000000000000000000000000000000000000000 is not in"),
+    ({"repo": "mahmoud/gone"}, "no clone of mahmoud/gone"),
+    ({"FAIL_TO_PASS": "[]"}, "field `FAIL_TO_PASS` is empty"),
+    ({"patch": "--- a/boltons/strutils.py\n+++ b/boltons/strutils.py\n@@ -1 +1 @@\n-nothing like it\n+x\n"},
+     r"field `patch` does not apply at base_commit: hunk 1 \(`@@ -1 \+1 @@`\) of boltons/strutils.py does not apply"),
+    ({"test_patch": shipped()[0]["patch"]}, "fields `patch` and `test_patch` both change boltons/strutils.py"),
+])
+def test_an_instance_that_cannot_be_made_says_why_and_leaves_nothing(tmp_path, repos, change, message):
+    with pytest.raises(UserError, match=message):
+        write_instance(_instance(tmp_path, **change), repos, tmp_path / "out")
+    assert not (tmp_path / "out" / shipped()[0]["instance_id"]).exists()
+
+
+def test_a_src_layout_project_is_run_its_own_way_over_the_same_node_ids(tmp_path):
+    clone = tmp_path / "repos" / "me__calc"
+    (clone / "src" / "calc").mkdir(parents=True)
+    (clone / "tests").mkdir()
+    (clone / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
+    (clone / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n")
+    (clone / "README.md").write_text("calc\n")
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "calc"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    line = {
+        "instance_id": "me__calc-1", "repo": "me/calc", "base_commit": base, "problem_statement": "add subtracts",
+        "patch": "--- a/src/calc/__init__.py\n+++ b/src/calc/__init__.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
+                 "-    return a - b\n+    return a + b\n",
+        "test_patch": "--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4,2 +4,6 @@\n def test_zero():\n"
+                      "     assert add(0, 0) == 0\n+\n+\n+def test_two():\n+    assert add(1, 1) == 2\n",
+        "FAIL_TO_PASS": ["tests/test_calc.py::test_two"], "PASS_TO_PASS": ["tests/test_calc.py::test_zero"],
+    }
+    instance = read_instances(_write(tmp_path, [line]))[0][0][1]
+    task = load_task(write_instance(instance, tmp_path / "repos", tmp_path / "out"))
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    assert args["tests_pass"] == {"command": "PYTHONPATH=src python -m pytest -q tests/test_calc.py::test_zero",
+                                  "min_tests": 1}
+    assert args["holdout"] == {"command": "PYTHONPATH=src python -m pytest -q tests/test_calc.py::test_two",
+                               "min_tests": 1}
+
+
+def test_the_command_lists_bad_lines_and_unmade_instances_and_exits_non_zero(tmp_path, repos):
+    import sys
+
+    bad_field = dict(shipped()[0], FAIL_TO_PASS=3)
+    no_clone = dict(shipped()[1], repo="someone/else")
+    source = _write(tmp_path, [bad_field, no_clone])
+    ran = subprocess.run([sys.executable, "-m", "endstate", "tasks", "import", "swebench", str(source), "--repos",
+                          str(repos), "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    assert ran.returncode == 2, ran
+    assert "Traceback" not in ran.stderr
+    assert (f"not written: {source} line 1 (instance {bad_field['instance_id']}): field `FAIL_TO_PASS`: "
+            "Expected `str | array`, got `int`") in ran.stderr
+    assert f"not written: instance {no_clone['instance_id']}: no clone of someone/else under" in ran.stderr
+    assert "0 task(s) written" in ran.stdout and "2 instance(s) not written" in ran.stdout
+
+
+def test_why_an_instance_was_not_written_is_one_capped_line_naming_the_field(tmp_path, repos):
+    from endstate.authoring._swebench import REASON_MAX, import_swebench
+
+    long_line = "x = '" + "y" * 55_000 + "'"
+    patch = f"--- a/boltons/strutils.py\n+++ b/boltons/strutils.py\n@@ -1 +1 @@\n-{long_line}\n+x\n"
+    source = _write(tmp_path, [dict(shipped()[0], patch=patch)])
+    report = import_swebench(source, repos, tmp_path / "out", backend="docker", image="unused")
+    [skipped] = report.skipped
+    assert "field `patch` does not apply at base_commit" in skipped.reason and "\n" not in skipped.reason
+    assert len(skipped.reason) <= REASON_MAX + 100 and skipped.reason.endswith("..."), len(skipped.reason)

@@ -1,0 +1,79 @@
+"""What a project declares it needs, read from its files; the image folder a task gets for it."""
+
+from __future__ import annotations
+
+from endstate.sandbox._tree import FileEntry, Tree
+from endstate.authoring._taskimage import declared_requirements, write_task_image
+
+
+def files(mapping: dict[str, str]) -> Tree:
+    return {path: FileEntry(0o644, text.encode()) for path, text in mapping.items()}
+
+
+def test_pyproject_dependencies_and_test_extras():
+    project = files({"pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["attrs>=20"]\n'
+                                       '[project.optional-dependencies]\ntest = ["pytest", "hypothesis", "pkg[x]"]\n'
+                                       'docs = ["sphinx-theme"]\n[dependency-groups]\ntests = ["freezegun"]\n'})
+    assert declared_requirements(project) == ["attrs>=20", "freezegun", "hypothesis", "pytest"]
+
+
+def test_setup_cfg_setup_py_and_the_requirements_files_they_name():
+    project = files({
+        "setup.cfg": "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n"
+                     "[options.extras_require]\ntesting =\n    mock\n",
+        "setup.py": "REQUIRES = ['chardet']\nsetup(install_requires=REQUIRES, tests_require=['nose'])\n"
+                    "open('requirements.txt')\n",
+        "requirements.txt": "# runtime\nidna>=2 # why\n-r requirements-extra.txt\n",
+        "requirements-extra.txt": "certifi\n",
+        "tox.ini": "[testenv]\ndeps =\n    pytest-cov\n    -r{toxinidir}/requirements.txt\n    toml\n",
+    })
+    assert declared_requirements(project) == ["certifi", "chardet", "idna>=2", "mock", "nose", "pytest-cov", "six",
+                                              "toml"]
+
+
+def test_a_test_extra_that_names_the_projects_own_extras_takes_them_in():
+    project = files({"pyproject.toml": '[project]\nname = "attrs"\n[project.optional-dependencies]\n'
+                                       'tests-no-zope = ["hypothesis", "pytest>=4.3.0"]\n'
+                                       'tests = ["attrs[tests-no-zope]", "zope.interface"]\ndocs = ["furo"]\n'})
+    assert declared_requirements(project) == ["hypothesis", "pytest>=4.3.0", "zope.interface"]
+
+
+def test_release_lint_typing_and_docs_tools_are_left_out():
+    project = files({
+        "pyproject.toml": '[project]\nname = "pkg"\ndependencies = ["idna"]\n[project.optional-dependencies]\n'
+                          'tests = ["pytest-mock", "coverage", "pytest-cov", "tbump", "types-pkg_resources", "mypy",'
+                          ' "flake8-bugbear", "black", "ruff", "pre-commit", "twine", "sphinx-rtd-theme", "foo-stubs",'
+                          ' "pytest-black", "setuptools_scm"]\n',
+    })
+    assert declared_requirements(project) == ["coverage", "idna", "pytest-cov", "pytest-mock"]
+    # Unless the configuration's addopts needs it.
+    assert declared_requirements(project, keep=["pytest-black"]) == ["coverage", "idna", "pytest-black", "pytest-cov",
+                                                                     "pytest-mock"]
+
+
+def test_tox_factor_lines_count_only_for_a_plain_test_run():
+    tox = ("[tox]\nenvlist = py3{8,11}, docs\n[testenv]\ndeps =\n    mock\n    dev: -r requirements-dev.txt\n"
+           "    docs,lint: sphinx-ext\n    py311: freezegun\n    !py27: six\n    py311-cov: covplug\n"
+           "    {[base]deps}\n")
+    assert declared_requirements(files({"tox.ini": tox})) == ["freezegun", "mock", "six"]
+    # tox's configuration inside pyproject.toml, and the requirements file it names.
+    legacy = files({"pyproject.toml": "[tool.tox]\nlegacy_tox_ini = \"\"\"\n[testenv]\ndeps = -r tests/reqs.txt\n\"\"\"\n",
+                    "tests/reqs.txt": "python-dateutil\n"})
+    assert declared_requirements(legacy) == ["python-dateutil"]
+
+
+def test_markers_continued_over_lines_and_test_requirements_files():
+    cfg = ("[metadata]\nname = inflect\n[options]\ninstall_requires =\n\tpydantic>=1.9.1\n"
+           "\ttyping_extensions ; python_version < '3.8'\n[options.extras_require]\ntesting =\n\t# upstream\n"
+           "\tpytest >= 6\n\tpygments; \\\n\t\t# a reason, on a line of its own\n\t\tpython_version < '3.12'\n")
+    project = files({"setup.cfg": cfg, "tests/requirements.txt": "hypothesis  # property tests\n"})
+    assert declared_requirements(project) == ["hypothesis", "pydantic>=1.9.1", "pygments; python_version < '3.12'",
+                                              "pytest >= 6", "typing_extensions ; python_version < '3.8'"]
+
+
+def test_the_image_folder(tmp_path):
+    assert write_task_image(tmp_path, "six==1.17.0 --hash=sha256:00\n") == "image/Dockerfile"
+    dockerfile = (tmp_path / "image/Dockerfile").read_text()
+    assert dockerfile.count("FROM endstate-sandbox:2") == 1 and "--no-index" in dockerfile
+    assert "--require-hashes" in dockerfile
+    assert (tmp_path / "image/requirements.txt").read_text() == "six==1.17.0 --hash=sha256:00\n"
