@@ -40,6 +40,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--endstate-sandbox", choices=["auto", "docker", "local"], default="auto",
                     help="Sandbox backend (default auto).")
     group.addoption("--endstate-image", metavar="TAG", default=None, help="Sandbox image (default: endstate's own).")
+    group.addoption("--endstate-record-mode", choices=["none", "once", "new_episodes", "all"], default="none",
+                    help="none: replay (default); once: record the tasks without a cassette; new_episodes: live "
+                    "from each cassette's first divergence; all: record every task (these need --endstate-model).")
     group.addoption("--endstate-executor", choices=["local", "ray"], default="local",
                     help="Run tasks here or on a Ray cluster (default local).")
     group.addoption("--endstate-ray-address", metavar="HOST:PORT", default=None, help="Ray cluster to join.")
@@ -57,6 +60,9 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--endstate-suite needs --endstate-replay DIR (the cassettes to replay offline)")
     if not Path(replay).is_dir():
         raise pytest.UsageError(f"--endstate-replay {replay}: no such folder of cassettes")
+    if config.getoption("endstate_record_mode") != "none" and not config.getoption("endstate_model"):
+        raise pytest.UsageError(f"--endstate-record-mode {config.getoption('endstate_record_mode')} records: "
+                                "pass --endstate-model, the model to record")
     if config.getoption("endstate_jobs") < 1:
         raise pytest.UsageError("--endstate-jobs must be at least 1")
     config.stash[_RUN] = _SuiteRun(config, suite_dir)
@@ -86,6 +92,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     run = config.stash.get(_RUN, None)
     if run is not None and run.out is not None:
+        for task_id, done in sorted(run.provenance.items()):
+            terminalreporter.write_line(f"endstate: {task_id}: {done}")
         terminalreporter.write_line(f"endstate results: {run.out / 'results.json'}")
 
 
@@ -130,6 +138,8 @@ class _SuiteRun:
         self.out: Path | None = None
         self.ran = False
         self.problems: dict[str, str] = {}
+        #: With a record mode: what was done with each task's cassette.
+        self.provenance: dict[str, str] = {}
 
     def option(self, name: str) -> Any:
         return self.config.getoption(f"endstate_{name}")
@@ -168,13 +178,17 @@ class _SuiteRun:
                 self.problems[task_id] = f"the task does not load: {exc}"
         replay = Path(self.option("replay"))
         model = self.option("model") or _recorded_model(replay, [t.id for t in tasks])
+        recording = self.option("record_mode") != "none"  # the replay folder is also where it records
         config = RunConfig(model=model, settings=RunSettings(), sandbox=self.option("sandbox"),
                            image=self.option("image") or DEFAULT_IMAGE, jobs=self.option("jobs"),
-                           mode="replay", cassettes=str(replay), match=self.option("match"))
+                           mode="record" if recording else "replay", cassettes=str(replay), match=self.option("match"),
+                           overwrite=recording, record_mode=self.option("record_mode") if recording else "")
         self.out = Path(self.option("out") or Path("runs") / model_slug(model))
         run_suite = suite_runner(self.option("executor"), self.option("ray_address"))
         result = run_suite(tasks, config, self.out, suite_root=self.suite)
         for task in result.tasks:
+            if recording and task.provenance:
+                self.provenance[task.task_id] = task.provenance.describe()
             if task.outcome != "pass":
                 self.problems[task.task_id] = _explain(task, self.out)
 

@@ -100,3 +100,29 @@ def test_a_task_that_cannot_replay_fails_with_the_harness_reason(tmp_path):
     assert task.outcome == "error" and "recorded with model scripted/null" in task.reason
     assert f"error: {task.reason}" in ran.stdout
     assert "Traceback" not in ran.stdout
+
+
+def test_record_mode_once_records_only_the_task_without_a_cassette(tmp_path):
+    import shutil
+
+    cassettes = tmp_path / "cassettes"
+    cassettes.mkdir()
+    shutil.copyfile(CASSETTES / "scripted-reference" / "bugfix-lru-eviction.cassette",
+                    cassettes / "bugfix-lru-eviction.cassette")
+    ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay", str(cassettes), "-k",
+                     "lru or invoice-rounding", "--endstate-record-mode", "once", "--endstate-model",
+                     "scripted/reference", "--endstate-out", str(tmp_path / "run"), cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "endstate: bugfix-lru-eviction: replayed: every turn from its cassette" in ran.stdout
+    assert "endstate: bugfix-invoice-rounding: recorded live" in ran.stdout
+    assert (cassettes / "bugfix-invoice-rounding.cassette").is_file()
+    assert (cassettes / "bugfix-lru-eviction.cassette").read_bytes() == (
+        CASSETTES / "scripted-reference" / "bugfix-lru-eviction.cassette").read_bytes()
+
+
+def test_a_record_mode_without_a_model_is_one_line(tmp_path):
+    ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay", str(CASSETTES / "scripted-reference"),
+                     "--endstate-record-mode", "new_episodes", cwd=tmp_path)
+    assert ran.returncode != 0
+    assert "--endstate-record-mode new_episodes records: pass --endstate-model" in ran.stderr
+    assert "Traceback" not in ran.stderr

@@ -35,7 +35,7 @@ import msgspec
 
 from endstate.agent._policy import Policy
 from endstate.agent._state import Counters, Guards, Journal
-from endstate.cassettes import CassetteJob
+from endstate.cassettes import CassetteJob, Provenance
 from endstate.errors import UserError
 from endstate.models import Scrubber
 from endstate.task import Budget
@@ -85,6 +85,8 @@ class AgentOutcome(msgspec.Struct):
     unplayed: int = 0
     #: Wall seconds spent inside sandbox calls by this process.
     sandbox_s: float = 0.0
+    #: Where the answers came from (replayed, live, forked), when a cassette was in use.
+    provenance: Provenance | None = None
 
 
 def _print_marker() -> None:
@@ -140,6 +142,7 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
     if tape is not None:
         outcome.divergence = tape.divergence or divergence
         outcome.unplayed = tape.unplayed()
+        outcome.provenance = tape.provenance()
     return outcome
 
 

@@ -136,6 +136,7 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
     if tape is not None:
         outcome.divergence = tape.divergence or (str(diverged[0]) if diverged else "")
         outcome.unplayed = tape.unplayed()
+        outcome.provenance = tape.provenance()
     return outcome
 
 

@@ -33,7 +33,7 @@ from endstate.cassettes._format import (
 )
 from endstate.cassettes._match import MATCH_MODES, request_hash
 from endstate.cassettes._preflight import ReplaySource, check_replay_folder, replay_settings
-from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob
+from endstate.cassettes._job import BUFFERED_STREAM_HEADER, FIRST_DIVERGENCE, LAST_TURN, CassetteJob, Provenance
 
 if TYPE_CHECKING:
     from endstate.cassettes._session import Tape, open_session
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 __all__ = [
     "open_session",
     "CassetteJob",
+    "Provenance",
+    "FIRST_DIVERGENCE",
+    "LAST_TURN",
     "Tape",
     "BUFFERED_STREAM_HEADER",
     "show",

@@ -131,6 +131,9 @@ def _header_lines(recording: Recording) -> list[str]:
         f"  settings {_settings_text(header)}",
         f"  {count} interaction{'s' if count != 1 else ''}, {state}",
     ]
+    if header.parent:
+        at = f"live from agent turn {header.fork_at}" if header.fork_at is not None else "never went live"
+        lines.insert(-1, f"  forked from cassette {header.parent[:16]} (sha256): {at}")
     if recording.end is not None and recording.end.error:
         lines.append(f"  the recording session ended with {recording.end.error}")
     return lines

@@ -84,6 +84,10 @@ class Header(msgspec.Struct, tag_field="kind", tag="header", forbid_unknown_fiel
     #: The foreign agent whose traffic this is (its id, `name@hash`); empty for endstate's own
     #: loop, and then left out of the file, so such a header reads as it always did.
     agent: str = ""
+    #: A fork: sha256 of the parent cassette's bytes, and the first agent turn answered live
+    #: (turns before it were served from the parent). Left out of an ordinary recording.
+    parent: str = ""
+    fork_at: int | None = None
 
 
 class RecordedRequest(msgspec.Struct, forbid_unknown_fields=True):

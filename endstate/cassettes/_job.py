@@ -6,7 +6,12 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["CassetteJob", "BUFFERED_STREAM_HEADER"]
+__all__ = ["CassetteJob", "BUFFERED_STREAM_HEADER", "Provenance", "FIRST_DIVERGENCE", "LAST_TURN"]
+
+#: `fork_at` of a fork that goes live at the first request the parent has no answer for.
+FIRST_DIVERGENCE = -1
+#: `fork_at` of a fork that answers the parent's last agent turn live (`--fork-at last`).
+LAST_TURN = -2
 
 #: Set on a streamed request by a caller that reads the answer whole (the foreign-agent proxy):
 #: vcrpy's buffering then loses nothing, and the recorded body keeps every server-sent event as
@@ -22,3 +27,28 @@ class CassetteJob(msgspec.Struct, frozen=True):
     header: dict[str, Any] = {}
     #: Record over an existing cassette (the resumed attempt of a killed run appends instead).
     overwrite: bool = False
+    #: A fork (record mode): the parent cassette whose answers are served before `fork_at`.
+    parent: str = ""
+    #: The first agent turn answered live; FIRST_DIVERGENCE: the first the parent cannot answer;
+    #: LAST_TURN: the parent's last.
+    fork_at: int = FIRST_DIVERGENCE
+
+
+class Provenance(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Where a task's model answers came from: replayed from a cassette, live, or both."""
+
+    #: "replayed" (every answer from the cassette), "live" (none), "forked" (replayed, then live).
+    mode: str
+    #: Agent turns 0..replayed_turns-1 were answered from the cassette (or its parent).
+    replayed_turns: int = 0
+    #: The first agent turn answered live; None when no turn was.
+    live_from: int | None = None
+    #: sha256 of the parent cassette's bytes (a fork).
+    parent: str = ""
+
+    def describe(self) -> str:
+        if self.mode == "forked":
+            replayed = f"turns 0..{self.replayed_turns - 1} replayed" if self.replayed_turns else "nothing replayed"
+            live = f"live from turn {self.live_from}" if self.live_from is not None else "no turn live"
+            return f"forked: {replayed}, {live}"
+        return "replayed: every turn from its cassette" if self.mode == "replayed" else "recorded live"

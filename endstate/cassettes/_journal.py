@@ -26,6 +26,8 @@ class _Event(msgspec.Struct, omit_defaults=True):
     mode: str = ""
     id: str = ""
     played: int | None = None
+    #: A fork went live at this agent turn.
+    live: int | None = None
     closed: bool = False
 
 
@@ -37,6 +39,7 @@ class _Journal(msgspec.Struct):
     mode: str = ""
     id: str = ""
     played: set[int] = set()
+    live: int | None = None
     closed: bool = True
 
     def is_open(self, path: Path, mode: str, identity: str | None = None) -> bool:
@@ -71,6 +74,8 @@ class Sidecar:
                 journal = _Journal(cassette=event.cassette, mode=event.mode, id=event.id, played=set(), closed=False)
             if event.played is not None:
                 journal.played.add(event.played)
+            if event.live is not None:
+                journal.live = event.live
             journal.closed = journal.closed or event.closed
         return journal
 
@@ -81,6 +86,9 @@ class Sidecar:
 
     def played(self, index: int) -> None:
         self._append(_Event(played=index))
+
+    def live(self, turn: int) -> None:
+        self._append(_Event(live=turn))
 
     def close(self) -> None:
         self._append(_Event(closed=True))

@@ -4,6 +4,8 @@
                meaning (JSON is compared parsed, keys sorted). The determinism test.
     sequence   the channel is equal; recorded answers are served in recorded order
                per channel whatever the request says. The mutation check.
+    conversation  the method and the body are equal with the body's "model" left out,
+               whatever the path: the prefix of a fork, which another model continues.
 
 vcrpy serves the first unplayed recorded interaction its matchers accept, so a
 matcher that compares channels alone is all "in order per channel" needs.
@@ -84,6 +86,7 @@ class RequestKeys:
 
     def __init__(self, scrubber: Scrubber | None = None) -> None:
         self._hashes: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
+        self._conversations: weakref.WeakKeyDictionary[Request, str] = weakref.WeakKeyDictionary()
         self.scrubber = scrubber or Scrubber()
 
     def hash_of(self, request: Request) -> str:
@@ -94,6 +97,23 @@ class RequestKeys:
                                  scrub.bytes(_body_bytes(request) or b""))
             self._hashes[request] = known
         return known
+
+    def conversation_of(self, request: Request) -> str:
+        """sha256 of the method and the scrubbed body without its "model": what a fork's prefix matches on."""
+        known = self._conversations.get(request)
+        if known is None:
+            body = canonical_body(self.scrubber.bytes(_body_bytes(request) or b""))
+            if isinstance(body, dict):
+                body = {key: value for key, value in body.items() if key != "model"}
+            document = {"method": request.method.upper(), "body": body}
+            known = hashlib.sha256(msgspec.json.encode(document, order="sorted")).hexdigest()
+            self._conversations[request] = known
+        return known
+
+    def endstate_conversation(self, made: Request, recorded: Request) -> None:
+        """The fork prefix's matcher."""
+        if self.conversation_of(made) != self.conversation_of(recorded):
+            raise AssertionError("the conversation differs from the recorded one")
 
     @staticmethod
     def channel_of(request: Request) -> str:
@@ -118,7 +138,8 @@ class RequestKeys:
         if made_channel != recorded_channel:
             raise AssertionError(f"channel {made_channel!r} != recorded {recorded_channel!r}")
 
-    def matcher_for(self, match: MatchMode):
+    def matcher_for(self, match: MatchMode | Literal["conversation"]):
         """(name, function) of the matcher to register for `match`."""
-        function = self.endstate_request_hash if match == "strict" else self.endstate_channel
+        function = {"strict": self.endstate_request_hash, "sequence": self.endstate_channel,
+                    "conversation": self.endstate_conversation}[match]
         return function.__name__, function

@@ -9,6 +9,8 @@ cassette the moment its answer arrives (vcrpy itself would write only on exit).
 Replay: the whole cassette is loaded and checked before vcrpy starts; record mode
 "none", so nothing reaches the network; a request with no recorded answer raises
 ReplayDivergence from inside the HTTP transport, after writing it on the tape.
+Fork (record with a parent, see `_fork`): vcrpy in record mode "new_episodes" over
+the parent's prefix; answers served and answers fetched are both written as they come.
 
 A checkpoint task's agent is killed and resumed by a new process with the same
 job. The session keeps a small journal in `state_dir` (which must be the task's
@@ -23,6 +25,7 @@ Docker SDK's own HTTP traffic must reach the engine during replay.
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,14 +40,15 @@ from vcr.request import Request
 
 from endstate import __version__
 from endstate.cassettes._divergence import explain_divergence, request_body
-from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, utc_now
+from endstate.cassettes._fork import ForkPlan, hook_fork
+from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, load, utc_now, write
 from endstate.cassettes._match import MatchMode, RequestKeys, canonical_body, check_match_mode
 from endstate.cassettes._preflight import check_header, open_cassette
 from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
 from endstate.cassettes._toolresult import tool_result
 from endstate.errors import CassetteError, ReplayDivergence
 from endstate.models import Scrubber
-from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob
+from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob, Provenance
 from endstate.cassettes._journal import SIDECAR_NAME, Sidecar, header_id
 from endstate.models import RunSettings
 
@@ -77,6 +81,10 @@ class Tape:
         self.divergence_error: ReplayDivergence | None = None
         #: Interactions this process appended (record mode).
         self.recorded = 0
+        #: A fork: agent answers served from the parent, and whether it has gone live.
+        self.replayed_turns = 0
+        self.live = False
+        self.fork: ForkPlan | None = None
         self._channels = channels
         self._played = played
         self._recording = recording
@@ -86,7 +94,21 @@ class Tape:
         request carried it (None when recording, or when the recording does not say)."""
         if self._recording is None:
             return None
+        if self.fork is not None and self.fork.live_from is not None and turn > self.fork.live_from:
+            return None  # a call the live continuation made: the parent never ran it
         return tool_result(self._recording, turn=turn, call_id=call_id)
+
+    def provenance(self) -> Provenance:
+        """Where this task's answers came from (replay: every one from the cassette)."""
+        if self.fork is not None and self.fork.unchanged(self.played):
+            return Provenance("replayed", replayed_turns=self.replayed_turns)
+        if self.fork is not None:
+            return Provenance("forked", replayed_turns=self.replayed_turns, live_from=self.fork.live_from,
+                              parent=self.fork.parent_hash)
+        if self.mode == "replay":
+            return Provenance("replayed", replayed_turns=sum(
+                1 for index in self._played if self._channels[index] == "agent"))
+        return Provenance("live")
 
     @property
     def played(self) -> int:
@@ -117,7 +139,7 @@ def open_session(job: CassetteJob, *, task_id: str, state_dir: str | Path,
     _check_vcrpy()
     path = Path(job.path)
     sidecar = Sidecar(Path(state_dir) / SIDECAR_NAME)
-    session = _record if job.mode == "record" else _replay
+    session = (_fork if job.parent else _record) if job.mode == "record" else _replay
     keys = RequestKeys(scrubber)
     with session(job, path, task_id, match, sidecar, resumed, keys) as tape:
         yield tape
@@ -203,13 +225,7 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
     can_play, append = cassette.can_play_response_for, cassette.append
 
     def checked_can_play(request: Request) -> bool:
-        # Runs before the request goes out, so a refusal here keeps it off the network.
-        kept = cassette.filter_request(request)
-        if kept is None:
-            raise CassetteError(f"the request {request.method} {request.path} would be sent without being recorded")
-        body = canonical_body(request_body(kept))
-        if isinstance(body, dict) and body.get("stream") and not request.headers.get(BUFFERED_STREAM_HEADER):
-            raise CassetteError("streaming requests cannot be recorded (vcrpy buffers answers): use stream=False")
+        _refuse_unrecordable(cassette, request)  # before the request goes out, so a refusal keeps it off the network
         return can_play(request)
 
     def appending(request: Request, response: dict[str, Any]) -> None:
@@ -222,6 +238,70 @@ def _hook_recording(cassette: Any, writer: CassetteWriter, tape: Tape, keys: Req
 
     cassette.can_play_response_for = checked_can_play
     cassette.append = appending
+
+
+def _refuse_unrecordable(cassette: Any, request: Request) -> None:
+    kept = cassette.filter_request(request)
+    if kept is None:
+        raise CassetteError(f"the request {request.method} {request.path} would be sent without being recorded")
+    body = canonical_body(request_body(kept))
+    if isinstance(body, dict) and body.get("stream") and not request.headers.get(BUFFERED_STREAM_HEADER):
+        raise CassetteError("streaming requests cannot be recorded (vcrpy buffers answers): use stream=False")
+
+
+# -- fork -----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _fork(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar: Sidecar,
+          resumed: bool | None, keys: RequestKeys) -> Iterator[Tape]:
+    """Record a new cassette whose first turns come from `job.parent` (see `_fork`)."""
+    journal = sidecar.read()
+    if resumed is None:
+        resumed = journal.is_open(path, "fork")
+    resumed = resumed and journal.is_open(path, "fork")
+    plan = ForkPlan.open(job, task_id, sidecar.path.parent, resumed=resumed)
+    if resumed:
+        writer, recording = CassetteWriter.resume(path)
+        header, count = recording.header, len(recording.interactions)
+    else:
+        header = msgspec.structs.replace(_new_header(job, task_id), parent=plan.parent_hash,
+                                         fork_at=plan.header_fork_at())
+        writer = CassetteWriter.create(path, header, overwrite=job.overwrite)
+        count = 0
+        sidecar.start(path, "fork", header_id(header))
+    tape = Tape(mode="record", match=match, path=path, task_id=task_id, header=header,
+                channels=[i.request.channel for i in plan.prefix.interactions], played=set(), notes=plan.notes,
+                recording=plan.parent)
+    tape.fork = plan
+    if resumed:
+        tape._played.update(i for i in journal.played if 0 <= i < len(plan.prefix.interactions))
+        tape.replayed_turns = sum(1 for i in tape._played if tape._channels[i] == "agent")
+        plan.live_from, tape.live = journal.live, journal.live is not None
+    error = ""
+    try:
+        with _use_cassette(path, RecordMode.NEW_EPISODES, "conversation", keys,
+                           _Persister(plan.prefix if plan.prefix.interactions else None, None)) as cassette:
+            for index in tape._played:
+                cassette.play_counts[index] = 1
+            hook_fork(cassette, plan, writer, tape, keys, sidecar, lambda r: _refuse_unrecordable(cassette, r))
+            try:
+                yield tape
+            except BaseException as exc:
+                error = type(exc).__name__
+                raise
+    finally:
+        try:
+            writer.end(count + writer.written, error=error)
+        finally:
+            writer.close()
+            sidecar.close()
+        if plan.unchanged(tape.played) and plan.copy is not None:  # matched to the end: the cassette stays
+            shutil.copyfile(plan.copy, path)
+        else:
+            final = load(path)
+            write(path, msgspec.structs.replace(final, header=msgspec.structs.replace(
+                final.header, fork_at=plan.header_fork_at())))
 
 
 # -- replay ---------------------------------------------------------------------------

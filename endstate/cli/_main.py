@@ -16,6 +16,7 @@ import click
 from endstate import __version__
 from endstate.cli._errors import _user_errors
 from endstate.cli._export import export_command
+from endstate.cli._fork import _eval_fork, _not_plain_record, _record_options, _replay_options
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
 from endstate.errors import UserError
 
@@ -224,10 +225,7 @@ def image_build(tag: str | None, offline_seed: str) -> None:
 # -- eval and record ----------------------------------------------------------------------
 @main.command("eval")
 @_run_options
-@click.option("--replay", type=click.Path(path_type=Path), default=None,
-              help="Cassette folder to replay offline (no network, no API key).")
-@click.option("--match", type=click.Choice(["strict", "sequence"]), default="strict", show_default=True,
-              help="strict: by request hash; sequence: recorded answers in order per channel.")
+@_replay_options
 @click.option("--repeat", type=click.IntRange(1, 20), default=1, show_default=True,
               help="Run the suite N times and compare pass/fail vectors and tree hashes.")
 @click.option("--expect", type=click.Choice(["pass", "fail"]), default=None,
@@ -235,20 +233,19 @@ def image_build(tag: str | None, offline_seed: str) -> None:
 @click.option("--overwrite", is_flag=True, help="Replace the run an --out folder already holds.")
 @_user_errors
 def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: Path | None, match: str,
-                 repeat: int, expect: str | None, overwrite: bool, **kwargs: Any) -> None:
+                 repeat: int, expect: str | None, overwrite: bool, fork_at: int | None, **kwargs: Any) -> None:
     """Run the suite against a model, live or replayed from cassettes, and grade it."""
     extra = {"mode": "replay", "cassettes": str(replay), "match": match} if replay else {}
+    out, extra = _eval_fork(out, replay, fork_at, kwargs) if fork_at is not None else (out, extra)
     _run(suite, only, out, repeat, expect, replace_out=overwrite, **kwargs, **extra)
 
 
 @main.command("record")
 @_run_options
-@click.option("--cassettes", type=click.Path(path_type=Path), default=None,
-              help="Where to write (default: cassettes/[<agent>-]<model-slug>).")
-@click.option("--overwrite", is_flag=True, help="Replace existing cassettes.")
+@_record_options
 @_user_errors
 def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | None, overwrite: bool,
-                   **kwargs: Any) -> None:
+                   record_mode: str | None, replay: Path | None, fork_at: int | None, **kwargs: Any) -> None:
     """A live run that records every model exchange into cassettes."""
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
@@ -256,6 +253,8 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     from endstate.cassettes import cassette_file
     from endstate.run import attempt_stem, make_folder
 
+    if (special := _not_plain_record(folder, record_mode, replay, fork_at, kwargs["executor"])) is not None:
+        return _run(kwargs.pop("suite"), only, out, 1, None, **kwargs, **special)
     if not overwrite and not kwargs["resume"]:  # resuming keeps finished tasks' cassettes, redoes the rest
         loaded, _ = _load(kwargs["suite"], only)
         paths = [cassette_file(folder, attempt_stem(t.id, k)) for t in loaded for k in range(kwargs["attempts"])]

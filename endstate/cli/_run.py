@@ -167,7 +167,8 @@ def _load(suite: Path, only: tuple[str, ...]):
     return loaded, errors
 
 
-def _progress(total: int) -> Callable[[Any], None]:
+def _progress(total: int, *, provenance: bool = False) -> Callable[[Any], None]:
+    """Prints a line per finished task; with `provenance`, also where its answers came from (stderr)."""
     done = [0]
 
     def show(result: Any) -> None:
@@ -177,6 +178,8 @@ def _progress(total: int) -> Callable[[Any], None]:
         reason = f"  {why if result.stop_reason == 'refused' else why[:110]}" if result.outcome != "pass" and why else ""
         name = result.task_id + (f" (attempt {result.attempt})" if result.attempt else "")
         click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {name}{reason}")
+        if provenance and getattr(result, "provenance", None):
+            click.echo(f"endstate: {name}: {result.provenance.describe()}", err=True)
 
     return show
 
@@ -302,6 +305,15 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             if not errors:
                 click.echo("endstate: error: no task to replay", err=True)
             sys.exit(2)
+    if config.fork_from is not None:  # every parent checked, its settings read, before any container
+        from endstate.run import prepare_fork
+
+        loaded, config, problems = prepare_fork(loaded, config, _explicit_settings())
+        for problem in problems:
+            click.echo(f"endstate: error: {problem} (task skipped)", err=True)
+        errors += problems
+        if not loaded:
+            sys.exit(2)
     out = out or Path("runs") / _slug(config.agent, config.model)
     if replace_out is False and not resume:
         _refuse_another_run(out)
@@ -321,7 +333,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             click.echo(f"endstate: spend ceiling reached: the finished runs cost ${spent[0]:.4f}, --max-usd is "
                        f"${max_usd:g}; run {attempt + 1} of {repeat} not started", err=True)
             sys.exit(3)
-        progress = _progress(total)
+        progress = _progress(total, provenance=config.fork_from is not None or bool(config.record_mode))
         if again:
             progress = _saying_kept(progress, kept_on_resume(run_out, rerun_errors=not config.keep_errors), run_out)
         if price is not None:
@@ -347,6 +359,9 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
 
         report, identical = compare_repeats(results)
         click.echo(report)
+        if config.fork_from is not None:  # only a full replay is a determinism test
+            click.echo("note: each forked task asked its model again from the fork turn in every run: the repeats "
+                       "compare the model's answers, not replay's determinism")
         status = status or (0 if identical else 1)
     outcomes = [t.outcome for r in results for t in r.tasks]
     if any(o in ("error", "divergence", "infra_error") for o in outcomes):

@@ -163,6 +163,7 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
                      **{name: getattr(card, name) for name in ("thinking_budget", "reasoning_effort",
                                                                "prompt_cache", "max_concurrent", "sandbox_why")
                         if getattr(card, name) is not msgspec.UNSET}},
+        **_forks(results),
         "runs": len(results), "attempts": card.attempts,
         "controls": [msgspec.to_builtins(arm) for arm in controls],
         "excluded_tasks": excluded, "flake_rate": flake_rate,
@@ -170,6 +171,16 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
         # each task's adequacy as its adequacy.toml records it, when some task records one
         **({"adequacy": {task: m.line() for task, m in card.adequacy.items()}} if card.adequacy else {}),
     }
+
+
+def _forks(results: list[RunResult]) -> dict:
+    """The forked tasks, each with the turn it went live at; nothing for runs without a fork."""
+    forked = sorted({(t.task_id, t.provenance.live_from) for r in results for t in r.tasks
+                     if t.provenance and t.provenance.mode == "forked"}, key=lambda p: (p[0], p[1] is None, p[1] or 0))
+    if not forked:
+        return {}
+    return {"fork_from": results[0].card.fork_from or "",
+            "forked_tasks": [{"task": task, "live_from": turn} for task, turn in forked]}
 
 
 def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Price],

@@ -10,6 +10,7 @@ discordant counts become the sign test's split, which is McNemar's when k = 1.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import msgspec
@@ -17,7 +18,7 @@ import msgspec
 from endstate.errors import UserError
 from endstate.report._runs import attempts_by_task, hack_shares, load_run, same_grading
 from endstate.report._stats import bootstrap_mean, discordant, mcnemar_exact, paired_bootstrap
-from endstate.run import RunResult
+from endstate.run import RunResult, TaskResult
 
 __all__ = ["TaskPair", "PairedSummary", "Comparison", "compare_runs", "compare_folders", "render_comparison"]
 
@@ -30,6 +31,10 @@ class TaskPair(msgspec.Struct, frozen=True):
     cand: float
     base_outcomes: tuple[str, ...]
     cand_outcomes: tuple[str, ...]
+    #: When the candidate forked this task: the agent turn it went live at (None: never live).
+    cand_fork_at: int | None | msgspec.UnsetType = msgspec.UNSET
+    #: Whether the fork's parent is the cassette the base replayed for this task.
+    fork_of_base: bool = False
 
 
 class PairedSummary(msgspec.Struct, frozen=True):
@@ -106,7 +111,7 @@ def compare_runs(base: RunResult, cand: RunResult, *, by_category: bool = False,
         pairs.append(TaskPair(task_id, ta[0].category,
                               sum(t.outcome == "pass" for t in ta) / len(ta),
                               sum(t.outcome == "pass" for t in tb) / len(tb),
-                              tuple(t.outcome for t in ta), tuple(t.outcome for t in tb)))
+                              tuple(t.outcome for t in ta), tuple(t.outcome for t in tb), **_fork(base, tb[0])))
     summaries = [_summary("all", pairs, seed)]
     if by_category:
         for category in sorted({p.category for p in pairs}):
@@ -121,6 +126,18 @@ def compare_runs(base: RunResult, cand: RunResult, *, by_category: bool = False,
     return Comparison(base.card.model, cand.card.model, base.card.task_pack_hash,
                       max(len(v) for v in a.values()), max(len(v) for v in b.values()), pairs, summaries,
                       sorted(set(a) - set(b)), sorted(set(b) - set(a)), not_graded, hacks)
+
+
+def _fork(base: RunResult, cand: TaskResult) -> dict:
+    """How a forked candidate task pairs with the base: its fork turn, and whether its parent
+    is the very cassette the base replayed (by content hash)."""
+    provenance = cand.provenance
+    if not provenance or provenance.mode != "forked":
+        return {}
+    recorded = Path(base.card.replay_from) / f"{cand.task_id}.cassette" if base.card.replay_from else None
+    same = bool(recorded and recorded.is_file()
+                and hashlib.sha256(recorded.read_bytes()).hexdigest() == provenance.parent)
+    return {"cand_fork_at": provenance.live_from, "fork_of_base": same}
 
 
 def compare_folders(base: Path, cand: Path, *, by_category: bool = False) -> Comparison:
@@ -143,6 +160,9 @@ def render_comparison(c: Comparison) -> str:
     rows = [["task", "category", "base", "cand", ""]]
     for p in c.pairs:
         mark = "cand better" if p.cand > p.base else "base better" if p.base > p.cand else ""
+        if p.cand_fork_at is not msgspec.UNSET:
+            at = f"live from turn {p.cand_fork_at}" if p.cand_fork_at is not None else "never live"
+            mark = "; ".join(filter(None, [mark, f"cand forked{' from base' if p.fork_of_base else ''}, {at}"]))
         rows.append([p.task_id, p.category, _share(p.base, c.base_attempts), _share(p.cand, c.cand_attempts), mark])
     lines += _table(rows) + [""]
     rows = [["group", "tasks", "base rate (95% CI)", "cand rate (95% CI)", "cand - base (95% CI)",
@@ -160,6 +180,10 @@ def render_comparison(c: Comparison) -> str:
                      f"({100 * h.cand_low:.0f}-{100 * h.cand_high:.0f}), cand - base {100 * h.difference:+.0f} "
                      f"({100 * h.difference_low:+.0f} to {100 * h.difference_high:+.0f}); attempted more: base on "
                      f"{h.base_better}, cand on {h.cand_better} task(s), McNemar p {h.p_value:.3g}")
+    forks = [p for p in c.pairs if p.cand_fork_at is not msgspec.UNSET]
+    if forks:
+        lines.append(f"cand forked {len(forks)} task(s), {sum(p.fork_of_base for p in forks)} of them from the "
+                     "cassette base replayed: their turns before the fork are the same bytes on both sides")
     if c.only_in_base or c.only_in_cand:
         lines.append(f"not paired: {len(c.only_in_base)} task(s) only in base, {len(c.only_in_cand)} only in cand")
     if c.not_graded:

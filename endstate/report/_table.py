@@ -36,8 +36,8 @@ def summary_table(result: RunResult) -> str:
     card = result.card
     lines.append("")
     backend = card.sandbox_backend + (f" (bubblewrap: {card.sandbox_why})" if card.sandbox_why else "")
-    lines.append(f"{card.model} ({card.mode}{', ' + card.match if card.match else ''}) on {backend}: "
-                 f"{counts.get('pass', 0)}/{total} passed ({tally})")
+    mode = card.mode + (f", {card.match}" if card.match else "") + _fork_text(card)
+    lines.append(f"{card.model} ({mode}) on {backend}: {counts.get('pass', 0)}/{total} passed ({tally})")
     retries = sum(t.infra_retries for t in result.tasks)
     if retries or counts.get("infra_error"):
         lines.append(f"the machinery failed under tasks: {retries} rerun(s) from scratch; "
@@ -67,3 +67,10 @@ def compare_repeats(results: list[RunResult]) -> tuple[str, bool]:
         f"flake rate: {rate:.1%} ({len(flaky)} of {len(task_ids)} tasks)" + (f": {', '.join(flaky)}" if flaky else ""),
     ]
     return "\n".join(lines), same_vector and not differing_hash
+
+
+def _fork_text(card) -> str:
+    """How a fork or a record mode ran, for the run's summary line ("" for other runs)."""
+    if isinstance(card.fork_from, str):
+        return f", fork of {card.fork_from} at turn {'last' if card.fork_at == -2 else card.fork_at}"
+    return f", record mode {card.record_mode}" if isinstance(card.record_mode, str) else ""

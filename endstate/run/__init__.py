@@ -4,7 +4,8 @@ from endstate.run._config import RunConfig, model_slug, task_pack_hash
 from endstate.run._folder import RunFolder
 from endstate.run._faults import INFRA_ERROR, RetryPolicy, wait_for_engine
 from endstate.run._ray import suite_runner
-from endstate.run._replay import prepare_replay
+from endstate.run._recordmode import RECORD_MODES
+from endstate.run._replay import prepare_fork, prepare_replay
 from endstate.run._results import (RunCard, RunResult, TaskResult, attempt_stem, make_folder, read_results, vector_of,
                                    write_atomically, write_results)
 from endstate.run._resume import RUN_FILE, kept_on_resume
@@ -12,6 +13,7 @@ from endstate.run._runner import grading_guards_of, resolve_graders, run_suite
 
 __all__ = [
     "INFRA_ERROR",
+    "RECORD_MODES",
     "RUN_FILE",
     "RetryPolicy",
     "RunCard",
@@ -24,6 +26,7 @@ __all__ = [
     "kept_on_resume",
     "make_folder",
     "model_slug",
+    "prepare_fork",
     "prepare_replay",
     "read_results",
     "resolve_graders",

@@ -53,6 +53,12 @@ class RunConfig(msgspec.Struct, frozen=True):
     impossible: bool = False
     #: The ceiling on model requests in flight and the rate-limit waits (not part of what is requested).
     limits: RequestLimits = RequestLimits()
+    #: A fork (record mode): the cassette folder whose turns before `fork_at` are served
+    #: (-1: until its first divergence); see `_recordmode`.
+    fork_from: str | None = None
+    fork_at: int = -1
+    #: `record --record-mode`: "" (record everything, refusing existing cassettes) or a RECORD_MODES name.
+    record_mode: str = ""
 
 
 def model_slug(spec: str) -> str:
@@ -108,6 +114,9 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         max_concurrent=config.limits.max_concurrent,
         adequacy=recorded_adequacy(tasks) or msgspec.UNSET,
         sandbox_why=_why_local(config.sandbox) if backend == "local" else msgspec.UNSET,
+        fork_from=config.fork_from if config.fork_from is not None else msgspec.UNSET,
+        fork_at=config.fork_at if config.fork_from is not None else msgspec.UNSET,
+        record_mode=config.record_mode or msgspec.UNSET,
         **(card_extra or {}),
     )
     return card

@@ -5,12 +5,14 @@ from __future__ import annotations
 import msgspec
 
 from endstate.agents import find_agent, refusal
+from pathlib import Path
+
 from endstate.cassettes import CassetteJob, check_replay_folder, load, replay_settings
 from endstate.errors import CassetteError
 from endstate.run._config import RunConfig
 from endstate.task import Task, run_task_hash
 
-__all__ = ["prepare_replay", "replay_base_url"]
+__all__ = ["prepare_fork", "prepare_replay", "replay_base_url"]
 
 
 def _other_mode(problem: CassetteError, task: Task, impossible: bool) -> CassetteError:
@@ -68,3 +70,21 @@ def replay_base_url(cassette: CassetteJob | None) -> str | None:
             if sep:
                 return f"http://127.0.0.1:9{prefix}"
     return None
+def prepare_fork(tasks: list[Task], config: RunConfig,
+                 explicit: set[str] = frozenset()) -> tuple[list[Task], RunConfig, list[CassetteError]]:
+    """The tasks that have a parent cassette to fork, the config to fork them with, and a
+    problem for each other task. Settings the user did not set come from the parents, so the
+    replayed turns are asked as they were recorded."""
+    if config.fork_from is None:
+        raise ValueError("prepare_fork needs a fork config")
+    folder = Path(config.fork_from)
+    agent = find_agent(config.agent)
+    source = check_replay_folder(folder, {t.id: run_task_hash(t, config.impossible) for t in tasks},
+                                 model=None, match="sequence", agent=agent.id if agent else "")
+    problems = [CassetteError(f"cannot fork task {t.id}: {source.problems[t.id]}") for t in tasks
+                if t.id in source.problems]
+    usable = [t for t in tasks if t.id not in source.problems]
+    if source.settings is None:
+        return usable, config, problems
+    mine = {field: getattr(config.settings, field) for field in explicit}
+    return usable, msgspec.structs.replace(config, settings=msgspec.structs.replace(source.settings, **mine)), problems

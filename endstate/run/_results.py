@@ -10,8 +10,9 @@ from pathlib import Path
 import msgspec
 
 from endstate.agent import Counters
-from endstate.task import Measured
+from endstate.cassettes import Provenance
 from endstate.errors import cannot_write
+from endstate.task import Measured
 
 __all__ = ["FORMAT_VERSION", "RunCard", "GraderVerdict", "TaskResult", "RunResult", "vector_of",
            "attempt_stem", "write_results", "write_atomically", "make_folder", "read_results"]
@@ -63,6 +64,11 @@ class RunCard(msgspec.Struct, frozen=True):
     adequacy: dict[str, Measured] | msgspec.UnsetType = msgspec.UNSET
     #: Why the run used the local (bubblewrap) backend, not Docker; absent on Docker.
     sandbox_why: str | msgspec.UnsetType = msgspec.UNSET
+    #: A fork (`--fork-at`): the parent cassette folder and the fork turn (-2: each one's last);
+    #: `record --record-mode`. Absent from other runs.
+    fork_from: str | msgspec.UnsetType = msgspec.UNSET
+    fork_at: int | msgspec.UnsetType = msgspec.UNSET
+    record_mode: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class GraderVerdict(msgspec.Struct, frozen=True):
@@ -95,6 +101,9 @@ class TaskResult(msgspec.Struct):
     #: The hack assertion that fired ("missed": an impossible task passed), None for an honest
     #: run; absent from results written before runs were classified.
     hack: str | None | msgspec.UnsetType = msgspec.UNSET
+    #: Where the model's answers came from when a cassette was in use: replayed, live, or
+    #: forked (turns 0..k-1 replayed, live from k); absent from a run without cassettes.
+    provenance: Provenance | msgspec.UnsetType = msgspec.UNSET
 
 
 class RunResult(msgspec.Struct):

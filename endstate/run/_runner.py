@@ -24,7 +24,6 @@ import msgspec
 from endstate import __version__
 from endstate.agent import AgentJob, AgentOutcome, Counters, Guards, normalise_output
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
-from endstate.cassettes import CassetteJob, cassette_file
 from endstate.errors import SandboxError, UserError
 from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, hack_fired, install_harness, judge,
                               probe_graders, resolve, seal_end_state)
@@ -40,6 +39,7 @@ from endstate.run._folder import RunFolder
 from endstate.run._replay import replay_base_url
 from endstate.run._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
+from endstate.run._recordmode import CassettePlan, plan_cassette
 from endstate.run._resume import discard_partial
 from endstate.run._start import add_result, begin_run
 from endstate.task import Task, TaskSandbox, agent_trees, run_task_hash, task_sandbox
@@ -120,6 +120,8 @@ class _Suite:
         #: A foreign agent (`--agent`), and the image it runs in for each task image.
         self.agent = agent
         self.agent_images = agent_images or {}
+        self.plans: dict[str, CassettePlan | None] = {}
+        self.plans_lock = threading.Lock()
         self.sandboxes: Lookahead[tuple[str, int], _Prepared] = Lookahead(
             [(task.id, attempt) for task, attempt in todo], self._prepare, lambda made: made.live.close(),
             depth=config.jobs)
@@ -150,8 +152,15 @@ class _Suite:
     def _discard(self, task: Task, attempt: int) -> None:
         """Before a rerun: what the failed run left (its recording starts over)."""
         stem = attempt_stem(task.id, attempt)
-        discard_partial(self.out_dir, stem, cassette_file(self.config.cassettes, stem)
-                        if self.config.mode == "record" else None)
+        plan = self.plan(stem)
+        discard_partial(self.out_dir, stem, plan.path if plan and plan.mode == "record" else None)
+
+    def plan(self, stem: str) -> CassettePlan | None:
+        """The task attempt's cassette, decided at its first use and kept for its reruns."""
+        with self.plans_lock:
+            if stem not in self.plans:
+                self.plans[stem] = plan_cassette(self.config, self.out_dir, stem)
+            return self.plans[stem]
 
     def _prepare(self, key: tuple[str, int]) -> _Prepared:
         """What a task starts from (in a background thread): its files read and its sandbox
@@ -185,11 +194,12 @@ class _Suite:
                 outcome = self._run_agent(task, live, fixture, result.attempt)
                 result.stop_reason = outcome.stop_reason
                 result.counters = outcome.counters
-                result.unplayed = outcome.unplayed
+                result.unplayed, result.provenance = outcome.unplayed, outcome.provenance or msgspec.UNSET
                 if outcome.divergence:
                     result.outcome, result.reason = "divergence", outcome.divergence
                     return
-                if config.mode == "replay" and config.match == "strict" and outcome.unplayed:
+                if outcome.provenance and outcome.provenance.mode == "replayed" and config.match == "strict" \
+                        and outcome.unplayed:
                     result.outcome = "divergence"
                     result.reason = (f"{outcome.unplayed} recorded interaction(s) were never played: the run asked "
                                      "the model less than the recording did (see `endstate cassette show`)")
@@ -250,17 +260,11 @@ class _Suite:
         if trial and settings.seed is not None:
             settings = msgspec.structs.replace(settings, seed=settings.seed + trial)
         work.mkdir(parents=True, exist_ok=True)
-        cassette = None
-        if config.mode in ("record", "replay"):
-            cassette = CassetteJob(
-                mode=config.mode,
-                path=str(cassette_file(config.cassettes, stem)),
-                match=config.match,
-                overwrite=config.overwrite,
-                header={"model": config.model, "task_id": task.id, "task_hash": run_task_hash(task, config.impossible),
-                        "image_id": live.describe().get("image_id", ""), "endstate_version": __version__,
-                        "settings": msgspec.to_builtins(settings), "agent": self.agent.id if self.agent else ""},
-            )
+        plan = self.plan(stem)
+        cassette = plan and plan.job(config.match, {
+            "model": config.model, "task_id": task.id, "task_hash": run_task_hash(task, config.impossible),
+            "image_id": live.describe().get("image_id", ""), "endstate_version": __version__,
+            "settings": msgspec.to_builtins(settings), "agent": self.agent.id if self.agent else ""})
         policy = [task.manifest.policy] if task.manifest.policy else []
         base_url = self.base_urls.get(task.id) or config.base_url or replay_base_url(cassette)
         path = work / "job.json"

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from endstate.cassettes import cassette_file
 from endstate.run._config import RunConfig, settings_key
 from endstate.run._faults import save_results
+from endstate.run._recordmode import stale_recording
 from endstate.run._results import RunCard, RunResult, TaskResult, attempt_stem, write_results
 from endstate.run._resume import discard_partial, run_key, start_run
 from endstate.task import Task
@@ -38,8 +38,7 @@ def begin_run(out_dir: Path, card: RunCard, config: RunConfig, tasks: list[Task]
             if (t.id, k) not in finished and t.id not in refused and (only is None or (t.id, k) in only)]
     for task, k in todo if resume else []:
         stem = attempt_stem(task.id, k)
-        recording = cassette_file(config.cassettes, stem) if config.mode == "record" else None
-        discard_partial(out_dir, stem, recording)
+        discard_partial(out_dir, stem, stale_recording(config, stem))
     for kept_result in result.tasks:
         progress(kept_result)
     for task in tasks:  # said up front, by name; the other tasks run

@@ -63,3 +63,28 @@ def test_cli_prints_json_and_refuses_with_exit_2(tmp_path: Path) -> None:
     ran = endstate("compare", str(base), str(other))
     assert ran.returncode == 2, ran.stderr
     assert ran.stderr.count("\n") == 1 and "different task packs" in ran.stderr and "Traceback" not in ran.stderr
+
+
+def test_a_fork_is_paired_with_the_base_it_forked(tmp_path: Path) -> None:
+    import hashlib
+
+    import msgspec
+
+    from endstate.cassettes import Provenance
+
+    (tmp_path / "bugfix-a.cassette").write_bytes(b"the base's recording of bugfix-a")
+    parent = hashlib.sha256(b"the base's recording of bugfix-a").hexdigest()
+    base = run(BASE)
+    base = msgspec.structs.replace(base, card=msgspec.structs.replace(base.card, replay_from=str(tmp_path)))
+    cand = run(CAND, "scripted/null")
+    forks = {"bugfix-a": Provenance("forked", replayed_turns=1, live_from=1, parent=parent),
+             "bugfix-b": Provenance("forked", replayed_turns=2, live_from=2, parent="f" * 64)}
+    cand = msgspec.structs.replace(cand, tasks=[msgspec.structs.replace(t, provenance=forks[t.task_id])
+                                                if t.task_id in forks else t for t in cand.tasks])
+    c = compare_runs(base, cand)
+    paired = {p.task_id: (p.cand_fork_at, p.fork_of_base) for p in c.pairs}
+    assert paired["bugfix-a"] == (1, True) and paired["bugfix-b"] == (2, False)
+    assert paired["bugfix-c"] == (msgspec.UNSET, False)
+    text = render_comparison(c)
+    assert "cand forked from base, live from turn 1" in text and "cand forked, live from turn 2" in text
+    assert "cand forked 2 task(s), 1 of them from the cassette base replayed" in text
