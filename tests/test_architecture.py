@@ -166,3 +166,11 @@ def test_only_the_sandbox_package_talks_to_docker():
             if any(name == "docker" or name.startswith("docker.") for name in names):
                 talking.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}")
     assert talking == [], "call a function of endstate.sandbox instead of the docker SDK"
+
+
+def test_grading_reads_no_undeclared_state_off_the_sealed_end_state():
+    """What grading keeps on a SealedSandbox is declared in its __init__: no getattr with a default."""
+    hits = [f"{path.relative_to(ROOT.parent)}:{n}" for path in sorted(ROOT.rglob("*.py"))
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if "getattr(sealed" in line or "sealed: Any" in line]
+    assert hits == [], "declare the attribute in SealedSandbox.__init__ and read it plainly"

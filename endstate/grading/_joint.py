@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import inspect
 import shlex
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import msgspec
 
 from endstate.grading._resolve import Grader
 from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
 from endstate.grading._twins import run_halves
+from endstate.sandbox import SealedSandbox
 
 __all__ = ["Joint", "plan_joint", "joint_of", "split_run", "run_joint"]
 
@@ -62,16 +63,16 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or folder in ("", ".") or path.startswith(folder + "/")
 
 
-def plan_joint(sealed: Any, graders: list[Grader]) -> Joint | None:
+def plan_joint(sealed: SealedSandbox, graders: list[Grader]) -> Joint | None:
     """The joint run of a task's `tests_pass` and `holdout`, or None where they cannot share one."""
-    if getattr(sealed, "twin_plan", None) is None:
+    if sealed.twin_plan is None:
         return None  # nothing to save without halves
     return joint_of(sealed, graders)
 
 
-def joint_of(sealed: Any, graders: list[Grader]) -> Joint | None:
+def joint_of(sealed: SealedSandbox, graders: list[Grader]) -> Joint | None:
     """The command both graders' tests would share, twins or not (None where they cannot)."""
-    if not getattr(sealed, "tamper_guard", True):
+    if not sealed.tamper_guard:
         return None  # nothing to place the cases by without the guard
     builtin = [g for g in graders if g.function.__module__ == "endstate.grading._builtin"]
     visible = [g for g in builtin if g.short_name == "tests_pass"]
@@ -91,7 +92,7 @@ def joint_of(sealed: Any, graders: list[Grader]) -> Joint | None:
     options, v_targets, h_targets = v_args[:common], v_args[common:], h_args[common:]
     if not v_targets or not h_targets or any(not o.startswith("-") or o.split("=")[0] in _STOPPERS for o in options):
         return None
-    present = set(sealed.paths()) | set(getattr(sealed, "staged", {}))
+    present = set(sealed.paths()) | set(sealed.staged)
     v_paths, h_paths = _paths(v_targets), _paths(h_targets)
     for path in v_paths + h_paths:
         if path.startswith(("-", "/")) or ".." in path.split("/") or not any(_inside(p, path) for p in present):
@@ -126,7 +127,7 @@ def _share(run: TestRun, cases: list[tuple[str, str, str]], clean: int) -> TestR
                                    exit_code=own_clean if run.exit_code == clean else run.exit_code)
 
 
-def run_joint(sealed: Any, joint: Joint) -> TestRun:
+def run_joint(sealed: SealedSandbox, joint: Joint) -> TestRun:
     """Run the joint process as the first half of the held-out run; the visible tests' share.
     The held-out share waits on `sealed.joint_done` for `holdout`, which runs only the second half."""
     [(half, whole)] = run_halves(sealed, sealed.twin_plan,

@@ -143,9 +143,9 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree, graders: Sequence[Grader
     if guards.outside_check and guards.probe_first and sealed.graded:
         _probe_first(sealed, graders)
     staged = dict(holdout)
-    if getattr(sealed, "twins", True):  # drawn afresh per staging, from a secret no sandbox sees
+    if sealed.twins:  # drawn afresh per staging, from a secret no sandbox sees
         sealed.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash),
-                                      values=getattr(sealed, "value_twins", True))
+                                      values=sealed.value_twins)
     if sealed.tamper_guard:
         canaries = plant_canaries(set(sealed.paths()) | set(holdout))
         sealed.canaries = [(name, marks) for name, _, marks in canaries.values()]
@@ -178,7 +178,7 @@ def prepare_test_runs(sealed: SealedSandbox, graders: list[Grader], guards: Grad
     """Before the first test run (once per grading; later calls do nothing): start the warm entry
     point in a fresh grading sandbox (`warm`: the probe has run, or will not), and plan the visible
     tests into the first held-out half's process where the graders allow (see _joint.py)."""
-    if getattr(sealed, "test_runs_ready", False):
+    if sealed.test_runs_ready:
         return
     sealed.test_runs_ready = True
     if sealed.graded and guards.warm_start and warm:

@@ -41,12 +41,11 @@ import secrets
 import shlex
 import xml.etree.ElementTree as ET
 from importlib import resources
-from typing import Any
 
 import msgspec
 
 from endstate.errors import FolderTooLarge
-from endstate.sandbox import FileEntry, Tree
+from endstate.sandbox import FileEntry, SealedSandbox, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files",
            "plant_canaries", "start_warm_runner", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE",
@@ -197,7 +196,7 @@ def _canary(folder: str) -> tuple[str, str, bytes, tuple[str, ...]]:
     return path, name, source.encode(), (word, left, right)
 
 
-def start_warm_runner(sealed: Any) -> None:
+def start_warm_runner(sealed: SealedSandbox) -> None:
     """Start the entry point's warm server in the grading sandbox, in the background; later
     pytest runs use it once it answers (and run as before where it cannot start).
 
@@ -207,7 +206,7 @@ def start_warm_runner(sealed: Any) -> None:
     sealed.warm_runner = bool(sealed.grading.spawn_root(["bash", "-c", line]))
 
 
-def run_tests(sealed: Any, command: str, *, timeout: float | None = None, prelude: str = "",
+def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = None, prelude: str = "",
               restage: dict[str, tuple[Tree, str]] | None = None) -> TestRun:
     """Run a task's test command through the harness's entry point in the grading sandbox:
     one command and one read of its report folder (`prelude`: a shell line run first, as
@@ -215,12 +214,12 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None, prelud
     runner, args, env = parse_test_command(command)
     paths, env = import_paths(env)
     box = sealed.grading
-    guard = getattr(sealed, "tamper_guard", True)
-    canaries = list(getattr(sealed, "canaries", []))
+    guard = sealed.tamper_guard
+    canaries = list(sealed.canaries)
     nonce = secrets.token_hex(8)
     restage = dict(restage or {})
     entry = ["python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py"]
-    if getattr(sealed, "warm_runner", False) and runner == "pytest" and not any(
+    if sealed.warm_runner and runner == "pytest" and not any(
             word.startswith(_AT_START) for word in env):
         token = secrets.token_hex(16)
         restage[f"{WARM_DIR}/key"] = ({"token": FileEntry(0o644, token.encode())}, "private")
@@ -280,20 +279,20 @@ def run_tests(sealed: Any, command: str, *, timeout: float | None = None, prelud
     return run
 
 
-def _scratch_copy(sealed: Any, nonce: str, restage: dict[str, tuple[Tree, str]]) -> str:
+def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]]) -> str:
     """Where this run's tests run: a fresh copy of the graded tree (the staged files in it),
     written in one go with `restage`.
 
     Graded in the agent's own sandbox (the fresh-container guard off), there is nothing
     to copy from and the tests run in the workspace itself."""
-    graded = getattr(sealed, "graded", None)
+    graded = sealed.graded
     if not graded:
         if restage:
             sealed.grading.put_harness_trees(restage)
         return "/workspace"
     at = f"{SCRATCH_DIR}/{nonce}"
     sealed.grading.put_harness_trees({**restage, at: (graded, "scratch")})
-    sealed.scratch_copies = [*getattr(sealed, "scratch_copies", []), at]  # what a later restage must reach
+    sealed.scratch_copies = [*sealed.scratch_copies, at]  # what a later restage must reach
     return at
 
 

@@ -186,7 +186,7 @@ def run_halves(sealed, plan: TwinPlan, run: Callable[[str, dict], TestRun], trus
     write as the run's own scratch copy, and its command first wipes what the test user
     left anywhere. Afterwards the graded tree holds the real held-out files again, for any
     grader that runs later (the workspace itself keeps the last half's)."""
-    real = getattr(sealed, "graded", None)
+    real = sealed.graded
     order = (plan.first, 1 - plan.first)
     runs: list[tuple[int, TestRun]] = list(done or [])
     if runs and not trusted(runs[-1][1]):
@@ -197,10 +197,10 @@ def run_halves(sealed, plan: TwinPlan, run: Callable[[str, dict], TestRun], trus
             # Each copy keeps its owner: the workspace root's; a scratch copy's folders stay sticky,
             # so what the test user left in them is the wipe's to delete.
             restage = {WORKDIR: (files, "root"),
-                       **{at: (files, "scratch") for at in getattr(sealed, "scratch_copies", [])}}
+                       **{at: (files, "scratch") for at in sealed.scratch_copies}}
             if real:
                 sealed.graded = {**real, **files}
-            runs.append((half, run(WIPE if getattr(sealed, "half_isolation", True) else "", restage)))
+            runs.append((half, run(WIPE if sealed.half_isolation else "", restage)))
             if not trusted(runs[-1][1]):
                 break
     finally:

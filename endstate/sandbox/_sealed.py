@@ -131,6 +131,24 @@ class SealedSandbox:
         self.canaries: list[tuple[str, tuple[str, ...]]] = []
         #: The probe graders' verdicts, when they ran at staging before anything held out was there.
         self.probe_verdicts: list[Any] = []
+        # What grading (endstate.grading) decides and keeps while it grades this end state; the
+        # switches are the run's grading guards, copied here when it stages (grading.stage_holdout).
+        #: The in-process guard, the twins and their value rewrites, the wipe between twin halves.
+        self.tamper_guard = True
+        self.twins = True
+        self.value_twins = True
+        self.half_isolation = True
+        #: The twin plan drawn at staging (grading's TwinPlan), None when twins are off.
+        self.twin_plan: Any = None
+        #: The joint run of the visible and held-out tests (grading's Joint), when there is one;
+        #: and the halves it has run.
+        self.joint: Any = None
+        self.joint_done: list[Any] = []
+        #: Whether the test runner is prepared, and whether a warm runner was started for it.
+        self.test_runs_ready = False
+        self.warm_runner = False
+        #: Scratch copies of the graded tree made for a test run, which a later restage must reach.
+        self.scratch_copies: list[str] = []
 
     # -- the end state -------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
