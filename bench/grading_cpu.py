@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 from endstate.agent._state import Guards  # noqa: E402
 from endstate.grading import Outcome, grade, prepare_grading_sandbox, seal_overlay, stage_holdout  # noqa: E402
 from endstate.sandbox import DEFAULT_IMAGE  # noqa: E402
-from endstate.run._runner import grading_guards_of, resolve_graders  # noqa: E402
+from endstate.run._runner import resolve_graders  # noqa: E402
 from endstate.task._task_sandbox import task_sandbox  # noqa: E402
 from endstate.task import load_task  # noqa: E402
 
@@ -48,7 +48,7 @@ def container_cpu(container_id: str) -> float:
 
 def graded_cpu(task, guards: Guards) -> float:
     graders, where = resolve_graders(task), task_sandbox(task, "docker", DEFAULT_IMAGE)
-    grading = grading_guards_of(guards)
+    grading = guards
     with prepare_grading_sandbox("docker", where.image, where.limits, "cpu") as box:
         time.sleep(0.3)  # the sandbox's own start-up settles
         inside, here = container_cpu(box.container_id), time.process_time()

@@ -21,7 +21,7 @@ ROOT = Path(endstate.__file__).parent
 
 #: Bottom floor first. `endstate` is the package root (its version string).
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("endstate", "errors"),
+    ("endstate", "errors", "guards"),
     ("sandbox",),
     ("task",),
     ("models",),

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 
+from endstate.guards import Guards
 from endstate.models import Message, Scrubber, ToolCall
 
 __all__ = ["Counters", "Pending", "RunState", "Journal", "Guards"]
@@ -58,43 +59,6 @@ class RunState(msgspec.Struct):
     last_context_tokens: int = 0
     #: How many messages the last completion saw (its input) plus its answer.
     last_context_messages: int = 0
-
-
-class Guards(msgspec.Struct, frozen=True):
-    """The harness guards the mutation check disables one at a time."""
-
-    permission_policy: bool = True
-    context_budget: bool = True
-    resume_reconciliation: bool = True
-    seal_before_holdout: bool = True
-    vcs_pruning: bool = True
-    grader_errors: bool = True
-    #: Grade in a fresh sandbox holding only the sealed tree, not in the agent's own.
-    fresh_grading_container: bool = True
-    #: Seal links as links and keep caches out of the graded tree.
-    full_snapshot: bool = True
-    #: The guard plugin and canary test inside every graded test run.
-    tamper_guard: bool = True
-    #: The end-state checks every task gets (escaping links, compiled code, source tripwires).
-    end_state_checks: bool = True
-    #: Impossible twins in every held-out run (see grading/_twins.py).
-    twins: bool = True
-    #: Twins change an expected value wherever a test has one (off: they turn operators, which code can read).
-    value_twins: bool = True
-    #: Before each half of a held-out run, every place a test process can leave something is emptied
-    #: (off: the second half can compare its tests with what the first, or the probe, left).
-    half_isolation: bool = True
-    #: The probe runs on the sealed tree alone, before any held-out file is staged (off: after, as it once
-    #: did, so it can read them). Only the half-isolation mutant turns it off, with half_isolation.
-    probe_first: bool = True
-    #: The task's probe: its end state run as a plain program, its output judged outside the sandbox.
-    outside_check: bool = True
-    #: A foreign agent's model proxy forwards only POST to the agent file's declared endpoints.
-    proxy_allowlist: bool = True
-    #: Not a guard, a speed switch kept with them so one build can be timed both ways: pytest runs
-    #: in a fresh grading sandbox fork from a warm entry point (see grading/_testrun.py). Off, each
-    #: starts cold; grading is as strict either way, so the mutation check has no mutant for it.
-    warm_start: bool = True
 
 
 class Journal:

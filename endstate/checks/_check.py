@@ -28,7 +28,7 @@ import msgspec
 
 from endstate.agent import Guards
 from endstate.errors import EndstateError, ManifestError, did_you_mean
-from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, GradingGuards, Outcome, Verdict,
+from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, Outcome, Verdict,
                               changed_paths_within, files_unchanged, grade, hack_fired, no_new_skips,
                               prepare_grading_sandbox, prepare_test_runs, run_grader, seal_overlay,
                               stage_holdout, too_few, twin_problems, joint_problems, validation_command,
@@ -101,9 +101,8 @@ def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, hol
     grading stops at the first of them that fails (or at the first error), since
     nothing after can turn that row into a pass.
     """
-    from endstate.run import grading_guards_of
 
-    grading_guards = grading_guards_of(guards)
+    grading_guards = guards
     where = where or task_sandbox(task, backend, image)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"check-{task.id}") as box:
         sealed = seal_overlay(tree, fixture, box, grading_guards)
@@ -118,10 +117,10 @@ _SNAPSHOT_ONLY = (files_unchanged, no_new_skips, changed_paths_within)
 
 
 def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
-                        guards: GradingGuards) -> list[tuple[str, Outcome, str]]:
+                        guards: Guards) -> list[tuple[str, Outcome, str]]:
     named: list[tuple[str, Grader | None]] = [(g.short_name, g) for g in graders
                                               if guards.outside_check or g.short_name != PROBE]
-    if guards.integrity:
+    if guards.end_state_checks:
         named.append((INTEGRITY, None))  # the end-state checks, run by grade() with no grader
     # The visible tests go with the held-out ones, as in a real run, where they share the first half's
     # process (see grading/_joint.py).
@@ -273,7 +272,7 @@ def _twins_row(plan: _Plan, backend: str) -> CheckRow:
     """Every candidate impossible twin of the held-out tests fails on solution/, and a run gets enough."""
     tree, names = validation_tree(plan.holdout)
     with prepare_grading_sandbox(backend, plan.where.image, plan.where.limits, f"twins-{plan.task.id}") as box:
-        sealed = seal_overlay(plan.task.solution(), plan.fixture, box, GradingGuards(twins=False))
+        sealed = seal_overlay(plan.task.solution(), plan.fixture, box, Guards(twins=False))
         stage_holdout(sealed, tree)
         count, problems = twin_problems(sealed, validation_command(_holdout_command(plan.task), names), names)
         problems += joint_problems(sealed, plan.graders)

@@ -26,7 +26,7 @@ from endstate.sandbox import Tree, resolve_backend
 from endstate.task import Hack, Requires, Task
 from endstate.run import TaskResult
 from endstate.run import RunConfig
-from endstate.run import grading_guards_of, resolve_graders, run_suite
+from endstate.run import resolve_graders, run_suite
 from endstate.task import task_sandbox
 
 __all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
@@ -276,7 +276,7 @@ def _run_crash(task: Task, guards: Guards, backend: str, image: str) -> TaskResu
     """The task's solution, sealed and judged as a run's end state is, with a grader that
     raises after the task's own: with the guard in place it is an ERROR, without it a pass."""
     graders = [*resolve_graders(task), Grader("endstate.checks._mutation:crashing_grader", crashing_grader)]
-    where, grading_guards = task_sandbox(task, backend, image), grading_guards_of(guards)
+    where, grading_guards = task_sandbox(task, backend, image), guards
     with prepare_grading_sandbox(backend, where.image, where.limits, f"mutate-{task.id}") as box:
         sealed = seal_overlay(task.solution(), task.fixture(), box, grading_guards)
         # No agent ran, so there are no counters to bound: only the graders judge.

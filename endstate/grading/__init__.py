@@ -8,7 +8,6 @@ from endstate.grading._probe import PROBE, probe, probe_graders
 from endstate.grading._pipeline import (
     INTEGRITY,
     GradingBox,
-    GradingGuards,
     grade,
     install_harness,
     prepare_grading_sandbox,
@@ -48,7 +47,6 @@ __all__ = [
     "PROBE",
     "INTEGRITY",
     "GradingBox",
-    "GradingGuards",
     "grade",
     "install_harness",
     "prepare_grading_sandbox",

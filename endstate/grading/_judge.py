@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
-from endstate.grading._pipeline import GradingGuards, grade, stage_holdout
+from endstate.grading._pipeline import grade, stage_holdout
+from endstate.guards import Guards
 from endstate.grading._resolve import Grader
 from endstate.grading._verdict import Outcome, Verdict
 from endstate.sandbox import SealedSandbox, Tree
@@ -36,7 +37,7 @@ class RunVerdict(NamedTuple):
     requires_violations: list[str]
 
 
-def judge(sealed: SealedSandbox, holdout: Tree, graders: list[Grader], guards: GradingGuards = GradingGuards(), *,
+def judge(sealed: SealedSandbox, holdout: Tree, graders: list[Grader], guards: Guards = Guards(), *,
           requires: Requires, counters: Any, normalise: Callable[[str], str] = str) -> RunVerdict:
     """Stage `holdout` beside the sealed end state, grade it, and fold the verdicts with the
     bounds `requires` puts on the run's `counters`. `normalise` rewrites each verdict's reason

@@ -12,7 +12,7 @@ and its verdicts.
                 -> the held-out tests are staged there
                 -> every grader runs, then `end_state` (the checks every task gets)
 
-`GradingGuards` are the switches the mutation check turns off one at a time.
+`Guards` (endstate.guards) are the switches the mutation check turns off one at a time.
 """
 
 from __future__ import annotations
@@ -34,38 +34,13 @@ from endstate.grading._verdict import Verdict
 from endstate.sandbox import WORKDIR, Sandbox, SandboxLimits, open_sandbox
 from endstate.sandbox import SNAPSHOT_MAX_BYTES, FileEntry, SealedSandbox, Tree, cache_paths, without_caches
 from endstate.errors import CommandWedged, SandboxError
+from endstate.guards import Guards
 
-__all__ = ["GradingGuards", "GradingBox", "install_harness", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
+__all__ = ["GradingBox", "install_harness", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
            "stage_holdout", "prepare_test_runs", "grade", "INTEGRITY"]
 
 #: The name the always-on end-state checks report under.
 INTEGRITY = "end_state"
-
-
-class GradingGuards(msgspec.Struct, frozen=True):
-    #: Grade in a fresh sandbox holding only the snapshot (off: grade in the agent's own).
-    fresh_container: bool = True
-    #: Snapshot links as links and keep caches out of the graded tree (off: the old blind spot,
-    #: caches and links reach the graders while the hash never sees them).
-    full_snapshot: bool = True
-    #: The guard plugin and canary inside every test run.
-    tamper_guard: bool = True
-    #: The end-state checks (escaping links, compiled code, source tripwires).
-    integrity: bool = True
-    #: A grader that raised is an ERROR (off: it counts as a pass).
-    grader_errors: bool = True
-    #: Impossible twins in every held-out run, split in two halves (off: one run of the real tests only).
-    twins: bool = True
-    #: Twins change an expected value wherever they can (off: they turn operators wherever they can).
-    value_twins: bool = True
-    #: Each half's test process starts with nothing an earlier process left (off: no wipe between them).
-    half_isolation: bool = True
-    #: The task's probe: the end state run as a plain program, judged outside the sandbox.
-    outside_check: bool = True
-    #: The probe runs before the held-out tests reach the container (off: beside them).
-    probe_first: bool = True
-    #: Not a guard: test runs fork from a warm entry point (off: each starts cold; as strict either way).
-    warm_start: bool = True
 
 
 def install_harness(box: Sandbox) -> None:
@@ -112,14 +87,14 @@ def _blind_snapshot(raw: Tree) -> Tree:
     return {path: entry for path, entry in without_caches(raw).items() if not entry.link}
 
 
-def seal_end_state(stopped: Any, fixture: Tree, grading: Sandbox, guards: GradingGuards = GradingGuards(), *,
+def seal_end_state(stopped: Any, fixture: Tree, grading: Sandbox, guards: Guards = Guards(), *,
                    max_bytes: int = SNAPSHOT_MAX_BYTES) -> SealedSandbox:
     """Seal the agent's (stopped) sandbox and give the grading sandbox exactly what was sealed."""
     raw = stopped.get_tree(max_bytes=max_bytes, sealing=True)
     return seal_overlay(raw, fixture, grading, guards)
 
 
-def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: GradingGuards = GradingGuards()) -> SealedSandbox:
+def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: Guards = Guards()) -> SealedSandbox:
     """The same for a tree in hand (a task check's overlay, or a snapshot already read).
     Nothing reaches the grading sandbox until `stage_holdout`."""
     if guards.full_snapshot:
@@ -131,12 +106,12 @@ def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: GradingGuar
     sealed.twins = guards.twins
     sealed.value_twins = guards.value_twins
     sealed.half_isolation = guards.half_isolation
-    sealed.graded = graded if guards.fresh_container else {}
+    sealed.graded = graded if guards.fresh_grading_container else {}
     return sealed
 
 
 def stage_holdout(sealed: SealedSandbox, holdout: Tree, graders: Sequence[Grader] = (),
-                  guards: GradingGuards = GradingGuards()) -> None:
+                  guards: Guards = Guards()) -> None:
     """Give the grading sandbox the sealed tree, the held-out tests and the canaries (one per
     folder that holds tests), all read-only to the test user: in one write, or, where `graders`
     hold a probe, the sealed tree first, then the probe, then the rest (see `_probe_first`)."""
@@ -173,7 +148,7 @@ def _probe_first(sealed: SealedSandbox, graders: Sequence[Grader]) -> None:
     sealed.probe_verdicts = [run_grader(g, sealed) for g in probes]
 
 
-def prepare_test_runs(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = GradingGuards(), *,
+def prepare_test_runs(sealed: SealedSandbox, graders: list[Grader], guards: Guards = Guards(), *,
                       warm: bool = True) -> None:
     """Before the first test run (once per grading; later calls do nothing): start the warm entry
     point in a fresh grading sandbox (`warm`: the probe has run, or will not), and plan the visible
@@ -186,7 +161,7 @@ def prepare_test_runs(sealed: SealedSandbox, graders: list[Grader], guards: Grad
     sealed.joint = plan_joint(sealed, graders)
 
 
-def grade(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = GradingGuards()) -> list[tuple[str, Verdict]]:
+def grade(sealed: SealedSandbox, graders: list[Grader], guards: Guards = Guards()) -> list[tuple[str, Verdict]]:
     """Every grader's verdict, then the end-state checks' (unless that guard is off)."""
     if sealed._grading is not None and not sealed.stage_done:
         stage_holdout(sealed, {})  # nothing held out: the graded tree still has to get there
@@ -198,7 +173,7 @@ def grade(sealed: SealedSandbox, graders: list[Grader], guards: GradingGuards = 
     early = {i: next(probed, None) or run_grader(g, sealed) for i, g in enumerate(graders) if g.short_name == PROBE}
     prepare_test_runs(sealed, graders, guards)
     verdicts = [(g.short_name, early[i] if i in early else run_grader(g, sealed)) for i, g in enumerate(graders)]
-    if guards.integrity:
+    if guards.end_state_checks:
         try:
             verdicts.append((INTEGRITY, end_state(sealed)))
         except CommandWedged:

@@ -9,7 +9,7 @@ from endstate.run._replay import prepare_fork, prepare_replay
 from endstate.run._results import (RunCard, RunResult, TaskResult, attempt_stem, make_folder, read_results, vector_of,
                                    write_atomically, write_results)
 from endstate.run._resume import RUN_FILE, kept_on_resume
-from endstate.run._runner import grading_guards_of, resolve_graders, run_suite
+from endstate.run._runner import resolve_graders, run_suite
 
 __all__ = [
     "INFRA_ERROR",
@@ -22,7 +22,6 @@ __all__ = [
     "RunResult",
     "TaskResult",
     "attempt_stem",
-    "grading_guards_of",
     "kept_on_resume",
     "make_folder",
     "model_slug",

@@ -22,10 +22,10 @@ from typing import Any, NamedTuple
 import msgspec
 
 from endstate import __version__
-from endstate.agent import AgentJob, AgentOutcome, Counters, Guards, normalise_output
+from endstate.agent import AgentJob, AgentOutcome, Counters, normalise_output
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
 from endstate.errors import SandboxError, UserError
-from endstate.grading import (INTEGRITY, Grader, GradingBox, GradingGuards, hack_fired, install_harness, judge,
+from endstate.grading import (INTEGRITY, Grader, GradingBox, hack_fired, install_harness, judge,
                               probe_graders, resolve, seal_end_state)
 from endstate.models import SCRIPTED_PROVIDERS, RequestLimits, Scrubber, parse_spec
 from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, TimedSandbox, Tree, machinery_fault, open_sandbox,
@@ -44,7 +44,7 @@ from endstate.run._resume import discard_partial
 from endstate.run._start import add_result, begin_run
 from endstate.task import Task, TaskSandbox, agent_trees, run_task_hash, task_sandbox
 
-__all__ = ["run_suite", "resolve_graders", "grading_guards_of"]
+__all__ = ["run_suite", "resolve_graders"]
 
 
 def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
@@ -56,13 +56,6 @@ def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
         for path in folder.rglob("*") if path.is_file()
     }
     return sorted(history.intersection(sealed_paths))
-
-
-def grading_guards_of(guards: Guards) -> GradingGuards:
-    same = ("full_snapshot", "tamper_guard", "grader_errors", "twins", "value_twins", "half_isolation", "outside_check",
-            "warm_start", "probe_first")
-    return GradingGuards(fresh_container=guards.fresh_grading_container, integrity=guards.end_state_checks,
-                         **{name: getattr(guards, name) for name in same})
 
 
 def resolve_graders(task: Task) -> list[Grader]:
@@ -176,7 +169,7 @@ class _Suite:
     def _run_task(self, task: Task, graders: list[Grader], result: TaskResult, *, fresh: bool = False) -> None:
         config = self.config
         guards = config.guards
-        grading_guards = grading_guards_of(guards)
+        grading_guards = guards
         if task.id not in self.tasks:  # a task outside the run's order is made here and now
             self.tasks[task.id] = task
         if fresh:  # a rerun: the sandbox made ahead was the failed run's

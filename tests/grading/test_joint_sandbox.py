@@ -86,7 +86,7 @@ SLOPPY = b"from calc import ops\n\n\ndef test_double():\n    ops.SEEN.append(1)\
 
 
 def test_tasks_check_says_when_a_twin_would_leave_the_visible_tests_something_to_trip_on():
-    from endstate.grading import (GradingGuards, joint_problems, prepare_grading_sandbox, resolve, seal_overlay,
+    from endstate.grading import (joint_problems, prepare_grading_sandbox, resolve, seal_overlay,
                                   stage_holdout, validation_tree)
     from endstate.sandbox import SandboxLimits
     from endstate.sandbox._tree import FileEntry
@@ -98,7 +98,7 @@ def test_tasks_check_says_when_a_twin_would_leave_the_visible_tests_something_to
     found = {}
     for name, held in (("sloppy", SLOPPY), ("tidy", SLOPPY.replace(b"    ops.SEEN.append(1)\n", b""))):
         with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "joint") as box:
-            sealed = seal_overlay(tree, tree, box, GradingGuards(twins=False))
+            sealed = seal_overlay(tree, tree, box, Guards(twins=False))
             stage_holdout(sealed, validation_tree({"tests_holdout/test_more.py": FileEntry(0o644, held)})[0])
             found[name] = joint_problems(sealed, graders)
     assert len(found["sloppy"]) == 1 and "test_nothing_seen_yet" in found["sloppy"][0], found

@@ -7,13 +7,15 @@ run's impossible twins; the probe does not depend on that.)"""
 
 from __future__ import annotations
 
+from endstate.guards import Guards
+
 import json
 from pathlib import Path
 
 import pytest
 
 from endstate.errors import ManifestError
-from endstate.grading import GradingGuards, Outcome, grade, prepare_grading_sandbox, probe, resolve, seal_overlay, \
+from endstate.grading import Outcome, grade, prepare_grading_sandbox, probe, resolve, seal_overlay, \
     stage_holdout
 from endstate.grading._probe import OUTPUT_MAX_BYTES, _running, _writing, first_difference, same_json
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits
@@ -98,7 +100,7 @@ def test_a_task_probe_is_the_script_and_valid_json(tmp_path: Path):
         load_probe(folder)
 
 
-def _grade(ops: str, guards: GradingGuards = GradingGuards()) -> dict[str, object]:
+def _grade(ops: str, guards: Guards = Guards()) -> dict[str, object]:
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "probe") as box:
         sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": ops})), FIXTURE, box, guards)
         stage_holdout(sealed, HOLD, GRADERS, guards)
@@ -127,7 +129,7 @@ def test_hostile_end_states_pass_the_tests_and_fail_the_probe(kind, spelling):
 
 @pytest.mark.docker
 def test_without_the_outside_check_an_under_test_end_state_passes():
-    verdicts = _grade(UNDER_TEST["indirect"], GradingGuards(outside_check=False))
+    verdicts = _grade(UNDER_TEST["indirect"], Guards(outside_check=False))
     assert "probe" not in verdicts and all(v.outcome is Outcome.PASS for v in verdicts.values()), verdicts
 
 
@@ -183,7 +185,7 @@ def test_the_probe_runs_before_anything_held_out_is_in_the_container():
              " 'sealed': os.path.exists('calc/ops.py')}))\n")
     graders = [*GRADERS[:2], resolve("endstate.grading:probe", {"script": looks,
                                                                  "expected": {"held out": False, "sealed": True}})]
-    for guards, seen in ((GradingGuards(), False), (GradingGuards(probe_first=False), True)):
+    for guards, seen in ((Guards(), False), (Guards(probe_first=False), True)):
         with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "probe") as box:
             sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED})), FIXTURE, box, guards)
             stage_holdout(sealed, HOLD, graders, guards)

@@ -4,13 +4,15 @@ writes about itself is still caught."""
 
 from __future__ import annotations
 
+from endstate.guards import Guards
+
 import json
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from endstate.grading import GradingGuards, Outcome, grade, prepare_grading_sandbox, resolve, seal_overlay, \
+from endstate.grading import Outcome, grade, prepare_grading_sandbox, resolve, seal_overlay, \
     stage_holdout
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, build_image
 from endstate.sandbox import FileEntry
@@ -85,7 +87,7 @@ def _built():
     build_image(DEFAULT_IMAGE)  # a no-op when it is current
 
 
-def _observe(code: bytes, graders: list, guards: GradingGuards = GradingGuards(integrity=False)):
+def _observe(code: bytes, graders: list, guards: Guards = Guards(end_state_checks=False)):
     """Grade the fixed end state with `code` appended to it: the sealed sandbox, the verdicts by
     grader, and the notes the last processes left in /tmp (each `observed-*` file, decoded)."""
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "twins") as box:
@@ -98,7 +100,7 @@ def _observe(code: bytes, graders: list, guards: GradingGuards = GradingGuards(i
 
 
 #: The halves run with nothing wiped between them (the `half-isolation` mutant).
-UNISOLATED = GradingGuards(integrity=False, half_isolation=False)
+UNISOLATED = Guards(end_state_checks=False, half_isolation=False)
 
 
 def test_the_second_half_never_sees_the_first_halfs_files_whatever_the_first_left():
@@ -133,7 +135,7 @@ def test_tampering_that_defeats_every_check_inside_the_process_is_caught_by_the_
     tree = dict(FIXTURE, **files({"calc/ops.py": BUGGY + attack}))
 
     def graded(twins: bool):
-        guards = GradingGuards(twins=twins)
+        guards = Guards(twins=twins)
         with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "twins") as box:
             sealed = seal_overlay(tree, FIXTURE, box, guards)
             stage_holdout(sealed, HOLD)
