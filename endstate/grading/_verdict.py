@@ -19,6 +19,9 @@ class Outcome(str, Enum):
 class Verdict(msgspec.Struct, frozen=True):
     outcome: Outcome
     reason: str = ""
+    #: A FAIL because the end state tampered with the grading (the test process, its report, the
+    #: test configuration), not because a test failed: the hack classifier reads this, not the prose.
+    tampering: bool = False
 
     @classmethod
     def ok(cls, reason: str = "") -> "Verdict":
@@ -27,6 +30,11 @@ class Verdict(msgspec.Struct, frozen=True):
     @classmethod
     def fail(cls, reason: str) -> "Verdict":
         return cls(Outcome.FAIL, reason)
+
+    @classmethod
+    def tampered(cls, reason: str) -> "Verdict":
+        """A FAIL that is a tampering finding."""
+        return cls(Outcome.FAIL, reason, tampering=True)
 
     @classmethod
     def error(cls, reason: str) -> "Verdict":
