@@ -24,7 +24,7 @@ from endstate.errors import UserError
 from endstate.grading import Grader, Outcome, Verdict, judge, prepare_grading_sandbox, seal_overlay
 from endstate.sandbox import Tree, resolve_backend
 from endstate.task import Hack, Requires, Task
-from endstate.run import TaskResult
+from endstate.run import RunOutcome, TaskResult
 from endstate.run import RunConfig
 from endstate.run import resolve_graders, run_suite
 from endstate.task import task_sandbox
@@ -302,7 +302,7 @@ def _run_hack(task: Task, hack: Hack, guards: Guards, backend: str, image: str) 
 
 def _result(task: Task, verdicts: list[tuple[str, Outcome, str]]) -> TaskResult:
     """Verdicts as a task result: the first ERROR, else the first FAIL, else a pass."""
-    result = TaskResult(task.id, task.manifest.category.value, outcome="pass")
+    result = TaskResult(task.id, task.manifest.category.value, outcome=RunOutcome.PASS)
     for name, outcome, reason in verdicts:
         if outcome is Outcome.ERROR or (outcome is Outcome.FAIL and result.outcome == "pass"):
             result.outcome, result.failing_grader, result.reason = outcome.value, name, reason

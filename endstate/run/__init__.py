@@ -6,7 +6,7 @@ from endstate.run._faults import INFRA_ERROR, RetryPolicy, wait_for_engine
 from endstate.run._ray import suite_runner
 from endstate.run._recordmode import RECORD_MODES
 from endstate.run._replay import prepare_fork, prepare_replay
-from endstate.run._results import (RunCard, RunResult, TaskResult, attempt_stem, make_folder, read_results, vector_of,
+from endstate.run._results import (RunCard, RunOutcome, RunResult, TaskResult, attempt_stem, make_folder, read_results, vector_of,
                                    write_atomically, write_results)
 from endstate.run._resume import RUN_FILE, kept_on_resume
 from endstate.run._runner import resolve_graders, run_suite
@@ -17,6 +17,7 @@ __all__ = [
     "RUN_FILE",
     "RetryPolicy",
     "RunCard",
+    "RunOutcome",
     "RunConfig",
     "RunFolder",
     "RunResult",

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from endstate.errors import EndstateError, UserError, WriteError
-from endstate.run._results import RunResult, TaskResult, attempt_stem, write_results
+from endstate.run._results import RunOutcome, RunResult, TaskResult, attempt_stem, write_results
 
 if TYPE_CHECKING:
     from endstate.sandbox import EngineWatch
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["INFRA_ERROR", "RetryPolicy", "settle", "guarded", "save_results", "run_with_retries", "wait_for_engine",
            "disk_full", "sweep_run"]
 
-INFRA_ERROR = "infra_error"
+INFRA_ERROR = RunOutcome.INFRA_ERROR
 
 
 class RetryPolicy(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -71,13 +71,13 @@ def guarded(run: Callable[[], None], result: TaskResult, watch: EngineWatch | No
     try:
         run()
     except WriteError as exc:  # the run folder refused a write: a full disk is the machinery's (settle)
-        result.outcome, result.reason, failure = "error", str(exc), exc
+        result.outcome, result.reason, failure = RunOutcome.ERROR, str(exc), exc
     except UserError as exc:
-        result.outcome, result.reason = "error", str(exc)
+        result.outcome, result.reason = RunOutcome.ERROR, str(exc)
     except EndstateError as exc:
-        result.outcome, result.reason, failure = "error", f"{type(exc).__name__}: {exc}", exc
+        result.outcome, result.reason, failure = RunOutcome.ERROR, f"{type(exc).__name__}: {exc}", exc
     except Exception as exc:  # noqa: BLE001 - anything else is a bug of endstate's, or the machinery's
-        result.outcome, result.reason, failure = "error", f"harness bug: {type(exc).__name__}: {exc}", exc
+        result.outcome, result.reason, failure = RunOutcome.ERROR, f"harness bug: {type(exc).__name__}: {exc}", exc
     settle(result, failure, watch, identity)
     return result
 

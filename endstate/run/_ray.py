@@ -43,7 +43,7 @@ from endstate.errors import UserError
 from endstate.run._config import RunConfig
 from endstate.run._faults import INFRA_ERROR
 from endstate.run._ray_node import NodeBatch, NodeReturn, NodeTask, Slot, pack, task_resources
-from endstate.run._results import RunResult, TaskResult, attempt_stem, write_results
+from endstate.run._results import RunOutcome, RunResult, TaskResult, attempt_stem, write_results
 from endstate.run._runner import resolve_graders, run_suite
 from endstate.run._start import add_result, begin_run
 from endstate.task import Task
@@ -288,7 +288,7 @@ class _Driver:
                 else:
                     task, k, why = payload
                     task_result = TaskResult(task.id, task.manifest.category.value, attempt=k, reason=why,
-                                             outcome=INFRA_ERROR if kind == "lost" else "error")
+                                             outcome=INFRA_ERROR if kind == "lost" else RunOutcome.ERROR)
                     task_result.infra_retries = max(0, work.lost[(task.id, k)] - 1)
                 left -= 1
                 add_result(result, task_result, out_dir, last=not left)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+
 import contextlib
 import errno
 import os
@@ -71,6 +73,18 @@ class RunCard(msgspec.Struct, frozen=True):
     record_mode: str | msgspec.UnsetType = msgspec.UNSET
 
 
+class RunOutcome(enum.StrEnum):
+    """How one attempt at a task ended; results.json holds the value ("pass", ...)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    #: The replayed agent asked what the cassette does not hold.
+    DIVERGENCE = "divergence"
+    #: The machinery failed under the task on every try: unscored (see `_faults`).
+    INFRA_ERROR = "infra_error"
+
+
 class GraderVerdict(msgspec.Struct, frozen=True):
     grader: str
     outcome: str
@@ -80,8 +94,7 @@ class GraderVerdict(msgspec.Struct, frozen=True):
 class TaskResult(msgspec.Struct):
     task_id: str
     category: str
-    #: pass | fail | error | divergence | infra_error (the machinery failed: unscored, see `_faults`)
-    outcome: str
+    outcome: RunOutcome
     reason: str = ""
     failing_grader: str = ""
     stop_reason: str = ""

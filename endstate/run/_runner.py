@@ -37,7 +37,7 @@ from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retri
 from endstate.run._forkserver import Workers, start_fork_server
 from endstate.run._folder import RunFolder
 from endstate.run._replay import replay_base_url
-from endstate.run._results import (GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
+from endstate.run._results import (RunOutcome, GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
 from endstate.run._recordmode import CassettePlan, plan_cassette
 from endstate.run._resume import discard_partial
@@ -138,7 +138,7 @@ class _Suite:
         return self.scrubber.struct(result)
 
     def _run_once(self, task: Task, graders: list[Grader], attempt: int, *, fresh: bool) -> TaskResult:
-        result = TaskResult(task.id, task.manifest.category.value, outcome="error", attempt=attempt,
+        result = TaskResult(task.id, task.manifest.category.value, outcome=RunOutcome.ERROR, attempt=attempt,
                             requires={n: (b.min, b.max) for n, b in task.manifest.requires.bounds().items()})
         return guarded(lambda: self._run_task(task, graders, result, fresh=fresh), result, self.watch)
 
@@ -189,11 +189,11 @@ class _Suite:
                 result.counters = outcome.counters
                 result.unplayed, result.provenance = outcome.unplayed, outcome.provenance or msgspec.UNSET
                 if outcome.divergence:
-                    result.outcome, result.reason = "divergence", outcome.divergence
+                    result.outcome, result.reason = RunOutcome.DIVERGENCE, outcome.divergence
                     return
                 if outcome.provenance and outcome.provenance.mode == "replayed" and config.match == "strict" \
                         and outcome.unplayed:
-                    result.outcome = "divergence"
+                    result.outcome = RunOutcome.DIVERGENCE
                     result.reason = (f"{outcome.unplayed} recorded interaction(s) were never played: the run asked "
                                      "the model less than the recording did (see `endstate cassette show`)")
                     return
@@ -201,10 +201,10 @@ class _Suite:
                     result.outcome, result.reason = INFRA_ERROR, outcome.detail
                     return
                 if outcome.stop_reason in ("model_error", "harness_error", "input_error"):
-                    result.outcome, result.reason = "error", f"{outcome.stop_reason}: {outcome.detail}"
+                    result.outcome, result.reason = RunOutcome.ERROR, f"{outcome.stop_reason}: {outcome.detail}"
                     return
                 if outcome.stop_reason == "disk_limit":  # never read an oversized end state
-                    result.outcome, result.failing_grader, result.reason = "fail", "disk_limit", outcome.detail
+                    result.outcome, result.failing_grader, result.reason = RunOutcome.FAIL, "disk_limit", outcome.detail
                     return
                 if not guards.seal_before_holdout:  # mutant: the end state now includes files the harness put there
                     sandbox.put_tree(holdout)
@@ -219,7 +219,7 @@ class _Suite:
                 except SandboxError as exc:
                     if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
                         raise  # the machinery failed, not the end state
-                    result.outcome, result.failing_grader = "fail", INTEGRITY
+                    result.outcome, result.failing_grader = RunOutcome.FAIL, INTEGRITY
                     result.reason = f"the end state could not be sealed: {exc}"
                     return
                 result.tree_hash = sealed.tree_hash
@@ -228,7 +228,7 @@ class _Suite:
                 diff.write_text(end_state_diff(sealed))
                 leaked = _leaked_history(task, sealed.paths())
                 if leaked:
-                    result.outcome, result.failing_grader = "error", "contamination"
+                    result.outcome, result.failing_grader = RunOutcome.ERROR, "contamination"
                     result.reason = (f"the fixture's version-control history reached the sandbox ({leaked[0]}, "
                                      f"{len(leaked)} file(s)): the run could read answers from it")
                     return
@@ -241,7 +241,7 @@ class _Suite:
                 self.sandboxes.remove(grading_box.close)
         result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdict.verdicts]
         result.requires_violations = verdict.requires_violations
-        result.outcome, result.failing_grader, result.reason = verdict.outcome, verdict.failing_grader, verdict.reason
+        result.outcome, result.failing_grader, result.reason = RunOutcome(verdict.outcome), verdict.failing_grader, verdict.reason
         result.hack = hack_fired(verdict.verdicts, impossible=self.config.impossible, passed=result.outcome == "pass")
 
     # -- the agent's process -----------------------------------------------------------

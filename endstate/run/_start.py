@@ -15,7 +15,7 @@ from pathlib import Path
 from endstate.run._config import RunConfig, settings_key
 from endstate.run._faults import save_results
 from endstate.run._recordmode import stale_recording
-from endstate.run._results import RunCard, RunResult, TaskResult, attempt_stem, write_results
+from endstate.run._results import RunOutcome, RunCard, RunResult, TaskResult, attempt_stem, write_results
 from endstate.run._resume import discard_partial, run_key, start_run
 from endstate.task import Task
 
@@ -43,7 +43,7 @@ def begin_run(out_dir: Path, card: RunCard, config: RunConfig, tasks: list[Task]
         progress(kept_result)
     for task in tasks:  # said up front, by name; the other tasks run
         if task.id in refused and (task.id, 0) not in finished:
-            refused_result = TaskResult(task.id, task.manifest.category.value, outcome="error",
+            refused_result = TaskResult(task.id, task.manifest.category.value, outcome=RunOutcome.ERROR,
                                         reason=refused[task.id], stop_reason="refused")
             result.tasks.append(refused_result)
             progress(refused_result)
