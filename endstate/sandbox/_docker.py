@@ -43,8 +43,8 @@ from endstate.sandbox._channel import Channel, ChannelBroken
 from endstate.sandbox._files import DockerFileTools, _inside
 from endstate.sandbox._engine import remove_container, shared_client, why
 from endstate.sandbox._reaper import owner_labels
-from endstate.sandbox._scripts import (_BACKSTOP_S, _DISK_WATCH_FIRED, _MIB, _RUNNER,
-                                       _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT, _UNTAR_AS_ROOT, _WATCHDOG_FIRED, AGENT_UID)
+from endstate.sandbox._scripts import (_BACKSTOP_S, _MIB, _RUNNER, _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT,
+                                       _UNTAR_AS_ROOT, AGENT_UID, parse_status)
 from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeRefused, TreeTooLarge, folders_above, harness_tar, tar_to_tree, tree_to_tar
 
 __all__ = ["DockerSandbox"]
@@ -185,19 +185,16 @@ class DockerSandbox(DockerFileTools, Sandbox):
         marker = b"\n" + nonce.encode()
         out_data, _, out_tail = stdout.partition(marker)
         err_data, _, err_tail = stderr.partition(marker)
-        # out_tail: " <dropped>\n"
-        # err_tail: " <dropped>\n<nonce> status <code> <watchdog> <disk watch> <workspace bytes> <oom kills>\n"
-        words = err_tail.split()
-        if len(words) != 8 or len(out_tail.split()) != 1:
+        status = parse_status(out_tail, err_tail)
+        if status is None:
             raise SandboxError(
                 f"command runner in container {self._container.short_id} died "
                 f"(container state: {self._state()}); the sandbox is unusable"
             )
-        out_dropped, err_dropped = int(out_tail.split()[0]), int(words[0])
-        code, fired = int(words[3]), int(words[4]) == _WATCHDOG_FIRED
-        used, oom_killed = int(words[6]), int(words[7]) > 0
+        out_dropped, err_dropped, code, fired = status.out_dropped, status.err_dropped, status.exit_code, status.watchdog_fired
+        used, oom_killed = status.workspace_bytes, status.oom_kills > 0
         ceiling = self.limits.workspace_mb * _MIB
-        if int(words[5]) == _DISK_WATCH_FIRED or used > ceiling:
+        if status.disk_watch_fired or used > ceiling:
             raise WorkspaceFull(
                 f"the workspace grew past its ceiling of {self.limits.workspace_mb} MiB "
                 f"({max(used, ceiling + 1) / _MIB:.0f} MiB); every process of the agent was killed"

@@ -1,0 +1,71 @@
+nonce=$ENDSTATE_NONCE; unset ENDSTATE_NONCE
+cap=$1 limit_ms=$2 fsize=$3 ceiling=$4 cmd=$5
+exec 5>&2 2>/dev/null
+oom_kills() {
+  oom=0
+  local file key value
+  for file in /sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control; do
+    [ -r "$file" ] || continue
+    while read -r key value; do [ "$key" = oom_kill ] && oom=$value; done < "$file"
+    return
+  done
+}
+oom_kills; oom_before=$oom
+# Two pipes, each opened once read-write and then reopened as its two ends.
+exec 3<> <(:); exec 6</proc/self/fd/3 7>/proc/self/fd/3 3>&-
+exec 3<> <(:); exec 8</proc/self/fd/3 9>/proc/self/fd/3 3>&-
+capped() { head -c "$cap"; printf '\n%s %s\n' "$nonce" "$(wc -c)"; }
+exec 3> >(exec 6<&- 8<&-; capped)
+exec 4> >(exec 3>&- 6<&- 8<&-; capped >&5)
+# A read that returned without a line has met the end of file only if the pipe reads as ready
+# (nobody writes lines to these pipes): a read a signal cut short is not taken for it.
+ended() { read -t 0 -u "$1"; }
+clock() { if [ -n "$EPOCHREALTIME" ]; then now=${EPOCHREALTIME/[.,]/}; else now=$((SECONDS * 1000000)); fi; }
+# The killer: say why on fd 9 (first: the other watcher, firing too, may kill this one),
+# then kill every process of the agent user, again and again until the output ends. It
+# signals with the agent's uid as its effective uid only: its real and saved uids are
+# nobody's, so no process of the agent's may signal it back (a loop of `kill -9 -1` would
+# otherwise kill the killer first, and the command would outlive its deadline).
+killer='import os, select, sys
+os.write(9, sys.argv[1].encode() + b"\n")
+os.setgroups([]); os.setresgid(65534, 65534, 65534); os.setresuid(65534, 1000, 65534)
+while True:
+    try:
+        os.kill(-1, 9)
+    except OSError:
+        pass
+    if select.select([6], [], [], 0.5)[0] and not os.read(6, 1):
+        break'
+(
+  clock; deadline=$((now + limit_ms * 1000))
+  while clock; [ "$now" -lt "$deadline" ]; do
+    left=$((deadline - now))
+    printf -v pause '%d.%06d' $((left / 1000000)) $((left % 1000000))
+    read -t "$pause" -u 6; [ $? -le 128 ] && ended 6 && exit 0
+  done
+  exec python3 -I -S -c "$killer" fired
+) </dev/null >/dev/null 3>&- 4>&- 5>&- 7>&- 8<&- &
+(
+  while :; do
+    read -t 0.5 -u 6; [ $? -le 128 ] && ended 6 && exit 0
+    used=0; read -r used _ < <(du -sxbl /workspace)
+    [ "${used:-0}" -gt "$ceiling" ] && exec python3 -I -S -c "$killer" full
+  done
+) </dev/null >/dev/null 3>&- 4>&- 5>&- 7>&- 8<&- &
+exec 6<&- 7>&- 9>&-
+( ulimit -f "$fsize" && exec setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" ) \
+  </dev/null >&3 2>&4 3>&- 4>&- 5>&- 8<&-
+status=$?
+exec 3>&- 4>&-
+fired=0 full=0
+while :; do
+  if read -r -u 8 word; then
+    case $word in fired) fired=@WATCHDOG_FIRED@ ;; full) full=@DISK_WATCH_FIRED@ ;; esac
+  elif ended 8; then
+    break
+  fi
+done
+exec 8<&-
+used=0; read -r used _ < <(du -sxbl /workspace)
+oom_kills
+printf '%s status %s %s %s %s %s\n' "$nonce" "$status" "$fired" "$full" "$used" "$((oom - oom_before))" >&5
