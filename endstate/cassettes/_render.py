@@ -46,8 +46,19 @@ def _content_text(content: Any, limit: int | None) -> list[str]:
             lines += _content_text(block, limit)
             continue
         kind = block.get("type")
-        if kind == "text":
+        if kind in ("text", "input_text", "output_text"):
             lines += _content_text(block.get("text", ""), limit)
+        elif kind == "reasoning":  # a Responses reasoning item: its summary, its content sealed
+            sealed = "encrypted" if block.get("encrypted_content") else "plain"
+            summary = "\n".join(str(part.get("text", "")) for part in block.get("summary") or () if isinstance(part, dict))
+            lines += ([f"(reasoning, {sealed}) {line}" for line in _content_text(summary, limit)] if summary
+                      else [f"(reasoning, {sealed}, no summary)"])
+        elif kind == "function_call":
+            lines.append(f"-> {block.get('name')}({clip(_arguments(block.get('arguments')), limit)})  "
+                         f"[{block.get('call_id')}]")
+        elif kind == "function_call_output":
+            lines.append(f"<- result for {block.get('call_id')}:")
+            lines += [f"  {line}" for line in _content_text(block.get("output"), limit)]
         elif kind == "tool_use":
             lines.append(f"-> {block.get('name')}({clip(_arguments(block.get('input')), limit)})  [{block.get('id')}]")
         elif kind == "thinking":
@@ -80,11 +91,31 @@ def message_lines(message: dict[str, Any], limit: int | None) -> list[str]:
 def request_messages(body: bytes) -> list[dict[str, Any]] | None:
     """The conversation a request sends (system prompt first), or None if it is not a chat request."""
     document = canonical_body(body)
+    if isinstance(document, dict) and isinstance(document.get("input"), list):  # the Responses API
+        return _response_items(document["input"], document.get("instructions"))
     if not isinstance(document, dict) or not isinstance(document.get("messages"), list):
         return None
     messages = [m if isinstance(m, dict) else {"role": "?", "content": m} for m in document["messages"]]
     if "system" in document:  # Anthropic keeps the system prompt beside the messages
         messages.insert(0, {"role": "system", "content": document["system"]})
+    return messages
+
+
+#: Who speaks a Responses item that carries no role of its own.
+_ITEM_ROLES = {"reasoning": "assistant", "function_call": "assistant", "function_call_output": "tool"}
+
+
+def _response_items(items: list[Any], instructions: Any = None) -> list[dict[str, Any]]:
+    """A Responses input or output list as messages: items with a role as they are, the others
+    (reasoning, function calls and their outputs) as a one-block message of their speaker."""
+    messages = [{"role": "system", "content": instructions}] if instructions else []
+    for item in items:
+        if isinstance(item, dict) and "role" in item:
+            messages.append(item)
+        elif isinstance(item, dict):
+            messages.append({"role": _ITEM_ROLES.get(str(item.get("type")), "?"), "content": [item]})
+        else:
+            messages.append({"role": "?", "content": item})
     return messages
 
 
@@ -97,7 +128,7 @@ def request_lines(body: bytes, *, limit: int | None, skip: int = 0, skipped_from
     messages = request_messages(body)
     if messages is None:
         return _raw_lines(document, limit)
-    settings = {k: v for k, v in document.items() if k not in ("messages", "system", "tools")}
+    settings = {k: v for k, v in document.items() if k not in ("messages", "system", "tools", "input", "instructions")}
     tools = [_tool_name(t) for t in document.get("tools") or ()]
     lines = [f"settings: {json.dumps(settings, ensure_ascii=False, sort_keys=True)}"]
     if tools:
@@ -131,15 +162,21 @@ def response_lines(status: int, body: bytes, *, limit: int | None, usage: bool =
         lines = [f"{head}, stop_reason: {document.get('stop_reason')}"]
         return (lines + message_lines({"role": document.get("role"), "content": document.get("content")}, limit)
                 + _usage_lines(document.get("usage")))
+    if isinstance(document, dict) and document.get("object") == "response" and isinstance(document.get("output"), list):
+        lines = [f"{head}, status: {document.get('status')}"]
+        for message in _response_items(document["output"]):
+            lines += message_lines(message, limit)
+        return lines + _usage_lines(document.get("usage"))
     return [head, *_raw_lines(document, limit)]
 
 
 # What each provider calls the token counts worth a line, by the name shown.
 _USAGE_FIELDS = (("input", ("prompt_tokens", "input_tokens")),
-                 ("cached", ("prompt_tokens_details.cached_tokens", "cache_read_input_tokens")),
+                 ("cached", ("prompt_tokens_details.cached_tokens", "cache_read_input_tokens",
+                             "input_tokens_details.cached_tokens")),
                  ("cache write", ("cache_creation_input_tokens",)),
                  ("output", ("completion_tokens", "output_tokens")),
-                 ("reasoning", ("completion_tokens_details.reasoning_tokens",)))
+                 ("reasoning", ("completion_tokens_details.reasoning_tokens", "output_tokens_details.reasoning_tokens")))
 
 
 def _usage_lines(usage: Any) -> list[str]:

@@ -30,3 +30,30 @@ def test_chat_usage_shows_cached_and_reasoning_tokens():
     lines = response_lines(200, json.dumps(answer).encode(), limit=None, usage=True)
     assert response_lines(200, json.dumps(answer).encode(), limit=None)[-1] == "  done"  # diff judges the message
     assert lines[-1] == "usage: input 2048, cached 1920, output 300, reasoning 256"
+
+
+def test_a_responses_answer_shows_its_reasoning_item_function_call_and_usage():
+    answer = {"object": "response", "status": "completed", "output": [
+        {"type": "reasoning", "id": "rs_1", "encrypted_content": "gAAA",
+         "summary": [{"type": "summary_text", "text": "Run the tests first."}]},
+        {"type": "function_call", "call_id": "c1", "name": "bash", "arguments": '{"command": "pytest"}'}],
+        "usage": {"input_tokens": 500, "output_tokens": 90, "input_tokens_details": {"cached_tokens": 384},
+                  "output_tokens_details": {"reasoning_tokens": 64}}}
+    lines = response_lines(200, json.dumps(answer).encode(), limit=None, usage=True)
+    assert lines == ["status: 200, status: completed", "[assistant]", "  (reasoning, encrypted) Run the tests first.",
+                     "[assistant]", '  -> bash({"command": "pytest"})  [c1]',
+                     "usage: input 500, cached 384, output 90, reasoning 64"]
+
+
+def test_a_responses_request_shows_instructions_input_and_tool_outputs():
+    from endstate.cassettes._render import request_lines
+
+    request = {"model": "m", "instructions": "You fix bugs.", "store": False, "input": [
+        {"role": "user", "content": [{"type": "input_text", "text": "Fix it."}]},
+        {"type": "reasoning", "summary": [], "encrypted_content": "gAAA"},
+        {"type": "function_call", "call_id": "c1", "name": "bash", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "1 passed"}]}
+    lines = request_lines(json.dumps(request).encode(), limit=None)
+    assert lines[0] == 'settings: {"model": "m", "store": false}'
+    assert lines[1:] == ["[system]", "  You fix bugs.", "[user]", "  Fix it.", "[assistant]", "  (reasoning, encrypted, no summary)",
+                         "[assistant]", "  -> bash({})  [c1]", "[tool]", "  <- result for c1:", "    1 passed"]
