@@ -14,6 +14,7 @@ from endstate.grading._integrity import is_test_file
 from endstate.grading._joint import run_joint
 from endstate.grading._testrun import TestCommandError, TestRun, run_tests
 from endstate.grading._twins import run_halves, tally
+from endstate.grading._testconfig import SHARED_CONFIG, pytest_section_changed
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox, matches_any
 
@@ -53,7 +54,12 @@ def _config_tampering(sandbox: SealedSandbox) -> list[str]:
     changed = []
     for path in sandbox.changed_paths():
         name = path.rsplit("/", 1)[-1]
-        if name in TEST_CONFIG or name.endswith(".pth"):
+        if name in SHARED_CONFIG:  # only its pytest section is test configuration
+            before = sandbox.fixture_text(path) if sandbox.fixture_exists(path) else None
+            after = sandbox.read_text(path) if sandbox.exists(path) and not sandbox.is_link(path) else None
+            if pytest_section_changed(name, before, after):
+                changed.append(path)
+        elif name in TEST_CONFIG or name.endswith(".pth"):
             changed.append(path)
     return changed
 
