@@ -21,7 +21,11 @@ from pathlib import Path
 
 from endstate.errors import UserError
 
-__all__ = ["match_ids", "collected_ids", "not_found_error", "NodeIdsNotFound"]
+__all__ = ["match_ids", "collected_ids", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
+
+#: The longest test command a sandbox can be given: Linux caps one argument at 128 KiB (MAX_ARG_STRLEN),
+#: and the command is one argument of `bash -c`. A margin is left for the rest of the command.
+COMMAND_MAX = 120 * 1024
 
 
 class NodeIdsNotFound(UserError):
@@ -59,6 +63,21 @@ def match_ids(wanted: list[str], collected: list[str]) -> tuple[dict[str, str], 
         else:
             missing.append(node_id)
     return mapped, missing
+
+
+def whole_files(ids: list[str], collected: list[str]) -> list[str]:
+    """`ids` with each file whose every collected test they name given as the file alone: the same
+    tests, in a command short enough for a sandbox (an instance can list thousands of ids)."""
+    by_file: dict[str, set[str]] = {}
+    for node_id in collected:
+        by_file.setdefault(node_id.split("::", 1)[0], set()).add(node_id)
+    named = set(ids)
+    whole = {file for file, have in by_file.items() if have <= named}
+    shortened = []
+    for node_id in ids:
+        file = node_id.split("::", 1)[0]
+        shortened.append(file if file in whole else node_id)
+    return list(dict.fromkeys(shortened))
 
 
 def not_found_error(missing: list[str], collected: list[str], field: str, why: str = "") -> NodeIdsNotFound:

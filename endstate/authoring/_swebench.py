@@ -40,7 +40,7 @@ from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
                                  write_hacks)
-from endstate.authoring._nodeids import collected_ids, match_ids, not_found_error
+from endstate.authoring._nodeids import COMMAND_MAX, collected_ids, match_ids, not_found_error, whole_files
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command
 from endstate.task import PatchError, apply_patch, load_task
@@ -335,7 +335,12 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
         if named and not counts[-1]:
             raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "
                             f"image: {_capped(tail, 400)}")
-        result.append(named)
+        # A file all of whose tests are named is run as the file: thousands of ids overrun a command.
+        targets = whole_files(named, collected)
+        if len(project_test_command(tested, targets, installed=installed)) > COMMAND_MAX:
+            raise UserError(f"field `{field}`: its {len(named)} node id(s) make a test command longer than the "
+                            f"{COMMAND_MAX // 1024} KiB a sandbox command can be, even with whole files named once")
+        result.append(targets)
     return result[1], result[0], (counts[1], counts[0])
 
 

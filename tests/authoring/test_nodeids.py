@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from endstate.authoring._nodeids import _node_id, match_ids, not_found_error
+from endstate.authoring._nodeids import _node_id, match_ids, not_found_error, whole_files
 
 COLLECTED = ["tests/test_a.py::test_plain", "tests/test_a.py::TestK::test_m[\\xe9-1]",
              "tests/test_a.py::test_spaced[two words]", "tests/test_a.py::test_spaced[two words again]",
@@ -37,3 +37,11 @@ def test_ids_not_found_are_named_with_the_nearest_that_exist():
 def test_a_report_case_is_named_by_its_file_and_classes():
     assert _node_id("tests.test_a.TestK.Inner", "test_m[1]", "tests/test_a.py") == "tests/test_a.py::TestK::Inner::test_m[1]"
     assert _node_id("tests.test_a", "test_plain", "tests/test_a.py") == "tests/test_a.py::test_plain"
+
+
+def test_a_file_whose_every_test_is_named_is_given_as_the_file_and_the_others_by_id():
+    # attrs 23.1.0 -> 23.2.0 lists 1242 FAIL_TO_PASS ids: as ids, a command over the 128 KiB of one argument.
+    named = ["tests/test_a.py::test_plain", "tests/test_b.py::test_other[a1]", "tests/test_b.py::test_other[a0]"]
+    assert whole_files(named, COLLECTED) == ["tests/test_a.py::test_plain", "tests/test_b.py"]
+    assert whole_files(COLLECTED, COLLECTED) == ["tests/test_a.py", "tests/test_b.py"]
+    assert whole_files([], COLLECTED) == []
