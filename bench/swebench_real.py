@@ -56,6 +56,13 @@ PAIRS = [
     ("requests", "2.31.0", "2.32.0"),
     ("cachetools", "5.3.1", "5.3.2"),
     ("Werkzeug", "3.0.0", "3.0.1"),
+    ("MarkupSafe", "2.1.4", "2.1.5"),
+    ("click", "8.1.7", "8.2.0"),
+    ("iniconfig", "1.1.1", "2.0.0"),
+    ("Flask", "3.0.0", "3.0.1"),
+    ("blinker", "1.7.0", "1.8.0"),
+    ("platformdirs", "4.0.0", "4.1.0"),
+    ("toolz", "0.12.0", "0.12.1"),
 ]
 STAMP = {"GIT_AUTHOR_NAME": "endstate", "GIT_AUTHOR_EMAIL": "endstate@invalid", "GIT_COMMITTER_NAME": "endstate",
          "GIT_COMMITTER_EMAIL": "endstate@invalid", "GIT_AUTHOR_DATE": "2000-01-01T00:00:00Z",
@@ -205,10 +212,10 @@ def import_one(cache: Path, instance: dict) -> tuple[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=Path("/tmp/swebench_real"))
-    parser.add_argument("--only", default="", help="comma-separated PyPI names (default: all)")
+    parser.add_argument("--only", default="", help="comma-separated PyPI names or name-newer (default: all)")
     args = parser.parse_args()
     only = {n.lower() for n in args.only.split(",") if n}
-    pairs = [p for p in PAIRS if not only or p[0].lower() in only]
+    pairs = [p for p in PAIRS if not only or p[0].lower() in only or f"{p[0]}-{p[2]}".lower() in only]
     checked, walls = 0, []
     for name, old, new in pairs:
         try:
