@@ -328,9 +328,9 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
         if missing:
             raise not_found_error(missing, collected, field, why=tail)
         for given, found in mapped.items():
-            if given != found:
-                log(f"node id {given} is {found} under the task image's pytest")
-        named = list(dict.fromkeys(mapped[i] for i in ids))
+            if found != [given]:
+                log(f"node id {given} is {', '.join(found)} under the task image's pytest")
+        named = list(dict.fromkeys(found for i in ids for found in mapped[i]))
         counts.append(sum(i in ran for i in named))
         if named and not counts[-1]:
             raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "

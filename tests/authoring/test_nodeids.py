@@ -14,14 +14,20 @@ def test_the_same_id_an_escaped_one_or_one_cut_at_a_space_maps_onto_the_test():
               "tests/test_a.py::test_url['http://x:-1']", "tests/test_a.py::test_spaced[two words a"]
     mapped, missing = match_ids(wanted, COLLECTED)
     assert missing == []
-    assert mapped == {wanted[0]: COLLECTED[0], wanted[1]: COLLECTED[1], wanted[2]: COLLECTED[4],
-                      wanted[3]: COLLECTED[3]}
+    assert mapped == {wanted[0]: [COLLECTED[0]], wanted[1]: [COLLECTED[1]], wanted[2]: [COLLECTED[4]],
+                      wanted[3]: [COLLECTED[3]]}
 
 
-def test_an_id_that_could_be_two_tests_or_none_is_not_guessed():
-    mapped, missing = match_ids(["tests/test_a.py::test_spaced[two", "tests/test_b.py::test_other[a]",
-                                 "tests/test_a.py::test_plan"], COLLECTED)
-    assert mapped == {} and len(missing) == 3
+def test_an_id_cut_at_a_space_that_starts_two_tests_names_both():
+    # SWE-bench's log parser cuts ids at a space: jinja2 3.1.3's PASS_TO_PASS holds
+    # tests/test_filters.py::TestFilter::test_min_max[{{ for several cases of test_min_max.
+    mapped, missing = match_ids(["tests/test_a.py::test_spaced[two"], COLLECTED)
+    assert mapped == {"tests/test_a.py::test_spaced[two": [COLLECTED[2], COLLECTED[3]]} and missing == []
+
+
+def test_an_id_that_names_no_test_is_not_guessed():
+    mapped, missing = match_ids(["tests/test_b.py::test_other[a]", "tests/test_a.py::test_plan"], COLLECTED)
+    assert mapped == {} and len(missing) == 2
 
 
 def test_ids_not_found_are_named_with_the_nearest_that_exist():
