@@ -4,7 +4,8 @@ There is no GitHub here, but PyPI is reachable and many projects' sdists hold th
 For each (project, older release, newer release) below, one SWE-bench-format instance:
 
     base_commit   a git repo made from the older sdist (one parentless commit)
-    patch         the diff between the two sdists outside the tests (text files only)
+    patch         the diff between the two sdists outside the tests (text files only; not the
+                  release's bookkeeping: PKG-INFO, egg-info, a version-only config change)
     test_patch    the diff inside the tests (DEFAULT_TEST_GLOBS: tests/, test_*.py, conftest.py)
     FAIL_TO_PASS  the tests of the files test_patch touches that fail (or do not exist) with
     PASS_TO_PASS  test_patch alone and pass with patch too / that pass both times, as pytest
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS  # noqa: E402
+from endstate.grading._builtin import TEST_CONFIG  # noqa: E402
 from endstate.sandbox import matches_any  # noqa: E402
 
 # (PyPI name, older release, newer release): consecutive releases whose test diff adds a test
@@ -110,6 +112,18 @@ def commit_tree(repo: Path, tree: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD").strip()
 
 
+def _bookkeeping(repo: Path, old: str, new: str, path: str) -> bool:
+    """A release's change that no fix makes: its sdist metadata, or a configuration file whose
+    only changed lines are the version (a fix in SWE-bench does not bump it)."""
+    if path.rsplit("/", 1)[-1] == "PKG-INFO" or ".egg-info/" in path:
+        return True
+    if path.rsplit("/", 1)[-1] not in TEST_CONFIG:
+        return False
+    lines = [line for line in git(repo, "diff", "-U0", old, new, "--", path).splitlines()
+             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return all("version" in line.lower() for line in lines)
+
+
 def split_diff(repo: Path, old: str, new: str) -> tuple[str, str]:
     """(patch, test_patch) between two commits; binary changes are left out, as a text patch
     cannot carry them."""
@@ -117,6 +131,8 @@ def split_diff(repo: Path, old: str, new: str) -> tuple[str, str]:
     for line in git(repo, "diff", "--no-renames", "--numstat", old, new).splitlines():
         added, _removed, path = line.split("\t", 2)
         if added == "-":
+            continue
+        if _bookkeeping(repo, old, new, path):
             continue
         (tests if matches_any(path, DEFAULT_TEST_GLOBS) else code).append(path)
 
