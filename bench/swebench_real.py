@@ -188,7 +188,8 @@ def make_instance(cache: Path, name: str, old: str, new: str) -> dict:
     python = test_venv(cache, slug, new_tree)
     work = cache / "work" / slug
     shutil.rmtree(work, ignore_errors=True)
-    shutil.copytree(old_tree, work, symlinks=True)
+    work.mkdir(parents=True)  # the base commit as the importer sees it (.gitattributes applied)
+    subprocess.run(f"git -C {repo} archive {base} | tar -x -C {work}", shell=True, check=True)
     before = after = {}
     for diff in (test_patch, patch):
         if diff:
