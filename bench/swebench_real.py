@@ -74,7 +74,15 @@ EXTRAS = "test,tests,testing"
 
 def run(*args: str, cwd: Path | None = None, check: bool = True, data: str | None = None,
         env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(list(args), cwd=cwd, capture_output=True, text=True, check=check, input=data, env=env)
+    # Bytes, decoded by hand: text mode would turn a diff's CRLF lines into LF ones that no longer apply.
+    done = subprocess.run(list(args), cwd=cwd, capture_output=True, check=check, env=env,
+                          input=None if data is None else data.encode(errors="surrogateescape"))
+    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(errors="surrogateescape"),
+                                       done.stderr.decode(errors="replace"))
+
+
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 def sdist(cache: Path, name: str, version: str) -> Path:
@@ -238,7 +246,7 @@ def main() -> None:
         try:
             instance = make_instance(args.cache, name, old, new)
         except subprocess.CalledProcessError as error:
-            print(f"{name} {old}->{new}: not made: {' '.join(error.cmd[:4])}... {error.stderr.strip()[-200:]}",
+            print(f"{name} {old}->{new}: not made: {' '.join(error.cmd[:4])}... {_text(error.stderr).strip()[-200:]}",
                   flush=True)
             continue
         fail_to_pass = json.loads(instance["FAIL_TO_PASS"])
