@@ -251,7 +251,8 @@ def main() -> None:
             continue
         fail_to_pass = json.loads(instance["FAIL_TO_PASS"])
         if not fail_to_pass:
-            print(f"{name} {old}->{new}: not made: no test fails before and passes after", flush=True)
+            print(f"{name} {old}->{new}: not made: no test fails before and passes after "
+                  f"({len(json.loads(instance['PASS_TO_PASS']))} pass both times)", flush=True)
             continue
         verdict, wall = import_one(args.cache, instance)
         checked += verdict == "checked out"
