@@ -227,6 +227,11 @@ def _split(instance: Instance, fixture: Tree) -> FixSplit:
     )
 
 
+def _command(tree: Tree, targets: list[str], installed: list[str] | None) -> str:
+    """The project's test command over `targets`, run by pytest: the dataset's ids are pytest's."""
+    return project_test_command(tree, targets, installed=installed, pytest_ids=True)
+
+
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
                failing: list[str], installed: list[str] | None, dockerfile: str | None,
                counts: tuple[int, int] | None = None) -> str:
@@ -236,12 +241,12 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
     ran_passing, ran_failing = counts or (len(passing), len(failing))
     graders: list[tuple[str, dict | None]] = []
     if passing:
-        graders.append(("tests_pass", {"command": project_test_command(tested, passing, installed=installed),
+        graders.append(("tests_pass", {"command": _command(tested, passing, installed),
                                        "min_tests": ran_passing}))
     graders += [
         ("files_unchanged", {"paths": protected, "allow_new": protected}),
         ("no_new_skips", None),
-        ("holdout", {"command": project_test_command(tested, failing, installed=installed),
+        ("holdout", {"command": _command(tested, failing, installed),
                      "min_tests": ran_failing}),
         ("changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
@@ -297,7 +302,7 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
             shutil.copyfile(own_dockerfile, folder / "image" / "Dockerfile")
         reference = _reference_toml(split, project_test_command(split.fixture,
                                                                 _visible_files(passing + failing, split.fixture),
-                                                                installed=installed))
+                                                                installed=installed, pytest_ids=True))
         (folder / "reference.toml").write_text(reference.replace("`endstate tasks new`", "`endstate tasks import "
                                                                  "swebench`", 1), encoding="utf-8")
         write_hacks(folder, hacks, split.fixture, solution)
@@ -320,7 +325,7 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
     run (are not skipped) on the solution; UserError naming the ids that match no test."""
     tested = {**split.fixture, **split.holdout}
     files = list(dict.fromkeys(i.split("::", 1)[0] for i in failing + passing))
-    collected, ran, tail = collected_ids(folder, split.holdout, project_test_command(tested, files, installed=installed),
+    collected, ran, tail = collected_ids(folder, split.holdout, _command(tested, files, installed),
                                          backend, image, log)
     result, counts = [], []
     for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
@@ -337,7 +342,7 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
                             f"image: {_capped(tail, 400)}")
         # A file all of whose tests are named is run as the file: thousands of ids overrun a command.
         targets = whole_files(named, collected)
-        if len(project_test_command(tested, targets, installed=installed)) > COMMAND_MAX:
+        if len(_command(tested, targets, installed)) > COMMAND_MAX:
             raise UserError(f"field `{field}`: its {len(named)} node id(s) make a test command longer than the "
                             f"{COMMAND_MAX // 1024} KiB a sandbox command can be, even with whole files named once")
         result.append(targets)
