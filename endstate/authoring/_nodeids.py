@@ -8,7 +8,7 @@ follows a space. One missing id is not a small thing: pytest then runs nothing a
 `collected_ids` runs the test files the ids name on the solution, held-out tests staged, the
 way grading runs them, and reads each case's id back from the report; `match_ids` maps each
 dataset id onto one of those: the same id, else the only one equal once escapes, quotes and
-punctuation in its parameters are set aside, else the only one it is the cut-off start of.
+punctuation in its parameters are set aside, else those it is the cut-off start of.
 An id that maps onto none is an error naming it with the nearest ids that exist.
 """
 
@@ -21,7 +21,11 @@ from pathlib import Path
 
 from endstate.errors import UserError
 
-__all__ = ["match_ids", "collected_ids", "not_found_error", "NodeIdsNotFound"]
+__all__ = ["match_ids", "collected_ids", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
+
+#: The longest test command a sandbox can be given: Linux caps one argument at 128 KiB (MAX_ARG_STRLEN),
+#: and the command is one argument of `bash -c`. A margin is left for the rest of the command.
+COMMAND_MAX = 120 * 1024
 
 
 class NodeIdsNotFound(UserError):
@@ -40,8 +44,10 @@ def _loose(node_id: str) -> str:
     return base + "[" + "".join(ch for ch in params if ch.isalnum())
 
 
-def match_ids(wanted: list[str], collected: list[str]) -> tuple[dict[str, str], list[str]]:
-    """(dataset id -> collected id, for each that maps onto exactly one; the ids that do not)."""
+def match_ids(wanted: list[str], collected: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+    """(dataset id -> the collected ids it names, for each that names any; the ids that name none).
+    An id names one test, except an id cut off at a space that starts several: SWE-bench's log
+    parser cuts ids there, so the dataset's one id stands for all of them, and all are run."""
     have = set(collected)
     loose: dict[str, list[str]] = {}
     for node_id in collected:
@@ -49,16 +55,31 @@ def match_ids(wanted: list[str], collected: list[str]) -> tuple[dict[str, str], 
     mapped, missing = {}, []
     for node_id in wanted:
         if node_id in have:
-            mapped[node_id] = node_id
+            mapped[node_id] = [node_id]
             continue
         same = loose.get(_loose(node_id), [])
         cut = [c for c in collected if "[" in node_id and not node_id.endswith("]") and c.startswith(node_id)]
-        found = same if len(same) == 1 else cut if len(cut) == 1 else []
+        found = same if len(same) == 1 else cut
         if found:
-            mapped[node_id] = found[0]
+            mapped[node_id] = found
         else:
             missing.append(node_id)
     return mapped, missing
+
+
+def whole_files(ids: list[str], collected: list[str]) -> list[str]:
+    """`ids` with each file whose every collected test they name given as the file alone: the same
+    tests, in a command short enough for a sandbox (an instance can list thousands of ids)."""
+    by_file: dict[str, set[str]] = {}
+    for node_id in collected:
+        by_file.setdefault(node_id.split("::", 1)[0], set()).add(node_id)
+    named = set(ids)
+    whole = {file for file, have in by_file.items() if have <= named}
+    shortened = []
+    for node_id in ids:
+        file = node_id.split("::", 1)[0]
+        shortened.append(file if file in whole else node_id)
+    return list(dict.fromkeys(shortened))
 
 
 def not_found_error(missing: list[str], collected: list[str], field: str, why: str = "") -> NodeIdsNotFound:

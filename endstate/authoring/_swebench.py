@@ -40,7 +40,7 @@ from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
                                  write_hacks)
-from endstate.authoring._nodeids import collected_ids, match_ids, not_found_error
+from endstate.authoring._nodeids import COMMAND_MAX, collected_ids, match_ids, not_found_error, whole_files
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command
 from endstate.task import PatchError, apply_patch, load_task
@@ -227,6 +227,11 @@ def _split(instance: Instance, fixture: Tree) -> FixSplit:
     )
 
 
+def _command(tree: Tree, targets: list[str], installed: list[str] | None) -> str:
+    """The project's test command over `targets`, run by pytest: the dataset's ids are pytest's."""
+    return project_test_command(tree, targets, installed=installed, pytest_ids=True)
+
+
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
                failing: list[str], installed: list[str] | None, dockerfile: str | None,
                counts: tuple[int, int] | None = None) -> str:
@@ -236,12 +241,12 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
     ran_passing, ran_failing = counts or (len(passing), len(failing))
     graders: list[tuple[str, dict | None]] = []
     if passing:
-        graders.append(("tests_pass", {"command": project_test_command(tested, passing, installed=installed),
+        graders.append(("tests_pass", {"command": _command(tested, passing, installed),
                                        "min_tests": ran_passing}))
     graders += [
         ("files_unchanged", {"paths": protected, "allow_new": protected}),
         ("no_new_skips", None),
-        ("holdout", {"command": project_test_command(tested, failing, installed=installed),
+        ("holdout", {"command": _command(tested, failing, installed),
                      "min_tests": ran_failing}),
         ("changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
@@ -297,7 +302,7 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
             shutil.copyfile(own_dockerfile, folder / "image" / "Dockerfile")
         reference = _reference_toml(split, project_test_command(split.fixture,
                                                                 _visible_files(passing + failing, split.fixture),
-                                                                installed=installed))
+                                                                installed=installed, pytest_ids=True))
         (folder / "reference.toml").write_text(reference.replace("`endstate tasks new`", "`endstate tasks import "
                                                                  "swebench`", 1), encoding="utf-8")
         write_hacks(folder, hacks, split.fixture, solution)
@@ -320,7 +325,7 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
     run (are not skipped) on the solution; UserError naming the ids that match no test."""
     tested = {**split.fixture, **split.holdout}
     files = list(dict.fromkeys(i.split("::", 1)[0] for i in failing + passing))
-    collected, ran, tail = collected_ids(folder, split.holdout, project_test_command(tested, files, installed=installed),
+    collected, ran, tail = collected_ids(folder, split.holdout, _command(tested, files, installed),
                                          backend, image, log)
     result, counts = [], []
     for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
@@ -328,14 +333,19 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
         if missing:
             raise not_found_error(missing, collected, field, why=tail)
         for given, found in mapped.items():
-            if given != found:
-                log(f"node id {given} is {found} under the task image's pytest")
-        named = list(dict.fromkeys(mapped[i] for i in ids))
+            if found != [given]:
+                log(f"node id {given} is {', '.join(found)} under the task image's pytest")
+        named = list(dict.fromkeys(found for i in ids for found in mapped[i]))
         counts.append(sum(i in ran for i in named))
         if named and not counts[-1]:
             raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "
                             f"image: {_capped(tail, 400)}")
-        result.append(named)
+        # A file all of whose tests are named is run as the file: thousands of ids overrun a command.
+        targets = whole_files(named, collected)
+        if len(_command(tested, targets, installed)) > COMMAND_MAX:
+            raise UserError(f"field `{field}`: its {len(named)} node id(s) make a test command longer than the "
+                            f"{COMMAND_MAX // 1024} KiB a sandbox command can be, even with whole files named once")
+        result.append(targets)
     return result[1], result[0], (counts[1], counts[0])
 
 

@@ -186,16 +186,19 @@ def _unittest_only(project: Tree) -> bool:
     return bool(texts) and all("unittest" in t and "pytest" not in t for t in texts)
 
 
-def read_project_tests(project: Tree, *, installed: Collection[str] | None = ()) -> ProjectTests:
+def read_project_tests(project: Tree, *, installed: Collection[str] | None = (),
+                       pytest_ids: bool = False) -> ProjectTests:
     """How `project` (a tree, as a fixture holds it) runs its tests.
 
     `installed`: distributions the task's image installs (its declared dependencies),
     which may provide the plugins the configuration needs; None when that is not known (an
     image of the author's own, which is trusted to hold them). Raises UserError when the
-    configuration needs a plugin the image lacks, or does not parse.
+    configuration needs a plugin the image lacks, or does not parse. `pytest_ids`: the tests are
+    named by pytest node ids (a SWE-bench instance: its harness runs pytest), so pytest runs them
+    even where the project's tests are written for unittest alone.
     """
     config = _pytest_config(project)
-    if config is None and _unittest_only(project):
+    if config is None and not pytest_ids and _unittest_only(project):
         top = {p.split("/", 1)[0] for p in _test_modules(project) if "/" in p}
         package = all(f"{folder}/__init__.py" in project for folder in top)
         paths = ("src",) if _src_layout(project) else ()
@@ -237,13 +240,13 @@ def test_command(tests: ProjectTests, targets: Sequence[str]) -> str:
 
 
 def project_test_command(project: Tree, targets: Sequence[str], *, installed: Collection[str] | None = (),
-                         override: str | None = None) -> str:
+                         override: str | None = None, pytest_ids: bool = False) -> str:
     """The test command (with its environment) that runs `targets` of `project` the way the project
     does: what task.toml's test graders hold. `override` (the author's --test-command, with the
     targets appended) wins over anything read from the project."""
     if override:
         return override + (" " + shlex.join(targets) if targets else "")
-    return test_command(read_project_tests(project, installed=installed), targets)
+    return test_command(read_project_tests(project, installed=installed, pytest_ids=pytest_ids), targets)
 
 
 def unknown_option_error(command: str, output: str) -> UserError | None:

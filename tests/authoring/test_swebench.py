@@ -176,3 +176,33 @@ def test_why_an_instance_was_not_written_is_one_capped_line_naming_the_field(tmp
     [skipped] = report.skipped
     assert "field `patch` does not apply at base_commit" in skipped.reason and "\n" not in skipped.reason
     assert len(skipped.reason) <= REASON_MAX + 100 and skipped.reason.endswith("..."), len(skipped.reason)
+
+
+def test_a_unittest_only_project_is_run_by_pytest_over_the_node_ids(tmp_path):
+    # more-itertools 10.2.0: tests written for unittest, named by the dataset as pytest names them.
+    clone = tmp_path / "repos" / "me__calc"
+    (clone / "tests").mkdir(parents=True)
+    (clone / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (clone / "README.md").write_text("calc\n")
+    (clone / "tests" / "__init__.py").write_text("")
+    (clone / "tests" / "test_calc.py").write_text(
+        "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_zero(self):\n"
+        "        self.assertEqual(add(0, 0), 0)\n")
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "calc"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    line = {
+        "instance_id": "me__calc-2", "repo": "me/calc", "base_commit": base, "problem_statement": "add subtracts",
+        "patch": "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n",
+        "test_patch": "--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -8 +8,3 @@\n"
+                      "         self.assertEqual(add(0, 0), 0)\n+\n+    def test_two(self):\n"
+                      "+        self.assertEqual(add(1, 1), 2)\n",
+        "FAIL_TO_PASS": ["tests/test_calc.py::T::test_two"], "PASS_TO_PASS": ["tests/test_calc.py::T::test_zero"],
+    }
+    instance = read_instances(_write(tmp_path, [line]))[0][0][1]
+    task = load_task(write_instance(instance, tmp_path / "repos", tmp_path / "out"))
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    assert args["tests_pass"]["command"] == "python -m pytest -q tests/test_calc.py::T::test_zero"
+    assert args["holdout"]["command"] == "python -m pytest -q tests/test_calc.py::T::test_two"

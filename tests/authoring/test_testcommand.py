@@ -128,3 +128,10 @@ def test_data_files_are_read_by_the_modules_that_name_their_folder():
 def test_unittest_modules_named_the_other_way_round_are_discovered_by_their_pattern():
     project = files({"pkg/__init__.py": "", "pkg/tests/__init__.py": "", "pkg/tests/ansi_test.py": UNITTEST_TEST})
     assert project_test_command(project, ["pkg"]) == "python -m unittest discover -s pkg -t . -p '*_test.py'"
+
+
+def test_a_unittest_only_project_named_by_pytest_node_ids_runs_pytest():
+    # more-itertools writes its tests for unittest; a SWE-bench instance names them as pytest does.
+    project = files({"pkg/__init__.py": "", "tests/__init__.py": "", "tests/test_a.py": UNITTEST_TEST})
+    assert project_test_command(project, ["tests/test_a.py::T::test_x"], pytest_ids=True) == \
+        "python -m pytest -q tests/test_a.py::T::test_x"
