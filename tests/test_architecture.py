@@ -174,3 +174,12 @@ def test_grading_reads_no_undeclared_state_off_the_sealed_end_state():
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
             if "getattr(sealed" in line or "sealed: Any" in line]
     assert hits == [], "declare the attribute in SealedSandbox.__init__ and read it plainly"
+
+
+def test_only_the_run_folder_and_the_cassettes_spell_a_runs_paths():
+    """transcripts/, diffs/ and <stem>.cassette are named by RunFolder and cassettes.cassette_file."""
+    owners = {ROOT / "run" / "_folder.py"} | set((ROOT / "cassettes").rglob("*.py"))
+    spelled = [f"{path.relative_to(ROOT.parent)}:{n}" for path in sorted(ROOT.rglob("*.py")) if path not in owners
+               for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+               if '"transcripts"' in line or '"diffs"' in line or '.cassette"' in line]
+    assert spelled == [], "take the path from endstate.run.RunFolder or endstate.cassettes.cassette_file"

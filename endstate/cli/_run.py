@@ -239,12 +239,12 @@ def _saying_kept(show: Callable[[Any], None], kept: list[Any], out: Path) -> Cal
 def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
     """After an interrupted record: which of its cassettes were cut short (no end marker, or
     cut mid-write), and how to record them again."""
-    from endstate.cassettes import load
+    from endstate.cassettes import cassette_file, load
     from endstate.errors import CassetteError
     from endstate.run import attempt_stem
 
     left = []
-    for path in (folder / f"{attempt_stem(t.id, k)}.cassette" for t in loaded for k in range(attempts)):
+    for path in (cassette_file(folder, attempt_stem(t.id, k)) for t in loaded for k in range(attempts)):
         try:
             if path.is_file() and not load(path).complete:
                 left.append(path.name)

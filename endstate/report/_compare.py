@@ -15,6 +15,7 @@ from pathlib import Path
 
 import msgspec
 
+from endstate.cassettes import cassette_file
 from endstate.errors import UserError
 from endstate.report._runs import attempts_by_task, hack_shares, load_run, same_grading
 from endstate.report._stats import bootstrap_mean, discordant, mcnemar_exact, paired_bootstrap
@@ -134,7 +135,7 @@ def _fork(base: RunResult, cand: TaskResult) -> dict:
     provenance = cand.provenance
     if not provenance or provenance.mode != "forked":
         return {}
-    recorded = Path(base.card.replay_from) / f"{cand.task_id}.cassette" if base.card.replay_from else None
+    recorded = cassette_file(base.card.replay_from, cand.task_id) if base.card.replay_from else None
     same = bool(recorded and recorded.is_file()
                 and hashlib.sha256(recorded.read_bytes()).hexdigest() == provenance.parent)
     return {"cand_fork_at": provenance.live_from, "fork_of_base": same}

@@ -19,7 +19,7 @@ import msgspec
 
 from endstate.errors import UserError
 from endstate.report._runs import load_run
-from endstate.run import RunResult, TaskResult, attempt_stem
+from endstate.run import RunFolder, RunResult, TaskResult, attempt_stem
 
 __all__ = ["RunExport", "ExportedAttempt", "read_export_input", "reward", "explanation", "verdict_record"]
 
@@ -67,7 +67,7 @@ def read_export_input(folder: Path) -> RunExport:
     attempts, missing = [], {}
     for result in sorted(run.tasks, key=lambda t: (t.task_id, t.attempt)):
         stem = attempt_stem(result.task_id, result.attempt)
-        messages, why = _transcript(folder / "transcripts" / f"{stem}.json")
+        messages, why = _transcript(RunFolder(folder).transcript(stem))
         if messages is None:
             missing[stem] = why
             continue
