@@ -39,9 +39,9 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None) 
     try:
         before = _reward_folder(sandbox)
     except FolderTooLarge:
-        return Verdict.fail(f"{REWARD_DIR} held more than {_MAX_BYTES} bytes before the verifier ran")
+        return Verdict.tampered(f"{REWARD_DIR} held more than {_MAX_BYTES} bytes before the verifier ran")
     if before:
-        return Verdict.fail(f"{REWARD_DIR} held {', '.join(sorted(before))} before the verifier ran "
+        return Verdict.tampered(f"{REWARD_DIR} held {', '.join(sorted(before))} before the verifier ran "
                             "(written by an earlier process of the end state)")
     grading.put_harness_trees({REWARD_DIR: ({}, "agent")})
     ran = sandbox.run(f"bash {shlex.quote(script)}", timeout=timeout)
