@@ -148,12 +148,15 @@ def test_an_interrupted_record_names_its_incomplete_cassettes_and_replay_refuses
     from endstate.errors import CassetteError
 
     first, second = TASK, "compaction-rename-across-modules"
-    for attempt in range(3):  # the interrupt must land while the second task's agent still records
+    # Every second request is answered 429 with Retry-After: 1, so each turn of the second task's agent
+    # waits a second: the interrupt lands while it still records, however fast or slow the machine is.
+    slowed = {**os.environ, "ENDSTATE_SCRIPTED_RATE_LIMIT": "2"}
+    for attempt in range(3):
         cassettes, out = tmp_path / f"cassettes-{attempt}", tmp_path / f"out-{attempt}"
         proc = subprocess.Popen([sys.executable, "-m", "endstate", "record", "--model", "scripted/reference",
                                  "--task", first, "--task", second, "-j", "1", "--cassettes", str(cassettes),
                                  "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, start_new_session=True)
+                                text=True, start_new_session=True, env=slowed)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and proc.poll() is None:  # the first finished, the second recording
             if (out / "results.json").exists() and json.loads((out / "results.json").read_text())["tasks"] \
