@@ -101,6 +101,43 @@ def test_open_a_failed_task_and_see_why(browser, tmp_path: Path) -> None:
 
 
 @pytest.mark.browser
+def test_a_forked_task_shows_where_the_new_model_took_over(browser, tmp_path: Path) -> None:
+    import msgspec
+
+    from endstate.cassettes import Provenance
+    from endstate.run import read_results, write_results
+
+    folder = write_run_with_details(tmp_path / "run", {"bugfix-a": "fail", "bugfix-b": "pass"})
+    result = read_results(folder)
+    forked = Provenance("forked", replayed_turns=1, live_from=1, parent="c" * 64)
+    result.tasks = [msgspec.structs.replace(t, provenance=forked) if t.task_id == "bugfix-a" else t for t in result.tasks]
+    write_results(result, folder)
+    page, problems, requests = _open(browser, write_view([folder], tmp_path / "report.html", load_prices(None)))
+
+    page.click('#tasks tr.task[data-task="bugfix-a"]')
+    detail = page.locator('.detail[data-task="bugfix-a"]')
+    detail.wait_for()
+    said = "forked: turns 0..0 replayed from the parent (cccccccccccc), live from turn 1"
+    assert detail.locator("p.fork").inner_text() == said
+    point = detail.locator(".transcript .fork-point")
+    assert point.count() == 1 and point.is_visible() and point.inner_text() == "fork point: " + said
+    # Step 1 (turn 0) came from the parent and is marked so; the divider stands before step 2.
+    order = detail.evaluate("""d => [...d.querySelectorAll('.transcript > div')].map(n =>
+        n.classList.contains('fork-point') ? 'FORK' : n.querySelector('b').textContent +
+        (n.classList.contains('replayed') ? ' [replayed]' : ''))""")
+    assert order[order.index("FORK") - 2:order.index("FORK") + 2] == [
+        "tool call bash (call_0) [replayed]", "tool output (call_0)", "FORK", "assistant, step 2"], order
+    assert detail.locator(".turn.replayed").count() == 2  # step 1's message and its tool call
+
+    page.click('#tasks tr.task[data-task="bugfix-a"]')
+    page.click('#tasks tr.task[data-task="bugfix-b"]')  # not a fork: nothing marked
+    plain = page.locator('.detail[data-task="bugfix-b"]')
+    plain.wait_for()
+    assert plain.locator(".fork-point, p.fork, .turn.replayed").count() == 0
+    assert problems == [] and requests == []
+
+
+@pytest.mark.browser
 def test_walk_a_committed_control_run(browser, tmp_path: Path) -> None:
     controls = ROOT / "bench" / "results" / "controls"
     null, ref = controls / "scripted-null", controls / "scripted-reference"

@@ -122,12 +122,32 @@
     return out;
   }
 
-  function transcript(messages) {
+  // A fork's provenance in words: which turns came from the parent cassette, which went live.
+  function forkLine(p) {
+    const replayed = p.replayed_turns ? "turns 0.." + (p.replayed_turns - 1) + " replayed from the parent" : "nothing replayed";
+    const live = p.live_from === undefined || p.live_from === null ? "no turn live" : "live from turn " + p.live_from;
+    return "forked: " + replayed + (p.parent ? " (" + p.parent.slice(0, 12) + ")" : "") + ", " + live;
+  }
+
+  // Assistant step n answers agent turn n-1: on a fork, the steps before the live turn are
+  // marked replayed, and a divider stands where the new model took over.
+  function transcript(messages, provenance) {
     const box = el("div", { class: "transcript" });
+    const fork = provenance && provenance.mode === "forked" ? provenance : null;
+    const liveFrom = fork && fork.live_from !== undefined && fork.live_from !== null ? fork.live_from : Infinity;
     let step = 0;
     for (const m of messages) {
-      if (m.role === "assistant") step += 1;
-      for (const node of messageTurns(m, step)) box.appendChild(node);
+      if (m.role === "assistant") {
+        step += 1;
+        if (fork && step === liveFrom + 1) box.appendChild(el("div", { class: "fork-point", text: "fork point: " + forkLine(fork) }));
+      }
+      for (const node of messageTurns(m, step)) {
+        if (fork && m.role === "assistant" && step <= liveFrom) {
+          node.classList.add("replayed");
+          node.firstChild.appendChild(el("span", { class: "mark", text: "replayed" }));
+        }
+        box.appendChild(node);
+      }
     }
     return box;
   }
@@ -152,6 +172,7 @@
     const box = el("div", { class: "detail", "data-task": d.task_id });
     box.appendChild(el("p", {}, [badge(d.outcome), el("span", { text: "  stop: " + d.stop_reason +
       "  wall: " + d.wall_s + " s  tree: " + (d.tree_hash || "n/a").slice(0, 12) })]));
+    if (d.provenance && d.provenance.mode === "forked") box.appendChild(el("p", { class: "fork", text: forkLine(d.provenance) }));
     if (d.adequacy) box.appendChild(el("p", { class: "adequacy", text: "task adequacy: " + d.adequacy }));
     if (d.reason) box.appendChild(el("p", { class: "why", text: (d.failing_grader ? d.failing_grader + ": " : "") + d.reason.split("\n")[0] }));
     if (d.hack) box.appendChild(el("p", { class: d.hack === "missed" ? "hack missed" : "hack", text: d.hack === "missed"
@@ -161,7 +182,7 @@
     if (d.outcome === "divergence") box.appendChild(section("Replay divergence: request diff", [diffView(d.reason)]));
     box.appendChild(section("End state against the fixture", [endState(d)]));
     box.appendChild(section("Transcript", [d.transcript === null
-      ? el("p", { class: "muted", text: "no transcript beside these results" }) : transcript(d.transcript)]));
+      ? el("p", { class: "muted", text: "no transcript beside these results" }) : transcript(d.transcript, d.provenance)]));
     return box;
   }
 
