@@ -20,7 +20,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
-from endstate.report._gate import ControlArm, check_control, gate_reasons
+from endstate.report._gate import ControlArm, check_control, gate_reasons, unswap
 from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.agent import Counters
@@ -271,8 +271,8 @@ def benchmark(run_dirs: list[Path], prices: dict[str, Price],
     """One row per agent and model (its run folders are repeats), each gated by the control arms."""
     arms = None
     if controls is not None:
-        arms = [(check_control(role, path, result), result)
-                for role, path in zip(("null", "reference"), controls) for result in [load_run(path)]]
+        arms = unswap([(check_control(role, path, result), result)
+                       for role, path in zip(("null", "reference"), controls) for result in [load_run(path)]])
     # Runs of impossible tasks are a row of their own: their pass rate means something else. Folders
     # are pooled as repeats only when their run cards agree whole; the same model run otherwise (other
     # settings, another task pack) is a row per card, labelled by its folders, never silently one row.

@@ -58,6 +58,17 @@ def test_a_reference_arm_that_fails_or_diverges_fails_the_gate(tmp_path: Path) -
     assert "reference arm errored or diverged on 1 task(s) (bugfix-b)" in _reasons(tmp_path, controls)[0]
 
 
+def test_swapped_controls_are_named_in_one_line_not_as_broken_graders(tmp_path: Path) -> None:
+    null, ref = _controls(tmp_path)
+    report = benchmark([_row(tmp_path)], load_prices(None), (ref, null))
+    (row,) = report.rows
+    assert row.not_verified == [f"the control arms look swapped: {ref} (scripted/reference) passed every task and "
+                                f"{null} (scripted/null) failed every one; give them as --controls NULL_RUN REF_RUN"]
+    ran = endstate("report", str(_row(tmp_path)), "--controls", str(ref), str(null), "--strict",
+                   "--out", str(tmp_path / "r"))
+    assert ran.returncode == 1 and "look swapped" in ran.stdout and "a grader accepts" not in ran.stdout
+
+
 def test_controls_on_another_pack_image_version_or_graders_fail_the_gate(tmp_path: Path) -> None:
     reasons = _reasons(tmp_path, _controls(tmp_path, pack="c" * 64))
     assert reasons == ["the null arm ran another task pack (cccccccccccc, this row aaaaaaaaaaaa)",
