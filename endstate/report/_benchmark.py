@@ -20,6 +20,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
+from endstate.report._out import refuse_existing
 from endstate.report._gate import ControlArm, check_control, gate_reasons, unswap
 from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
@@ -379,9 +380,11 @@ def render_html(report: Benchmark) -> str:
             f"<h1>endstate benchmark</h1><table><tr>{head}</tr>{body}</table><ul>{notes}</ul>{cards}\n")
 
 
-def write_report(report: Benchmark, out: Path) -> tuple[Path, Path]:
-    """`report.json` and `report.html` in `out`, each replaced whole (WriteError when refused)."""
+def write_report(report: Benchmark, out: Path, *, overwrite: bool = True) -> tuple[Path, Path]:
+    """`report.json` and `report.html` in `out`, each replaced whole (WriteError when refused);
+    an old report there is a UserError unless `overwrite`."""
     paths = out / "report.json", out / "report.html"
+    refuse_existing(paths, overwrite)
     write_atomically(paths[0], msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
     write_atomically(paths[1], render_html(report).encode())
     return paths

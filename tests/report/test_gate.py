@@ -107,14 +107,14 @@ def test_strict_exits_1_on_a_failed_gate_and_2_on_a_missing_control(tmp_path: Pa
     ran = endstate("report", str(row), "--controls", str(null), str(ref), "--strict", "--out", str(tmp_path / "r"))
     assert ran.returncode == 1, ran.stderr
     assert "NOT VERIFIED" in ran.stdout and "another task pack" in ran.stdout
-    ran = endstate("report", str(row), "--strict", "--out", str(tmp_path / "r"))
+    ran = endstate("report", str(row), "--strict", "--out", str(tmp_path / "r"), "--overwrite")
     assert ran.returncode == 1 and "no control arms given" in ran.stdout
     (tmp_path / "empty").mkdir()
     ran = endstate("report", str(row), "--controls", str(tmp_path / "empty"), str(ref), "--strict",
                    "--out", str(tmp_path / "r"))
     assert ran.returncode == 2 and "no results.json there" in ran.stderr and "Traceback" not in ran.stderr
     ran = endstate("report", str(row), "--controls", *_controls(tmp_path / "ok"), "--strict",
-                   "--out", str(tmp_path / "r"))
+                   "--out", str(tmp_path / "r"), "--overwrite")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["rows"][0]["verified"] and report["rows"][0]["card"]["controls"][1]["passes"] == 3
@@ -146,3 +146,21 @@ def test_a_foreign_agent_is_a_row_of_its_own_with_an_agent_column(tmp_path: Path
     # compactions and refusals happen inside a foreign agent, where the harness cannot count them
     assert second[-2:] == ["n/a", "n/a"] and first[-2:] == ["0.00", "0.00"]
     assert "agent" not in render_text(benchmark([own], load_prices(None))).splitlines()[0].split()
+
+
+def test_report_writes_beside_its_run_and_never_over_an_old_report(tmp_path: Path) -> None:
+    row = _row(tmp_path)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    ran = endstate("report", str(row), cwd=elsewhere)
+    assert ran.returncode == 0, ran.stderr
+    assert (row / "report" / "report.json").is_file() and not (elsewhere / "runs").exists()
+    before = (row / "report" / "report.json").read_bytes()
+    ran = endstate("report", str(row), str(_controls(tmp_path)[0]), cwd=elsewhere)
+    assert ran.returncode == 0, ran.stderr  # two runs: their shared folder
+    assert (tmp_path / "report" / "report.json").is_file()
+    ran = endstate("report", str(row), cwd=elsewhere)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr
+    assert f"{row / 'report' / 'report.json'} already holds a report: pass --overwrite" in ran.stderr
+    assert (row / "report" / "report.json").read_bytes() == before
+    assert endstate("report", str(row), "--overwrite", cwd=elsewhere).returncode == 0
