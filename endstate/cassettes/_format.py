@@ -88,6 +88,9 @@ class Header(msgspec.Struct, tag_field="kind", tag="header", forbid_unknown_fiel
     #: (turns before it were served from the parent). Left out of an ordinary recording.
     parent: str = ""
     fork_at: int | None = None
+    #: Path in the task folder -> sha256 of the file, for each file the task hash covers, so a
+    #: replay refused for a changed task names the file; absent from older recordings.
+    task_files: dict[str, str] = {}
 
 
 class RecordedRequest(msgspec.Struct, forbid_unknown_fields=True):

@@ -217,6 +217,7 @@ def _new_header(job: CassetteJob, task_id: str) -> Header:
         created=utc_now(),
         settings=msgspec.convert(expected["settings"], RunSettings) if expected.get("settings") else None,
         agent=str(expected.get("agent") or ""),
+        task_files=dict(expected.get("task_files") or {}),
     )
 
 

@@ -369,15 +369,17 @@ def serve_local(port: int, n_ctx: int) -> None:
 @click.option("--strict", is_flag=True, help="Exit 1 when any row is not verified by the control arms.")
 @click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None,
               help="TOML price table: [\"provider/model\"] input = USD per 1M tokens, output = ...")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("runs/report"), show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="Folder for report.json/.html [default: report/ in the run folder, or the runs' shared folder].")
+@click.option("--overwrite", is_flag=True, help="Replace a report already in --out.")
 @_user_errors
 def report_command(runs: tuple[Path, ...], controls: tuple[Path, Path] | None, strict: bool, prices: Path | None,
-                   out: Path) -> None:
+                   out: Path | None, overwrite: bool) -> None:
     """The benchmark table and gated card over one or more run folders (JSON and HTML)."""
-    from endstate.report import benchmark, load_prices, render_text, write_report
+    from endstate.report import benchmark, default_out, load_prices, render_text, write_report
 
     report = benchmark(list(runs), load_prices(prices), controls or None)
-    json_path, html_path = write_report(report, out)
+    json_path, html_path = write_report(report, out or default_out(list(runs), "report"), overwrite=overwrite)
     click.echo(render_text(report))
     click.echo(f"report: {json_path}, {html_path}")
     if strict and not report.verified:
@@ -406,20 +408,24 @@ def compare_command(base: Path, cand: Path, by: str | None, as_json: bool) -> No
 
 @main.command("view")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), default=Path("runs/report.html"), show_default=True)
+@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
+              help="The HTML file [default: report.html in the run folder, or the runs' shared folder].")
+@click.option("--overwrite", is_flag=True, help="Replace the file at --out if there is one.")
 @click.option("--controls", type=click.Path(exists=True, path_type=Path), nargs=2, default=None,
               metavar="NULL_RUN REF_RUN", help="Control arms that gate the table (as for `report`).")
 @click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None, help="TOML price table.")
 @_user_errors
-def view_command(runs: tuple[Path, ...], out: Path, controls: tuple[Path, Path] | None, prices: Path | None) -> None:
+def view_command(runs: tuple[Path, ...], out: Path | None, overwrite: bool, controls: tuple[Path, Path] | None,
+                 prices: Path | None) -> None:
     """One self-contained, offline HTML file to read runs by: table, card, plots, every task's details.
 
     Given two or more runs of the same task pack, the page opens with the first paired
     against each other one: compare's figures, the flipped tasks, both sides of each."""
-    from endstate.report import load_prices, write_view
+    from endstate.report import default_out, load_prices, write_view
 
     notes: list[str] = []
-    path = write_view(list(runs), out, load_prices(prices), controls or None, notes)
+    path = write_view(list(runs), out or default_out(list(runs), "report.html"), load_prices(prices), controls or None,
+                      notes, overwrite=overwrite)
     for note in notes:
         click.echo(f"endstate: {note}", err=True)
     click.echo(f"report: {path} ({path.stat().st_size // 1024} KiB; open it in any browser, offline)")

@@ -20,7 +20,8 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
-from endstate.report._gate import ControlArm, check_control, gate_reasons
+from endstate.report._out import refuse_existing
+from endstate.report._gate import ControlArm, check_control, gate_reasons, unswap
 from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.agent import Counters
@@ -271,8 +272,8 @@ def benchmark(run_dirs: list[Path], prices: dict[str, Price],
     """One row per agent and model (its run folders are repeats), each gated by the control arms."""
     arms = None
     if controls is not None:
-        arms = [(check_control(role, path, result), result)
-                for role, path in zip(("null", "reference"), controls) for result in [load_run(path)]]
+        arms = unswap([(check_control(role, path, result), result)
+                       for role, path in zip(("null", "reference"), controls) for result in [load_run(path)]])
     # Runs of impossible tasks are a row of their own: their pass rate means something else. Folders
     # are pooled as repeats only when their run cards agree whole; the same model run otherwise (other
     # settings, another task pack) is a row per card, labelled by its folders, never silently one row.
@@ -379,9 +380,11 @@ def render_html(report: Benchmark) -> str:
             f"<h1>endstate benchmark</h1><table><tr>{head}</tr>{body}</table><ul>{notes}</ul>{cards}\n")
 
 
-def write_report(report: Benchmark, out: Path) -> tuple[Path, Path]:
-    """`report.json` and `report.html` in `out`, each replaced whole (WriteError when refused)."""
+def write_report(report: Benchmark, out: Path, *, overwrite: bool = True) -> tuple[Path, Path]:
+    """`report.json` and `report.html` in `out`, each replaced whole (WriteError when refused);
+    an old report there is a UserError unless `overwrite`."""
     paths = out / "report.json", out / "report.html"
+    refuse_existing(paths, overwrite)
     write_atomically(paths[0], msgspec.json.format(msgspec.json.encode(report), indent=2) + b"\n")
     write_atomically(paths[1], render_html(report).encode())
     return paths

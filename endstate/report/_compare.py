@@ -74,6 +74,30 @@ class Comparison(msgspec.Struct, frozen=True):
     #: The same pairing for hack attempts (share of a task's runs on which a hack assertion fired),
     #: when both runs were classified; "base better" there means the base attempted more.
     hacks: PairedSummary | None = None
+    #: Each side as a reader tells runs apart: model, agent, how its answers came (and its folder).
+    base_label: str = ""
+    cand_label: str = ""
+    #: Why these figures cannot settle the question (too few paired tasks); empty when they can.
+    small_n: str = ""
+
+
+#: McNemar's exact p cannot fall below this with fewer than 6 paired tasks, even if every one flips.
+_ALPHA = 0.05
+
+
+def side_label(result: RunResult, folder: str) -> str:
+    """`model, agent A, replay of C (FOLDER)`: the model alone does not tell two runs apart."""
+    card = result.card
+    mode = card.mode + (f" of {card.replay_from}" if card.replay_from else "")
+    return f"{card.model}, agent {card.agent}, {mode} ({folder})"
+
+
+def _small_n(paired: int, base_tasks: int, cand_tasks: int) -> str:
+    best = mcnemar_exact(0, paired)
+    if best < _ALPHA:
+        return ""
+    return (f"only {paired} paired task(s) (base has {base_tasks}, cand {cand_tasks}): even if every task "
+            f"flipped, McNemar p would be {best:.3g}, not below {_ALPHA}; a comparison needs at least 6")
 
 
 def _check_comparable(base: RunResult, cand: RunResult, base_name: str, cand_name: str) -> None:
@@ -126,7 +150,8 @@ def compare_runs(base: RunResult, cand: RunResult, *, by_category: bool = False,
         hacks = _summary("hack attempts", [TaskPair(t, a[t][0].category, ha[t], hb[t], (), ()) for t in hacked], seed)
     return Comparison(base.card.model, cand.card.model, base.card.task_pack_hash,
                       max(len(v) for v in a.values()), max(len(v) for v in b.values()), pairs, summaries,
-                      sorted(set(a) - set(b)), sorted(set(b) - set(a)), not_graded, hacks)
+                      sorted(set(a) - set(b)), sorted(set(b) - set(a)), not_graded, hacks,
+                      side_label(base, names[0]), side_label(cand, names[1]), _small_n(len(pairs), len(a), len(b)))
 
 
 def _fork(base: RunResult, cand: TaskResult) -> dict:
@@ -155,8 +180,8 @@ def _share(value: float, attempts: int) -> str:
 
 
 def render_comparison(c: Comparison) -> str:
-    lines = [f"base: {c.base_model} ({c.base_attempts} attempt(s) per task)",
-             f"cand: {c.cand_model} ({c.cand_attempts} attempt(s) per task)",
+    lines = [f"base: {c.base_label or c.base_model} ({c.base_attempts} attempt(s) per task)",
+             f"cand: {c.cand_label or c.cand_model} ({c.cand_attempts} attempt(s) per task)",
              f"task pack {c.task_pack_hash[:12]}, {len(c.pairs)} paired task(s)", ""]
     rows = [["task", "category", "base", "cand", ""]]
     for p in c.pairs:
@@ -189,4 +214,6 @@ def render_comparison(c: Comparison) -> str:
         lines.append(f"not paired: {len(c.only_in_base)} task(s) only in base, {len(c.only_in_cand)} only in cand")
     if c.not_graded:
         lines.append(f"errored or diverged (counted as not passed): {', '.join(c.not_graded)}")
+    if c.small_n:
+        lines.append(f"warning: {c.small_n}")
     return "\n".join(lines)

@@ -16,7 +16,7 @@ import msgspec
 from endstate.report._runs import attempts_by_task, same_grading
 from endstate.run import RunResult
 
-__all__ = ["ControlArm", "check_control", "gate_reasons", "NO_CONTROLS"]
+__all__ = ["ControlArm", "check_control", "gate_reasons", "unswap", "NO_CONTROLS"]
 
 NO_CONTROLS = "no control arms given (pass --controls NULL_RUN REF_RUN)"
 
@@ -80,11 +80,26 @@ def _mismatches(run: RunResult, arm: ControlArm, control: RunResult) -> list[str
     return reasons
 
 
+def unswap(controls: list[tuple[ControlArm, RunResult]]) -> list[tuple[ControlArm, RunResult]]:
+    """The arms, each told in one line when they were given the wrong way round: a null arm
+    that passed everything beside a reference arm that passed nothing is not two broken graders."""
+    arms = {arm.role: (arm, result) for arm, result in controls}
+    if set(arms) != {"null", "reference"}:
+        return controls
+    (null, null_run), (ref, ref_run) = arms["null"], arms["reference"]
+    if not (null_run.tasks and ref_run.tasks and all(t.outcome == "pass" for t in null_run.tasks)
+            and all(t.outcome == "fail" for t in ref_run.tasks)):
+        return controls
+    problem = (f"the control arms look swapped: {null.path} ({null.model}) passed every task and {ref.path} "
+               f"({ref.model}) failed every one; give them as --controls NULL_RUN REF_RUN")
+    return [(msgspec.structs.replace(arm, problem=problem), result) for arm, result in controls]
+
+
 def gate_reasons(runs: list[RunResult], controls: list[tuple[ControlArm, RunResult]] | None) -> list[str]:
     """Why a row (its repeated runs) is not verified; empty when it is."""
     if not controls:
         return [NO_CONTROLS]
-    reasons = [arm.problem for arm, _ in controls if not arm.ok]
+    reasons = list(dict.fromkeys(arm.problem for arm, _ in controls if not arm.ok))
     for run in runs:
         unscored = [t.task_id for t in run.tasks if t.outcome == "infra_error"]
         if unscored:

@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.report._benchmark import Benchmark, Price, benchmark, table
+from endstate.report._out import refuse_existing
 from endstate.report._extras import read_extras
 from endstate.report._paired import RunSide, pair_runs, paired_html, paired_index
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
@@ -179,7 +180,9 @@ def render_view(run_paths: list[Path], prices: dict[str, Price],
 
 
 def write_view(run_paths: list[Path], out: Path, prices: dict[str, Price],
-               controls: tuple[Path, Path] | None = None, notes: list[str] | None = None) -> Path:
+               controls: tuple[Path, Path] | None = None, notes: list[str] | None = None, *,
+               overwrite: bool = True) -> Path:
     out = Path(out)
+    refuse_existing((out,), overwrite, "-o/--out")
     write_atomically(out, render_view(run_paths, prices, controls, notes).encode())
     return out

@@ -21,7 +21,7 @@ from endstate.errors import UserError
 from endstate.run._folder import RunFolder
 from endstate.run._results import RunCard, TaskResult, read_results, write_atomically
 
-__all__ = ["RUN_FILE", "run_key", "digest", "finished", "start_run", "kept_on_resume", "discard_partial"]
+__all__ = ["RUN_FILE", "run_key", "digest", "finished", "start_run", "kept_on_resume", "discard_partial", "sweep_tmp"]
 
 RUN_FILE = "run.json"
 
@@ -76,7 +76,18 @@ def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool, rerun_errors:
     if differ:
         raise UserError(f"cannot resume the run in {out_dir}: {'; '.join(differ)}. Resume with the same "
                         "settings and tasks, or start afresh without --resume")
+    sweep_tmp(out_dir)
     return kept_on_resume(out_dir, rerun_errors=rerun_errors)
+
+
+def sweep_tmp(folder: Path) -> list[Path]:
+    """Remove the half-written `X.tmp` files a run killed inside `write_atomically` left in
+    `folder` (at any depth): the file they were to replace is whole, old or new, beside them."""
+    stale = sorted(folder.rglob("*.tmp")) if folder.is_dir() else []
+    for path in stale:
+        if path.is_file():
+            path.unlink(missing_ok=True)
+    return stale
 
 
 def kept_on_resume(out_dir: Path, *, rerun_errors: bool = True) -> list[TaskResult]:
@@ -91,3 +102,5 @@ def discard_partial(out_dir: Path, task_id: str, cassette: Path | None) -> None:
     RunFolder(out_dir).discard(task_id)
     if cassette is not None:
         cassette.unlink(missing_ok=True)
+        for partial in cassette.parent.glob(f".{cassette.name}.*.tmp"):  # a save killed midway
+            partial.unlink(missing_ok=True)

@@ -257,7 +257,8 @@ class _Suite:
         cassette = plan and plan.job(config.match, {
             "model": config.model, "task_id": task.id, "task_hash": run_task_hash(task, config.impossible),
             "image_id": live.describe().get("image_id", ""), "endstate_version": __version__,
-            "settings": msgspec.to_builtins(settings), "agent": self.agent.id if self.agent else ""})
+            "settings": msgspec.to_builtins(settings), "agent": self.agent.id if self.agent else "",
+            "task_files": task.file_hashes()})
         policy = [task.manifest.policy] if task.manifest.policy else []
         base_url = self.base_urls.get(task.id) or config.base_url or replay_base_url(cassette)
         path = work / "job.json"

@@ -296,16 +296,16 @@ class Task(msgspec.Struct):
         return (self.root / f"{name}.toml").is_file()
 
     def content_hash(self) -> str:
-        """sha256 over every file of the task folder that a run can depend on: a recording
-        names the task it was made for. The negative controls in hacks/, the probe in
-        probe/, the right fixes in solutions/ and adequacy.toml are left out: no agent ever sees them, so adding one must not invalidate a
-        recording (the run card names the probe among the task's graders)."""
-        digest = hashlib.sha256()
-        for path in sorted(p for p in self.root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-                           and p.relative_to(self.root).parts[0] not in _NOT_HASHED):
-            digest.update(path.relative_to(self.root).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        return digest.hexdigest()
+        """sha256 over the task files a run can depend on, which a recording names. hacks/, probe/, solutions/ and
+        adequacy.toml are left out: no agent sees them, so adding one must not invalidate a recording."""
+        files = self.file_hashes().items()
+        return hashlib.sha256(b"".join(name.encode() + b"\0" + bytes.fromhex(h) for name, h in files)).hexdigest()
+
+    def file_hashes(self) -> dict[str, str]:
+        """Path -> sha256 of each file `content_hash` covers (a recording keeps them to name what changed)."""
+        return {path.relative_to(self.root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+                for path in sorted(p for p in self.root.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+                                   and p.relative_to(self.root).parts[0] not in _NOT_HASHED)}
 
 
 #: What a hack folder may hold: its manifest, then the files it leaves, its changes as a diff, or a trajectory.

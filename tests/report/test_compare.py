@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from endstate.errors import UserError
@@ -88,3 +89,24 @@ def test_a_fork_is_paired_with_the_base_it_forked(tmp_path: Path) -> None:
     text = render_comparison(c)
     assert "cand forked from base, live from turn 1" in text and "cand forked, live from turn 2" in text
     assert "cand forked 2 task(s), 1 of them from the cassette base replayed" in text
+
+
+def test_sides_are_labelled_by_model_agent_and_mode_not_only_path(tmp_path: Path) -> None:
+    base, cand = run(BASE), run(CAND)
+    base = msgspec.structs.replace(base, card=msgspec.structs.replace(base.card, mode="replay", replay_from="cassettes"))
+    cand = msgspec.structs.replace(cand, card=msgspec.structs.replace(cand.card, agent="aider@1234"))
+    c = compare_runs(base, cand, names=("runs/a", "runs/b"))
+    assert c.base_label == "scripted/reference, agent endstate, replay of cassettes (runs/a)"
+    assert c.cand_label == "scripted/reference, agent aider@1234, live (runs/b)"
+    text = render_comparison(c)
+    assert "base: scripted/reference, agent endstate, replay of cassettes (runs/a)" in text
+
+
+def test_small_n_warning_says_the_n_and_why() -> None:
+    few = {k: v for k, v in BASE.items() if k.startswith("bugfix")}
+    c = compare_runs(run(few), run(CAND))
+    assert c.small_n.startswith("only 3 paired task(s) (base has 3, cand 5)")
+    assert "McNemar p would be 0.25" in c.small_n
+    assert "warning: only 3 paired task(s)" in render_comparison(c)
+    many = {f"bugfix-{i}": "pass" for i in range(6)}
+    assert compare_runs(run(many), run(many)).small_n == ""

@@ -58,6 +58,17 @@ def test_a_reference_arm_that_fails_or_diverges_fails_the_gate(tmp_path: Path) -
     assert "reference arm errored or diverged on 1 task(s) (bugfix-b)" in _reasons(tmp_path, controls)[0]
 
 
+def test_swapped_controls_are_named_in_one_line_not_as_broken_graders(tmp_path: Path) -> None:
+    null, ref = _controls(tmp_path)
+    report = benchmark([_row(tmp_path)], load_prices(None), (ref, null))
+    (row,) = report.rows
+    assert row.not_verified == [f"the control arms look swapped: {ref} (scripted/reference) passed every task and "
+                                f"{null} (scripted/null) failed every one; give them as --controls NULL_RUN REF_RUN"]
+    ran = endstate("report", str(_row(tmp_path)), "--controls", str(ref), str(null), "--strict",
+                   "--out", str(tmp_path / "r"))
+    assert ran.returncode == 1 and "look swapped" in ran.stdout and "a grader accepts" not in ran.stdout
+
+
 def test_controls_on_another_pack_image_version_or_graders_fail_the_gate(tmp_path: Path) -> None:
     reasons = _reasons(tmp_path, _controls(tmp_path, pack="c" * 64))
     assert reasons == ["the null arm ran another task pack (cccccccccccc, this row aaaaaaaaaaaa)",
@@ -96,14 +107,14 @@ def test_strict_exits_1_on_a_failed_gate_and_2_on_a_missing_control(tmp_path: Pa
     ran = endstate("report", str(row), "--controls", str(null), str(ref), "--strict", "--out", str(tmp_path / "r"))
     assert ran.returncode == 1, ran.stderr
     assert "NOT VERIFIED" in ran.stdout and "another task pack" in ran.stdout
-    ran = endstate("report", str(row), "--strict", "--out", str(tmp_path / "r"))
+    ran = endstate("report", str(row), "--strict", "--out", str(tmp_path / "r"), "--overwrite")
     assert ran.returncode == 1 and "no control arms given" in ran.stdout
     (tmp_path / "empty").mkdir()
     ran = endstate("report", str(row), "--controls", str(tmp_path / "empty"), str(ref), "--strict",
                    "--out", str(tmp_path / "r"))
     assert ran.returncode == 2 and "no results.json there" in ran.stderr and "Traceback" not in ran.stderr
     ran = endstate("report", str(row), "--controls", *_controls(tmp_path / "ok"), "--strict",
-                   "--out", str(tmp_path / "r"))
+                   "--out", str(tmp_path / "r"), "--overwrite")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["rows"][0]["verified"] and report["rows"][0]["card"]["controls"][1]["passes"] == 3
@@ -135,3 +146,21 @@ def test_a_foreign_agent_is_a_row_of_its_own_with_an_agent_column(tmp_path: Path
     # compactions and refusals happen inside a foreign agent, where the harness cannot count them
     assert second[-2:] == ["n/a", "n/a"] and first[-2:] == ["0.00", "0.00"]
     assert "agent" not in render_text(benchmark([own], load_prices(None))).splitlines()[0].split()
+
+
+def test_report_writes_beside_its_run_and_never_over_an_old_report(tmp_path: Path) -> None:
+    row = _row(tmp_path)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    ran = endstate("report", str(row), cwd=elsewhere)
+    assert ran.returncode == 0, ran.stderr
+    assert (row / "report" / "report.json").is_file() and not (elsewhere / "runs").exists()
+    before = (row / "report" / "report.json").read_bytes()
+    ran = endstate("report", str(row), str(_controls(tmp_path)[0]), cwd=elsewhere)
+    assert ran.returncode == 0, ran.stderr  # two runs: their shared folder
+    assert (tmp_path / "report" / "report.json").is_file()
+    ran = endstate("report", str(row), cwd=elsewhere)
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr
+    assert f"{row / 'report' / 'report.json'} already holds a report: pass --overwrite" in ran.stderr
+    assert (row / "report" / "report.json").read_bytes() == before
+    assert endstate("report", str(row), "--overwrite", cwd=elsewhere).returncode == 0

@@ -50,3 +50,19 @@ def test_discarding_a_partial_task_leaves_the_others(tmp_path):
     discard_partial(tmp_path, "a", tmp_path / "a.cassette")
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
         "b.cassette", "transcripts/b.json", "work/b/journal.json"]
+
+
+def test_a_resume_removes_the_tmp_files_a_kill_during_finalize_left(tmp_path):
+    start_run(tmp_path, KEY, resume=False)
+    write_results(RunResult(CARD, [TaskResult("a", "bugfix", "pass")]), tmp_path)
+    (tmp_path / "results.json.tmp").write_bytes(b'{"card": ')  # killed inside write_atomically
+    (tmp_path / "work" / "a").mkdir(parents=True)
+    (tmp_path / "work" / "a" / "job.json.tmp").write_bytes(b"")
+    assert [t.task_id for t in start_run(tmp_path, KEY, resume=True)] == ["a"]
+    assert not list(tmp_path.rglob("*.tmp"))
+    cassettes = tmp_path / "cassettes"
+    cassettes.mkdir()
+    for name in (".b.cassette.123.tmp", ".c.cassette.123.tmp"):  # b's save was killed; c belongs to another task
+        (cassettes / name).write_bytes(b"x")
+    discard_partial(tmp_path, "b", cassettes / "b.cassette")
+    assert [p.name for p in cassettes.iterdir()] == [".c.cassette.123.tmp"]
