@@ -14,7 +14,9 @@ engine does not have is refused in one line, with `--base` as the way out.
 
 from __future__ import annotations
 
+import hashlib
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -122,13 +124,18 @@ def _rebased(dockerfile: str, base: str | None) -> tuple[str, str]:
 
 
 def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(["docker", *args], input=input, capture_output=True, timeout=900)
+    try:
+        return subprocess.run(["docker", *args], input=input, capture_output=True, timeout=900)
+    except FileNotFoundError:
+        raise UserError("the Harbor import builds each task's image: install the docker client") from None
+    except subprocess.TimeoutExpired:
+        raise UserError(f"`docker {args[0]}` ran past 15 minutes: check the engine (`docker info`)") from None
 
 
 def _files(tag: str, workdir: str, script: str | None = None) -> dict[str, bytes]:
     """The files under `workdir` in a container of image `tag`, by path relative to it:
     as the image has them, or after `script` ran there (network off)."""
-    name = f"endstate-harbor-import-{abs(hash((tag, script))):x}"
+    name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
     if script is None:
         made = _docker("create", "--name", name, tag)
     else:

@@ -107,3 +107,15 @@ def test_tasks_check_runs_both_imported_tasks_both_ways(imported):
     for name in ("py-median", "sh-word-count"):
         (line,) = [line for line in ran.stdout.splitlines() if line.startswith(f"ok   {name} ")]
         assert line.endswith(rows), line
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(("arm", "outcome"), [("reference", "pass"), ("null", "fail")])
+def test_both_control_arms_run_live_on_an_imported_task(imported, tmp_path, arm, outcome):
+    from endstate.run import read_results
+
+    ran = _endstate("eval", "--suite", str(imported), "--task", "sh-word-count", "--model", f"scripted/{arm}",
+                    "--out", str(tmp_path))
+    (result,) = read_results(tmp_path).tasks
+    assert result.outcome == outcome, ran.stdout + ran.stderr
+    assert next(v for v in result.verdicts if v.grader == "verifier").outcome == outcome
