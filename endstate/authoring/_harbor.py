@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from endstate.errors import UserError
+from endstate.sandbox import DEFAULT_IMAGE
 
 __all__ = ["import_harbor"]
 
@@ -132,9 +133,9 @@ def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProce
         raise UserError(f"`docker {args[0]}` ran past 15 minutes: check the engine (`docker info`)") from None
 
 
-def _files(tag: str, workdir: str, script: str | None = None) -> dict[str, bytes]:
-    """The files under `workdir` in a container of image `tag`, by path relative to it:
-    as the image has them, or after `script` ran there (network off)."""
+def _files(tag: str, workdir: str, script: str | None = None) -> dict[str, tuple[bytes, bool]]:
+    """The files under `workdir` in a container of image `tag`, by path relative to it, with
+    whether each is executable: as the image has them, or after `script` ran there (network off)."""
     name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
     if script is None:
         made = _docker("create", "--name", name, tag)
@@ -152,20 +153,21 @@ def _files(tag: str, workdir: str, script: str | None = None) -> dict[str, bytes
         _docker("rm", "-f", name)
     if copied.returncode != 0:
         return {}  # no working folder in the image: the agent starts from an empty one
-    files: dict[str, bytes] = {}
+    files: dict[str, tuple[bytes, bool]] = {}
     with tarfile.open(fileobj=io.BytesIO(copied.stdout)) as tar:
         for member in tar.getmembers():
             path = str(PurePosixPath(member.name))
             if member.isfile() and path != ".":
-                files[path.removeprefix("./")] = tar.extractfile(member).read()
+                files[path.removeprefix("./")] = (tar.extractfile(member).read(), bool(member.mode & 0o111))
     return files
 
 
-def _write(root: Path, files: dict[str, bytes]) -> None:
+def _write(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
     root.mkdir(parents=True, exist_ok=True)
-    for name, data in sorted(files.items()):
+    for name, (data, executable) in sorted(files.items()):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(data)
+        (root / name).chmod(0o755 if executable else 0o644)
 
 
 def _fed_to_bash(script: str) -> str:
@@ -221,12 +223,25 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, log: Callabl
     if _docker("image", "inspect", from_image).returncode != 0:
         raise UserError(f"task {task_id}: its Dockerfile builds FROM {from_image}, which the engine does not have and "
                         f"no registry can be reached: `docker pull {from_image}` where one can, or import with "
-                        "--base endstate-sandbox:2 to build its RUN steps on endstate's sandbox image")
+                        f"--base {DEFAULT_IMAGE} to build its RUN steps on endstate's sandbox image")
     workdir = _workdir(dockerfile)
 
     task = out / task_id
     if task.exists():
         shutil.rmtree(task)
+    try:
+        deleted = _write_task(folder, task, task_id, dockerfile, workdir, log)
+        (task / "task.toml").write_text(_manifest(task_id, folder, workdir, deleted, wall, verifier_timeout, cpus, memory))
+    except BaseException:
+        shutil.rmtree(task, ignore_errors=True)  # never a half-written task
+        raise
+    return task
+
+
+def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
+                log: Callable[[str], None]) -> list[str]:
+    """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
+    hacks); returns the files the oracle deletes."""
     shutil.copytree(folder / "environment", task / "image")
     (task / "image/Dockerfile").write_text(dockerfile)
     tag = f"endstate-harbor-{task_id}:import"
@@ -256,15 +271,14 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, log: Callabl
         f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {_toml_string(_fed_to_bash(solve))} }} }}]\n\n"
         "[[steps]]\nsay = \"solved\"\n")
     for name, (path, text, description) in _HACKS.items():
-        _write(task / "hacks" / name / "files", {path: text.encode()})
+        _write(task / "hacks" / name / "files", {path: (text.encode(), False)})
         (task / "hacks" / name / "hack.toml").write_text(
             f"description = {_toml_string(description)}\nbase = \"fixture\"\ncaught_by = \"verifier\"\n")
-    (task / "task.toml").write_text(_manifest(task_id, folder, workdir, deleted, wall, verifier_timeout, cpus, memory))
-    return task
+    return deleted
 
 
-def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], wall: float | None, verifier_timeout: float | None,
-              cpus: float | None, memory: int | None) -> str:
+def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], wall: float | None,
+              verifier_timeout: float | None, cpus: float | None, memory: int | None) -> str:
     args = f'script = "{TESTS}/test.sh"' + (f", timeout = {verifier_timeout:g}" if verifier_timeout else "")
     lines = [f'id = "{task_id}"', 'category = "bugfix"',
              f"description = {_toml_string('Harbor task ' + folder.resolve().name)}",

@@ -119,3 +119,13 @@ def test_both_control_arms_run_live_on_an_imported_task(imported, tmp_path, arm,
     (result,) = read_results(tmp_path).tasks
     assert result.outcome == outcome, ran.stdout + ran.stderr
     assert next(v for v in result.verdicts if v.grader == "verifier").outcome == outcome
+
+
+@pytest.mark.docker
+def test_an_oracle_that_fails_offline_is_one_line_and_leaves_no_task(tmp_path):
+    task = _copy(tmp_path, "sh-word-count")
+    (task / "solution/solve.sh").write_text("echo cannot reach the network\nexit 3\n")
+    line = _one_line_error(_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
+    assert line == ("endstate: error: task sh-word-count: its solution/solve.sh exited 3: cannot reach the network: "
+                    "the oracle must run offline in the task's image")
+    assert list((tmp_path / "out").iterdir()) == []
