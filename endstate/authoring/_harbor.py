@@ -204,9 +204,13 @@ def _toml_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
 
 
+def _task_id(folder: Path) -> str:
+    return re.sub(r"[^a-z0-9_.-]+", "-", folder.resolve().name.lower()).strip("-")
+
+
 def import_one(folder: Path, out: Path, *, base: str | None = None, log: Callable[[str], None] = _quiet) -> Path:
     """Write the endstate task for the Harbor task in `folder` under `out`; return its folder."""
-    task_id = re.sub(r"[^a-z0-9_.-]+", "-", folder.resolve().name.lower()).strip("-")
+    task_id = _task_id(folder)
     for needed in ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh"):
         if not (folder / needed).is_file():
             raise UserError(f"{folder / needed}: missing: a Harbor task needs task.toml, instruction.md, "
@@ -299,5 +303,13 @@ def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], wall
 def import_harbor(paths: list[Path], out: Path, *, base: str | None = None,
                   log: Callable[[str], None] = _quiet) -> list[Path]:
     """Import every Harbor task in `paths` into `out`; return the task folders written."""
+    folders = harbor_tasks(paths)
+    seen: dict[str, Path] = {}
+    for folder in folders:
+        task_id = _task_id(folder)
+        if task_id in seen:
+            raise UserError(f"{folder}: its task id {task_id} is also {seen[task_id]}'s: import them into "
+                            "different --out folders, or rename one")
+        seen[task_id] = folder
     out.mkdir(parents=True, exist_ok=True)
-    return [import_one(folder, out, base=base, log=log) for folder in harbor_tasks(paths)]
+    return [import_one(folder, out, base=base, log=log) for folder in folders]

@@ -129,3 +129,12 @@ def test_an_oracle_that_fails_offline_is_one_line_and_leaves_no_task(tmp_path):
     assert line == ("endstate: error: task sh-word-count: its solution/solve.sh exited 3: cannot reach the network: "
                     "the oracle must run offline in the task's image")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_two_tasks_of_one_id_are_refused_before_anything_is_written(tmp_path):
+    first, second = _copy(tmp_path / "a", "py-median"), _copy(tmp_path / "b", "py-median")
+    line = _one_line_error(_endstate("tasks", "import", "harbor", str(first), str(second),
+                                     "--out", str(tmp_path / "out")))
+    assert line == (f"endstate: error: {second}: its task id py-median is also {first}'s: import them into "
+                    "different --out folders, or rename one")
+    assert not (tmp_path / "out").exists()
