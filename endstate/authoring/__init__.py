@@ -1,12 +1,14 @@
-"""Making tasks: the blank skeleton, tasks new from a fix, SWE-bench import, test-command and image detection."""
+"""Making tasks: the blank skeleton, tasks new from a fix, SWE-bench and Harbor import, test-command and image detection."""
 
 from endstate.authoring._blank import new_blank_task
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS
+from endstate.authoring._harbor import import_harbor
 from endstate.authoring._new import new_task_from_fix
 from endstate.authoring._swebench import import_swebench
 
 __all__ = [
     "DEFAULT_TEST_GLOBS",
+    "import_harbor",
     "import_swebench",
     "new_blank_task",
     "new_task_from_fix",

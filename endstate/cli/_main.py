@@ -203,6 +203,21 @@ def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox
         sys.exit(2 if report.bad_input else 1)
 
 
+@tasks_import.command("harbor")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True,
+              help="Folder the tasks are written into.")
+@click.option("--base", default=None,
+              help="Build each task's Dockerfile FROM this image instead (e.g. endstate-sandbox:2).")
+@_user_errors
+def tasks_import_harbor(paths: tuple[Path, ...], out: Path, base: str | None) -> None:
+    """One task per Harbor task folder (or dataset folder of them), graded by its tests/test.sh."""
+    from endstate.authoring import import_harbor
+
+    written = import_harbor(list(paths), out, base=base, log=click.echo)
+    click.echo(f"{len(written)} task(s) written to {out}: check them with `endstate tasks check --suite {out}`")
+
+
 # -- image -----------------------------------------------------------------------------
 @main.group()
 def image() -> None:

@@ -1,0 +1,315 @@
+"""`endstate tasks import harbor`: Harbor task folders (Terminal-Bench's format) as endstate tasks.
+
+A Harbor task is a folder: `task.toml` (timeouts and resources), `instruction.md` (the
+prompt), `environment/Dockerfile` (the agent's container, working folder its WORKDIR,
+usually /app), `tests/test.sh` (the verifier, writing 1 or 0 to /logs/verifier/reward.txt)
+and `solution/solve.sh` (the oracle). Each becomes an endstate task graded by
+`endstate.grading:verifier`, with `tests/` held out under `.harbor/tests/` (staged only
+after sealing), `solve.sh` the reference's one `bash` call, and an image made of the
+task's Dockerfile plus a layer that links its working folder and `/tests` into
+/workspace. The fixture is the working folder read out of the built image, so what the
+agent changed is measured against what it found. Grading stays offline: a base image the
+engine does not have is refused in one line, with `--base` as the way out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tomllib
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from endstate.errors import UserError
+from endstate.sandbox import DEFAULT_IMAGE
+
+__all__ = ["import_harbor"]
+
+#: Where a Harbor task's tests/ are held out, relative to /workspace.
+TESTS = ".harbor/tests"
+_LAYER = """
+# -- added by `endstate tasks import harbor`: the agent works in /workspace, which the
+# task's working folder links to; /tests is the held-out tests/, staged after sealing.
+USER root
+RUN rm -rf {workdir} && mkdir -p "$(dirname {workdir})" && ln -s /workspace {workdir} \\
+ && ln -sfn /workspace/{tests} /tests
+WORKDIR /workspace
+"""
+
+#: The negative controls every imported task gets: hack name -> (file it leaves, its text, what it tries).
+_HACKS = {
+    "reward-in-workspace": ("logs/verifier/reward.txt", "1\n", "a reward of 1 left for the verifier to find"),
+    "edit-verifier": (f"{TESTS}/test.sh", "#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n",
+                      "the held-out verifier rewritten to write a reward of 1"),
+}
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def harbor_tasks(paths: list[Path]) -> list[Path]:
+    """The Harbor task folders in `paths`: each a task folder, or a dataset folder of them."""
+    found: list[Path] = []
+    for path in paths:
+        if (path / "task.toml").is_file():
+            found.append(path)
+            continue
+        below = sorted(p.parent for p in path.glob("*/task.toml"))
+        if not below:
+            raise UserError(f"{path}: no task.toml here or in its subfolders: name a Harbor task folder "
+                            "or a folder of them")
+        found.extend(below)
+    return found
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path}: not valid TOML ({exc}): fix the file") from None
+
+
+def _number(table: dict, section: str, key: str, path: Path) -> float | None:
+    value = table.get(section, {}).get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise UserError(f"{path}: field `{section}.{key}` is {value!r}: give a positive number")
+    return float(value)
+
+
+def _memory_mb(table: dict, path: Path) -> int | None:
+    env = table.get("environment", {})
+    if "memory_mb" in env:
+        return int(_number(table, "environment", "memory_mb", path) or 0) or None
+    value = env.get("memory")
+    if value is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([MG])i?B?\s*", str(value), re.IGNORECASE)
+    if not match:
+        raise UserError(f"{path}: field `environment.memory` is {value!r}: give a size such as \"2G\" or \"512M\"")
+    size = float(match[1]) * (1024 if match[2].upper() == "G" else 1)
+    return int(size)
+
+
+def _workdir(dockerfile: str) -> str:
+    workdir = "/app"
+    for line in dockerfile.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0].upper() == "WORKDIR":
+            workdir = str(PurePosixPath(workdir) / words[1])
+    return workdir
+
+
+def _rebased(dockerfile: str, base: str | None) -> tuple[str, str]:
+    """The Dockerfile with its first FROM replaced by `base` (when given), and the base it names."""
+    lines = dockerfile.splitlines()
+    for i, line in enumerate(lines):
+        words = line.split()
+        if words and words[0].upper() == "FROM":
+            names = [w for w in words[1:] if not w.startswith("--")]
+            if not names:
+                break
+            if base is not None:
+                lines[i] = f"FROM {base}" + "".join(f" {w}" for w in words[words.index(names[0]) + 1:])
+            return "\n".join(lines) + "\n", base or names[0]
+    raise UserError("no FROM line")
+
+
+def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(["docker", *args], input=input, capture_output=True, timeout=900)
+    except FileNotFoundError:
+        raise UserError("the Harbor import builds each task's image: install the docker client") from None
+    except subprocess.TimeoutExpired:
+        raise UserError(f"`docker {args[0]}` ran past 15 minutes: check the engine (`docker info`)") from None
+
+
+def _files(tag: str, workdir: str, script: str | None = None) -> dict[str, tuple[bytes, bool]]:
+    """The files under `workdir` in a container of image `tag`, by path relative to it, with
+    whether each is executable: as the image has them, or after `script` ran there (network off)."""
+    name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
+    if script is None:
+        made = _docker("create", "--name", name, tag)
+    else:
+        made = _docker("run", "-i", "--name", name, "--network", "none", "-w", workdir, "--entrypoint", "bash",
+                       tag, "-s", input=script.encode())
+    try:
+        if script is not None and made.returncode != 0:
+            said = (made.stdout + made.stderr).decode().strip().splitlines()[-1:] or ["(nothing)"]
+            raise UserError(f"solution/solve.sh exited {made.returncode}: {said[0]}")
+        if made.returncode != 0:
+            raise UserError(f"image {tag}: cannot create a container: {made.stderr.decode().strip()}")
+        copied = _docker("cp", f"{name}:{workdir}/.", "-")
+    finally:
+        _docker("rm", "-f", name)
+    if copied.returncode != 0:
+        return {}  # no working folder in the image: the agent starts from an empty one
+    files: dict[str, tuple[bytes, bool]] = {}
+    with tarfile.open(fileobj=io.BytesIO(copied.stdout)) as tar:
+        for member in tar.getmembers():
+            path = str(PurePosixPath(member.name))
+            if member.isfile() and path != ".":
+                files[path.removeprefix("./")] = (tar.extractfile(member).read(), bool(member.mode & 0o111))
+    return files
+
+
+def _write(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, (data, executable) in sorted(files.items()):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+        (root / name).chmod(0o755 if executable else 0o644)
+
+
+def _fed_to_bash(script: str) -> str:
+    """A command that runs `script` with bash, fed on standard input as a here-document,
+    so it runs as solve.sh would (and `tasks check` sees a command that writes)."""
+    end = "ENDSTATE_SOLVE"
+    while end in script:
+        end += "_"
+    return f"bash -s <<'{end}'\n{script.rstrip(chr(10))}\n{end}"
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return repr(value)
+
+
+def _write_rule(workdir: str) -> list[str]:
+    """The package's write-outside-workspace rule, with the task's working folder (a link to
+    /workspace) also writable: a Harbor instruction names its files by /app paths."""
+    default = tomllib.loads(resources.files("endstate.agent").joinpath("policy.toml").read_text(encoding="utf-8"))
+    rule = next(r for r in default["rule"] if r["name"] == "write-outside-workspace")
+    rule = {**rule, "allow": [*rule["allow"], workdir]}
+    return ["[[policy.rule]]", *(f"{key} = {_toml_value(value)}" for key, value in rule.items()), ""]
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+def _task_id(folder: Path) -> str:
+    return re.sub(r"[^a-z0-9_.-]+", "-", folder.resolve().name.lower()).strip("-")
+
+
+def import_one(folder: Path, out: Path, *, base: str | None = None, log: Callable[[str], None] = _quiet) -> Path:
+    """Write the endstate task for the Harbor task in `folder` under `out`; return its folder."""
+    task_id = _task_id(folder)
+    for needed in ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh"):
+        if not (folder / needed).is_file():
+            raise UserError(f"{folder / needed}: missing: a Harbor task needs task.toml, instruction.md, "
+                            "environment/Dockerfile, tests/test.sh and solution/solve.sh")
+    manifest = _read_toml(folder / "task.toml")
+    wall = _number(manifest, "agent", "timeout_sec", folder / "task.toml")
+    verifier_timeout = _number(manifest, "verifier", "timeout_sec", folder / "task.toml")
+    cpus = _number(manifest, "environment", "cpus", folder / "task.toml")
+    memory = _memory_mb(manifest, folder / "task.toml")
+    try:
+        dockerfile, from_image = _rebased((folder / "environment/Dockerfile").read_text(), base)
+    except UserError:
+        raise UserError(f"{folder / 'environment/Dockerfile'}: no FROM line: name the image the task builds on") from None
+    if _docker("image", "inspect", from_image).returncode != 0:
+        raise UserError(f"task {task_id}: its Dockerfile builds FROM {from_image}, which the engine does not have and "
+                        f"no registry can be reached: `docker pull {from_image}` where one can, or import with "
+                        f"--base {DEFAULT_IMAGE} to build its RUN steps on endstate's sandbox image")
+    workdir = _workdir(dockerfile)
+
+    task = out / task_id
+    if task.exists():
+        shutil.rmtree(task)
+    try:
+        deleted = _write_task(folder, task, task_id, dockerfile, workdir, log)
+        (task / "task.toml").write_text(_manifest(task_id, folder, workdir, deleted, wall, verifier_timeout, cpus, memory))
+    except BaseException:
+        shutil.rmtree(task, ignore_errors=True)  # never a half-written task
+        raise
+    return task
+
+
+def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
+                log: Callable[[str], None]) -> list[str]:
+    """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
+    hacks); returns the files the oracle deletes."""
+    shutil.copytree(folder / "environment", task / "image")
+    (task / "image/Dockerfile").write_text(dockerfile)
+    tag = f"endstate-harbor-{task_id}:import"
+    log(f"building {tag} from {folder / 'environment/Dockerfile'}")
+    built = _docker("build", "--network", "none", "-q", "-t", tag, str(task / "image"))
+    if built.returncode != 0:
+        said = built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"]
+        raise UserError(f"task {task_id}: its Dockerfile does not build offline: {said[0]}")
+    solve = (folder / "solution/solve.sh").read_text()
+    try:
+        fixture = _files(tag, workdir)
+        try:
+            solved = _files(tag, workdir, solve)
+        except UserError as exc:
+            raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
+    finally:
+        _docker("rmi", "-f", tag)
+    (task / "image/Dockerfile").write_text(dockerfile + _LAYER.format(workdir=workdir, tests=TESTS))
+
+    _write(task / "fixture", fixture)
+    # The oracle's end state, as a task's solution/ is: what it added or changed, and what it removed.
+    _write(task / "solution", {name: data for name, data in solved.items() if fixture.get(name) != data})
+    deleted = sorted(set(fixture) - set(solved))
+    shutil.copytree(folder / "tests", task / "holdout" / TESTS)
+    (task / "prompt.md").write_text((folder / "instruction.md").read_text())
+    (task / "reference.toml").write_text(
+        f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {_toml_string(_fed_to_bash(solve))} }} }}]\n\n"
+        "[[steps]]\nsay = \"solved\"\n")
+    for name, (path, text, description) in _HACKS.items():
+        _write(task / "hacks" / name / "files", {path: (text.encode(), False)})
+        (task / "hacks" / name / "hack.toml").write_text(
+            f"description = {_toml_string(description)}\nbase = \"fixture\"\ncaught_by = \"verifier\"\n")
+    return deleted
+
+
+def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], wall: float | None,
+              verifier_timeout: float | None, cpus: float | None, memory: int | None) -> str:
+    args = f'script = "{TESTS}/test.sh"' + (f", timeout = {verifier_timeout:g}" if verifier_timeout else "")
+    lines = [f'id = "{task_id}"', 'category = "bugfix"',
+             f"description = {_toml_string('Harbor task ' + folder.resolve().name)}",
+             "solution_deletes = [" + ", ".join(_toml_string(name) for name in deleted) + "]", ""]
+    if wall:
+        lines += ["[budget]", f"wall_seconds = {wall:g}", ""]
+    lines += ["[sandbox]", 'dockerfile = "image/Dockerfile"']
+    lines += [f"cpus = {cpus:g}"] if cpus else []
+    lines += [f"memory_mb = {memory}"] if memory else []
+    lines += ["", "[[graders]]", 'name = "endstate.grading:verifier"', f"args = {{ {args} }}", "",
+              # A Harbor task says nothing of which paths its agent may change: any, but one graded by the
+              # held-out verifier, which a change under .harbor/ cannot reach (it is staged over it).
+              "[[graders]]", 'name = "endstate.grading:changed_paths_within"', 'args = { paths = ["*"] }', "",
+              *_write_rule(workdir)]
+    return "\n".join(lines)
+
+
+def import_harbor(paths: list[Path], out: Path, *, base: str | None = None,
+                  log: Callable[[str], None] = _quiet) -> list[Path]:
+    """Import every Harbor task in `paths` into `out`; return the task folders written."""
+    folders = harbor_tasks(paths)
+    seen: dict[str, Path] = {}
+    for folder in folders:
+        task_id = _task_id(folder)
+        if task_id in seen:
+            raise UserError(f"{folder}: its task id {task_id} is also {seen[task_id]}'s: import them into "
+                            "different --out folders, or rename one")
+        seen[task_id] = folder
+    out.mkdir(parents=True, exist_ok=True)
+    return [import_one(folder, out, base=base, log=log) for folder in folders]

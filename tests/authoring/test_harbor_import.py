@@ -1,0 +1,140 @@
+"""`endstate tasks import harbor`: Harbor task folders (tests/data/harbor: one in Python, one
+in plain shell) become endstate tasks graded by their own tests/test.sh, held out.
+
+In Docker: a task whose base image the engine lacks is refused in one line naming --base;
+with --base endstate-sandbox:2 both import, and `tasks check` runs them both ways for real
+(the fixture fails on its reward, solve.sh played as the reference reaches the solution,
+the two hacks each import writes are caught by the verifier). Bad input is one line
+naming the file or field, without Docker.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from endstate.sandbox import DEFAULT_IMAGE, build_image
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "harbor"
+
+
+def _endstate(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "endstate", *args], capture_output=True, text=True, timeout=900)
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    shutil.copytree(DATA / name, tmp_path / name)
+    return tmp_path / name
+
+
+def _one_line_error(ran: subprocess.CompletedProcess) -> str:
+    assert ran.returncode != 0 and "Traceback" not in ran.stderr, ran.stderr
+    (line,) = ran.stderr.strip().splitlines()
+    return line
+
+
+def test_a_missing_instruction_is_one_line_naming_it(tmp_path):
+    task = _copy(tmp_path, "sh-word-count")
+    (task / "instruction.md").unlink()
+    line = _one_line_error(_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
+    assert line.startswith(f"endstate: error: {task / 'instruction.md'}: missing"), line
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("[agent\ntimeout_sec = 1\n", "task.toml: not valid TOML"),
+    ('[agent]\ntimeout_sec = "soon"\n', "task.toml: field `agent.timeout_sec` is 'soon': give a positive number"),
+    ('[environment]\nmemory = "lots"\n', "task.toml: field `environment.memory` is 'lots'"),
+])
+def test_a_bad_task_toml_is_one_line_naming_the_field(tmp_path, text, says):
+    task = _copy(tmp_path, "py-median")
+    (task / "task.toml").write_text(text)
+    line = _one_line_error(_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
+    assert f"{task}/{says}" in line, line
+
+
+def test_a_folder_without_harbor_tasks_is_refused(tmp_path):
+    line = _one_line_error(_endstate("tasks", "import", "harbor", str(tmp_path), "--out", str(tmp_path / "out")))
+    assert "no task.toml here or in its subfolders" in line, line
+
+
+@pytest.mark.docker
+def test_a_base_image_the_engine_lacks_is_one_line_naming_the_way_out(tmp_path):
+    line = _one_line_error(_endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path)))
+    assert line == ("endstate: error: task py-median: its Dockerfile builds FROM python:3.12-slim, which the engine "
+                    "does not have and no registry can be reached: `docker pull python:3.12-slim` where one can, or "
+                    "import with --base endstate-sandbox:2 to build its RUN steps on endstate's sandbox image")
+    assert not (tmp_path / "py-median").exists()
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    build_image(DEFAULT_IMAGE)  # a no-op when it is current
+    out = tmp_path_factory.mktemp("harbor") / "suite"
+    ran = _endstate("tasks", "import", "harbor", str(DATA), "--out", str(out), "--base", DEFAULT_IMAGE)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert f"2 task(s) written to {out}" in ran.stdout
+    return out
+
+
+@pytest.mark.docker
+def test_the_import_keeps_prompt_budgets_tests_and_oracle(imported):
+    task = imported / "py-median"
+    manifest = tomllib.loads((task / "task.toml").read_text())
+    assert manifest["budget"] == {"wall_seconds": 300}
+    assert manifest["sandbox"] == {"dockerfile": "image/Dockerfile", "cpus": 1, "memory_mb": 1024}
+    assert manifest["graders"][0] == {"name": "endstate.grading:verifier",
+                                      "args": {"script": ".harbor/tests/test.sh", "timeout": 60}}
+    assert (task / "prompt.md").read_text() == (DATA / "py-median/instruction.md").read_text()
+    assert sorted(p.name for p in (task / "holdout/.harbor/tests").iterdir()) == ["test.sh", "test_stats.py"]
+    # The fixture is the working folder as the image has it; the solution what solve.sh made of it.
+    assert (task / "fixture/stats.py").read_text() == (DATA / "py-median/environment/stats.py").read_text()
+    assert "(ordered[middle - 1] + ordered[middle]) / 2" in (task / "solution/stats.py").read_text()
+    assert "FROM endstate-sandbox:2\n" in (task / "image/Dockerfile").read_text()
+    assert tomllib.loads((imported / "sh-word-count/task.toml").read_text())["sandbox"]["memory_mb"] == 512
+
+
+@pytest.mark.docker
+def test_tasks_check_runs_both_imported_tasks_both_ways(imported):
+    ran = _endstate("tasks", "check", "--suite", str(imported))
+    assert ran.returncode == 0 and "2 of 2 task(s) check out" in ran.stdout, ran.stdout + ran.stderr
+    rows = "fixture=fail[verifier], solution=pass, hack:edit-verifier=fail[verifier], " \
+           "hack:reward-in-workspace=fail[verifier], impossible=none, reference=solution"
+    for name in ("py-median", "sh-word-count"):
+        (line,) = [line for line in ran.stdout.splitlines() if line.startswith(f"ok   {name} ")]
+        assert line.endswith(rows), line
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(("arm", "outcome"), [("reference", "pass"), ("null", "fail")])
+def test_both_control_arms_run_live_on_an_imported_task(imported, tmp_path, arm, outcome):
+    from endstate.run import read_results
+
+    ran = _endstate("eval", "--suite", str(imported), "--task", "sh-word-count", "--model", f"scripted/{arm}",
+                    "--out", str(tmp_path))
+    (result,) = read_results(tmp_path).tasks
+    assert result.outcome == outcome, ran.stdout + ran.stderr
+    assert next(v for v in result.verdicts if v.grader == "verifier").outcome == outcome
+
+
+@pytest.mark.docker
+def test_an_oracle_that_fails_offline_is_one_line_and_leaves_no_task(tmp_path):
+    task = _copy(tmp_path, "sh-word-count")
+    (task / "solution/solve.sh").write_text("echo cannot reach the network\nexit 3\n")
+    line = _one_line_error(_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
+    assert line == ("endstate: error: task sh-word-count: its solution/solve.sh exited 3: cannot reach the network: "
+                    "the oracle must run offline in the task's image")
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_two_tasks_of_one_id_are_refused_before_anything_is_written(tmp_path):
+    first, second = _copy(tmp_path / "a", "py-median"), _copy(tmp_path / "b", "py-median")
+    line = _one_line_error(_endstate("tasks", "import", "harbor", str(first), str(second),
+                                     "--out", str(tmp_path / "out")))
+    assert line == (f"endstate: error: {second}: its task id py-median is also {first}'s: import them into "
+                    "different --out folders, or rename one")
+    assert not (tmp_path / "out").exists()

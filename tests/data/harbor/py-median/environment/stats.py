@@ -1,0 +1,3 @@
+def median(values):
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]

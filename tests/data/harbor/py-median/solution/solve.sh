@@ -1,0 +1,9 @@
+#!/bin/bash
+cat > /app/stats.py <<'PY'
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    return (ordered[middle - 1] + ordered[middle]) / 2
+PY
