@@ -189,15 +189,34 @@ def deb_folder(spec: AgentSpec, base: str, base_id: str, *, log: Callable[[str],
     def fill(folder: Path) -> None:
         if not spec.install.debian:
             return
-        depends = _host(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts",
-                         "--no-breaks", "--no-replaces", "--no-enhances", *spec.install.debian],
-                        f"agent {spec.name}: apt-cache cannot resolve {' '.join(spec.install.debian)}")
-        wanted = sorted({line for line in depends.splitlines() if line and line[0].isalnum()} - _image_packages(base))
+        wanted = _debian_closure(spec, _image_packages(base))
         log(f"downloading Debian packages for {spec.name}: {' '.join(wanted)}")
-        _host(["apt-get", "download", "-q", *[_debian_pick(name) for name in wanted]],
+        _host(["apt-get", "download", "-q", *wanted],
               f"agent {spec.name}: apt-get download failed", cwd=folder)
 
     return _cached(key, fill)
+
+
+def _debian_closure(spec: AgentSpec, installed: set[str]) -> list[str]:
+    """NAME=VERSION for the packages asked for and every dependency the image lacks, each at
+    Debian's own version (the first of a dependency's alternatives; virtual ones are skipped)."""
+    wanted: dict[str, str] = {}
+    queue = list(spec.install.debian)
+    while queue:
+        name = queue.pop(0)
+        if name in wanted or name in installed:
+            continue
+        wanted[name] = _debian_pick(name)
+        listing = _host(["apt-cache", "depends", "--no-recommends", "--no-suggests", "--no-conflicts", "--no-breaks",
+                         "--no-replaces", "--no-enhances", wanted[name]], f"agent {spec.name}: apt-cache cannot resolve {name}")
+        alternative = False
+        for line in listing.splitlines()[1:]:
+            entry = line.strip()
+            first = not alternative
+            alternative = entry.startswith("|")
+            if first and ("Depends:" in entry) and "<" not in entry:
+                queue.append(entry.split(":", 1)[1].strip())
+    return sorted(wanted.values())
 
 
 def _debian_pick(name: str) -> str:
