@@ -68,7 +68,7 @@ COPY debs /tmp/endstate-debs
 RUN if ls /tmp/endstate-debs/*.deb >/dev/null 2>&1; then dpkg -i /tmp/endstate-debs/*.deb; fi \\
     && rm -rf /tmp/endstate-debs
 COPY npm {home}/npm
-"""
+{build}"""
 
 
 def agent_home(spec: AgentSpec) -> str:
@@ -233,7 +233,8 @@ def _debian_pick(name: str) -> str:
 def _program_image(spec: AgentSpec, base: str, base_id: str, log: Callable[[str], None]) -> str:
     modules = npm_folder(spec, log=log)
     debs = deb_folder(spec, base, base_id, log=log)
-    dockerfile = _PROGRAM_DOCKERFILE.format(base=base, home=agent_home(spec))
+    build = "".join(f"RUN cd {agent_home(spec)}/npm && {command}\n" for command in spec.install.build)
+    dockerfile = _PROGRAM_DOCKERFILE.format(base=base, home=agent_home(spec), build=build)
     digest = hashlib.sha256()
     digest.update(f"{spec.name}\n{base_id}\n{dockerfile}\n".encode())
     digest.update((modules / ".complete").read_bytes())

@@ -51,6 +51,9 @@ class Install(_Strict):
     #: Debian packages the agent's program needs (e.g. "nodejs"), downloaded on the host with
     #: those of their dependencies the task's image lacks, and installed into the layer offline.
     debian: tuple[str, ...] = ()
+    #: Shell commands run in the layer's build (network off, in the npm prefix), e.g. the
+    #: package's own install script, which `npm install` on the host does not run.
+    build: tuple[str, ...] = ()
 
 
 class Launch(_Strict):
