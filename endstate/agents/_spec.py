@@ -144,12 +144,12 @@ def load_agent(path: str | Path) -> AgentSpec:
     if spec.name == DEFAULT_AGENT:
         raise AgentFileError(f"{path}: field `name` {DEFAULT_AGENT!r} is endstate's own loop: choose another name")
     if not (spec.install.requirements or spec.install.npm):
-        raise AgentFileError(f"{path}: fields `install.requirements` and `install.npm` are empty: name the agent's package")
+        raise AgentFileError(f"{path}: field `install.requirements` is empty, and so is `install.npm`: name the agent's package")
     for number, package in enumerate(spec.install.npm):
         if not _NPM_PINNED.match(package):
             raise AgentFileError(f"{path}: field `install.npm[{number}]` {package!r} must be pinned as NAME@VERSION (e.g. pkg@1.2.3)")
     if bool(spec.run.module) == bool(spec.run.program):
-        raise AgentFileError(f"{path}: fields `run.module` and `run.program`: give exactly one")
+        raise AgentFileError(f"{path}: field `run.module` or `run.program`: give exactly one of them")
     for number, rule in enumerate(spec.normalise):
         try:
             re.compile(rule.pattern)
