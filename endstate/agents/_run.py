@@ -145,7 +145,8 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
 
 
 def _write_transcript(path: Path, prompt: str, proxy: ModelProxy, result: Any, scrubber: Scrubber) -> None:
-    """What the harness saw of the run: the prompt, each answer the model gave, the agent's output."""
+    """What the harness saw of the run: the prompt, each answer the model gave, the requests the
+    proxy refused (side traffic off the agent file's endpoints), the agent's output."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     for _, answer in proxy.exchanges:
         content = []
@@ -156,6 +157,7 @@ def _write_transcript(path: Path, prompt: str, proxy: ModelProxy, result: Any, s
             except (KeyError, IndexError, TypeError, AttributeError):
                 continue
         messages.append({"role": "assistant", "content": "".join(content) or answer.decode("utf-8", "replace")})
-    messages.append({"role": "tool", "content": f"[agent exit {result.exit_code}]\n{result.stdout[-4000:]}"})
+    refused = "".join(f"[proxy refused {request}]\n" for request in proxy.refused)
+    messages.append({"role": "tool", "content": f"{refused}[agent exit {result.exit_code}]\n{result.stdout[-4000:]}"})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(msgspec.json.format(scrubber.json(messages), indent=1))
