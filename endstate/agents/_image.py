@@ -12,6 +12,11 @@ the agent's process only (by a small launcher), never on the system's: the proje
 test and the isolated pytest in /opt/endstate/pytest see nothing of them. The task's
 image is never changed or retagged; the layer is `endstate-agent-<name>:<hash>`,
 labelled with the full hash, and rebuilt only when the hash changes.
+
+A program agent (npm packages) is prepared the same way: `npm install` on the host into a
+cached folder (install scripts off), the Debian packages it asks for (Node) fetched with
+`apt-get download`, with those of their dependencies the task's image lacks; the layer
+installs the .debs with dpkg and copies the node_modules into /opt/endstate/agents/<name>/npm.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from endstate.agents._spec import AgentSpec
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox import build_context, image_id, image_label, image_python
 
-__all__ = ["agent_image", "agent_home", "wheelhouse", "LAYER_LABEL", "CACHE_ROOT"]
+__all__ = ["agent_image", "agent_home", "wheelhouse", "npm_folder", "deb_folder", "LAYER_LABEL", "CACHE_ROOT"]
 
 LAYER_LABEL = "endstate.agent-layer-sha256"
 CACHE_ROOT = Path.home() / ".cache" / "endstate" / "wheelhouses"
@@ -56,6 +61,14 @@ FROM {base}
 COPY --from=install {lib} {lib}
 COPY launcher.py {home}/run.py
 """
+
+_PROGRAM_DOCKERFILE = """\
+FROM {base}
+COPY debs /tmp/endstate-debs
+RUN if ls /tmp/endstate-debs/*.deb >/dev/null 2>&1; then dpkg -i /tmp/endstate-debs/*.deb; fi \\
+    && rm -rf /tmp/endstate-debs
+COPY npm {home}/npm
+{build}"""
 
 
 def agent_home(spec: AgentSpec) -> str:
@@ -125,9 +138,125 @@ def _layer_digest(spec: AgentSpec, base_id: str, wheels: Path, context_files: di
     return digest.hexdigest()
 
 
+def _cached(key: str, fill: Callable[[Path], None]) -> Path:
+    """A cache folder filled once by `fill` (into a partial folder, renamed when complete)."""
+    folder = CACHE_ROOT / key
+    if (folder / ".complete").is_file():
+        return folder
+    partial = CACHE_ROOT / f".{key}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    fill(partial)
+    listing = sorted(str(p.relative_to(partial)) for p in partial.rglob("*") if p.is_file())
+    (partial / ".complete").write_text("\n".join(listing) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+    return folder
+
+
+def _host(argv: list[str], what: str, cwd: Path | None = None) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+    except FileNotFoundError:
+        raise SandboxUnavailable(f"{what}: `{argv[0]}` is not installed on this machine") from None
+    if done.returncode != 0:
+        raise SandboxUnavailable(f"{what}: {(done.stderr or done.stdout).strip()[-800:]}")
+    return done.stdout
+
+
+def npm_folder(spec: AgentSpec, *, log: Callable[[str], None] = _quiet) -> Path:
+    """The agent's npm packages installed on the host (no install scripts), once per package list."""
+    key = "npm-" + hashlib.sha256("\n".join(spec.install.npm).encode()).hexdigest()[:16]
+
+    def fill(folder: Path) -> None:
+        log(f"installing npm packages for {spec.name}: {' '.join(spec.install.npm)}")
+        _host(["npm", "install", "--prefix", str(folder), "--no-save", "--ignore-scripts", "--no-audit",
+               "--no-fund", "--omit=dev", "--loglevel=error", *spec.install.npm], f"agent {spec.name}: npm install failed")
+
+    return _cached(key, fill)
+
+
+def _image_packages(base: str) -> set[str]:
+    out = _host(["docker", "run", "--rm", "--network", "none", "--entrypoint", "dpkg-query", base,
+                 "-W", "-f", "${Package}\n"], f"cannot list the packages of {base}")
+    return set(out.split())
+
+
+def deb_folder(spec: AgentSpec, base: str, base_id: str, *, log: Callable[[str], None] = _quiet) -> Path:
+    """The Debian packages the agent asks for, with the dependencies `base` lacks, as .deb files."""
+    key = "debs-" + hashlib.sha256("\n".join([*spec.install.debian, base_id]).encode()).hexdigest()[:16]
+
+    def fill(folder: Path) -> None:
+        if not spec.install.debian:
+            return
+        wanted = _debian_closure(spec, _image_packages(base))
+        log(f"downloading Debian packages for {spec.name}: {' '.join(wanted)}")
+        _host(["apt-get", "download", "-q", *wanted],
+              f"agent {spec.name}: apt-get download failed", cwd=folder)
+
+    return _cached(key, fill)
+
+
+def _debian_closure(spec: AgentSpec, installed: set[str]) -> list[str]:
+    """NAME=VERSION for the packages asked for and every dependency the image lacks, each at
+    Debian's own version (the first of a dependency's alternatives; virtual ones are skipped)."""
+    wanted: dict[str, str] = {}
+    queue = list(spec.install.debian)
+    while queue:
+        name = queue.pop(0)
+        if name in wanted or name in installed:
+            continue
+        wanted[name] = _debian_pick(name)
+        listing = _host(["apt-cache", "depends", "--no-recommends", "--no-suggests", "--no-conflicts", "--no-breaks",
+                         "--no-replaces", "--no-enhances", wanted[name]], f"agent {spec.name}: apt-cache cannot resolve {name}")
+        alternative = False
+        for line in listing.splitlines()[1:]:
+            entry = line.strip()
+            first = not alternative
+            alternative = entry.startswith("|")
+            if first and ("Depends:" in entry) and "<" not in entry:
+                queue.append(entry.split(":", 1)[1].strip())
+    return sorted(wanted.values())
+
+
+def _debian_pick(name: str) -> str:
+    """`name` at the version of Debian's own archive (a third-party repository, such as
+    NodeSource's on a developer's machine, must not decide what the sandbox gets)."""
+    policy = _host(["apt-cache", "madison", name], f"apt-cache has no package {name}")
+    for line in policy.splitlines():
+        parts = [part.strip() for part in line.split("|")]
+        if len(parts) == 3 and "debian.org" in parts[2]:
+            return f"{name}={parts[1]}"
+    return name
+
+
+def _program_image(spec: AgentSpec, base: str, base_id: str, log: Callable[[str], None]) -> str:
+    modules = npm_folder(spec, log=log)
+    debs = deb_folder(spec, base, base_id, log=log)
+    build = "".join(f"RUN cd {agent_home(spec)}/npm && {command}\n" for command in spec.install.build)
+    dockerfile = _PROGRAM_DOCKERFILE.format(base=base, home=agent_home(spec), build=build)
+    digest = hashlib.sha256()
+    digest.update(f"{spec.name}\n{base_id}\n{dockerfile}\n".encode())
+    digest.update((modules / ".complete").read_bytes())
+    digest.update((debs / ".complete").read_bytes())
+    tag = f"endstate-agent-{spec.name}:{digest.hexdigest()[:12]}"
+    if image_label(tag, LAYER_LABEL) == digest.hexdigest():
+        return tag
+    with tempfile.TemporaryDirectory(prefix="endstate-agent-") as context:
+        root = Path(context)
+        (root / "Dockerfile").write_text(dockerfile)
+        shutil.copytree(debs, root / "debs", copy_function=_link_or_copy)
+        shutil.copytree(modules, root / "npm", copy_function=_link_or_copy, symlinks=True)
+        log(f"building {tag} (agent {spec.name} on {base}, network off)")
+        build_context(root, tag, labels={LAYER_LABEL: digest.hexdigest()}, log=log)
+    return tag
+
+
 def agent_image(spec: AgentSpec, base: str, *, log: Callable[[str], None] = _quiet) -> str:
     """The tag of `base` with `spec`'s agent installed, built offline unless it exists already."""
     with _BUILDS:
+        if spec.run.program:
+            return _program_image(spec, base, image_id(base, hint="run `endstate image build` first"), log)
         base_id = image_id(base, hint="run `endstate image build` first")
         wheels = wheelhouse(spec, image_python(base), log=log)
         pips = sorted(p.name for p in wheels.glob("pip-*.whl"))

@@ -34,16 +34,20 @@ PLACEHOLDER_KEY = "endstate-proxy-holds-the-key"
 
 def agent_command(spec: AgentSpec, *, prompt: str, model_name: str, max_steps: int) -> str:
     """The shell line that starts the agent in the sandbox (every value quoted)."""
+    values = {"prompt": prompt, "max_steps": str(max_steps), "model": model_name}
     env = {
-        **spec.run.env,
+        **{name: value.replace("{model}", model_name) for name, value in spec.run.env.items()},
         spec.model.base_url_env: f"http://127.0.0.1:{PROXY_PORT}{API_ROOT}",
         spec.model.api_key_env: PLACEHOLDER_KEY,
         spec.model.name_env: spec.model.name_prefix + model_name,
     }
-    values = {"prompt": prompt, "max_steps": str(max_steps)}
     args = [arg.format_map(values) for arg in spec.run.args]
     assignments = " ".join(f"{name}={shlex.quote(value)}" for name, value in sorted(env.items()))
-    argv = ["python3", f"{agent_home(spec)}/run.py", spec.run.module, *args]
+    if spec.run.program:
+        program = spec.run.program
+        argv = [program if program.startswith("/") else f"{agent_home(spec)}/npm/node_modules/.bin/{program}", *args]
+    else:
+        argv = ["python3", f"{agent_home(spec)}/run.py", spec.run.module, *args]
     return f"cd /workspace && exec env {assignments} {' '.join(shlex.quote(a) for a in argv)}"
 
 
@@ -141,7 +145,8 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
 
 
 def _write_transcript(path: Path, prompt: str, proxy: ModelProxy, result: Any, scrubber: Scrubber) -> None:
-    """What the harness saw of the run: the prompt, each answer the model gave, the agent's output."""
+    """What the harness saw of the run: the prompt, each answer the model gave, the requests the
+    proxy refused (side traffic off the agent file's endpoints), the agent's output."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     for _, answer in proxy.exchanges:
         content = []
@@ -152,6 +157,7 @@ def _write_transcript(path: Path, prompt: str, proxy: ModelProxy, result: Any, s
             except (KeyError, IndexError, TypeError, AttributeError):
                 continue
         messages.append({"role": "assistant", "content": "".join(content) or answer.decode("utf-8", "replace")})
-    messages.append({"role": "tool", "content": f"[agent exit {result.exit_code}]\n{result.stdout[-4000:]}"})
+    refused = "".join(f"[proxy refused {request}]\n" for request in proxy.refused)
+    messages.append({"role": "tool", "content": f"{refused}[agent exit {result.exit_code}]\n{result.stdout[-4000:]}"})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(msgspec.json.format(scrubber.json(messages), indent=1))

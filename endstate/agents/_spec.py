@@ -2,7 +2,8 @@
 
     name = "mini-swe-agent"
     [install]   requirements = ["mini-swe-agent==2.4.6"]      pip specs, resolved on the host
-    [run]       module, args, env, time_budget_s              how it starts, inside the sandbox
+                npm = ["pkg@1.2.3"], debian = ["nodejs"]      or npm packages and Debian's Node
+    [run]       module or program, args, env, time_budget_s   how it starts, inside the sandbox
     [model]     base_url_env, api_key_env, name_env, ...      where it finds the model
     [finish]    exit_codes, status_file, status_key, done     how it says it has finished
     [scripted]  fence, submit                                 its action format, for the control arms
@@ -35,6 +36,7 @@ DEFAULT_AGENT = "endstate"
 OBSERVABLE_COUNTERS: tuple[str, ...] = ("steps", "input_tokens", "output_tokens")
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_NPM_PINNED = re.compile(r"^(@[a-z0-9._-]+/)?[a-z0-9._-]+@\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
 
 class _Strict(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -43,13 +45,24 @@ class _Strict(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 class Install(_Strict):
     #: pip requirement specs (pin them: the wheelhouse and the image layer are keyed by them).
-    requirements: tuple[str, ...]
+    requirements: tuple[str, ...] = ()
+    #: npm packages, each pinned as NAME@VERSION, installed on the host into the agent's prefix.
+    npm: tuple[str, ...] = ()
+    #: Debian packages the agent's program needs (e.g. "nodejs"), downloaded on the host with
+    #: those of their dependencies the task's image lacks, and installed into the layer offline.
+    debian: tuple[str, ...] = ()
+    #: Shell commands run in the layer's build (network off, in the npm prefix), e.g. the
+    #: package's own install script, which `npm install` on the host does not run.
+    build: tuple[str, ...] = ()
 
 
 class Launch(_Strict):
     #: The Python module run as `python3 -m MODULE ARGS` (with the agent's own packages first on its path).
-    module: str
-    #: Its arguments; `{prompt}` stands for the task's prompt, `{max_steps}` for the task's step budget.
+    module: str = ""
+    #: Or a program run as `PROGRAM ARGS`: a name from the npm packages' bin folder, or an absolute path.
+    program: str = ""
+    #: Its arguments; `{prompt}` stands for the task's prompt, `{max_steps}` for its step budget,
+    #: `{model}` (here and in `env` values) for the model's name.
     args: tuple[str, ...] = ()
     #: Extra environment variables of the agent's process.
     env: dict[str, str] = {}
@@ -130,8 +143,13 @@ def load_agent(path: str | Path) -> AgentSpec:
         raise AgentFileError(f"{path}: field `name` {spec.name!r} must be lowercase letters, digits, '.', '_' or '-'")
     if spec.name == DEFAULT_AGENT:
         raise AgentFileError(f"{path}: field `name` {DEFAULT_AGENT!r} is endstate's own loop: choose another name")
-    if not spec.install.requirements:
-        raise AgentFileError(f"{path}: field `install.requirements` is empty: name the agent's package")
+    if not (spec.install.requirements or spec.install.npm):
+        raise AgentFileError(f"{path}: field `install.requirements` is empty, and so is `install.npm`: name the agent's package")
+    for number, package in enumerate(spec.install.npm):
+        if not _NPM_PINNED.match(package):
+            raise AgentFileError(f"{path}: field `install.npm[{number}]` {package!r} must be pinned as NAME@VERSION (e.g. pkg@1.2.3)")
+    if bool(spec.run.module) == bool(spec.run.program):
+        raise AgentFileError(f"{path}: field `run.module` or `run.program`: give exactly one of them")
     for number, rule in enumerate(spec.normalise):
         try:
             re.compile(rule.pattern)

@@ -35,7 +35,7 @@ def test_endstate_names_its_own_loop():
 
 
 def test_an_unknown_name_lists_the_known_ones():
-    with pytest.raises(AgentFileError, match="unknown agent 'aider'.*endstate, mini-swe-agent"):
+    with pytest.raises(AgentFileError, match="unknown agent 'aider'.*endstate, claude-code, mini-swe-agent"):
         find_agent("aider")
 
 
@@ -52,6 +52,9 @@ def test_an_unknown_field_names_the_file_and_the_field(tmp_path):
     (('name = "toy"', 'name = "endstate"'), "name"),
     (('requirements = ["toy==1.0"]', "requirements = []"), "install.requirements"),
     (("[model]", '[[normalise]]\npattern = "("\n[model]'), "normalise[0].pattern"),
+    (('module = "toy"', 'module = "toy"\nprogram = "toy"'), "run.module"),
+    (('requirements = ["toy==1.0"]', 'npm = ["toy"]'), "install.npm[0]"),
+    (('requirements = ["toy==1.0"]', 'npm = ["@scope/toy@^1.0"]'), "install.npm[0]"),
 ])
 def test_bad_values_name_the_field(tmp_path, edit, field):
     path = tmp_path / "toy.toml"

@@ -1,0 +1,31 @@
+"""Agent files for programs (npm packages, Debian's Node): decoded, and started as a command line."""
+
+from __future__ import annotations
+
+import shlex
+
+from endstate.agents import find_agent
+from endstate.agents._run import PLACEHOLDER_KEY, PROXY_PORT, agent_command
+
+
+def test_the_shipped_claude_code_file_is_pinned_and_a_program():
+    spec = find_agent("claude-code")
+    assert spec is not None and spec.id.startswith("claude-code@")
+    assert spec.install.npm == ("@anthropic-ai/claude-code@2.1.197",) and spec.install.debian == ("nodejs",)
+    assert spec.run.program == "claude" and not spec.run.module and not spec.install.requirements
+    assert {"DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"} <= set(spec.run.env)
+
+
+def test_a_program_starts_from_the_npm_bin_with_prompt_model_and_proxy_substituted():
+    spec = find_agent("claude-code")
+    line = agent_command(spec, prompt="fix it; don't `rm`", model_name="null", max_steps=7)
+    words = shlex.split(line.split("exec ", 1)[1])
+    assert words[0] == "env"
+    env = dict(w.split("=", 1) for w in words[1:] if "=" in w and not w.startswith("-") and w.isascii()
+               and w.split("=", 1)[0].isupper())
+    assert env["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{PROXY_PORT}/v1"
+    assert env["ANTHROPIC_API_KEY"] == PLACEHOLDER_KEY and env["ANTHROPIC_MODEL"] == "null"
+    assert env["ANTHROPIC_SMALL_FAST_MODEL"] == "null"
+    argv = words[1 + len(env):]
+    assert argv[0] == "/opt/endstate/agents/claude-code/npm/node_modules/.bin/claude"
+    assert argv[1:3] == ["-p", "fix it; don't `rm`"] and argv[argv.index("--max-turns") + 1] == "7"

@@ -1,0 +1,45 @@
+"""Claude Code (npm, a native binary, Debian's Node) as an installed agent, under record.
+
+The null arm through the real program: one Messages request (streamed) through the proxy
+to the scripted server, one side request (a HEAD of its base URL, refused in place; the
+nonessential traffic is off), the program ends
+on the answer and the untouched end state fails. Two recordings send the same bytes: the
+agent file's rewrites fix the device id, session id and date Claude Code puts in them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from endstate.run import read_results
+
+from e2e_helpers import endstate
+
+TASK = "bugfix-invoice-rounding"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_claude_code_records_the_null_arm_and_fails_the_task(tmp_path):
+    hashes = []
+    for attempt in ("a", "b"):
+        cassettes, out = tmp_path / f"cassettes-{attempt}", tmp_path / f"out-{attempt}"
+        ran = endstate("record", "--agent", "claude-code", "--model", "scripted-anthropic/null", "--task", TASK,
+                       "--cassettes", str(cassettes), "--out", str(out), timeout=1800)
+        assert ran.code != 2, ran
+        result = read_results(out)
+        assert result.card.agent.startswith("claude-code@") and result.vector == [(TASK, "fail")]
+        task = result.tasks[0]
+        assert task.stop_reason == "model_stopped" and task.counters.steps == 1, task
+        shown = endstate("cassette", "show", str(cassettes / f"{TASK}.cassette"))
+        assert shown.code == 0 and "1 interaction, complete" in shown.out, shown
+        turns = re.findall(r"^#\d+ (\w+) turn \d+\s+([0-9a-f]{16})\s+POST (\S+) -> 200$", shown.out, re.M)
+        assert [(channel, path) for channel, _, path in turns] == [("agent", f"/scripted/null/{TASK}/v1/messages")]
+        assert '"device_id\\":\\"sandbox\\"' in shown.out and "Today's date is 2026-01-01." in shown.out
+        # Its one side request: a HEAD of the base URL (a reachability check), refused in place.
+        transcript = (out / "transcripts").glob("*.json")
+        assert re.findall(r"\[proxy refused ([^\]]+)\]", next(transcript).read_text()) == ["HEAD /v1"]
+        hashes.append(turns[0][1])
+    assert hashes[0] == hashes[1]
