@@ -117,8 +117,9 @@ def commit_tree(repo: Path, tree: Path, message: str) -> str:
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     # A top-level build/ is what an in-tree `pip install` wrote (caches made before test_venv
     # installed from a copy hold one): a release's sdist does not ship it.
-    top = lambda folder, names: ["build"] if Path(folder) == tree else []  # noqa: E731
-    shutil.copytree(tree, repo, dirs_exist_ok=True, symlinks=True, ignore=top)
+    def top_build(folder: str, names: list[str]) -> list[str]:
+        return ["build"] if Path(folder) == tree else []
+    shutil.copytree(tree, repo, dirs_exist_ok=True, symlinks=True, ignore=top_build)
     git(repo, "add", "-A", "-f")
     git(repo, "commit", "-q", "--allow-empty", "-m", message)
     return git(repo, "rev-parse", "HEAD").strip()
