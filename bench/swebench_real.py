@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -114,7 +115,11 @@ def commit_tree(repo: Path, tree: Path, message: str) -> str:
     for entry in repo.iterdir():
         if entry.name != ".git":
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
-    shutil.copytree(tree, repo, dirs_exist_ok=True, symlinks=True)
+    # A top-level build/ is what an in-tree `pip install` wrote (caches made before test_venv
+    # installed from a copy hold one): a release's sdist does not ship it.
+    def top_build(folder: str, names: list[str]) -> list[str]:
+        return ["build"] if Path(folder) == tree else []
+    shutil.copytree(tree, repo, dirs_exist_ok=True, symlinks=True, ignore=top_build)
     git(repo, "add", "-A", "-f")
     git(repo, "commit", "-q", "--allow-empty", "-m", message)
     return git(repo, "rev-parse", "HEAD").strip()
@@ -160,7 +165,10 @@ def test_venv(cache: Path, name: str, tree: Path) -> Path:
     run(sys.executable, "-m", "venv", str(venv))
     pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     run(*pip, "pytest")
-    run(*pip, f"{tree}[{EXTRAS}]", check=False)
+    with tempfile.TemporaryDirectory() as scratch:  # a copy: pip's build/ must not join the release's tree
+        copy = Path(scratch) / tree.name
+        shutil.copytree(tree, copy, symlinks=True)
+        run(*pip, f"{copy}[{EXTRAS}]", check=False)
     for req in sorted(tree.glob("**/*.txt")):
         if re.search(r"test", req.name) and "requirements" in str(req.relative_to(tree)).lower() + req.name:
             run(*pip, "-r", str(req), check=False)
