@@ -102,7 +102,14 @@ def validation_command(command: str, names: dict[str, TestKey]) -> str:
 def twin_problems(sealed, command: str, names: dict[str, TestKey]) -> tuple[int, list[str]]:
     """Run `command` (the held-out one) on a sealed solution staged with `validation_tree`:
     (how many tests a graded run can twin, what is wrong)."""
-    run = run_tests(sealed, command)
+    # Every test runs beside all its candidates (more-itertools: 428 tests, 2919 candidates), so the run
+    # gets the time of one held-out run per copy of a test, not one held-out run's.
+    limit = getattr(sealed.grading, "limits", None)
+    scale = 1 + len(names) / max(1, len(set(names.values())))
+    run = run_tests(sealed, command, timeout=limit.command_timeout_s * scale if limit else None)
+    if run.timed_out:
+        return 0, [f"`{command}` timed out with the candidate twins in place (after {scale:.1f} times the "
+                   f"command timeout): {run.output_tail}"]
     if not run.report_found:
         return 0, [f"`{command}` wrote no report with the candidate twins in place: {run.output_tail}"]
     originals: dict[str, dict[str, str]] = {}
