@@ -104,9 +104,8 @@ def twin_problems(sealed, command: str, names: dict[str, TestKey]) -> tuple[int,
     (how many tests a graded run can twin, what is wrong)."""
     # Every test runs beside all its candidates (more-itertools: 428 tests, 2919 candidates), so the run
     # gets the time of one held-out run per copy of a test, not one held-out run's.
-    limit = getattr(sealed.grading, "limits", None)
     scale = 1 + len(names) / max(1, len(set(names.values())))
-    run = run_tests(sealed, command, timeout=limit.command_timeout_s * scale if limit else None)
+    run = run_tests(sealed, command, timeout=sealed.grading.limits.command_timeout_s * scale)
     if run.timed_out:
         return 0, [f"`{command}` timed out with the candidate twins in place (after {scale:.1f} times the "
                    f"command timeout): {run.output_tail}"]
