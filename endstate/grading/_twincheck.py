@@ -72,7 +72,8 @@ def validation_tree(holdout: Tree) -> tuple[Tree, dict[str, TestKey]]:
 
 
 def _copy_ids(runner: str, arg: str, names: dict[str, TestKey]) -> list[str]:
-    """The node ids that select the copies of the test `arg` selects by node id (none if it selects no one test)."""
+    """The node ids that select the copies of the test `arg` selects by node id (none if it selects no one
+    test), each of one parametrised case when `arg` names one."""
     if runner == "pytest":
         parts = arg.split("::")
         module, cls = parts[0].rsplit("/", 1)[-1].removesuffix(".py"), parts[1] if len(parts) == 3 else ""
@@ -81,9 +82,11 @@ def _copy_ids(runner: str, arg: str, names: dict[str, TestKey]) -> list[str]:
         module, cls = (parts[-3], parts[-2]) if len(parts) >= 3 else (parts[0], "")
     if len(parts) < 2:
         return []
-    test = TestKey(module, cls, parts[-1].split("[", 1)[0])
+    function, bracket, case = parts[-1].partition("[")
+    test = TestKey(module, cls, function)
     sep = "::" if runner == "pytest" else "."
-    return [sep.join(parts[:-1] + [copy]) for copy, key in sorted(names.items()) if key == test]
+    # One case of a parametrised test selects the same case of each copy: the bare name would run them all.
+    return [sep.join(parts[:-1] + [copy + bracket + case]) for copy, key in sorted(names.items()) if key == test]
 
 
 def validation_command(command: str, names: dict[str, TestKey]) -> str:
@@ -99,7 +102,13 @@ def validation_command(command: str, names: dict[str, TestKey]) -> str:
 def twin_problems(sealed, command: str, names: dict[str, TestKey]) -> tuple[int, list[str]]:
     """Run `command` (the held-out one) on a sealed solution staged with `validation_tree`:
     (how many tests a graded run can twin, what is wrong)."""
-    run = run_tests(sealed, command)
+    # Every test runs beside all its candidates (more-itertools: 428 tests, 2919 candidates), so the run
+    # gets the time of one held-out run per copy of a test, not one held-out run's.
+    scale = 1 + len(names) / max(1, len(set(names.values())))
+    run = run_tests(sealed, command, timeout=sealed.grading.limits.command_timeout_s * scale)
+    if run.timed_out:
+        return 0, [f"`{command}` timed out with the candidate twins in place (after {scale:.1f} times the "
+                   f"command timeout): {run.output_tail}"]
     if not run.report_found:
         return 0, [f"`{command}` wrote no report with the candidate twins in place: {run.output_tail}"]
     originals: dict[str, dict[str, str]] = {}

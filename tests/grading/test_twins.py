@@ -187,7 +187,7 @@ def test_validation_selects_the_copies_beside_a_node_id():
     assert validation_command("PYTHONPATH=src python -m unittest tests_holdout.test_calc.TestMore.test_method",
                               names).endswith("test_method tests_holdout.test_calc.TestMore.test_method__twin_0")
     assert validation_command("python -m pytest -q tests_holdout/test_calc.py::TestMore::test_method[1]", names) \
-        .endswith("test_method[1]' tests_holdout/test_calc.py::TestMore::test_method__twin_0")  # quoted for the shell
+        .endswith("test_method[1]' 'tests_holdout/test_calc.py::TestMore::test_method__twin_0[1]'")  # quoted for the shell
     for whole in ("python -m pytest -q tests_holdout", "python -m unittest tests_holdout.test_calc",
                   "python -m pytest -q tests_holdout/test_calc.py::test_other -k equal"):
         assert validation_command(whole, names) == whole
