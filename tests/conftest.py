@@ -10,6 +10,10 @@ import os
 
 import pytest
 
+# Test data: the projects and tasks under tests/data carry test files of their own (a Harbor
+# task's tests, a SWE-bench project's), run inside sandboxes, never by this suite.
+collect_ignore = ["data"]
+
 _ENGINE = pytest.StashKey[str]()  # "" when an engine answers, else why not
 
 
