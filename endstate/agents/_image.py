@@ -85,27 +85,21 @@ def wheelhouse(spec: AgentSpec, python: str, *, log: Callable[[str], None] = _qu
     (requirements, Python, architecture). SandboxUnavailable when pip cannot resolve them."""
     machine = platform.machine()
     key = hashlib.sha256("\n".join([*_keyed(spec), python, machine]).encode()).hexdigest()[:16]
-    folder = CACHE_ROOT / key
-    if (folder / ".complete").is_file():
-        return folder
-    partial = CACHE_ROOT / f".{key}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
     tag = python.replace(".", "")
-    argv = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
-            "--only-binary=:all:", "--python-version", python, "--implementation", "cp", "--abi", f"cp{tag}",
-            "--abi", "abi3", "--abi", "none",
-            *[f"--platform={p}_{machine}" for p in ("manylinux_2_28", "manylinux_2_17", "manylinux2014", "linux")],
-            "--platform=any", "-d", str(partial), "pip", *spec.install.requirements]
-    log(f"downloading wheels for {spec.name} (Python {python}, {machine})")
-    done = subprocess.run(argv, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SandboxUnavailable(f"agent {spec.name}: pip could not download its wheels: "
-                                 f"{(done.stderr or done.stdout).strip()[-800:]}")
-    (partial / ".complete").write_text("\n".join(sorted(p.name for p in partial.glob("*.whl"))) + "\n")
-    shutil.rmtree(folder, ignore_errors=True)
-    partial.rename(folder)
-    return folder
+
+    def download(partial: Path) -> None:
+        argv = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
+                "--only-binary=:all:", "--python-version", python, "--implementation", "cp", "--abi", f"cp{tag}",
+                "--abi", "abi3", "--abi", "none",
+                *[f"--platform={p}_{machine}" for p in ("manylinux_2_28", "manylinux_2_17", "manylinux2014", "linux")],
+                "--platform=any", "-d", str(partial), "pip", *spec.install.requirements]
+        log(f"downloading wheels for {spec.name} (Python {python}, {machine})")
+        done = subprocess.run(argv, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SandboxUnavailable(f"agent {spec.name}: pip could not download its wheels: "
+                                     f"{(done.stderr or done.stdout).strip()[-800:]}")
+
+    return _cached(key, download)  # its listing (the wheels' names) keys the layer
 
 
 def _wheel_hash(requirement: str) -> str:
