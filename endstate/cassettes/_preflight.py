@@ -28,7 +28,7 @@ from endstate.cassettes._format import INCOMPLETE, Recording, load
 from endstate.errors import CassetteError
 from endstate.models import RunSettings
 
-__all__ = ["ReplaySource", "SETTING_OPTIONS", "check_replay_folder", "open_cassette", "check_header",
+__all__ = ["ReplaySource", "SETTING_OPTIONS", "changed_files", "check_replay_folder", "open_cassette", "check_header",
            "replay_settings"]
 
 #: The command-line option of each recorded run setting, for messages.
@@ -108,8 +108,11 @@ def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str
     task_hash = expected.get("task_hash")
     if task_hash and header.task_hash != task_hash:
         if strict:
+            now = expected.get("task_files")
+            files = changed_files(header.task_files, now) if now else ""  # "" for recordings older than the list
             raise CassetteError(
-                f"cannot {verb}: task {task_id} changed since cassette {path} was recorded (task hash "
+                f"cannot {verb}: task {task_id} changed since cassette {path} was recorded ("
+                f"{files + '; ' if files else ''}task hash "
                 f"{header.task_hash[:12]} then, {str(task_hash)[:12]} now): re-record it with `endstate record`, "
                 "or replay with --match sequence"
             )
@@ -124,9 +127,23 @@ def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str
     return notes
 
 
+def changed_files(recorded: Mapping[str, str], now: Mapping[str, str]) -> str:
+    """Which task files differ from those a cassette was recorded with, in words ("" if none
+    differs, or the recording is older than per-file hashes)."""
+    if not recorded:
+        return ""
+    parts = [(what, sorted(names)) for what, names in (
+        ("changed", [n for n in recorded.keys() & now.keys() if recorded[n] != now[n]]),
+        ("added", now.keys() - recorded.keys()), ("removed", recorded.keys() - now.keys())) if names]
+    return "; ".join(f"{what}: {', '.join(names[:5])}" + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+                     for what, names in parts)
+
+
 def check_replay_folder(folder: str | Path, tasks: Mapping[str, str], *, model: str | None,
-                        match: str, agent: str | None = None) -> ReplaySource:
-    """Open and check the cassette of every task in `tasks` (task id -> task hash).
+                        match: str, agent: str | None = None,
+                        task_files: Mapping[str, Mapping[str, str]] | None = None) -> ReplaySource:
+    """Open and check the cassette of every task in `tasks` (task id -> task hash); `task_files`
+    (task id -> path -> sha256) lets a refusal of a changed task name the files that changed.
 
     `model` is the one the user asked for, if any. Raises CassetteError when the
     folder is missing, when the cassettes name several models and `model` does
@@ -150,7 +167,8 @@ def check_replay_folder(folder: str | Path, tasks: Mapping[str, str], *, model: 
     chosen = _the_model(folder, loaded, model)
     for task_id, recording in list(loaded.items()):
         try:
-            expected = {"model": chosen, "task_hash": tasks[task_id], **({} if agent is None else {"agent": agent})}
+            expected = {"model": chosen, "task_hash": tasks[task_id], "task_files": (task_files or {}).get(task_id),
+                        **({} if agent is None else {"agent": agent})}
             check_header(recording, expected, task_id,
                          strict=match == "strict", verb="replay")
         except CassetteError as exc:

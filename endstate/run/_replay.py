@@ -7,7 +7,7 @@ import msgspec
 from endstate.agents import find_agent, refusal
 from pathlib import Path
 
-from endstate.cassettes import CassetteJob, cassette_file, check_replay_folder, load, replay_settings
+from endstate.cassettes import CassetteJob, check_replay_folder, load, replay_settings
 from endstate.errors import CassetteError
 from endstate.run._config import RunConfig
 from endstate.task import Task, run_task_hash
@@ -24,31 +24,6 @@ def _other_mode(problem: CassetteError, task: Task, impossible: bool) -> Cassett
                          f"{'drop' if impossible else 'pass'} --impossible to replay it")
 
 
-def changed_files(recorded: dict[str, str], now: dict[str, str]) -> str:
-    """Which task files differ from those a cassette was recorded with, in words ("" if none
-    differs, or the recording is older than per-file hashes)."""
-    if not recorded:
-        return ""
-    parts = [(what, sorted(names)) for what, names in (
-        ("changed", [n for n in recorded.keys() & now.keys() if recorded[n] != now[n]]),
-        ("added", now.keys() - recorded.keys()), ("removed", recorded.keys() - now.keys())) if names]
-    return "; ".join(f"{what}: {', '.join(names[:5])}" + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-                     for what, names in parts)
-
-
-def _name_changed_files(problem: CassetteError, task: Task, folder: Path) -> CassetteError:
-    """A task refused as changed since its recording names the files that changed."""
-    if f"task {task.id} changed since cassette" not in str(problem):
-        return problem
-    try:
-        recorded = load(cassette_file(folder, task.id)).header.task_files
-    except CassetteError:
-        return problem
-    files = changed_files(recorded, task.file_hashes())
-    return CassetteError(str(problem).replace(" was recorded (task hash", f" was recorded ({files}; task hash", 1)) \
-        if files else problem
-
-
 def prepare_replay(tasks: list[Task], config: RunConfig,
                    explicit: set[str] = frozenset()) -> tuple[list[Task], RunConfig, list[CassetteError]]:
     """The tasks whose cassettes are usable, the config to replay them with, and what is
@@ -63,11 +38,11 @@ def prepare_replay(tasks: list[Task], config: RunConfig,
         raise ValueError("prepare_replay needs a replay config with a cassette folder")
     agent = find_agent(config.agent)
     refused = {t.id for t in tasks if refusal(t, agent)}  # no cassette to check: the run refuses them by name
-    source = check_replay_folder(config.cassettes, {t.id: run_task_hash(t, config.impossible) for t in tasks
-                                                   if t.id not in refused},
-                                 model=config.model or None, match=config.match, agent=agent.id if agent else "")
-    problems = [_name_changed_files(_other_mode(source.problems[t.id], t, config.impossible), t, config.cassettes)
-                for t in tasks if t.id in source.problems]
+    checked = [t for t in tasks if t.id not in refused]
+    source = check_replay_folder(config.cassettes, {t.id: run_task_hash(t, config.impossible) for t in checked},
+                                 model=config.model or None, match=config.match, agent=agent.id if agent else "",
+                                 task_files={t.id: t.file_hashes() for t in checked})
+    problems = [_other_mode(source.problems[t.id], t, config.impossible) for t in tasks if t.id in source.problems]
     usable = [t for t in tasks if t.id in set(source.usable) or t.id in refused]
     if source.model is None:
         if not config.model:  # no recording to name the model: nothing runs, and the refused are told why
