@@ -42,7 +42,8 @@ from endstate.cassettes import cassette_file
 from endstate.errors import UserError
 from endstate.run._config import RunConfig
 from endstate.run._faults import INFRA_ERROR
-from endstate.run._ray_node import NodeBatch, NodeReturn, NodeTask, Slot, pack, task_resources
+from endstate.run._ray_node import (AttemptDone, AttemptLost, NodeBatch, NodeReturn, NodeTask, Slot, SlotCrashed, SlotEvent,
+                                    SlotExited, pack, task_resources)
 from endstate.run._results import RunOutcome, RunResult, TaskResult, attempt_stem, write_results
 from endstate.run._runner import resolve_graders, run_suite
 from endstate.run._start import add_result, begin_run
@@ -162,7 +163,7 @@ class _Driver:
         self.pool = pool
         self.config = config
         self.packs = packs
-        self.events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self.events: queue.Queue[SlotEvent] = queue.Queue()
         self.stopping = threading.Event()
         self.running: dict[int, Any] = {}
 
@@ -212,9 +213,9 @@ class _Driver:
                         return
                     time.sleep(0.5)  # it ends; the next look at it makes one in its place
         except Exception as exc:  # noqa: BLE001 - a bug here must not hang the run: the driver reports it
-            self.events.put(("crash", exc))
+            self.events.put(SlotCrashed(exc))
         finally:
-            self.events.put(("exit", index))
+            self.events.put(SlotExited(index))
 
     def _up(self, index: int) -> bool:
         """Whether the slot is up, waiting a second at most (a slot the cluster has no room
@@ -235,7 +236,7 @@ class _Driver:
             for ref in stream:
                 node: NodeReturn = ray.get(ref)
                 pending = [(t, k) for t, k in pending if (t.id, k) != (node.result.task_id, node.result.attempt)]
-                self.events.put(("done", node))
+                self.events.put(AttemptDone(node))
             if len(pending) == len(pairs) and not self.stopping.is_set():
                 again = pending
                 return False
@@ -246,7 +247,7 @@ class _Driver:
                 self.pool.make(index)
         except ray.exceptions.RayError as exc:  # the node raised: these attempts have no result
             for task, k in pending:
-                self.events.put(("failed", (task, k, _why(ray, exc))))
+                self.events.put(AttemptLost(task, k, _why(ray, exc), infra=False))
         finally:
             self.running.pop(index, None)
             work.done(again)
@@ -260,7 +261,7 @@ class _Driver:
         work.lost[(task.id, k)] += 1
         tries = work.lost[(task.id, k)]
         if tries >= self.config.infra.tries:
-            self.events.put(("lost", (task, k, why)))
+            self.events.put(AttemptLost(task, k, why, infra=True))
             return rest
         time.sleep(self.config.infra.backoff_s * 2 ** (tries - 1))
         return [(task, k), *rest]
@@ -276,20 +277,19 @@ class _Driver:
         local = functools.partial(_local, out_dir=out_dir, cassettes=self.config.cassettes)
         try:
             while left and alive:
-                kind, payload = self.events.get()
-                if kind == "exit":
+                event = self.events.get()
+                if isinstance(event, SlotExited):
                     alive -= 1
                     continue
-                if kind == "crash":
-                    raise payload
-                if kind == "done":
-                    task_result = _accept(payload, out_dir, self.config, local)
+                if isinstance(event, SlotCrashed):
+                    raise event.error
+                if isinstance(event, AttemptDone):
+                    task_result = _accept(event.node, out_dir, self.config, local)
                     task_result.infra_retries += work.lost[(task_result.task_id, task_result.attempt)]
                 else:
-                    task, k, why = payload
-                    task_result = TaskResult(task.id, task.manifest.category.value, attempt=k, reason=why,
-                                             outcome=INFRA_ERROR if kind == "lost" else RunOutcome.ERROR)
-                    task_result.infra_retries = max(0, work.lost[(task.id, k)] - 1)
+                    task_result = TaskResult(event.task.id, event.task.manifest.category.value, attempt=event.attempt,
+                                             reason=event.why, outcome=INFRA_ERROR if event.infra else RunOutcome.ERROR)
+                    task_result.infra_retries = max(0, work.lost[(event.task.id, event.attempt)] - 1)
                 left -= 1
                 add_result(result, task_result, out_dir, last=not left)
                 progress(task_result)

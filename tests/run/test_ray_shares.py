@@ -12,6 +12,7 @@ import pytest
 
 from endstate.run import RetryPolicy, RunConfig
 from endstate.run._ray import _Driver, _Queue
+from endstate.run._ray_node import AttemptLost
 
 
 def _tasks(n: int) -> list[SimpleNamespace]:
@@ -63,7 +64,7 @@ def test_a_lost_slot_charges_the_task_it_was_running_until_its_tries_are_spent()
     assert driver._lost([(running, 0), (waiting, 0)], "lost", work) == [(running, 0), (waiting, 0)]
     assert driver.events.empty()
     assert driver._lost([(running, 0), (waiting, 0)], "lost again", work) == [(waiting, 0)]
-    assert driver.events.get_nowait() == ("lost", (running, 0, "lost again"))
+    assert driver.events.get_nowait() == AttemptLost(running, 0, "lost again", infra=True)
     assert work.lost == {(running.id, 0): 2}  # the task waiting behind it was never charged
 
 
