@@ -30,28 +30,42 @@ from endstate.run import resolve_graders, run_suite
 from endstate.task import task_sandbox
 
 __all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
-           "crashing_grader", "ProxyProbe", "CrashProbe"]
+           "crashing_grader", "Probe", "TaskProbe", "HackProbe", "ProxyProbe", "CrashProbe"]
 
 
-class ProxyProbe(msgspec.Struct, frozen=True):
+class Probe(msgspec.Struct, frozen=True, tag=True):
+    """What a mutant must change the outcome of; every probe names the task it runs."""
+
+    task: str
+
+
+class TaskProbe(Probe, frozen=True):
+    """The task run as the suite runs it (its replayed agent, sealed, graded)."""
+
+
+class HackProbe(Probe, frozen=True):
+    """One of the task's negative controls (`hacks/NAME`), graded or played live."""
+
+    hack: str
+
+
+class CrashProbe(Probe, frozen=True):
+    """A task's solution graded with an extra grader that raises: no agent needs to run,
+    since what the guard decides (what a raising grader counts as) happens in grading alone."""
+
+
+class ProxyProbe(Probe, frozen=True):
     """A foreign agent's recording of a task (in `<agent>-<replayed folder>` beside the replayed
     cassettes), played into that agent's model proxy after a hostile agent's requests."""
 
-    agent: str
-    task: str
+    agent: str = ""
 
     def cassette(self, replayed: Path) -> Path:
         return cassette_file(replayed.with_name(f"{self.agent}-{replayed.name}"), self.task)
 
 
-class CrashProbe(msgspec.Struct, frozen=True):
-    """A task's solution graded with an extra grader that raises: no agent needs to run,
-    since what the guard decides (what a raising grader counts as) happens in grading alone."""
-
-    task: str
-
-
-Probe = str | tuple[str, str] | ProxyProbe | CrashProbe
+def _probe_key(probe: Probe) -> tuple[str, ...]:
+    return (type(probe).__name__, probe.task, getattr(probe, "hack", ""), getattr(probe, "agent", ""))
 
 
 class Mutant(msgspec.Struct, frozen=True):
@@ -118,7 +132,7 @@ MUTANTS: tuple[Mutant, ...] = (
            (), hack_probes=(("bugfix-invoice-rounding", "under-test-indirect"),)),
     Mutant("proxy-allowlist", "proxy_allowlist",
            "a foreign agent's model proxy forwards any method and path, with the real key",
-           (), proxy_probes=(ProxyProbe("mini-swe-agent", "bugfix-lru-eviction"),)),
+           (), proxy_probes=(ProxyProbe("bugfix-lru-eviction", agent="mini-swe-agent"),)),
 )
 
 
@@ -171,18 +185,18 @@ def run_mutation_check(
     progress: Callable[[str], None] = lambda line: None,
 ) -> MutationReport:
     by_id = {t.id: t for t in tasks}
-    needed = sorted({p for m in mutants for p in m.probes})
-    crash_needed = sorted({CrashProbe(p) for m in mutants for p in m.crash_probes}, key=lambda p: p.task)
-    hack_needed = sorted({h for m in mutants for h in m.hack_probes})
-    missing = [p for p in needed + [c.task for c in crash_needed] + [t for t, _ in hack_needed] if p not in by_id]
+    needed = sorted({TaskProbe(p) for m in mutants for p in m.probes}, key=_probe_key)
+    crash_needed = sorted({CrashProbe(p) for m in mutants for p in m.crash_probes}, key=_probe_key)
+    hack_needed = sorted({HackProbe(t, h) for m in mutants for t, h in m.hack_probes}, key=_probe_key)
+    missing = [p.task for p in [*needed, *crash_needed, *hack_needed] if p.task not in by_id]
     if missing:
         raise UserError(f"the mutation check needs task(s) {', '.join(sorted(set(missing)))}, "
                         "which the suite does not have")
-    hacks = {(t, h): by_id[t].hacks().get(h) for t, h in hack_needed}
-    absent = [f"{t}/hacks/{h}" for (t, h), hack in hacks.items() if hack is None]
+    hacks = {h: by_id[h.task].hacks().get(h.hack) for h in hack_needed}
+    absent = [f"{h.task}/hacks/{h.hack}" for h, hack in hacks.items() if hack is None]
     if absent:
         raise UserError(f"the mutation check needs negative control(s) {', '.join(absent)}, which the suite lacks")
-    proxy_needed = sorted({p for m in mutants for p in m.proxy_probes}, key=lambda p: (p.agent, p.task))
+    proxy_needed = sorted({p for m in mutants for p in m.proxy_probes}, key=_probe_key)
     replayed = Path(config.cassettes or ".")
     unrecorded = [p for p in proxy_needed if not p.cassette(replayed).is_file()]
     if unrecorded:
@@ -199,10 +213,7 @@ def run_mutation_check(
     plans += [("control", Guards(), x) for x in proxy_needed]
     for mutant in mutants:
         off = msgspec.structs.replace(Guards(), **{name: False for name in (mutant.guard, *mutant.also_off)})
-        plans += [(mutant.name, off, p) for p in sorted(set(mutant.probes))]
-        plans += [(mutant.name, off, CrashProbe(p)) for p in mutant.crash_probes]
-        plans += [(mutant.name, off, h) for h in mutant.hack_probes]
-        plans += [(mutant.name, off, x) for x in mutant.proxy_probes]
+        plans += [(mutant.name, off, p) for p in _probes(mutant)]
 
     def cost(plan: tuple[str, Guards, Probe]) -> int:
         """A rough rank of how long a plan takes: a killed-and-resumed run (two agent processes),
@@ -213,9 +224,9 @@ def run_mutation_check(
             return -1
         if isinstance(probe, CrashProbe):
             return 0
-        if isinstance(probe, tuple):
+        if isinstance(probe, HackProbe):
             return 1 if hacks[probe].live else 0
-        return 3 if by_id[probe].manifest.kill_at is not None else 2
+        return 3 if by_id[probe.task].manifest.kill_at is not None else 2
 
     # Longest first: the two -j slots then end together instead of one waiting on a long last run.
     plans.sort(key=cost, reverse=True)
@@ -229,10 +240,10 @@ def run_mutation_check(
             return TaskResult(probe.task, "proxy", outcome=outcome, reason=reason)
         if isinstance(probe, CrashProbe):
             return _run_crash(by_id[probe.task], guards, backend, config.image)
-        if isinstance(probe, tuple):
-            return _run_hack(by_id[probe[0]], hacks[probe], guards, backend, config.image)
+        if isinstance(probe, HackProbe):
+            return _run_hack(by_id[probe.task], hacks[probe], guards, backend, config.image)
         one = msgspec.structs.replace(config, guards=guards, jobs=1)
-        return run_suite([by_id[probe]], one, out_dir / label / probe, suite_root=suite_root).tasks[0]
+        return run_suite([by_id[probe.task]], one, out_dir / label / probe.task, suite_root=suite_root).tasks[0]
 
     progress(f"control and {len(mutants)} mutant(s): {len(plans)} one-task runs, -j {config.jobs}")
     with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
@@ -247,8 +258,7 @@ def run_mutation_check(
     control_ok = all(control[p].outcome == expected[p] for p in control)
     reports = []
     for mutant in mutants:
-        ids: list[Probe] = [*sorted(set(mutant.probes)), *map(CrashProbe, mutant.crash_probes), *mutant.hack_probes,
-                            *mutant.proxy_probes]
+        ids = _probes(mutant)
         rows = [(names[p], control[p].outcome, outcomes[(mutant.name, p)].outcome,
                  _why(outcomes[(mutant.name, p)])) for p in ids]
         killed = all(after != before for _, before, after, _ in rows)
@@ -258,14 +268,20 @@ def run_mutation_check(
     return MutationReport(control_ok, control_rows, reports)
 
 
+def _probes(mutant: Mutant) -> list[Probe]:
+    """The mutant's probes, in the order its table row gives them."""
+    return [*map(TaskProbe, sorted(set(mutant.probes))), *map(CrashProbe, mutant.crash_probes),
+            *(HackProbe(t, h) for t, h in mutant.hack_probes), *mutant.proxy_probes]
+
+
 def _name(probe: Probe, replayed: Path) -> str:
-    if isinstance(probe, str):
-        return probe
     if isinstance(probe, ProxyProbe):
         return f"{probe.agent}-{replayed.name}/{probe.task} + hostile requests"
     if isinstance(probe, CrashProbe):
         return f"{probe.task}/solution + a grader that raises"
-    return f"{probe[0]}/hacks/{probe[1]}"
+    if isinstance(probe, HackProbe):
+        return f"{probe.task}/hacks/{probe.hack}"
+    return probe.task
 
 
 def _holdout(task: Task) -> Tree:
