@@ -38,6 +38,7 @@ from endstate.agent._state import Counters, Guards, Journal
 from endstate.cassettes import CassetteJob, Provenance
 from endstate.errors import UserError
 from endstate.models import Scrubber
+from endstate.sandbox import SandboxHandle
 from endstate.task import Budget
 
 __all__ = ["AgentJob", "AgentOutcome", "KILL_MARKER", "cassette_session", "BASE_URL_ENV", "run_job", "main",
@@ -52,7 +53,7 @@ BASE_URL_ENV = "ENDSTATE_BASE_URL"
 class AgentJob(msgspec.Struct, frozen=True):
     task_id: str
     prompt: str
-    sandbox: dict[str, Any]
+    sandbox: SandboxHandle
     model: str
     settings: dict[str, Any]
     budget: Budget
@@ -103,9 +104,9 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
     from endstate.agent._loop import Agent, RunEnded
     from endstate.errors import ReplayDivergence
     from endstate.models import RequestLimits, RunSettings, open_model
-    from endstate.sandbox import BACKENDS, TimedSandbox, Tree
+    from endstate.sandbox import TimedSandbox, Tree, attach
 
-    sandbox = TimedSandbox(BACKENDS[job.sandbox["backend"]].attach(job.sandbox))
+    sandbox = TimedSandbox(attach(job.sandbox))
     if job.fixture:
         sandbox.ready()
         sandbox.put_tree(msgspec.msgpack.decode(Path(job.fixture).read_bytes(), type=Tree))

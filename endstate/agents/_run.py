@@ -94,10 +94,10 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
                     at_kill_point: Any = None) -> AgentOutcome:
     """Run `job` with the foreign agent it names; the outcome as for endstate's own loop.
     (`at_kill_point` is never called: a task with a kill point is refused for a foreign agent.)"""
-    from endstate.sandbox import BACKENDS, TimedSandbox, Tree
+    from endstate.sandbox import TimedSandbox, Tree, attach
 
     spec = msgspec.convert(job.agent, AgentSpec)
-    live = BACKENDS[job.sandbox["backend"]].attach(job.sandbox)
+    live = attach(job.sandbox)
     sandbox = TimedSandbox(live)
     if job.fixture:
         sandbox.ready()

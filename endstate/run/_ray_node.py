@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from endstate.sandbox import SandboxLimits
+from endstate.sandbox import DockerHandle, SandboxHandle, SandboxLimits
 from endstate.cassettes import cassette_file
 from endstate.run._config import RunConfig, run_card
 from endstate.run._folder import RunFolder
@@ -294,7 +294,7 @@ def sweep_dead_attempts() -> None:
             continue
         for job in folder.glob("out/work/*/job.json"):
             with contextlib.suppress(Exception):  # best effort: a half-written job has no sandbox yet
-                _remove_container(msgspec.json.decode(job.read_bytes())["sandbox"])
+                _remove_container(msgspec.json.decode(job.read_bytes(), type=_JobSandbox).sandbox)
         shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -308,14 +308,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _remove_container(handle: dict[str, Any]) -> None:
-    if handle.get("backend") != "docker" or not handle.get("container"):
+class _JobSandbox(msgspec.Struct):
+    """The one field of a job file a sweep reads."""
+
+    sandbox: SandboxHandle
+
+
+def _remove_container(handle: SandboxHandle) -> None:
+    if not isinstance(handle, DockerHandle) or not handle.container:
         return
     from endstate.sandbox import LABEL, connect
 
     client = connect()
     try:
-        container = client.containers.get(handle["container"])
+        container = client.containers.get(handle.container)
         if LABEL in container.labels:  # only ever one of endstate's own sandboxes
             container.remove(force=True)
     finally:

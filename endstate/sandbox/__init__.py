@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox._base import (DEFAULT_IMAGE, HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits,
-                                    output_text)
+from endstate.sandbox._base import (DEFAULT_IMAGE, HOSTNAME, SANDBOX_ENV, WORKDIR, DockerHandle, ExecResult, LocalHandle,
+                                    Sandbox, SandboxHandle, SandboxLimits, output_text)
 from endstate.sandbox._sealed import (SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal,
                                       without_caches)
 from endstate.sandbox._timed import TimedSandbox
@@ -38,6 +38,10 @@ __all__ = [
     "image_python",
     "remove_run_containers",
     "Sandbox",
+    "SandboxHandle",
+    "DockerHandle",
+    "LocalHandle",
+    "attach",
     "ExecResult",
     "SandboxLimits",
     "WORKDIR",
@@ -187,3 +191,8 @@ def open_sandbox(
     connects anyway (one client per process) and says so when no engine answers."""
     backend = _known(resolve_backend(kind) if kind == "auto" else kind)
     return backend(image, limits or SandboxLimits(), name_hint, run_id=run_id, grading=grading)
+
+
+def attach(handle: SandboxHandle) -> Sandbox:
+    """The sandbox a handle made in another process names, reached through its backend."""
+    return BACKENDS["docker" if isinstance(handle, DockerHandle) else "local"].attach(handle)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import msgspec
 
@@ -73,6 +73,27 @@ class SandboxLimits(msgspec.Struct, frozen=True):
     tmp_mb: int = 256
     #: The largest file a command may write (`ulimit -f`); a larger write fails with SIGXFSZ.
     file_mb: int = 256
+
+
+class Handle(msgspec.Struct, frozen=True, tag_field="backend"):
+    """How another process reaches a sandbox (`Sandbox.handle()` -> the backend's `attach`).
+    Encoded as JSON in job files: `backend` names the backend (the tag), the rest is the backend's."""
+
+    limits: SandboxLimits = SandboxLimits()
+
+
+class DockerHandle(Handle, frozen=True, tag="docker"):
+    container: str = ""
+    image: str = ""
+    image_id: str = ""
+
+
+class LocalHandle(Handle, frozen=True, tag="local"):
+    workspace: str = ""
+
+
+#: Every backend's handle, decoded by its `backend` tag.
+SandboxHandle = DockerHandle | LocalHandle
 
 
 class Sandbox(abc.ABC):
@@ -160,12 +181,12 @@ class Sandbox(abc.ABC):
         harness; FileNotFoundError if there is none, SandboxError past `max_bytes`."""
 
     @abc.abstractmethod
-    def handle(self) -> dict[str, Any]:
-        """JSON-able data from which `attach` reaches this sandbox from another process."""
+    def handle(self) -> SandboxHandle:
+        """What `attach` reaches this sandbox from in another process (encode it with msgspec)."""
 
     @classmethod
     @abc.abstractmethod
-    def attach(cls, handle: dict[str, Any]) -> "Sandbox":
+    def attach(cls, handle: SandboxHandle) -> "Sandbox":
         """The sandbox described by `handle`, without taking ownership of it."""
 
     @abc.abstractmethod

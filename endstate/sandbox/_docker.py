@@ -35,10 +35,10 @@ from typing import Any
 
 import docker
 import docker.errors
-import msgspec
 
 from endstate.errors import CommandWedged, FolderTooLarge, SandboxError, SandboxUnavailable, WorkspaceFull
-from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
+from endstate.sandbox._base import (HOSTNAME, SANDBOX_ENV, WORKDIR, DockerHandle, ExecResult, Sandbox, SandboxHandle,
+                                    SandboxLimits, output_text)
 from endstate.sandbox._channel import Channel, ChannelBroken
 from endstate.sandbox._files import DockerFileTools, _inside
 from endstate.sandbox._engine import remove_container, shared_client, why
@@ -386,29 +386,23 @@ class DockerSandbox(DockerFileTools, Sandbox):
         return entry.data
 
     # -- lifecycle ----------------------------------------------------------------
-    def handle(self) -> dict[str, Any]:
-        return {
-            "backend": self.backend,
-            "container": self._container.id,
-            "image": self.image,
-            "image_id": self.image_id,
-            "limits": msgspec.to_builtins(self.limits),
-        }
+    def handle(self) -> DockerHandle:
+        return DockerHandle(self.limits, container=self._container.id, image=self.image, image_id=self.image_id)
 
     @classmethod
-    def attach(cls, handle: dict[str, Any], *, own: bool = False) -> DockerSandbox:
+    def attach(cls, handle: SandboxHandle, *, own: bool = False) -> DockerSandbox:
         """Reach an existing container. It is removed by `close()` only when `own` is set."""
-        if handle.get("backend") != cls.backend:
-            raise SandboxError(f"handle is for the {handle.get('backend')!r} backend, not docker")
+        if not isinstance(handle, DockerHandle):
+            raise SandboxError(f"handle is for the {type(handle).__struct_config__.tag!r} backend, not docker")
         self = cls.__new__(cls)
-        self.limits = msgspec.convert(handle.get("limits", {}), SandboxLimits)
-        self.image = handle["image"]
+        self.limits = handle.limits
+        self.image = handle.image
         self._client = shared_client()
         try:
-            self._container = self._client.containers.get(handle["container"])
+            self._container = self._client.containers.get(handle.container)
         except docker.errors.NotFound:
-            raise SandboxError(f"sandbox container {handle['container'][:12]} is gone") from None
-        self.image_id = handle.get("image_id") or self._container.image.id
+            raise SandboxError(f"sandbox container {handle.container[:12]} is gone") from None
+        self.image_id = handle.image_id or self._container.image.id
         self._finalizer = None
         self._open_channel = None
         self._grading = "CHOWN" in (self._container.attrs["HostConfig"].get("CapAdd") or [])  # made for grading

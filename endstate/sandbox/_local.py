@@ -30,10 +30,10 @@ import weakref
 from pathlib import Path
 from typing import IO, Any
 
-import msgspec
 
 from endstate.errors import FolderTooLarge, SandboxError, SandboxUnavailable, WorkspaceFull
-from endstate.sandbox._base import HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, Sandbox, SandboxLimits, output_text
+from endstate.sandbox._base import (HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, LocalHandle, Sandbox, SandboxHandle,
+                                    SandboxLimits, output_text)
 from endstate.sandbox._tree import FIXED_MTIME, FROZEN_ATIME, FileEntry, Tree, normalise_mode, unsealable
 
 __all__ = ["LocalSandbox"]
@@ -344,21 +344,20 @@ class LocalSandbox(Sandbox):
         return host.read_bytes()
 
     # -- lifecycle ----------------------------------------------------------------
-    def handle(self) -> dict[str, Any]:
-        return {"backend": self.backend, "workspace": str(self.workspace),
-                "limits": msgspec.to_builtins(self.limits)}
+    def handle(self) -> LocalHandle:
+        return LocalHandle(self.limits, workspace=str(self.workspace))
 
     @classmethod
-    def attach(cls, handle: dict[str, Any], *, own: bool = False) -> LocalSandbox:
+    def attach(cls, handle: SandboxHandle, *, own: bool = False) -> LocalSandbox:
         """Reach an existing workspace. It is deleted by `close()` only when `own` is set."""
-        if handle.get("backend") != cls.backend:
-            raise SandboxError(f"handle is for the {handle.get('backend')!r} backend, not local")
+        if not isinstance(handle, LocalHandle):
+            raise SandboxError(f"handle is for the {type(handle).__struct_config__.tag!r} backend, not local")
         self = cls.__new__(cls)
-        self.limits = msgspec.convert(handle.get("limits", {}), SandboxLimits)
+        self.limits = handle.limits
         self._bwrap = shutil.which("bwrap")
         if self._bwrap is None:
             raise SandboxUnavailable("bubblewrap (bwrap) is not installed: run `apt-get install -y bubblewrap`")
-        self.workspace = Path(handle["workspace"])
+        self.workspace = Path(handle.workspace)
         if not self.workspace.is_dir():
             raise SandboxError(f"sandbox workspace {self.workspace} is gone")
         self.bwrap_version = ""

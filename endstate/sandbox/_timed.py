@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from endstate.sandbox._base import ExecResult, Sandbox
+from endstate.sandbox._base import ExecResult, Sandbox, SandboxHandle
 from endstate.sandbox._tree import Tree
 
 __all__ = ["TimedSandbox"]
@@ -52,5 +52,5 @@ class TimedSandbox:
     def describe(self) -> dict[str, str]:
         return self.inner.describe()
 
-    def handle(self) -> dict[str, Any]:
+    def handle(self) -> SandboxHandle:
         return self.inner.handle()

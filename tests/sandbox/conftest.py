@@ -5,7 +5,7 @@ from __future__ import annotations
 import docker
 import pytest
 
-from endstate.sandbox import DEFAULT_IMAGE, build_image
+from endstate.sandbox import DEFAULT_IMAGE, DockerHandle, build_image
 
 
 @pytest.fixture(scope="session")
@@ -26,8 +26,8 @@ def engine() -> docker.DockerClient:
 def as_root(engine: docker.DockerClient):
     """Run a command as root in a sandbox's container, bypassing the sandbox API."""
 
-    def run(handle: dict, command: str) -> tuple[int, str]:
-        result = engine.containers.get(handle["container"]).exec_run(["bash", "-c", command], user="root")
+    def run(handle: DockerHandle, command: str) -> tuple[int, str]:
+        result = engine.containers.get(handle.container).exec_run(["bash", "-c", command], user="root")
         return result.exit_code, result.output.decode()
 
     return run

@@ -21,6 +21,7 @@ def test_public_names():
         "HOSTNAME", "SANDBOX_ENV", "output_text", "SNAPSHOT_MAX_BYTES", "matches_any", "without_caches",
         "cache_paths", "TimedSandbox", "VCS_DIRS", "overlay", "tar_to_tree", "connect", "engine_answers", "LABEL",
         "build_task_image", "image_id", "resolve_requirements", "EngineWatch", "RUN_LABEL", "machinery_fault",
+        "SandboxHandle", "DockerHandle", "LocalHandle", "attach",
     }
     assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
 
@@ -84,3 +85,18 @@ def test_open_local():
         assert isinstance(sandbox, LocalSandbox)
         assert sandbox.describe()["backend"] == "local"
         assert sandbox.exec("echo hi").stdout == "hi\n"
+
+
+def test_a_handle_travels_as_json_tagged_by_its_backend():
+    import msgspec
+
+    from endstate.sandbox import DockerHandle, LocalHandle, SandboxHandle, SandboxLimits
+
+    docker_handle = DockerHandle(SandboxLimits(pids=64), container="c0ffee", image="img", image_id="sha256:1")
+    data = msgspec.json.encode(docker_handle)
+    assert msgspec.json.decode(data)["backend"] == "docker"  # job files keep the field they always had
+    assert msgspec.json.decode(data, type=SandboxHandle) == docker_handle
+    local = msgspec.json.decode(b'{"backend": "local", "workspace": "/w"}', type=SandboxHandle)
+    assert isinstance(local, LocalHandle) and local.workspace == "/w"
+    with pytest.raises(msgspec.ValidationError, match="backend"):
+        msgspec.json.decode(b'{"backend": "k8s"}', type=SandboxHandle)

@@ -10,7 +10,7 @@ import pytest
 
 from endstate.agent._tools import ToolError, run_tool
 from endstate.errors import SandboxError
-from endstate.sandbox import DockerSandbox, FileEntry, SandboxLimits
+from endstate.sandbox import DockerHandle, DockerSandbox, FileEntry, SandboxLimits
 from endstate.sandbox import _channel
 
 pytestmark = pytest.mark.docker
@@ -40,7 +40,7 @@ def test_every_tool_of_a_process_goes_through_one_exec(engine, box):
     assert len(_execs(engine, box)) == 1
 
 
-def _child_tool_call(handle: dict, queue) -> None:
+def _child_tool_call(handle: DockerHandle, queue) -> None:
     sandbox = DockerSandbox.attach(handle)
     queue.put(sandbox.exec("echo from-child").stdout)
 

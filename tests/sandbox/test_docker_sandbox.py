@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 
 import docker
+import msgspec
 import pytest
 
 from endstate.errors import CommandWedged, SandboxError, SandboxUnavailable
-from endstate.sandbox import DockerSandbox, FileEntry, SandboxLimits, machinery_fault
+from endstate.sandbox import DockerSandbox, FileEntry, SandboxHandle, SandboxLimits, machinery_fault
 
 pytestmark = pytest.mark.docker
 
@@ -250,7 +250,7 @@ def test_describe_names_the_image_by_id(engine, box, sandbox_image):
 
 
 def test_container_is_locked_down(engine, box):
-    attrs = engine.containers.get(box.handle()["container"]).attrs
+    attrs = engine.containers.get(box.handle().container).attrs
     host = attrs["HostConfig"]
     assert host["NetworkMode"] == "none"
     assert host["PidsLimit"] == LIMITS.pids and host["Memory"] == LIMITS.memory_mb * 2**20
@@ -259,13 +259,13 @@ def test_container_is_locked_down(engine, box):
 
 
 def test_attach_from_a_handle_does_not_own(engine, box):
-    handle = json.loads(json.dumps(box.handle()))
+    handle = msgspec.json.decode(msgspec.json.encode(box.handle()), type=SandboxHandle)
     other = DockerSandbox.attach(handle)
     other.write_file("attached.txt", b"via handle")
     assert box.read_file("attached.txt") == b"via handle"
     assert other.exec("hostname").stdout == "sandbox\n"
     other.close()
-    assert engine.containers.get(handle["container"]).status == "running"
+    assert engine.containers.get(handle.container).status == "running"
 
 
 def _exists(engine, container_id: str) -> bool:
@@ -278,7 +278,7 @@ def _exists(engine, container_id: str) -> bool:
 
 def test_close_removes_the_container_and_is_idempotent(engine, sandbox_image):
     sandbox = DockerSandbox(sandbox_image, LIMITS, "test-close")
-    container = sandbox.handle()["container"]
+    container = sandbox.handle().container
     assert _exists(engine, container)
     sandbox.close()
     sandbox.close()
@@ -287,14 +287,14 @@ def test_close_removes_the_container_and_is_idempotent(engine, sandbox_image):
 
 def test_exception_inside_with_removes_the_container(engine, sandbox_image):
     with pytest.raises(RuntimeError), DockerSandbox(sandbox_image, LIMITS, "test-raise") as sandbox:
-        container = sandbox.handle()["container"]
+        container = sandbox.handle().container
         raise RuntimeError("boom")
     assert not _exists(engine, container)
 
 
 def test_dead_container_is_a_sandbox_error(engine, sandbox_image):
     with DockerSandbox(sandbox_image, LIMITS, "test-dead") as sandbox:
-        engine.containers.get(sandbox.handle()["container"]).kill()
+        engine.containers.get(sandbox.handle().container).kill()
         with pytest.raises(SandboxError):
             sandbox.exec("true")
         with pytest.raises(SandboxError):
@@ -319,4 +319,4 @@ def test_a_runner_that_never_ends_is_killed_and_reported(engine, sandbox_image, 
         # A fault of the machinery: the task is run again, never judged on it.
         assert isinstance(raised.value, CommandWedged)
         assert machinery_fault(raised.value).startswith("a sandbox's command runner hung (command in container ")
-        assert engine.containers.get(sandbox.handle()["container"]).status != "running"
+        assert engine.containers.get(sandbox.handle().container).status != "running"

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 
+import msgspec
 import pytest
 
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox import FileEntry, LocalSandbox, SandboxLimits
+from endstate.sandbox import FileEntry, LocalSandbox, SandboxHandle, SandboxLimits
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 
@@ -83,7 +83,7 @@ def test_symlinks_never_lead_the_harness_out(box, tmp_path):
 
 
 def test_attach_and_close(box):
-    other = LocalSandbox.attach(json.loads(json.dumps(box.handle())))
+    other = LocalSandbox.attach(msgspec.json.decode(msgspec.json.encode(box.handle()), type=SandboxHandle))
     other.write_file("attached.txt", b"via handle")
     assert box.read_file("attached.txt") == b"via handle"
     other.close()
