@@ -39,7 +39,9 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Who drives the model: endstate's own loop, a shipped agent (mini-swe-agent) "
                      "or an agent file (.toml)."),
         click.option("--task", "only", multiple=True, help="Run only this task id (repeatable)."),
-        click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True),
+        click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+                     help="Tasks at once. 1 unless told, unlike tasks check's 2: a model's spend and rate "
+                     "limits grow with it."),
         click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True),
         click.option("--image", default=None, help="Sandbox image (default: endstate's own)."),
         click.option("--out", type=click.Path(path_type=Path), default=None,

@@ -45,14 +45,26 @@ def test_missing_api_key_is_named_before_any_container_starts():
     no_traceback(ran)
 
 
-@pytest.mark.parametrize("command", [("tasks", "check"), ("eval", "--model", "scripted/reference", "--out", "out")])
-def test_a_configured_engine_that_does_not_answer_is_named_not_replaced_by_bubblewrap(tmp_path, command):
-    command = tuple(str(tmp_path / "out") if part == "out" else part for part in command)
-    ran = endstate(*command, "--task", GOOD_TASK, env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+@pytest.mark.parametrize("socket_file", [False, True], ids=["no-socket", "dead-socket"])
+@pytest.mark.parametrize("command", [
+    ("tasks", "check"), ("eval", "--model", "scripted/reference", "--out", "out"),
+    ("record", "--model", "scripted/reference", "--cassettes", "cassettes", "--out", "out"),
+    ("eval", "--replay", str(CASSETTES / "scripted-reference"), "--out", "out")])
+def test_a_configured_engine_that_does_not_answer_is_named_not_replaced_by_bubblewrap(tmp_path, command, socket_file):
+    import socket
+
+    command = tuple(str(tmp_path / part) if part in ("out", "cassettes") else part for part in command)
+    where = tmp_path / "docker.sock" if socket_file else Path("/nonexistent.sock")
+    if socket_file:  # a socket that exists and that nothing listens on, as a stopped engine leaves it
+        dead = socket.socket(socket.AF_UNIX)
+        dead.bind(str(where))
+        dead.close()
+    ran = endstate(*command, "--task", GOOD_TASK, "--sandbox", "auto", env={"DOCKER_HOST": f"unix://{where}"})
     assert ran.code == 2, ran
-    [line] = [line for line in ran.err.splitlines() if "DOCKER_HOST=unix:///nonexistent.sock" in line]
+    [line] = [line for line in ran.err.splitlines() if f"DOCKER_HOST=unix://{where}" in line]
     assert "but none answers" in line and "--sandbox local" in line, ran.err
     assert not (tmp_path / "out" / "results.json").exists()  # nothing was scored
+    assert not list(tmp_path.rglob("*.cassette"))  # nor recorded
     no_traceback(ran)
 
 
