@@ -239,8 +239,8 @@ def _saying_kept(show: Callable[[Any], None], kept: list[Any], out: Path) -> Cal
 
 
 def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
-    """After an interrupted record: which of its cassettes were cut short (no end marker, or
-    cut mid-write), and how to record them again."""
+    """After an interrupted record, or one whose tasks errored: which of its cassettes were cut
+    short (no end marker, or cut mid-write), and how to record them again."""
     from endstate.cassettes import cassette_file, load
     from endstate.errors import CassetteError
     from endstate.run import attempt_stem
@@ -354,6 +354,8 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
                        f"continue with --resume --out {run_out}", err=True)
             sys.exit(3)
         _summary(result, run_out)
+        if config.mode == "record" and any(t.outcome in ("error", "infra_error") for t in result.tasks):
+            _say_incomplete(Path(config.cassettes), loaded, config.attempts)  # a full disk cut one short
         results.append(result)
     status = 0
     if repeat > 1:

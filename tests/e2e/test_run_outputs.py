@@ -263,3 +263,18 @@ def test_tasks_import_into_a_folder_that_refuses_writes_is_one_line(folder, requ
     assert line.endswith(f"{WHY[kind]} --out"), line
     no_traceback(ran)
     assert [p for p in folder.rglob("*") if p.is_file() and p.name != "filler"] == []
+
+
+@pytest.mark.docker
+def test_a_record_the_disk_cuts_short_names_the_incomplete_cassette(mount, tmp_path):
+    where = mount("tight")
+    (where / "filler").write_bytes(b"\0" * 4096)  # one page left: room to start the cassette, not to finish it
+    ran = endstate("record", "--model", "scripted/reference", "--task", TASK, "--cassettes", str(where / "c"),
+                   "--out", str(tmp_path / "out"))
+    assert ran.code == 1, ran
+    [task] = read_results(tmp_path / "out").tasks  # the disk, not the model, and kept
+    assert (task.outcome, task.task_id) == ("infra_error", TASK) and "disk is full" in task.reason, task
+    line = _one_line(ran, "left incomplete")
+    assert line == (f"endstate: 1 cassette(s) in {where / 'c'} left incomplete: {TASK}.cassette; "
+                    "`endstate record --resume` (same --out and --cassettes) records them again"), line
+    no_traceback(ran)
