@@ -278,3 +278,11 @@ def test_a_record_the_disk_cuts_short_names_the_incomplete_cassette(mount, tmp_p
     assert line == (f"endstate: 1 cassette(s) in {where / 'c'} left incomplete: {TASK}.cassette; "
                     "`endstate record --resume` (same --out and --cassettes) records them again"), line
     no_traceback(ran)
+
+
+@KINDS
+def test_adequacy_json_into_a_folder_that_refuses_writes_is_refused_before_any_sandbox(folder, request):
+    kind = request.node.callspec.params["folder"]
+    ran = endstate("tasks", "adequacy", "--task", TASK, "--json", str(folder / "a" / "adequacy.json"), env=NO_ENGINE)
+    _refused(ran, folder / "a", kind, "--json")
+    assert "none answers" not in ran.err  # found before the engine was asked for
