@@ -47,17 +47,18 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-#: The options a command names its output folder with, in the order one is taken as "where it writes".
-_OUTPUT_OPTIONS = (("out", "--out"), ("cassettes", "--cassettes"), ("suite", "--suite"))
+#: The options a command names where it writes with, the first a command has being the one to name.
+_OUTPUT_OPTIONS = (("out", "--out"), ("json_out", "--json"), ("cassettes", "--cassettes"), ("suite", "--suite"))
 
 
 def _output_option() -> tuple[str, Path | None]:
-    """The option (and its value) that chose where the running command writes, for the fix to name."""
+    """The option that chose where the running command writes (and its value, None for its
+    default), for the fix to name: `tasks new` writes into --suite, eval into --out."""
     context = click.get_current_context(silent=True)
     params = context.params if context is not None else {}
     for name, flag in _OUTPUT_OPTIONS:
-        if params.get(name) is not None:
-            return flag, Path(params[name])
+        if name in params:
+            return flag, None if params[name] is None else Path(params[name])
     return "--out", None
 
 
