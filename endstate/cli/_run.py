@@ -316,6 +316,11 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         errors += problems
         if not loaded:
             sys.exit(2)
+    if not loaded:  # every task failed to load (said above): no run to write, nor to refuse the next one
+        if not errors:
+            click.echo(f"endstate: error: no task in {suite}: a task is a folder holding task.toml "
+                       f"(`endstate tasks new ID --suite {suite}` makes one)", err=True)
+        sys.exit(2)
     out = out or Path("runs") / _slug(config.agent, config.model)
     if replace_out is False and not resume:
         _refuse_another_run(out)

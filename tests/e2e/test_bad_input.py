@@ -16,6 +16,8 @@ from e2e_helpers import CASSETTES, TASKS, endstate
 
 GOOD_TASK = "bugfix-lru-eviction"
 OTHER_TASK = "bugfix-booking-overlap"
+# No engine answers here: a command that got past its checks would stop on that instead.
+NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}
 
 
 def no_traceback(ran) -> None:
@@ -85,6 +87,26 @@ def test_malformed_manifest_is_named_and_the_other_task_still_checked(suite):
     assert str(manifest) in ran.err and "unknown field `colour`" in ran.err
     assert f"ok   {GOOD_TASK}" in ran.out
     no_traceback(ran)
+
+
+@pytest.mark.docker
+def test_a_suite_with_no_task_that_loads_writes_no_run_to_refuse_the_next(suite, tmp_path):
+    for task_id in (GOOD_TASK, OTHER_TASK):
+        manifest = suite / task_id / "task.toml"
+        manifest.write_text("colour = 'red'\n" + manifest.read_text())
+    out = tmp_path / "out"
+    ran = endstate("eval", "--suite", str(suite), "--model", "scripted/reference", "--out", str(out))
+    assert ran.code == 2, ran
+    assert [line for line in ran.err.splitlines() if "unknown field `colour`" in line] == [
+        f"endstate: error: {suite / t / 'task.toml'}: unknown field `colour` (remove it or fix its spelling) (task skipped)"
+        for t in sorted((GOOD_TASK, OTHER_TASK), key=lambda t: (suite / t).as_posix())], ran
+    assert not out.exists()  # after the fix, the same eval is not refused as "already holds a run"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ran = endstate("eval", "--suite", str(empty), "--model", "scripted/reference", "--out", str(out), env=NO_ENGINE)
+    assert ran.code == 2 and ran.err == (f"endstate: error: no task in {empty}: a task is a folder holding task.toml "
+                                         f"(`endstate tasks new ID --suite {empty}` makes one)\n"), ran
+    assert not out.exists()
 
 
 @pytest.mark.docker
