@@ -14,6 +14,7 @@ item is set up; each item then reports its own task's result.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,7 @@ class _SuiteRun:
         return self.config.getoption(f"endstate_{name}")
 
     def problem_of(self, task_id: str) -> str:
-        return self.problems.get(task_id, "")
+        return _in_pytest(self.problems.get(task_id, ""))
 
     def run_for(self, item: TaskItem) -> None:
         if self.ran:
@@ -191,6 +192,15 @@ class _SuiteRun:
                 self.provenance[task.task_id] = task.provenance.describe()
             if task.outcome != "pass":
                 self.problems[task.task_id] = _explain(task, self.out)
+
+
+#: The options of `endstate eval` the harness's messages may name that this plugin spells --endstate-NAME.
+_FLAG = re.compile(r"(?<![\w-])--(match|model|sandbox|image|executor|ray-address|record-mode|out|jobs)\b")
+
+
+def _in_pytest(text: str) -> str:
+    """A message written for `endstate eval`, with its options as they are given to pytest."""
+    return _FLAG.sub(r"--endstate-\1", text)
 
 
 def _recorded_model(replay: Path, task_ids: list[str]) -> str:

@@ -126,3 +126,22 @@ def test_a_record_mode_without_a_model_is_one_line(tmp_path):
     assert ran.returncode != 0
     assert "--endstate-record-mode new_episodes records: pass --endstate-model" in ran.stderr
     assert "Traceback" not in ran.stderr
+
+
+@pytest.mark.docker
+def test_a_changed_task_names_the_plugins_own_match_option(tmp_path):
+    """The refusal is `endstate eval`'s; its fix is spelled as it is given to pytest."""
+    import shutil
+
+    suite = tmp_path / "tasks"
+    shutil.copytree(TASKS / "bugfix-lru-eviction", suite / "bugfix-lru-eviction")
+    with open(suite / "bugfix-lru-eviction" / "prompt.md", "a") as prompt:
+        prompt.write("\nOne more line.\n")
+    ran = pytest_run("--endstate-suite", str(suite), "--endstate-replay", str(CASSETTES / "scripted-reference"),
+                     "--endstate-out", str(tmp_path / "run"), cwd=tmp_path)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    (task,) = read_results(tmp_path / "run").tasks
+    assert "changed since cassette" in task.reason and "--match sequence" in task.reason  # the CLI's words on disk
+    [line] = [line for line in ran.stdout.splitlines() if "changed since cassette" in line]
+    assert line.endswith("or replay with --endstate-match sequence"), line
+    assert " --match" not in ran.stdout and "Traceback" not in ran.stdout

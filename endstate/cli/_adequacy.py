@@ -17,9 +17,11 @@ def measure(suite: Path, only: list[str], *, jobs: int, sandbox: str, image: str
     """Measure and print every task's adequacy; the exit code (0 adequate, 1 not, 2 bad input)."""
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.checks import adequacy_of_tasks
-    from endstate.run import resolve_graders
+    from endstate.run import make_folder, resolve_graders, write_atomically
     from endstate.task import load_suite
 
+    if json_out is not None:  # a folder that refuses the file is found now, not after minutes of sandboxes
+        make_folder(json_out.parent, "--json")
     loaded, errors = load_suite(suite, only=only or None)
     graders = {}
     for task in loaded:
@@ -42,7 +44,7 @@ def measure(suite: Path, only: list[str], *, jobs: int, sandbox: str, image: str
                + (f"{killed / judged:.0%}" if judged else "n/a")
                + f"; {sum(r.ok for r in reports)} of {len(reports)} task(s) adequate")
     if json_out is not None:
-        json_out.write_bytes(msgspec.json.format(msgspec.json.encode(reports)) + b"\n")
+        write_atomically(json_out, msgspec.json.format(msgspec.json.encode(reports)) + b"\n", "--json")
     return 2 if errors else 0 if all(r.ok for r in reports) else 1
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from endstate import __version__
-from endstate.cli._errors import _user_errors
+from endstate.cli._errors import _unmade_on_error, _user_errors
 from endstate.cli._export import export_command
 from endstate.cli._fork import _eval_fork, _not_plain_record, _record_options, _replay_options
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
@@ -154,7 +154,8 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
     if (repo is None) != (fix is None):
         raise UserError("--repo and --fix go together: the repository and the commit that fixed the bug")
     if repo is None:
-        folder = new_blank_task(task_id, suite=suite)
+        with _unmade_on_error(suite / task_id):  # no half-written skeleton to refuse the next try
+            folder = new_blank_task(task_id, suite=suite)
         click.echo(f"wrote {folder}: fill it in, then `endstate tasks check --suite {suite} --task {task_id}`")
         return
     backend = resolve_backend(sandbox)

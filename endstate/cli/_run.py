@@ -39,7 +39,9 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Who drives the model: endstate's own loop, a shipped agent (mini-swe-agent) "
                      "or an agent file (.toml)."),
         click.option("--task", "only", multiple=True, help="Run only this task id (repeatable)."),
-        click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True),
+        click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+                     help="Tasks at once. 1 unless told, unlike tasks check's 2: a model's spend and rate "
+                     "limits grow with it."),
         click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True),
         click.option("--image", default=None, help="Sandbox image (default: endstate's own)."),
         click.option("--out", type=click.Path(path_type=Path), default=None,
@@ -237,8 +239,8 @@ def _saying_kept(show: Callable[[Any], None], kept: list[Any], out: Path) -> Cal
 
 
 def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
-    """After an interrupted record: which of its cassettes were cut short (no end marker, or
-    cut mid-write), and how to record them again."""
+    """After an interrupted record, or one whose tasks errored: which of its cassettes were cut
+    short (no end marker, or cut mid-write), and how to record them again."""
     from endstate.cassettes import cassette_file, load
     from endstate.errors import CassetteError
     from endstate.run import attempt_stem
@@ -314,6 +316,11 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         errors += problems
         if not loaded:
             sys.exit(2)
+    if not loaded:  # every task failed to load (said above): no run to write, nor to refuse the next one
+        if not errors:
+            click.echo(f"endstate: error: no task in {suite}: a task is a folder holding task.toml "
+                       f"(`endstate tasks new ID --suite {suite}` makes one)", err=True)
+        sys.exit(2)
     out = out or Path("runs") / _slug(config.agent, config.model)
     if replace_out is False and not resume:
         _refuse_another_run(out)
@@ -352,6 +359,8 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
                        f"continue with --resume --out {run_out}", err=True)
             sys.exit(3)
         _summary(result, run_out)
+        if config.mode == "record" and any(t.outcome in ("error", "infra_error") for t in result.tasks):
+            _say_incomplete(Path(config.cassettes), loaded, config.attempts)  # a full disk cut one short
         results.append(result)
     status = 0
     if repeat > 1:

@@ -20,6 +20,7 @@ import json
 from pathlib import Path
 
 from endstate.report._export_input import ExportedAttempt, RunExport, verdict_record
+from endstate.run import make_folder, write_atomically
 
 __all__ = ["SCHEMA_VERSION", "trajectory", "write_atif"]
 
@@ -30,10 +31,10 @@ _SOURCE = {"system": "system", "user": "user", "assistant": "agent"}
 
 def write_atif(source: RunExport, out: Path) -> None:
     """Write `<stem>.json` for every exported attempt into the folder `out`."""
-    out.mkdir(parents=True, exist_ok=True)
+    make_folder(out)
     for attempt in source.attempts:
         text = json.dumps(trajectory(source, attempt), indent=2) + "\n"
-        (out / f"{attempt.stem}.json").write_text(text, encoding="utf-8")
+        write_atomically(out / f"{attempt.stem}.json", text.encode())
 
 
 def trajectory(source: RunExport, attempt: ExportedAttempt) -> dict:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.errors import UserError
+from endstate.errors import UserError, cannot_write
 from endstate.report._atif import write_atif
 from endstate.report._export_input import RunExport, read_export_input
 from endstate.report._inspect_log import write_inspect_log
@@ -46,7 +46,6 @@ def export_run(folder: Path, format: str, out: Path | None = None) -> ExportRepo
     path = Path(out) if out is not None else Path(folder) / default
     try:
         writer(source, path)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot write the {format} export there ({exc.strerror or exc}); "
-                        "pass --out a path you can write") from None
+    except OSError as exc:  # what the writers' own helpers did not name (WriteError names the folder)
+        raise cannot_write(path, exc) from None
     return ExportReport(format, path, [a.stem for a in source.attempts], source.missing)

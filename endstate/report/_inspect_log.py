@@ -23,8 +23,9 @@ from typing import Any
 
 import msgspec
 
-from endstate.errors import UserError
+from endstate.errors import UserError, cannot_write
 from endstate.report._export_input import ExportedAttempt, RunExport, explanation, reward, verdict_record
+from endstate.run import make_folder
 
 __all__ = ["SCORER", "write_inspect_log", "eval_log"]
 
@@ -36,11 +37,13 @@ def write_inspect_log(source: RunExport, out: Path) -> None:
     log = eval_log(source)
     from inspect_ai.log import write_eval_log
 
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(out.parent)
     draft = out.with_name(out.name + ".partial")
     try:
         write_eval_log(log, str(draft), format="eval")
         _restamp(draft, out, datetime.fromisoformat(source.finished_at))
+    except OSError as exc:
+        raise cannot_write(out.parent, exc) from None
     finally:
         draft.unlink(missing_ok=True)
 
@@ -50,12 +53,15 @@ def _restamp(draft: Path, out: Path, when: datetime) -> None:
     each entry compressed as Inspect chose (its zstd support is installed by importing inspect_ai)."""
     stamp = max(when.timetuple()[:6], (1980, 1, 1, 0, 0, 0))  # a zip cannot date before 1980
     partial = out.with_name(out.name + ".stamping")
-    with zipfile.ZipFile(draft) as source, zipfile.ZipFile(partial, "w") as target:
-        for entry in source.infolist():
-            copy = zipfile.ZipInfo(entry.filename, date_time=stamp)
-            copy.compress_type, copy.external_attr = entry.compress_type, entry.external_attr
-            target.writestr(copy, source.read(entry))
-    os.replace(partial, out)
+    try:
+        with zipfile.ZipFile(draft) as source, zipfile.ZipFile(partial, "w") as target:
+            for entry in source.infolist():
+                copy = zipfile.ZipInfo(entry.filename, date_time=stamp)
+                copy.compress_type, copy.external_attr = entry.compress_type, entry.external_attr
+                target.writestr(copy, source.read(entry))
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _require_inspect() -> None:

@@ -181,6 +181,8 @@ def _candidate_html(base: RunSide, c: Candidate) -> str:
              '<div class="wide"><table class="figures"><tr>',
              "".join(f"<th>{_e(h)}</th>" for h in _FIGURES_HEAD), "</tr>",
              "".join(_figures_row(s) for s in cmp.summaries), "</table></div>"]
+    if cmp.small_n:
+        parts.append(f'<p class="problem small-n">warning: {_e(cmp.small_n)}</p>')
     if max(cmp.base_attempts, cmp.cand_attempts) > 1:
         parts.append(_at_k_table(c.rows))
     counts = {kind: 0 for kind, _ in KINDS}

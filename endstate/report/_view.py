@@ -159,6 +159,8 @@ def render_view(run_paths: list[Path], prices: dict[str, Price],
         paired_data = _script_json(paired_index(sides[0], candidates), "paired-index")
         if notes is not None:
             notes += [f"no paired view of {c.side.label}: {c.problem}" for c in candidates if c.comparison is None]
+            notes += [f"{c.side.label} against {sides[0].label}: {c.comparison.small_n}"
+                      for c in candidates if c.comparison is not None and c.comparison.small_n]
     package = resources.files("endstate.report") / "viewer"
     css = (package / "viewer.css").read_text()
     js = (package / "viewer.js").read_text() + (package / "paired.js").read_text()

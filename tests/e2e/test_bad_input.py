@@ -16,6 +16,8 @@ from e2e_helpers import CASSETTES, TASKS, endstate
 
 GOOD_TASK = "bugfix-lru-eviction"
 OTHER_TASK = "bugfix-booking-overlap"
+# No engine answers here: a command that got past its checks would stop on that instead.
+NO_ENGINE = {"DOCKER_HOST": "unix:///nonexistent.sock"}
 
 
 def no_traceback(ran) -> None:
@@ -45,14 +47,26 @@ def test_missing_api_key_is_named_before_any_container_starts():
     no_traceback(ran)
 
 
-@pytest.mark.parametrize("command", [("tasks", "check"), ("eval", "--model", "scripted/reference", "--out", "out")])
-def test_a_configured_engine_that_does_not_answer_is_named_not_replaced_by_bubblewrap(tmp_path, command):
-    command = tuple(str(tmp_path / "out") if part == "out" else part for part in command)
-    ran = endstate(*command, "--task", GOOD_TASK, env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+@pytest.mark.parametrize("socket_file", [False, True], ids=["no-socket", "dead-socket"])
+@pytest.mark.parametrize("command", [
+    ("tasks", "check"), ("eval", "--model", "scripted/reference", "--out", "out"),
+    ("record", "--model", "scripted/reference", "--cassettes", "cassettes", "--out", "out"),
+    ("eval", "--replay", str(CASSETTES / "scripted-reference"), "--out", "out")])
+def test_a_configured_engine_that_does_not_answer_is_named_not_replaced_by_bubblewrap(tmp_path, command, socket_file):
+    import socket
+
+    command = tuple(str(tmp_path / part) if part in ("out", "cassettes") else part for part in command)
+    where = tmp_path / "docker.sock" if socket_file else Path("/nonexistent.sock")
+    if socket_file:  # a socket that exists and that nothing listens on, as a stopped engine leaves it
+        dead = socket.socket(socket.AF_UNIX)
+        dead.bind(str(where))
+        dead.close()
+    ran = endstate(*command, "--task", GOOD_TASK, "--sandbox", "auto", env={"DOCKER_HOST": f"unix://{where}"})
     assert ran.code == 2, ran
-    [line] = [line for line in ran.err.splitlines() if "DOCKER_HOST=unix:///nonexistent.sock" in line]
+    [line] = [line for line in ran.err.splitlines() if f"DOCKER_HOST=unix://{where}" in line]
     assert "but none answers" in line and "--sandbox local" in line, ran.err
     assert not (tmp_path / "out" / "results.json").exists()  # nothing was scored
+    assert not list(tmp_path.rglob("*.cassette"))  # nor recorded
     no_traceback(ran)
 
 
@@ -73,6 +87,26 @@ def test_malformed_manifest_is_named_and_the_other_task_still_checked(suite):
     assert str(manifest) in ran.err and "unknown field `colour`" in ran.err
     assert f"ok   {GOOD_TASK}" in ran.out
     no_traceback(ran)
+
+
+@pytest.mark.docker
+def test_a_suite_with_no_task_that_loads_writes_no_run_to_refuse_the_next(suite, tmp_path):
+    for task_id in (GOOD_TASK, OTHER_TASK):
+        manifest = suite / task_id / "task.toml"
+        manifest.write_text("colour = 'red'\n" + manifest.read_text())
+    out = tmp_path / "out"
+    ran = endstate("eval", "--suite", str(suite), "--model", "scripted/reference", "--out", str(out))
+    assert ran.code == 2, ran
+    assert [line for line in ran.err.splitlines() if "unknown field `colour`" in line] == [
+        f"endstate: error: {suite / t / 'task.toml'}: unknown field `colour` (remove it or fix its spelling) (task skipped)"
+        for t in sorted((GOOD_TASK, OTHER_TASK), key=lambda t: (suite / t).as_posix())], ran
+    assert not out.exists()  # after the fix, the same eval is not refused as "already holds a run"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    ran = endstate("eval", "--suite", str(empty), "--model", "scripted/reference", "--out", str(out), env=NO_ENGINE)
+    assert ran.code == 2 and ran.err == (f"endstate: error: no task in {empty}: a task is a folder holding task.toml "
+                                         f"(`endstate tasks new ID --suite {empty}` makes one)\n"), ran
+    assert not out.exists()
 
 
 @pytest.mark.docker

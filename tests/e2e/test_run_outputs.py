@@ -53,23 +53,39 @@ def test_eval_overwrite_or_an_empty_out_gets_past_the_check(tmp_path):
 
 
 @pytest.fixture
-def folder(tmp_path, request):
-    """A folder that refuses writes as the test's `kind` param says: a read-only tmpfs, or a
-    tmpfs filled to its last byte. Unmounted after the test."""
-    where = tmp_path / "mnt"
-    where.mkdir()
-    options = "ro,size=64k" if request.param == "read-only" else "size=64k"
-    ran = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True, text=True)
-    if ran.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {ran.stderr.strip()}")
-    if request.param == "full":
-        subprocess.run(["dd", "if=/dev/zero", f"of={where / 'filler'}", "bs=4k"], capture_output=True)
-    yield where
-    subprocess.run(["umount", "-l", str(where)], check=True)
+def mount(tmp_path):
+    """mount(kind): a fresh tmpfs that refuses writes as `kind` says: "read-only", "full" (filled to
+    its last byte), or "tight" (two pages: room to start a file, not to finish a large one).
+    Unmounted after the test."""
+    mounted: list[Path] = []
+
+    def mount(kind: str) -> Path:
+        where = tmp_path / f"mnt-{kind}"
+        where.mkdir()
+        options = {"read-only": "ro,size=64k", "full": "size=64k", "tight": "size=8k"}[kind]
+        ran = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True,
+                             text=True)
+        if ran.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {ran.stderr.strip()}")
+        mounted.append(where)
+        if kind == "full":
+            subprocess.run(["dd", "if=/dev/zero", f"of={where / 'filler'}", "bs=4k"], capture_output=True)
+        return where
+
+    yield mount
+    for where in mounted:
+        subprocess.run(["umount", "-l", str(where)], check=True)
 
 
-WHY = {"read-only": "read-only file system; pass another", "full": "disk full; free space there or pass another"}
-KINDS = pytest.mark.parametrize("folder", sorted(WHY), indirect=True)
+@pytest.fixture
+def folder(mount, request):
+    """A folder that refuses writes as the test's `kind` param says (see `mount`)."""
+    return mount(request.param)
+
+
+WHY = {"read-only": "read-only file system; pass another", "full": "disk full; free space there or pass another",
+       "tight": "disk full; free space there or pass another"}
+KINDS = pytest.mark.parametrize("folder", ["full", "read-only"], indirect=True)
 
 
 def _refused(ran, where: Path, kind: str, flag: str = "--out") -> None:
@@ -191,3 +207,82 @@ def test_an_interrupted_record_names_its_incomplete_cassettes_and_replay_refuses
     assert f"cannot replay: cassette {cassettes / (second + '.cassette')} is incomplete" in line, line
     assert "record --resume" in line and "--match sequence" not in line, line
     no_traceback(ran)
+
+
+def _with_transcript(run: Path) -> Path:
+    """A transcript to export, larger than a tight disk and hardly compressible."""
+    import hashlib
+    import json
+
+    text = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(400))
+    (run / "transcripts").mkdir()
+    (run / "transcripts" / f"{TASK}.json").write_text(json.dumps([{"role": "user", "content": text},
+                                                                  {"role": "assistant", "content": "done"}]))
+    return run
+
+
+@KINDS
+@pytest.mark.parametrize("format_", ["atif", "inspect"])
+def test_export_into_a_folder_that_refuses_writes_is_one_line(folder, request, tmp_path, format_):
+    kind = request.node.callspec.params["folder"]
+    run = _with_transcript(_run_folder(tmp_path))
+    ran = endstate("export", str(run), "--format", format_, "--out", str(folder / "x" / "out"))
+    _refused(ran, folder / "x" if format_ == "inspect" else folder / "x" / "out", kind)
+    assert read_results(run).tasks[0].outcome == "pass"
+
+
+@pytest.mark.parametrize("format_", ["atif", "inspect"])
+def test_an_export_the_disk_cuts_short_leaves_no_part_of_a_file(mount, tmp_path, format_):
+    tight = mount("tight")
+    run = _with_transcript(_run_folder(tmp_path))
+    out = tight / ("atif" if format_ == "atif" else "log.eval")
+    ran = endstate("export", str(run), "--format", format_, "--out", str(out))
+    _refused(ran, out if format_ == "atif" else tight, "tight")
+    assert [p for p in tight.rglob("*") if p.is_file()] == []  # no empty .json, no .partial or .stamping
+
+
+@pytest.mark.parametrize("kind", ["read-only", "full", "tight"])
+def test_tasks_new_into_a_folder_that_refuses_writes_is_one_line_and_leaves_no_half_task(mount, tmp_path, kind):
+    where = mount(kind)
+    ran = endstate("tasks", "new", "bugfix-mine", "--suite", str(where / "suite"), cwd=tmp_path)
+    _refused(ran, where if kind == "read-only" else where / "suite", kind, "--suite")
+    assert not (where / "suite" / "bugfix-mine").exists()  # a second try is not refused as "already exists"
+
+
+@pytest.mark.docker
+@KINDS
+def test_tasks_import_into_a_folder_that_refuses_writes_is_one_line(folder, request):
+    from e2e_helpers import ROOT
+
+    kind = request.node.callspec.params["folder"]
+    ran = endstate("tasks", "import", "harbor", str(ROOT / "tests" / "data" / "harbor"), "--base", "endstate-sandbox:2",
+                   "--out", str(folder / "h"))
+    assert ran.code == 2, ran
+    line = _one_line(ran, "cannot write")  # shutil's copy gathers a full disk into one shutil.Error: read as one
+    assert line.startswith(f"endstate: error: cannot write {folder}"), line
+    assert line.endswith(f"{WHY[kind]} --out"), line
+    no_traceback(ran)
+    assert [p for p in folder.rglob("*") if p.is_file() and p.name != "filler"] == []
+
+
+@pytest.mark.docker
+def test_a_record_the_disk_cuts_short_names_the_incomplete_cassette(mount, tmp_path):
+    where = mount("tight")
+    (where / "filler").write_bytes(b"\0" * 4096)  # one page left: room to start the cassette, not to finish it
+    ran = endstate("record", "--model", "scripted/reference", "--task", TASK, "--cassettes", str(where / "c"),
+                   "--out", str(tmp_path / "out"))
+    assert ran.code == 1, ran
+    [task] = read_results(tmp_path / "out").tasks  # the disk, not the model, and kept
+    assert (task.outcome, task.task_id) == ("infra_error", TASK) and "disk is full" in task.reason, task
+    line = _one_line(ran, "left incomplete")
+    assert line == (f"endstate: 1 cassette(s) in {where / 'c'} left incomplete: {TASK}.cassette; "
+                    "`endstate record --resume` (same --out and --cassettes) records them again"), line
+    no_traceback(ran)
+
+
+@KINDS
+def test_adequacy_json_into_a_folder_that_refuses_writes_is_refused_before_any_sandbox(folder, request):
+    kind = request.node.callspec.params["folder"]
+    ran = endstate("tasks", "adequacy", "--task", TASK, "--json", str(folder / "a" / "adequacy.json"), env=NO_ENGINE)
+    _refused(ran, folder / "a", kind, "--json")
+    assert "none answers" not in ran.err  # found before the engine was asked for

@@ -69,6 +69,21 @@ def test_two_runs_open_with_compares_figures_and_the_flipped_tasks_first(tmp_pat
     assert "hack" not in summary and _blocks(page)["paired-index"]["hack"] is False
 
 
+def test_fewer_than_six_paired_tasks_carry_compares_small_n_warning(tmp_path: Path) -> None:
+    base = write(tmp_path / "base", run(BASE, "scripted/base"))
+    cand = write(tmp_path / "cand", run(CAND, "scripted/cand"))
+    warning = compare_runs(run(BASE), run(CAND)).small_n
+    assert warning.startswith("only 5 paired task(s)")
+    out = tmp_path / "report.html"
+    ran = endstate("view", str(base), str(cand), "-o", str(out))
+    assert ran.returncode == 0 and "Traceback" not in ran.stderr
+    assert ran.stderr.strip() == f"endstate: {cand} against {base}: {warning}"
+    assert f"warning: {warning}" in re.sub(r"\s+", " ", _summary(out.read_text()))
+    six = {**BASE, "refactor-f": "pass"}
+    page = render_view([write(tmp_path / "b6", run(six)), write(tmp_path / "c6", run(six))], load_prices(None))
+    assert "warning:" not in _summary(page)
+
+
 def test_one_run_has_no_paired_section(tmp_path: Path) -> None:
     page = render_view([write(tmp_path / "base", run(BASE))], load_prices(None))
     assert "<section id=\"paired\">" not in page and "id=\"paired-index\"" not in page
