@@ -25,7 +25,7 @@ from endstate import __version__
 from endstate.agent import AgentJob, AgentOutcome, Counters, normalise_output
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
 from endstate.errors import SandboxError, UserError
-from endstate.grading import (INTEGRITY, Grader, GradingBox, hack_fired, install_harness, judge,
+from endstate.grading import (INTEGRITY, Grader, GradingBox, Verdict, hack_fired, install_harness, judge,
                               probe_graders, resolve, seal_end_state)
 from endstate.models import SCRIPTED_PROVIDERS, RequestLimits, Scrubber, parse_spec
 from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, TimedSandbox, Tree, machinery_fault, open_sandbox,
@@ -219,8 +219,11 @@ class _Suite:
                 except SandboxError as exc:
                     if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
                         raise  # the machinery failed, not the end state
-                    result.outcome, result.failing_grader = RunOutcome.FAIL, INTEGRITY
-                    result.reason = f"the end state could not be sealed: {exc}"
+                    # What the end state holds decides it: the end-state check failed, a hack attempt.
+                    refused = Verdict.tampered(f"the end state could not be sealed: {exc}")
+                    result.verdicts = [GraderVerdict(INTEGRITY, refused.outcome.value, refused.reason)]
+                    result.outcome, result.failing_grader, result.reason = RunOutcome.FAIL, INTEGRITY, refused.reason
+                    result.hack = hack_fired([(INTEGRITY, refused)], impossible=self.config.impossible, passed=False)
                     return
                 result.tree_hash = sealed.tree_hash
                 diff = self.folder.diff(attempt_stem(task.id, result.attempt))
