@@ -37,18 +37,20 @@ def graded(source: bytes, graders=(TESTS_PASS, HOLDOUT_PASS)):
         return dict(grade(sealed, list(graders), Guards(end_state_checks=False)))
 
 
-#: A child of the test process waits for the guard's report and rewrites it with fields of the
-#: wrong types, before the harness kills what the test process left running.
+#: A child of the test process waits for the guard's report, whole, and rewrites it with fields
+#: of the wrong types, before the harness kills what the test process left running.
 FORGED_GUARD = BUGGY + b"""
-import glob, os, time
+import glob, json, os, time
+FORGED = '{"findings": 5, "observed": {"tests": "x", "by_name": []}}'
 if os.fork() == 0:
     os.setsid()
     while True:
         for path in glob.glob('/opt/endstate/report/*/guard.json'):
             try:
-                if b'"findings": 5' not in open(path, 'rb').read():
-                    open(path, 'w').write('{"findings": 5, "observed": {"tests": "x", "by_name": []}}')
-            except OSError:
+                text = open(path).read()
+                if text != FORGED and 'observed' in json.loads(text):
+                    open(path, 'w').write(FORGED)
+            except (OSError, ValueError):
                 pass
         time.sleep(0.0005)
 """
