@@ -307,7 +307,8 @@ def _guard_report(entry: FileEntry | None) -> tuple[list[str] | None, str | None
             return None, None, None
         return [f"the guard's report was rewritten: it does not read as the guard writes it ({str(exc)[:120]})"], \
             None, None
-    return list(report.findings), report.report_sha256, report.observed
+    # Findings are quoted in a verdict's reason: kept short, whoever wrote them.
+    return [finding[:300] for finding in report.findings], report.report_sha256, report.observed
 
 
 def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]]) -> str:

@@ -89,6 +89,8 @@ def test_the_guards_own_report_reads_back_and_a_missing_or_empty_one_never_repor
     findings, digest, observed = _guard_report(FileEntry(0o644, GUARD))
     assert (findings, digest, observed.tests, observed.by_name, observed.files) == ([], "ab", 1, {"test_a": "passed"}, {})
     assert _guard_report(None) == (None, None, None)
+    long = GUARD.replace(b'"findings": []', b'"findings": ["' + b"x" * 10_000 + b'"]')
+    assert _guard_report(FileEntry(0o644, long))[0] == ["x" * 300]  # a reason quotes it: kept short
     assert _guard_report(FileEntry(0o644, b"")) == (None, None, None)
 
 
