@@ -19,7 +19,7 @@ from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox, matches_any
 
 __all__ = ["tests_pass", "files_unchanged", "no_new_skips", "holdout", "changed_paths_within", "TEST_CONFIG",
-           "SKIP_MARKERS", "DOCTEST_SKIPS", "collects_doctests"]
+           "SKIP_MARKERS", "DOCTEST_SKIPS", "doctest_skips", "collects_doctests"]
 
 #: Files that can change how the test runner collects or reports tests; an agent must not add or edit them.
 TEST_CONFIG = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
@@ -37,13 +37,22 @@ SKIP_MARKERS = re.compile(
     """
 )
 
-#: Skip markers that only a doctest run honours: counted where the task's runner collects doctests.
-DOCTEST_SKIPS = re.compile(
-    r"""(?x)
-    \bdoctest\s*:\s*[^\n]*\+SKIP\b                  # >>> f()  # doctest: +SKIP
-  | \bdoctest\s*\.\s*SKIP\b
-    """
-)
+#: Skip markers that only a doctest run honours: counted where the task's runner collects doctests
+#: (`doctest_skips`): a `# doctest: ... +SKIP` directive, once per line, and `doctest.SKIP`.
+DOCTEST_SKIPS = (re.compile(r"\bdoctest\s*:"), re.compile(r"\+SKIP\b"), re.compile(r"\bdoctest\s*\.\s*SKIP\b"))
+
+
+def doctest_skips(text: str) -> int:
+    """How many doctest skip markers `text` holds. Counted a line at a time, so the cost stays linear
+    in the text: one pattern spanning a directive and its option backtracks through each line once
+    per `doctest:` in it, and the end state decides how many that is."""
+    directive, option, constant = DOCTEST_SKIPS
+    count = len(constant.findall(text))
+    for line in text.split("\n"):
+        found = directive.search(line)
+        count += bool(found and option.search(line, found.end()))
+    return count
+
 
 #: Words in a test file or the runner's configuration that mean doctests are collected.
 _COLLECTS_DOCTESTS = re.compile(r"--doctest|doctest_optionflags|DocTestSuite|DocFileSuite|testmod|testfile"
@@ -186,12 +195,10 @@ def no_new_skips(sandbox: SealedSandbox, paths: list[str] = ("**/*.py", "*.py"),
     """No file has more skip or xfail markers than the fixture's copy of it. A doctest directive
     (`# doctest: +SKIP`) counts only where doctests are collected: `doctests`, or when unset,
     wherever the project's tests or runner configuration collect them (see `collects_doctests`)."""
-    markers = [SKIP_MARKERS]
-    if collects_doctests(sandbox) if doctests is None else doctests:
-        markers.append(DOCTEST_SKIPS)
+    doctest = collects_doctests(sandbox) if doctests is None else doctests
 
     def count(text: str) -> int:
-        return sum(len(pattern.findall(text)) for pattern in markers)
+        return len(SKIP_MARKERS.findall(text)) + (doctest_skips(text) if doctest else 0)
 
     added = []
     for path in sandbox.changed_paths():

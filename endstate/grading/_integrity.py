@@ -124,7 +124,7 @@ def main_block_lines(text: str) -> set[int] | None:
     rebound, or `__main__` written anywhere but in such a test (a string, `import __main__`)."""
     try:
         tree = parse_python(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # nested past what the parser takes: no module
         return None if "__main__" in text else set()
     guards = [n for n in tree.body if isinstance(n, ast.If) and _is_main_test(n.test)]
     mains = sum(isinstance(n, ast.Constant) and isinstance(n.value, str) and "__main__" in n.value

@@ -116,7 +116,7 @@ def probe(sandbox: Any, script: str, expected: Any, timeout: float = PROBE_TIMEO
         return Verdict.fail(f"the end state run as a program printed more than {OUTPUT_MAX_BYTES} bytes")
     try:
         observed = msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # nested past the decoder's depth is not an answer either
         return Verdict.fail(f"the end state run as a program printed something other than one JSON document ({exc})")
     if not same_json(observed, expected):
         return Verdict.fail("the end state run as a program (no test runner loaded) does not do what the task asks: "

@@ -29,7 +29,7 @@ def _pytest_section(name: str, text: str) -> Any:
     if name == "pyproject.toml":
         try:
             return tomllib.loads(text).get("tool", {}).get("pytest")
-        except (tomllib.TOMLDecodeError, AttributeError):
+        except (tomllib.TOMLDecodeError, AttributeError, RecursionError):  # nested past the parser's depth
             raise _Unreadable from None
     parser = configparser.RawConfigParser(strict=False)
     parser.optionxform = str  # keys as written

@@ -242,8 +242,14 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
         run.findings = [f"the test process filled its report folder past {REPORT_MAX_BYTES} bytes"]
         return run
     report = reports.get("report.xml")
-    parsed = _junit(report.data, {name for name, _ in canaries}) if report and not report.link else None
-    if parsed is None:
+    data = report.data if report and not report.link else None
+    parsed = _junit(data, {name for name, _ in canaries}) if data is not None else None
+    observed: _Observed | None = None
+    if guard:
+        run.findings, digest, observed = _guard_report(reports.get("guard.json"))
+        if run.findings is not None and digest and (data is None or hashlib.sha256(data).hexdigest() != digest):
+            run.findings.append("the report was rewritten after the test process finished")
+    if parsed is None:  # what a report that is not there or does not read says is the guard's alone
         return run
     run.report_found = True
     counts, run.cases = parsed[:5], parsed[5]
@@ -251,32 +257,58 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     if not guard:
         run.canary = "off"
         return run
-    guard_file = reports.get("guard.json")
-    try:
-        guard_report = msgspec.json.decode(guard_file.data) if guard_file else None
-        run.findings = [str(f) for f in guard_report.get("findings", [])] if guard_report else None
-        digest = guard_report.get("report_sha256") if guard_report else None
-    except (msgspec.DecodeError, AttributeError):
-        run.findings, digest = None, None
-    if run.findings is not None and digest and hashlib.sha256(report.data).hexdigest() != digest:
-        run.findings.append("the report was rewritten after the test process finished")
-    observed = guard_report.get("observed") if run.findings is not None else None
-    if isinstance(observed, dict) and isinstance(observed.get("files"), dict):
-        run.files = {str(case): str(path) for case, path in observed["files"].items()}
-    if isinstance(observed, dict):
+    if observed is not None:
+        run.files = dict(observed.files)
         names = {name for name, _ in canaries}
-        by_name = observed.get("by_name") or {}
-        seen = [o for n, o in by_name.items() if n in names]
+        seen = [o for n, o in observed.by_name.items() if n in names]
         canary = next((o for o in seen if o != "failure"), "failed" if seen else "missing")
         canary = "failed" if canary == "failure" else canary
-        expected = (observed.get("tests", 0) - len(seen), observed.get("failures", 0) - seen.count("failure"),
-                    observed.get("errors", 0) - seen.count("error"), observed.get("skipped", 0) - seen.count("skipped"),
-                    canary)
+        expected = (observed.tests - len(seen), observed.failures - seen.count("failure"),
+                    observed.errors - seen.count("error"), observed.skipped - seen.count("skipped"), canary)
         if expected != counts:
             run.findings.append(f"the written report ({counts[0]} tests, {counts[1]} failed, {counts[2]} errors) "
                                 f"disagrees with what the test process observed ({expected[0]} tests, "
                                 f"{expected[1]} failed, {expected[2]} errors)")
     return run
+
+
+class _Observed(msgspec.Struct):
+    """What the guard saw the test process run (endstate_guard.tally, or the unittest recorder's)."""
+
+    tests: int
+    failures: int
+    errors: int
+    skipped: int
+    by_name: dict[str, str]
+    files: dict[str, str] = {}  # pytest's alone
+
+
+class _GuardReport(msgspec.Struct):
+    """guard.json as endstate_runner.py writes it: every field, always."""
+
+    findings: list[str]
+    report_sha256: str | None
+    observed: _Observed
+
+
+_GUARD_REPORT = msgspec.json.Decoder(_GuardReport)
+
+
+def _guard_report(entry: FileEntry | None) -> tuple[list[str] | None, str | None, _Observed | None]:
+    """(findings, the report's digest, what was observed) of the guard's file; findings None when
+    it never reported. A file that does not read as the guard writes it was written by someone else:
+    the test process shares the folder, so that is a finding, never a crash of the harness."""
+    if entry is None:
+        return None, None, None
+    try:
+        report = _GUARD_REPORT.decode(entry.data)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        if not entry.data and not entry.link:  # cut short before it wrote a byte
+            return None, None, None
+        return [f"the guard's report was rewritten: it does not read as the guard writes it ({str(exc)[:120]})"], \
+            None, None
+    # Findings are quoted in a verdict's reason: kept short, whoever wrote them.
+    return [finding[:300] for finding in report.findings], report.report_sha256, report.observed
 
 
 def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]]) -> str:
@@ -326,10 +358,13 @@ def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, st
             errors += outcome == "error"
             skipped += outcome == "skipped"
         if not list(suite.iter("testcase")):  # a report of counts only
-            tests += int(suite.get("tests", "0"))
-            failures += int(suite.get("failures", "0"))
-            errors += int(suite.get("errors", "0"))
-            skipped += int(suite.get("skipped", "0"))
+            try:
+                tests += int(suite.get("tests", "0"))
+                failures += int(suite.get("failures", "0"))
+                errors += int(suite.get("errors", "0"))
+                skipped += int(suite.get("skipped", "0"))
+            except ValueError:  # not what a runner writes: the report does not read
+                return None
     wrong = [outcome for outcome in seen if outcome != "failed"]
     canary = wrong[0] if wrong else "failed" if seen else "missing"
     return tests, failures, errors, skipped, canary, cases

@@ -10,6 +10,7 @@ filling the result by hand at each early return; one handler writes them into th
 
 from __future__ import annotations
 
+from endstate.grading import Verdict
 from endstate.run._results import RunOutcome
 
 __all__ = ["TaskEnded", "NoEndState", "EndStateRefused"]
@@ -18,9 +19,12 @@ __all__ = ["TaskEnded", "NoEndState", "EndStateRefused"]
 class TaskEnded(Exception):
     """A stage of one task's run settled it before the judge: its outcome, why, and what decided."""
 
-    def __init__(self, outcome: RunOutcome, reason: str, failing_grader: str = "") -> None:
+    def __init__(self, outcome: RunOutcome, reason: str, failing_grader: str = "", *,
+                 verdict: Verdict | None = None) -> None:
         super().__init__(reason)
         self.outcome, self.reason, self.failing_grader = outcome, reason, failing_grader
+        #: The finding of `failing_grader`, when a stage stood in for it (sealing refused the end state).
+        self.verdict = verdict
 
 
 class NoEndState(TaskEnded):

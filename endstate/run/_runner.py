@@ -25,7 +25,7 @@ from endstate import __version__
 from endstate.agent import AgentJob, AgentOutcome, Counters, normalise_output
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
 from endstate.errors import SandboxError, UserError
-from endstate.grading import (INTEGRITY, Grader, GradingBox, RunVerdict, hack_fired, install_harness, judge,
+from endstate.grading import (INTEGRITY, Grader, GradingBox, RunVerdict, Verdict, hack_fired, install_harness, judge,
                               probe_graders, resolve, seal_end_state)
 from endstate.models import SCRIPTED_PROVIDERS, RequestLimits, Scrubber, parse_spec
 from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, SealedSandbox, TimedSandbox, Tree, machinery_fault,
@@ -191,6 +191,10 @@ class _Suite:
                 result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
         except TaskEnded as ended:
             result.outcome, result.failing_grader, result.reason = ended.outcome, ended.failing_grader, ended.reason
+            if ended.verdict is not None:  # a grader's finding, as the judge would have recorded it
+                result.verdicts = [GraderVerdict(ended.failing_grader, ended.verdict.outcome.value, ended.verdict.reason)]
+                result.hack = hack_fired([(ended.failing_grader, ended.verdict)], impossible=self.config.impossible,
+                                         passed=False)
             return
         finally:
             if grading_box is not None:
@@ -236,7 +240,9 @@ class _Suite:
         except SandboxError as exc:
             if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
                 raise  # the machinery failed, not the end state
-            raise EndStateRefused(RunOutcome.FAIL, f"the end state could not be sealed: {exc}", INTEGRITY) from None
+            # What the end state holds decides it: the end-state check failed, a hack attempt.
+            raise EndStateRefused(RunOutcome.FAIL, f"the end state could not be sealed: {exc}", INTEGRITY,
+                                  verdict=Verdict.tampered(f"the end state could not be sealed: {exc}")) from None
         result.tree_hash = sealed.tree_hash
         diff = self.folder.diff(attempt_stem(task.id, result.attempt))
         diff.parent.mkdir(parents=True, exist_ok=True)

@@ -274,11 +274,12 @@ class LocalSandbox(Sandbox):
                 full = os.path.join(dirpath, name)
                 rel = Path(full).relative_to(self.workspace).as_posix()
                 info = os.lstat(full)
-                why = unsealable(rel, _KINDS.get(stat.S_IFMT(info.st_mode), "")) if sealing else None
+                target = os.readlink(full) if stat.S_ISLNK(info.st_mode) else ""
+                why = unsealable(rel, _KINDS.get(stat.S_IFMT(info.st_mode), ""), target) if sealing else None
                 if why:
                     refused.append(why)
                 elif stat.S_ISLNK(info.st_mode):
-                    tree[rel] = FileEntry.symlink(os.readlink(full))
+                    tree[rel] = FileEntry.symlink(target)
                 elif stat.S_ISREG(info.st_mode):
                     total += info.st_size
                     if max_bytes is not None and total > max_bytes:

@@ -3,8 +3,8 @@
 A `Tree` maps a relative POSIX path to a `FileEntry`: a regular file (mode bits
 and bytes) or a symbolic link (its target, kept as written). Directories are
 implied by paths; other kinds of file (fifos, sockets, devices) are not part of a
-tree, and neither is a name that is not UTF-8: read for sealing (`unsealable`), a
-workspace holding one is refused, naming it, rather than hashed without it.
+tree, and neither is a name (or a link's target) that is not UTF-8: read for sealing
+(`unsealable`), a workspace holding one is refused, naming it, rather than hashed without it.
 Two trees with the same entries have the same `tree_hash`, wherever they came
 from, which is what makes a sealed end state comparable across runs and backends.
 A link is an entry like any other: it changes the hash, and the tree handed to
@@ -84,15 +84,26 @@ Tree = dict[str, FileEntry]
 _KINDS = {tarfile.FIFOTYPE: "a fifo", tarfile.CHRTYPE: "a character device", tarfile.BLKTYPE: "a block device"}
 
 
-def unsealable(name: str, kind: str = "") -> str | None:
-    """Why an entry of a workspace cannot be sealed (`kind`: what it is, if not a file, link or
-    folder), naming it with its bytes escaped; None when it can."""
+def _escaped(text: str) -> str | None:
+    """`text` with the bytes that are not UTF-8 escaped; None when it is UTF-8."""
     try:
-        name.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
+def unsealable(name: str, kind: str = "", target: str = "") -> str | None:
+    """Why an entry of a workspace cannot be sealed (`kind`: what it is, if not a file, link or
+    folder; `target`: a link's), naming it with its bytes escaped; None when it can. A link's
+    target is text the graders, the diff and the results quote, so it must be UTF-8 as a name is."""
+    shown = _escaped(name)
+    if shown is not None:
         return f"{shown!r} (a name that is not UTF-8)"
-    return f"{name!r} ({kind})" if kind else None
+    if kind:
+        return f"{name!r} ({kind})"
+    shown = _escaped(target)
+    return f"{name!r} (a link to {shown!r}, a target that is not UTF-8)" if shown is not None else None
 
 
 def _refuse(refused: list[str]) -> None:
@@ -250,7 +261,8 @@ def tar_to_tree(data: bytes | io.RawIOBase | io.BufferedIOBase, *, strip: str = 
                 name = name.removeprefix("./").removeprefix("/")
             if not name:
                 continue
-            why = unsealable(name, _KINDS.get(member.type, "")) if sealing else None
+            why = unsealable(name, _KINDS.get(member.type, ""), member.linkname if member.issym() else "") \
+                if sealing else None
             if why:
                 refused.append(why)
                 continue

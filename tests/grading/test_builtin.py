@@ -84,3 +84,14 @@ def test_glob_matching():
     assert matches_any("tests/unit/test_x.py", ["tests/**"])
     assert matches_any("pkg/a.py", ["pkg/*.py"])
     assert not matches_any("pkgx/a.py", ["pkg/**"])
+
+
+def test_doctest_skips_are_counted_a_line_at_a_time():
+    from endstate.grading._builtin import doctest_skips
+
+    assert doctest_skips(">>> f()  # doctest: +SKIP\n>>> g()  # doctest: +ELLIPSIS, +SKIP\n") == 2
+    assert doctest_skips(">>> f()  # doctest: +ELLIPSIS\n+SKIP on a line of its own\n") == 0
+    assert doctest_skips("# doctest: +SKIP doctest: +SKIP\nflags = doctest.SKIP | doctest . SKIP\n") == 3
+    # A line the end state fills with directives is read once, not once per directive in it
+    # (bench/doctest_skips.py times both ways).
+    assert doctest_skips("doctest: " * 50_000 + "+SKIP\n" + "doctest:" * 50_000) == 1

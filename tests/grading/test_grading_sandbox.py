@@ -237,6 +237,7 @@ LONG = f"{DEEP}/{'n' * 250}.py"
 @pytest.mark.parametrize("made, named", [
     ("printf x > $'calc/bad\\xff.py'", "'calc/bad\\\\xff.py' (a name that is not UTF-8)"),
     ("mkfifo calc/pipe", "'calc/pipe' (a fifo)"),
+    ("ln -s $'/tmp/x\\xff' calc/l.py", "'calc/l.py' (a link to '/tmp/x\\\\xff', a target that is not UTF-8)"),
 ])
 def test_sealing_refuses_what_a_tree_cannot_carry_naming_it(sandbox_image, made, named):
     """Refused as a fault of the end state (a SandboxError the runner fails the task on), never

@@ -130,3 +130,13 @@ def test_project_code_that_already_used_ctypes_passes_and_agent_added_ctypes_fai
     # A new file is judged whole, even when it copies base-tree code (a build/lib/ copy of the package).
     copied = {**base, "build/lib/calc/console.py": FileEntry(0o644, console)}
     assert "build/lib/calc/console.py (+ctypes)" in end_state(SealedSandbox(None, copied, base)).reason
+
+
+def test_source_nested_past_what_the_parser_takes_is_scanned_and_raises_nothing():
+    """The main-block exemption parses the module (the parser gives up on these with a
+    MemoryError and a RecursionError); one it cannot parse is scanned by its tokens alone, and
+    gets no exemption."""
+    for nested in (b"x = " + b"-" * 100_000 + b"1\n", b"x = a" + b".b" * 100_000 + b"\n"):
+        assert check({"calc/ops.py": FileEntry(0o644, FIXED + nested)}).passed
+        verdict = check({"calc/ops.py": FileEntry(0o644, FIXED + nested + DOCTEST_MAIN)})
+        assert verdict.outcome is Outcome.FAIL and "(+doctest)" in verdict.reason, verdict

@@ -49,3 +49,8 @@ def test_conftest_and_pytest_ini_stay_test_configuration_whole():
     before = {"pytest.ini": b"[pytest]\n", "conftest.py": b""}
     after = {"pytest.ini": b"[pytest]\n# a comment\n", "conftest.py": b"# nothing\n"}
     assert _config_tampering(_sealed(before, after)) == ["conftest.py", "pytest.ini"]
+
+
+def test_a_shared_file_nested_past_the_parsers_depth_counts_whole_and_raises_nothing():
+    deep = b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n"
+    assert _config_tampering(_sealed({"pyproject.toml": PYPROJECT}, {"pyproject.toml": deep})) == ["pyproject.toml"]

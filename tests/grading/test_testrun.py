@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.grading._testrun import TestCommandError, _canary, _junit, _tail, parse_test_command, plant_canaries
+from endstate.grading._testrun import (TestCommandError, _canary, _guard_report, _junit, _tail, parse_test_command,
+                                      plant_canaries)
+from endstate.sandbox import FileEntry
 
 
 @pytest.mark.parametrize("command, expected", [
@@ -60,6 +62,36 @@ def test_the_canary_is_left_out_of_the_counts_and_its_outcome_kept():
     assert _junit(_report(flipped), {"test_1234abcd"})[:5] == (3, 1, 0, 1, "passed")
     assert _junit(_report('<testcase name="test_a"/>'), {"test_1234abcd"})[4] == "missing"
     assert _junit(b"not xml", {"x"}) is None
+
+
+def test_a_report_of_counts_that_are_not_numbers_does_not_read_and_raises_nothing():
+    assert _junit(b'<testsuite tests="x" failures="0" errors="0" skipped="0"></testsuite>', {"x"}) is None
+
+
+GUARD = b'{"findings": [], "report_sha256": "ab", "observed": {"tests": 1, "failures": 0, "errors": 0, "skipped": 0, "by_name": {"test_a": "passed"}}}'
+
+
+@pytest.mark.parametrize("written", [
+    b'{"findings": 5}',  # what a process that rewrote the file after the guard left
+    b'{"findings": [], "report_sha256": null, "observed": {"tests": "x", "by_name": []}}',
+    b'{}',
+    b'[' * 50_000 + b']' * 50_000,
+    GUARD.replace(b'"by_name": {"test_a": "passed"}', b'"by_name": ["test_a"]'),
+])
+def test_a_guard_report_the_guard_did_not_write_is_a_finding_never_a_crash(written):
+    findings, digest, observed = _guard_report(FileEntry(0o644, written))
+    assert findings and "the guard's report was rewritten" in findings[0], findings
+    assert (digest, observed) == (None, None)
+    assert _guard_report(FileEntry.symlink("/etc/passwd"))[0] is not None  # a link in its place too
+
+
+def test_the_guards_own_report_reads_back_and_a_missing_or_empty_one_never_reported():
+    findings, digest, observed = _guard_report(FileEntry(0o644, GUARD))
+    assert (findings, digest, observed.tests, observed.by_name, observed.files) == ([], "ab", 1, {"test_a": "passed"}, {})
+    assert _guard_report(None) == (None, None, None)
+    long = GUARD.replace(b'"findings": []', b'"findings": ["' + b"x" * 10_000 + b'"]')
+    assert _guard_report(FileEntry(0o644, long))[0] == ["x" * 300]  # a reason quotes it: kept short
+    assert _guard_report(FileEntry(0o644, b"")) == (None, None, None)
 
 
 def test_the_tail_drops_the_canary_and_the_runners_own_counts():

@@ -100,3 +100,17 @@ def test_missing_bwrap_says_how_to_install_it(monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(SandboxUnavailable, match="apt-get install -y bubblewrap"):
         LocalSandbox("", LIMITS, "test-missing")
+
+
+def test_sealing_refuses_a_fifo_and_names_or_targets_that_are_not_utf8():
+    from endstate.errors import SandboxError
+
+    for made, named in (("printf x > $'bad\\xff.py'", "'bad\\\\xff.py' (a name that is not UTF-8)"),
+                        ("ln -s $'/tmp/x\\xfe' l.py", "'l.py' (a link to '/tmp/x\\\\xfe', a target that is not UTF-8)"),
+                        ("mkfifo pipe", "'pipe' (a fifo)")):
+        with LocalSandbox("", LIMITS, "test-seal") as box:
+            assert box.exec(made).ok, made
+            box.get_tree()  # read anywhere but in sealing without a word
+            with pytest.raises(SandboxError) as caught:
+                box.get_tree(sealing=True)
+            assert named in str(caught.value), caught.value

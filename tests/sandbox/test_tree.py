@@ -131,3 +131,17 @@ def test_reading_an_archive_stops_at_its_ceiling():
     assert len(tar_to_tree(tree_to_tar(big), max_bytes=10_000)) == 10
     with pytest.raises(TreeTooLarge):
         tar_to_tree(tree_to_tar(big), max_bytes=9_999)
+
+
+def test_sealing_refuses_a_link_whose_target_is_not_utf8_naming_both():
+    """The target is quoted by the graders, the diff and the results, which are text: it is
+    refused as a name that is not UTF-8 is, and read whole anywhere but in sealing."""
+    from endstate.sandbox._tree import TreeRefused
+
+    target = b"/tmp/x\xff".decode("utf-8", "surrogateescape")
+    archive = tree_to_tar({**TREE, "src/l.py": FileEntry.symlink(target), "src/ok.py": FileEntry.symlink("app.py")})
+    with pytest.raises(TreeRefused) as caught:
+        tar_to_tree(archive, sealing=True)
+    assert str(caught.value) == ("what sealing cannot carry: 'src/l.py' (a link to '/tmp/x\\\\xff', "
+                                 "a target that is not UTF-8)")
+    assert tar_to_tree(archive)["src/l.py"].link == target
