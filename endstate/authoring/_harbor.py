@@ -27,7 +27,8 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from endstate.errors import UserError
+from endstate.authoring._harbortools import SHIM_DIR, TOOLS_DIR, apt_packages, shims, tools_layer
+from endstate.errors import SandboxUnavailable, UserError
 from endstate.sandbox import DEFAULT_IMAGE
 
 __all__ = ["import_harbor"]
@@ -236,10 +237,22 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, log: Callabl
     try:
         deleted = _write_task(folder, task, task_id, dockerfile, workdir, log)
         (task / "task.toml").write_text(_manifest(task_id, folder, workdir, deleted, wall, verifier_timeout, cpus, memory))
+        _build_final(task, task_id, log)
     except BaseException:
         shutil.rmtree(task, ignore_errors=True)  # never a half-written task
         raise
     return task
+
+
+def _build_final(task: Path, task_id: str, log: Callable[[str], None]) -> None:
+    """Build the task's image now, the verifier's tools included, with the network on: grading
+    (offline) then finds it built, keyed by its context's hash."""
+    from endstate.sandbox import build_task_image
+
+    try:
+        build_task_image(task / "image/Dockerfile", task_id, log=log)
+    except SandboxUnavailable as exc:
+        raise UserError(f"task {task_id}: its image with the verifier's tools does not build: {exc}") from None
 
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
@@ -250,10 +263,12 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     (task / "image/Dockerfile").write_text(dockerfile)
     tag = f"endstate-harbor-{task_id}:import"
     log(f"building {tag} from {folder / 'environment/Dockerfile'}")
-    built = _docker("build", "--network", "none", "-q", "-t", tag, str(task / "image"))
+    # The network is on for the build (Debian's mirror: `apt-get install gcc` in the task's
+    # Dockerfile); off for the oracle, the agent and the verifier.
+    built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
     if built.returncode != 0:
         said = built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"]
-        raise UserError(f"task {task_id}: its Dockerfile does not build offline: {said[0]}")
+        raise UserError(f"task {task_id}: its Dockerfile does not build: {said[0]}")
     solve = (folder / "solution/solve.sh").read_text()
     try:
         fixture = _files(tag, workdir)
@@ -263,7 +278,11 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
             raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
     finally:
         _docker("rmi", "-f", tag)
-    (task / "image/Dockerfile").write_text(dockerfile + _LAYER.format(workdir=workdir, tests=TESTS))
+    packages = apt_packages((folder / "tests/test.sh").read_text())
+    if packages:
+        log(f"task {task_id}: tests/test.sh installs {' '.join(packages)}: added to its image")
+    _write(task / "image" / TOOLS_DIR, {name: (text.encode(), True) for name, text in shims().items()})
+    (task / "image/Dockerfile").write_text(dockerfile + tools_layer(packages) + _LAYER.format(workdir=workdir, tests=TESTS))
 
     _write(task / "fixture", fixture)
     # The oracle's end state, as a task's solution/ is: what it added or changed, and what it removed.
@@ -283,7 +302,8 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
 
 def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], wall: float | None,
               verifier_timeout: float | None, cpus: float | None, memory: int | None) -> str:
-    args = f'script = "{TESTS}/test.sh"' + (f", timeout = {verifier_timeout:g}" if verifier_timeout else "")
+    args = (f'script = "{TESTS}/test.sh"' + (f", timeout = {verifier_timeout:g}" if verifier_timeout else "")
+            + f", tools = {_toml_string(SHIM_DIR)}")
     lines = [f'id = "{task_id}"', 'category = "bugfix"',
              f"description = {_toml_string('Harbor task ' + folder.resolve().name)}",
              "solution_deletes = [" + ", ".join(_toml_string(name) for name in deleted) + "]", ""]

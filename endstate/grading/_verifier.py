@@ -30,11 +30,17 @@ REWARD_DIR = "/logs/verifier"
 _MAX_BYTES = 64 * 1024
 
 
-def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None) -> Verdict:
-    """`bash SCRIPT` in the grading container passes: exit status 0 and `reward.txt` holding 1."""
+def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, tools: str | None = None) -> Verdict:
+    """`bash SCRIPT` in the grading container passes: exit status 0 and `reward.txt` holding 1.
+
+    `tools`, an absolute folder of the task's image, comes first on the script's PATH (an
+    imported Harbor task's apt shims, which answer its install lines offline)."""
     if script not in sandbox.staged:
         return Verdict.error(f"verifier {script} is not a held-out file: put it under the task's holdout/ "
                              "(a script of the end state is never what grades it)")
+    if tools is not None and (not tools.startswith("/") or tools.startswith("/workspace")):
+        return Verdict.error(f"verifier tools {tools!r}: give an absolute folder of the task's image, "
+                             "outside /workspace (the end state must not put commands there)")
     grading = sandbox.grading
     try:
         before = _reward_folder(sandbox)
@@ -44,7 +50,8 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None) 
         return Verdict.tampered(f"{REWARD_DIR} held {', '.join(sorted(before))} before the verifier ran "
                             "(written by an earlier process of the end state)")
     grading.put_harness_trees({REWARD_DIR: ({}, "agent")})
-    ran = sandbox.run(f"bash {shlex.quote(script)}", timeout=timeout)
+    path = f"PATH={shlex.quote(tools)}:$PATH " if tools else ""
+    ran = sandbox.run(f"{path}bash {shlex.quote(script)}", timeout=timeout)
     said = (ran.stdout + ran.stderr).strip()[-300:]
     if ran.timed_out:
         return Verdict.fail(f"verifier {script} timed out: {said}")

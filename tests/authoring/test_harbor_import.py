@@ -88,7 +88,8 @@ def test_the_import_keeps_prompt_budgets_tests_and_oracle(imported):
     assert manifest["budget"] == {"wall_seconds": 300}
     assert manifest["sandbox"] == {"dockerfile": "image/Dockerfile", "cpus": 1, "memory_mb": 1024}
     assert manifest["graders"][0] == {"name": "endstate.grading:verifier",
-                                      "args": {"script": ".harbor/tests/test.sh", "timeout": 60}}
+                                      "args": {"script": ".harbor/tests/test.sh", "timeout": 60,
+                                               "tools": "/opt/endstate-verifier/bin"}}
     assert (task / "prompt.md").read_text() == (DATA / "py-median/instruction.md").read_text()
     assert sorted(p.name for p in (task / "holdout/.harbor/tests").iterdir()) == ["test.sh", "test_stats.py"]
     # The fixture is the working folder as the image has it; the solution what solve.sh made of it.
