@@ -249,8 +249,9 @@ def _build_final(task: Path, task_id: str, log: Callable[[str], None]) -> None:
     (offline) then finds it built, keyed by its context's hash."""
     from endstate.sandbox import build_task_image
 
+    log(f"task {task_id}: building its image with the verifier's tools")
     try:
-        build_task_image(task / "image/Dockerfile", task_id, log=log)
+        build_task_image(task / "image/Dockerfile", task_id)
     except SandboxUnavailable as exc:
         raise UserError(f"task {task_id}: its image with the verifier's tools does not build: {exc}") from None
 
