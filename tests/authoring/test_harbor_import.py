@@ -139,3 +139,32 @@ def test_two_tasks_of_one_id_are_refused_before_anything_is_written(tmp_path):
     assert line == (f"endstate: error: {second}: its task id py-median is also {first}'s: import them into "
                     "different --out folders, or rename one")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_apt_packages_a_verifier_installs_are_read_from_its_test_sh():
+    from endstate.authoring._harbortools import apt_packages
+
+    script = ("#!/bin/bash\nset -euo pipefail\napt-get update > /dev/null 2>&1\n"
+              "apt-get install -y curl > /dev/null 2>&1\n"
+              "apt-get update -qq && apt-get install -y -qq bats \\\n   make >/dev/null\n"
+              "DEBIAN_FRONTEND=noninteractive sudo apt install -y -o Dpkg::Use-Pty=0 nodejs=18.19.0+dfsg-6; echo ok\n"
+              "echo apt-get install not-a-command\n# apt-get install commented-out\n"
+              "apt-get install -y $FROM_A_VARIABLE\n")
+    assert apt_packages(script) == ["curl", "bats", "make", "nodejs=18.19.0+dfsg-6"]
+
+
+@pytest.mark.docker
+def test_a_verifier_package_the_import_could_not_read_fails_naming_it(tmp_path):
+    """A package named through a variable is not in the image: grading is offline, so the
+    verifier's own apt-get line fails there, and the shim says which package and why."""
+    task = _copy(tmp_path, "sh-word-count")
+    (task / "tests/test.sh").write_text('#!/bin/bash\nset -e\ntool=bats\napt-get update\napt-get install -y "$tool"\n'
+                                        + (DATA / "sh-word-count/tests/test.sh").read_text().split("\n", 1)[1])
+    ran = _endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out"), "--base", DEFAULT_IMAGE)
+    assert ran.returncode == 0 and "installs" not in ran.stdout, ran.stdout + ran.stderr
+    ran = _endstate("eval", "--suite", str(tmp_path / "out"), "--model", "scripted/reference", "--out", str(tmp_path / "run"))
+    from endstate.run import read_results
+
+    (result,) = read_results(tmp_path / "run").tasks
+    assert result.outcome == "fail" and result.failing_grader == "verifier", ran.stdout + ran.stderr
+    assert "exited 100" in result.reason and "apt package bats is not in the task's image" in result.reason, result.reason
