@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from endstate.authoring._harbortools import SHIM_DIR, TOOLS_DIR, apt_packages, shims, tools_layer
+from endstate.authoring._harbortools import SHIM_DIR, TOOLS_DIR, apt_packages, download_wheels, shims, tools_layer, uv_use
 from endstate.errors import SandboxUnavailable, UserError
 from endstate.sandbox import DEFAULT_IMAGE
 
@@ -256,6 +256,16 @@ def _build_final(task: Path, task_id: str, log: Callable[[str], None]) -> None:
         raise UserError(f"task {task_id}: its image with the verifier's tools does not build: {exc}") from None
 
 
+def _python(tag: str, task_id: str) -> str:
+    """The image's Python as "3.11": the wheels of what its verifier installs with uv are for it."""
+    ran = _docker("run", "--rm", "--network", "none", "--entrypoint", "python3", tag, "-c",
+                  "import sys; print('%d.%d' % sys.version_info[:2])")
+    if ran.returncode != 0:
+        raise UserError(f"task {task_id}: its tests/test.sh runs uv, which endstate installs from its wheel with "
+                        "python3: the task's image has none (build it on a base with python3, or --base)")
+    return ran.stdout.decode().strip()
+
+
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
                 log: Callable[[str], None]) -> list[str]:
     """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
@@ -271,20 +281,28 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
         said = built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"]
         raise UserError(f"task {task_id}: its Dockerfile does not build: {said[0]}")
     solve = (folder / "solution/solve.sh").read_text()
+    test_sh = (folder / "tests/test.sh").read_text()
+    uv = uv_use(test_sh)
     try:
         fixture = _files(tag, workdir)
         try:
             solved = _files(tag, workdir, solve)
         except UserError as exc:
             raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
+        python = _python(tag, task_id) if uv else ""
     finally:
         _docker("rmi", "-f", tag)
-    packages = apt_packages((folder / "tests/test.sh").read_text())
+    packages = apt_packages(test_sh)
     if packages:
         log(f"task {task_id}: tests/test.sh installs {' '.join(packages)}: added to its image")
-    _write(task / "image" / TOOLS_DIR, {name: (text.encode(), True) for name, text in shims().items()})
-    (task / "image/Dockerfile").write_text(dockerfile + tools_layer(packages) + _LAYER.format(workdir=workdir, tests=TESTS))
-
+    if uv:
+        wheels = download_wheels(uv, python, task / "image" / TOOLS_DIR / "wheels")
+        log(f"task {task_id}: tests/test.sh runs uv: {len(wheels)} wheel(s) for Python {python} added to its image")
+        for asked in uv.pythons:
+            log(f"task {task_id}: tests/test.sh asks uv for Python {asked}: its verifier runs on the image's {python}")
+    _write(task / "image" / TOOLS_DIR / "bin", {name: (text.encode(), True) for name, text in shims(bool(uv)).items()})
+    (task / "image/Dockerfile").write_text(dockerfile + tools_layer(packages, bool(uv))
+                                           + _LAYER.format(workdir=workdir, tests=TESTS))
     _write(task / "fixture", fixture)
     # The oracle's end state, as a task's solution/ is: what it added or changed, and what it removed.
     _write(task / "solution", {name: data for name, data in solved.items() if fixture.get(name) != data})

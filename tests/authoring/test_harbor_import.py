@@ -168,3 +168,24 @@ def test_a_verifier_package_the_import_could_not_read_fails_naming_it(tmp_path):
     (result,) = read_results(tmp_path / "run").tasks
     assert result.outcome == "fail" and result.failing_grader == "verifier", ran.stdout + ran.stderr
     assert "exited 100" in result.reason and "apt package bats is not in the task's image" in result.reason, result.reason
+
+
+@pytest.mark.docker
+def test_a_verifier_that_fetches_uv_and_runs_pytest_through_uvx_grades_offline(tmp_path):
+    """tests/data/harbor-uv: a test.sh as many Harbor tasks have it (apt-get install curl, uv's
+    installer piped to sh, `uvx -p 3.13 -w pytest==8.4.1 ... pytest`). The import puts curl,
+    uv and the wheels in the image; the verifier then runs real pytest under uvx, offline."""
+    build_image(DEFAULT_IMAGE)
+    ran = _endstate("tasks", "import", "harbor", str(DATA.parent / "harbor-uv"), "--out", str(tmp_path / "suite"))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "task sh-greeting: tests/test.sh installs curl: added to its image" in ran.stdout
+    assert "task sh-greeting: tests/test.sh asks uv for Python 3.13: its verifier runs on the image's 3.11" in ran.stdout
+    wheels = sorted(p.name.split("-")[0] for p in (tmp_path / "suite/sh-greeting/image/.endstate-verifier/wheels").iterdir())
+    assert {"uv", "pytest", "pytest_json_ctrf"} <= set(wheels), wheels
+    from endstate.run import read_results
+
+    for arm, outcome, says in (("reference", "pass", "exit 0, reward 1"), ("null", "fail", "1 failed")):
+        _endstate("eval", "--suite", str(tmp_path / "suite"), "--model", f"scripted/{arm}", "--out", str(tmp_path / arm))
+        (result,) = read_results(tmp_path / arm).tasks
+        verdict = next(v for v in result.verdicts if v.grader == "verifier")
+        assert (verdict.outcome, says in verdict.reason) == (outcome, True), verdict.reason
