@@ -8,8 +8,10 @@ and `solution/solve.sh` (the oracle). Each becomes an endstate task graded by
 after sealing), `solve.sh` the reference's one `bash` call, and an image made of the
 task's Dockerfile plus a layer that links its working folder and `/tests` into
 /workspace. The fixture is the working folder read out of the built image, so what the
-agent changed is measured against what it found. Grading stays offline: a base image the
-engine does not have is refused in one line, with `--base` as the way out.
+agent changed is measured against what it found. The image is built with the network on
+(Debian's mirror), with what test.sh installs for itself added (`_harbortools`), so that
+grading stays offline; no registry is reached: a base image the engine does not have is
+refused in one line, with `--base` as the way out.
 """
 
 from __future__ import annotations
