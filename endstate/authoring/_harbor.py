@@ -8,8 +8,10 @@ and `solution/solve.sh` (the oracle). Each becomes an endstate task graded by
 after sealing), `solve.sh` the reference's one `bash` call, and an image made of the
 task's Dockerfile plus a layer that links its working folder and `/tests` into
 /workspace. The fixture is the working folder read out of the built image, so what the
-agent changed is measured against what it found. Grading stays offline: a base image the
-engine does not have is refused in one line, with `--base` as the way out.
+agent changed is measured against what it found. The image is built with the network on
+(Debian's mirror), with what test.sh installs for itself added (`_harbortools`), so that
+grading stays offline; no registry is reached: a base image the engine does not have is
+refused in one line, with `--base` as the way out.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from endstate.errors import UserError
+from endstate.authoring._harbortools import SHIM_DIR, TOOLS_DIR, apt_packages, download_wheels, shims, tools_layer, uv_use
+from endstate.errors import SandboxUnavailable, UserError
 from endstate.sandbox import DEFAULT_IMAGE
 
 __all__ = ["import_harbor"]
@@ -236,10 +239,33 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, log: Callabl
     try:
         deleted = _write_task(folder, task, task_id, dockerfile, workdir, log)
         (task / "task.toml").write_text(_manifest(task_id, folder, workdir, deleted, wall, verifier_timeout, cpus, memory))
+        _build_final(task, task_id, log)
     except BaseException:
         shutil.rmtree(task, ignore_errors=True)  # never a half-written task
         raise
     return task
+
+
+def _build_final(task: Path, task_id: str, log: Callable[[str], None]) -> None:
+    """Build the task's image now, the verifier's tools included, with the network on: grading
+    (offline) then finds it built, keyed by its context's hash."""
+    from endstate.sandbox import build_task_image
+
+    log(f"task {task_id}: building its image with the verifier's tools")
+    try:
+        build_task_image(task / "image/Dockerfile", task_id)
+    except SandboxUnavailable as exc:
+        raise UserError(f"task {task_id}: its image with the verifier's tools does not build: {exc}") from None
+
+
+def _python(tag: str, task_id: str) -> str:
+    """The image's Python as "3.11": the wheels of what its verifier installs with uv are for it."""
+    ran = _docker("run", "--rm", "--network", "none", "--entrypoint", "python3", tag, "-c",
+                  "import sys; print('%d.%d' % sys.version_info[:2])")
+    if ran.returncode != 0:
+        raise UserError(f"task {task_id}: its tests/test.sh runs uv, which endstate installs from its wheel with "
+                        "python3: the task's image has none (build it on a base with python3, or --base)")
+    return ran.stdout.decode().strip()
 
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
@@ -250,21 +276,35 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     (task / "image/Dockerfile").write_text(dockerfile)
     tag = f"endstate-harbor-{task_id}:import"
     log(f"building {tag} from {folder / 'environment/Dockerfile'}")
-    built = _docker("build", "--network", "none", "-q", "-t", tag, str(task / "image"))
+    # The network is on for the build (Debian's mirror: `apt-get install gcc` in the task's
+    # Dockerfile); off for the oracle, the agent and the verifier.
+    built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
     if built.returncode != 0:
         said = built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"]
-        raise UserError(f"task {task_id}: its Dockerfile does not build offline: {said[0]}")
+        raise UserError(f"task {task_id}: its Dockerfile does not build: {said[0]}")
     solve = (folder / "solution/solve.sh").read_text()
+    test_sh = (folder / "tests/test.sh").read_text()
+    uv = uv_use(test_sh)
     try:
         fixture = _files(tag, workdir)
         try:
             solved = _files(tag, workdir, solve)
         except UserError as exc:
             raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
+        python = _python(tag, task_id) if uv else ""
     finally:
         _docker("rmi", "-f", tag)
-    (task / "image/Dockerfile").write_text(dockerfile + _LAYER.format(workdir=workdir, tests=TESTS))
-
+    packages = apt_packages(test_sh)
+    if packages:
+        log(f"task {task_id}: tests/test.sh installs {' '.join(packages)}: added to its image")
+    if uv:
+        wheels = download_wheels(uv, python, task / "image" / TOOLS_DIR / "wheels")
+        log(f"task {task_id}: tests/test.sh runs uv: {len(wheels)} wheel(s) for Python {python} added to its image")
+        for asked in uv.pythons:
+            log(f"task {task_id}: tests/test.sh asks uv for Python {asked}: its verifier runs on the image's {python}")
+    _write(task / "image" / TOOLS_DIR / "bin", {name: (text.encode(), True) for name, text in shims(bool(uv)).items()})
+    (task / "image/Dockerfile").write_text(dockerfile + tools_layer(packages, bool(uv))
+                                           + _LAYER.format(workdir=workdir, tests=TESTS))
     _write(task / "fixture", fixture)
     # The oracle's end state, as a task's solution/ is: what it added or changed, and what it removed.
     _write(task / "solution", {name: data for name, data in solved.items() if fixture.get(name) != data})
@@ -283,7 +323,8 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
 
 def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], wall: float | None,
               verifier_timeout: float | None, cpus: float | None, memory: int | None) -> str:
-    args = f'script = "{TESTS}/test.sh"' + (f", timeout = {verifier_timeout:g}" if verifier_timeout else "")
+    args = (f'script = "{TESTS}/test.sh"' + (f", timeout = {verifier_timeout:g}" if verifier_timeout else "")
+            + f", tools = {_toml_string(SHIM_DIR)}")
     lines = [f'id = "{task_id}"', 'category = "bugfix"',
              f"description = {_toml_string('Harbor task ' + folder.resolve().name)}",
              "solution_deletes = [" + ", ".join(_toml_string(name) for name in deleted) + "]", ""]

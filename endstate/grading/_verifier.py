@@ -20,21 +20,29 @@ import shlex
 
 from endstate.errors import FolderTooLarge
 from endstate.grading._verdict import Verdict
-from endstate.sandbox import SealedSandbox
+from endstate.sandbox import WORKDIR, SealedSandbox
 
 __all__ = ["REWARD_DIR", "verifier"]
 
 #: Where a Harbor verifier writes `reward.txt`.
 REWARD_DIR = "/logs/verifier"
+#: The verifier's TMPDIR (the container's /tmp is mounted noexec).
+TMP_DIR = "/opt/endstate/verifier-tmp"
 #: What the harness reads of that folder; a reward is a number.
 _MAX_BYTES = 64 * 1024
 
 
-def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None) -> Verdict:
-    """`bash SCRIPT` in the grading container passes: exit status 0 and `reward.txt` holding 1."""
+def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, tools: str | None = None) -> Verdict:
+    """`bash SCRIPT` in the grading container passes: exit status 0 and `reward.txt` holding 1.
+
+    `tools`, an absolute folder of the task's image, comes first on the script's PATH (an
+    imported Harbor task's apt shims, which answer its install lines offline)."""
     if script not in sandbox.staged:
         return Verdict.error(f"verifier {script} is not a held-out file: put it under the task's holdout/ "
                              "(a script of the end state is never what grades it)")
+    if tools is not None and (not tools.startswith("/") or tools.startswith("/workspace")):
+        return Verdict.error(f"verifier tools {tools!r}: give an absolute folder of the task's image, "
+                             "outside /workspace (the end state must not put commands there)")
     grading = sandbox.grading
     try:
         before = _reward_folder(sandbox)
@@ -43,8 +51,16 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None) 
     if before:
         return Verdict.tampered(f"{REWARD_DIR} held {', '.join(sorted(before))} before the verifier ran "
                             "(written by an earlier process of the end state)")
-    grading.put_harness_trees({REWARD_DIR: ({}, "agent")})
-    ran = sandbox.run(f"bash {shlex.quote(script)}", timeout=timeout)
+    # A Harbor verifier builds and runs things where it stands (`make`, a test binary), as
+    # root in Harbor's own container. Here it gets the graded tree again with its folders
+    # open to new files (the end state's files stay root's and read-only, as in a test run's
+    # scratch copy) and a TMPDIR of its own on a filesystem that lets it run what it built.
+    trees = {REWARD_DIR: ({}, "agent"), TMP_DIR: ({}, "agent")}
+    if sandbox.graded:  # empty when graded in the agent's own sandbox (the fresh-container guard off)
+        trees[WORKDIR] = (sandbox.graded, "scratch")
+    grading.put_harness_trees(trees)
+    path = f"PATH={shlex.quote(tools)}:$PATH " if tools else ""
+    ran = sandbox.run(f"{path}TMPDIR={TMP_DIR} bash {shlex.quote(script)}", timeout=timeout)
     said = (ran.stdout + ran.stderr).strip()[-300:]
     if ran.timed_out:
         return Verdict.fail(f"verifier {script} timed out: {said}")

@@ -88,7 +88,8 @@ def test_the_import_keeps_prompt_budgets_tests_and_oracle(imported):
     assert manifest["budget"] == {"wall_seconds": 300}
     assert manifest["sandbox"] == {"dockerfile": "image/Dockerfile", "cpus": 1, "memory_mb": 1024}
     assert manifest["graders"][0] == {"name": "endstate.grading:verifier",
-                                      "args": {"script": ".harbor/tests/test.sh", "timeout": 60}}
+                                      "args": {"script": ".harbor/tests/test.sh", "timeout": 60,
+                                               "tools": "/opt/endstate-verifier/bin"}}
     assert (task / "prompt.md").read_text() == (DATA / "py-median/instruction.md").read_text()
     assert sorted(p.name for p in (task / "holdout/.harbor/tests").iterdir()) == ["test.sh", "test_stats.py"]
     # The fixture is the working folder as the image has it; the solution what solve.sh made of it.
@@ -138,3 +139,53 @@ def test_two_tasks_of_one_id_are_refused_before_anything_is_written(tmp_path):
     assert line == (f"endstate: error: {second}: its task id py-median is also {first}'s: import them into "
                     "different --out folders, or rename one")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_apt_packages_a_verifier_installs_are_read_from_its_test_sh():
+    from endstate.authoring._harbortools import apt_packages
+
+    script = ("#!/bin/bash\nset -euo pipefail\napt-get update > /dev/null 2>&1\n"
+              "apt-get install -y curl > /dev/null 2>&1\n"
+              "apt-get update -qq && apt-get install -y -qq bats \\\n   make >/dev/null\n"
+              "DEBIAN_FRONTEND=noninteractive sudo apt install -y -o Dpkg::Use-Pty=0 nodejs=18.19.0+dfsg-6; echo ok\n"
+              "echo apt-get install not-a-command\n# apt-get install commented-out\n"
+              "apt-get install -y $FROM_A_VARIABLE\n")
+    assert apt_packages(script) == ["curl", "bats", "make", "nodejs=18.19.0+dfsg-6"]
+
+
+@pytest.mark.docker
+def test_a_verifier_package_the_import_could_not_read_fails_naming_it(tmp_path):
+    """A package named through a variable is not in the image: grading is offline, so the
+    verifier's own apt-get line fails there, and the shim says which package and why."""
+    task = _copy(tmp_path, "sh-word-count")
+    (task / "tests/test.sh").write_text('#!/bin/bash\nset -e\ntool=bats\napt-get update\napt-get install -y "$tool"\n'
+                                        + (DATA / "sh-word-count/tests/test.sh").read_text().split("\n", 1)[1])
+    ran = _endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out"), "--base", DEFAULT_IMAGE)
+    assert ran.returncode == 0 and "installs" not in ran.stdout, ran.stdout + ran.stderr
+    ran = _endstate("eval", "--suite", str(tmp_path / "out"), "--model", "scripted/reference", "--out", str(tmp_path / "run"))
+    from endstate.run import read_results
+
+    (result,) = read_results(tmp_path / "run").tasks
+    assert result.outcome == "fail" and result.failing_grader == "verifier", ran.stdout + ran.stderr
+    assert "exited 100" in result.reason and "apt package bats is not in the task's image" in result.reason, result.reason
+
+
+@pytest.mark.docker
+def test_a_verifier_that_fetches_uv_and_runs_pytest_through_uvx_grades_offline(tmp_path):
+    """tests/data/harbor-uv: a test.sh as many Harbor tasks have it (apt-get install curl, uv's
+    installer piped to sh, `uvx -p 3.13 -w pytest==8.4.1 ... pytest`). The import puts curl,
+    uv and the wheels in the image; the verifier then runs real pytest under uvx, offline."""
+    build_image(DEFAULT_IMAGE)
+    ran = _endstate("tasks", "import", "harbor", str(DATA.parent / "harbor-uv"), "--out", str(tmp_path / "suite"))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "task sh-greeting: tests/test.sh installs curl: added to its image" in ran.stdout
+    assert "task sh-greeting: tests/test.sh asks uv for Python 3.13: its verifier runs on the image's 3.11" in ran.stdout
+    wheels = sorted(p.name.split("-")[0] for p in (tmp_path / "suite/sh-greeting/image/.endstate-verifier/wheels").iterdir())
+    assert {"uv", "pytest", "pytest_json_ctrf"} <= set(wheels), wheels
+    from endstate.run import read_results
+
+    for arm, outcome, says in (("reference", "pass", "exit 0, reward 1"), ("null", "fail", "1 failed")):
+        _endstate("eval", "--suite", str(tmp_path / "suite"), "--model", f"scripted/{arm}", "--out", str(tmp_path / arm))
+        (result,) = read_results(tmp_path / arm).tasks
+        verdict = next(v for v in result.verdicts if v.grader == "verifier")
+        assert (verdict.outcome, says in verdict.reason) == (outcome, True), verdict.reason
