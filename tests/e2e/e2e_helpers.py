@@ -30,6 +30,14 @@ def endstate(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT, ti
     return Ran(proc)
 
 
+def endstate_with_pid(*args: str, timeout: float = 1200) -> tuple[Ran, int]:
+    """As `endstate`, with the process id its sandboxes are labelled with (their owner)."""
+    proc = subprocess.Popen([sys.executable, "-m", "endstate", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=timeout)
+    return Ran(subprocess.CompletedProcess(proc.args, proc.returncode, out, err)), proc.pid
+
+
 
 DISK_FILL_STEPS = [
     "dd if=/dev/zero of=/tmp/fill bs=1M count=2048",  # 2 GiB into /tmp: stops at its tmpfs size
