@@ -47,7 +47,7 @@ import msgspec
 from endstate.errors import FolderTooLarge
 from endstate.sandbox import FileEntry, SealedSandbox, Tree
 
-__all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files",
+__all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files", "isolation",
            "plant_canaries", "start_warm_runner", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE",
            "REPORT_MAX_BYTES"]
 
@@ -154,7 +154,17 @@ def import_paths(env: list[str]) -> tuple[list[str], list[str]]:
 def harness_files() -> Tree:
     folder = resources.files("endstate.grading").joinpath("harness")
     return {name: FileEntry(0o644, folder.joinpath(name).read_bytes())
-            for name in ("endstate_runner.py", "endstate_guard.py", "endstate_connect.py")}
+            for name in ("endstate_runner.py", "endstate_guard.py", "endstate_connect.py", "endstate_isolate.py")}
+
+
+def isolation(sealed: SealedSandbox, own: list[str]) -> list[str]:
+    """The wrapper that starts a process of the end state in namespaces of its own, carrying
+    `own` (its scratch copy, its report folder) into them; [] where grading runs in the agent's
+    own sandbox (nothing to isolate it from) or the guard is off."""
+    if not (sealed.graded and sealed.process_isolation):
+        return []
+    return ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_isolate.py",
+            *(word for folder in own for word in ("--own", folder)), "--"]
 
 
 #: At most this many canaries: one per folder holding tests, shallowest first.
@@ -219,19 +229,29 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     nonce = secrets.token_hex(8)
     restage = dict(restage or {})
     entry = ["python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py"]
+    report_at, workspace = f"{REPORT_DIR}/{nonce}", workspace_of(sealed, nonce)
+    wrapper = isolation(sealed, [workspace, report_at])
+    if wrapper:  # made by the harness, so that the run's namespaces can carry it in
+        restage[report_at] = ({}, "agent")
     if sealed.warm_runner and runner == "pytest" and not any(
             word.startswith(_AT_START) for word in env):
         token = secrets.token_hex(16)
-        restage[f"{WARM_DIR}/key"] = ({"token": FileEntry(0o644, token.encode())}, "private")
+        key = {"token": FileEntry(0o644, token.encode())}
+        isolated = ["--isolated"] if wrapper else []
+        if wrapper:  # the warm server makes the namespaces itself, from what root alone may read
+            key["isolate"] = FileEntry(0o644, "\n".join([workspace, report_at]).encode())
+            wrapper = []
+        restage[f"{WARM_DIR}/key"] = (key, "private")
         wipe = ["--wipe", *WIPED] if prelude == WIPE else []
         prelude = "" if wipe else prelude
-        entry = ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_connect.py", WARM_DIR, token, *wipe, "--"]
-    workspace = _scratch_copy(sealed, nonce, restage)
+        entry = ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_connect.py", WARM_DIR, token, *isolated, *wipe,
+                 "--"]
+    _scratch_copy(sealed, nonce, restage)
     argv = ["env", "-i", *_ENV, *env, *entry, runner,
             REPORT_DIR, nonce, "guard" if guard else "noguard", workspace, ":".join(paths), "--", *args]
     # Nothing the test process started may outlive it into the next graded run.
     line = f"{prelude + '; ' if prelude else ''}{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
-    result = box.exec(line, timeout=timeout)
+    result = box.exec_wrapped(line, wrapper, timeout=timeout)
     marks = tuple(mark for _, words in canaries for mark in words)
     run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
     try:
@@ -277,6 +297,11 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
                                 f"disagrees with what the test process observed ({expected[0]} tests, "
                                 f"{expected[1]} failed, {expected[2]} errors)")
     return run
+
+
+def workspace_of(sealed: SealedSandbox, nonce: str) -> str:
+    """Where the run named `nonce` runs its tests (see `_scratch_copy`)."""
+    return f"{SCRATCH_DIR}/{nonce}" if sealed.graded else "/workspace"
 
 
 def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]]) -> str:
