@@ -1,0 +1,75 @@
+"""What namespaces per process of the end state cost: a suite replay and `endstate mutate`, both
+at -j 2, with this tree and with a tree from before them, interleaved in one run.
+
+    git worktree add --detach /tmp/before <commit before the namespaces>
+    python bench/isolation_cost.py /tmp/before [ROUNDS]
+
+The tree from before runs from its own folder (its tasks, its cassettes) with its own package
+first on PYTHONPATH; this tree runs from here. Each round runs both, in alternating order, so a
+load that drifts over the run falls on both. Prints each wall time, the ratio after/before,
+and mutate's wall per mutant (each tree's own mutant count: this one has one mutant more).
+
+Measured on 2026-12-04 (2 cores shared with other jobs, load average 10-17; one round), issue 32
+at 9ff88ff against bb4aa9b:
+
+    replay -j 2   before  see the report of that session    after  ...
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _timed(tree: Path, *args: str) -> float:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "endstate", *args], cwd=tree, env=env, capture_output=True,
+                          text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        sys.exit(f"endstate {' '.join(args)} in {tree} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return elapsed
+
+
+def _mutants(tree: Path) -> int:
+    code = "from endstate.checks._mutation import MUTANTS; print(len(MUTANTS))"
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    return int(subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True,
+                              check=True).stdout)
+
+
+def _jobs(out: Path) -> dict[str, tuple[str, ...]]:
+    return {"replay": ("eval", "--model", "scripted/reference", "--replay", "cassettes/scripted-reference",
+                       "-j", "2", "--out", str(out / "replay")),
+            "mutate": ("mutate", "-j", "2", "--out", str(out / "mutate"))}
+
+
+def main(before: Path, rounds: int) -> None:
+    trees = {"before": before.resolve(), "after": ROOT}
+    walls: dict[tuple[str, str], list[float]] = {}
+    for round_ in range(rounds):
+        for job in ("replay", "mutate"):
+            order = ["before", "after"] if (round_ + (job == "mutate")) % 2 == 0 else ["after", "before"]
+            for which in order:
+                with tempfile.TemporaryDirectory() as tmp:
+                    elapsed = _timed(trees[which], *_jobs(Path(tmp))[job])
+                walls.setdefault((job, which), []).append(elapsed)
+                print(f"round {round_ + 1} {job} -j 2 {which:6s} {elapsed:7.1f} s", flush=True)
+    counts = {which: _mutants(tree) for which, tree in trees.items()}
+    for job in ("replay", "mutate"):
+        before_s, after_s = (sum(walls[(job, w)]) / len(walls[(job, w)]) for w in ("before", "after"))
+        print(f"{job} -j 2: before {before_s:.1f} s, after {after_s:.1f} s, after/before {after_s / before_s:.3f}")
+    for which in ("before", "after"):
+        mean = sum(walls[("mutate", which)]) / len(walls[("mutate", which)])
+        print(f"mutate {which}: {counts[which]} mutants, {mean / counts[which]:.1f} s per mutant")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 1)
