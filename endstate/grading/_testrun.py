@@ -45,7 +45,7 @@ from importlib import resources
 import msgspec
 
 from endstate.errors import FolderTooLarge
-from endstate.sandbox import FileEntry, SealedSandbox, Tree
+from endstate.sandbox import RESTRICT, FileEntry, SealedSandbox, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files", "isolation",
            "plant_canaries", "start_warm_runner", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE",
@@ -153,8 +153,9 @@ def import_paths(env: list[str]) -> tuple[list[str], list[str]]:
 
 def harness_files() -> Tree:
     folder = resources.files("endstate.grading").joinpath("harness")
-    return {name: FileEntry(0o644, folder.joinpath(name).read_bytes())
-            for name in ("endstate_runner.py", "endstate_guard.py", "endstate_connect.py", "endstate_isolate.py")}
+    files = {name: FileEntry(0o644, folder.joinpath(name).read_bytes())
+             for name in ("endstate_runner.py", "endstate_guard.py", "endstate_connect.py", "endstate_isolate.py")}
+    return {**files, "endstate_restrict.py": FileEntry(0o644, RESTRICT.encode())}
 
 
 def isolation(sealed: SealedSandbox, own: list[str]) -> list[str]:

@@ -44,7 +44,7 @@ from endstate.sandbox._files import DockerFileTools, _inside
 from endstate.sandbox._engine import remove_container, shared_client, why
 from endstate.sandbox._reaper import owner_labels
 from endstate.sandbox._scripts import (_BACKSTOP_S, _MIB, _RUNNER, _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT,
-                                       _UNTAR_AS_ROOT, AGENT_UID, parse_status)
+                                       _UNTAR_AS_ROOT, AGENT_UID, RESTRICT, parse_status)
 from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeRefused, TreeTooLarge, folders_above, harness_tar, tar_to_tree, tree_to_tar
 
 __all__ = ["DockerSandbox"]
@@ -158,12 +158,15 @@ class DockerSandbox(DockerFileTools, Sandbox):
 
     # -- commands -----------------------------------------------------------------
     def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
-        return self._exec(command, timeout, [])
+        return self.exec_wrapped(command, [], timeout=timeout)
 
     def exec_wrapped(self, command: str, wrapper: list[str], *, timeout: float | None = None) -> ExecResult:
-        """In a grading container, `wrapper` (a program of the harness's own, as root) starts the
-        command's user process; anywhere else, or with no wrapper, the same as `exec`."""
-        return self._exec(command, timeout, wrapper if self._grading else [])
+        """In a grading container, `wrapper` (a program of the harness's own, as root, which installs
+        RESTRICT's filter itself) starts the command's user process, and without one RESTRICT does:
+        no command there runs without the filter. Anywhere else the same as `exec`."""
+        if self._grading:
+            return self._exec(command, timeout, wrapper or ["python3", "-I", "-S", "-c", RESTRICT])
+        return self._exec(command, timeout, [])
 
     def _exec(self, command: str, timeout: float | None, wrapper: list[str]) -> ExecResult:
         limit = self.limits.command_timeout_s if timeout is None else timeout
