@@ -2,7 +2,8 @@
 at -j 2, with this tree and with a tree from before them, interleaved in one run.
 
     git worktree add --detach /tmp/before <commit before the namespaces>
-    python bench/isolation_cost.py /tmp/before [ROUNDS]
+    python bench/isolation_cost.py /tmp/before [ROUNDS [FIRST]]     # FIRST: the first round's number (order)
+    python bench/isolation_cost.py --per-run [RUNS]     # one test run, namespaces on and off
 
 The tree from before runs from its own folder (its tasks, its cassettes) with its own package
 first on PYTHONPATH; this tree runs from here. Each round runs both, in alternating order, so a
@@ -51,10 +52,38 @@ def _jobs(out: Path) -> dict[str, tuple[str, ...]]:
             "mutate": ("mutate", "-j", "2", "--out", str(out / "mutate"))}
 
 
-def main(before: Path, rounds: int) -> None:
+def per_run(runs: int) -> None:
+    """Wall of one small warm and one cold test run in one grading container, with and without
+    namespaces of its own, alternating; medians."""
+    from statistics import median
+
+    from endstate.grading import prepare_grading_sandbox, seal_overlay, stage_holdout
+    from endstate.grading._testrun import run_tests, start_warm_runner
+    from endstate.sandbox import DEFAULT_IMAGE, FileEntry, SandboxLimits
+
+    tree = {"tests/test_one.py": FileEntry(0o644, b"def test_one():\n    assert 1 + 1 == 2\n")}
+    walls: dict[tuple[str, bool], list[float]] = {}
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=120), "bench") as box:
+        sealed = seal_overlay(dict(tree), {}, box)
+        stage_holdout(sealed, {})
+        for kind in ("cold", "warm"):
+            if kind == "warm":
+                start_warm_runner(sealed)
+            for i in range(2 * runs):
+                sealed.process_isolation = isolated = i % 2 == 0
+                start = time.perf_counter()
+                run = run_tests(sealed, "python -m pytest -q tests")
+                walls.setdefault((kind, isolated), []).append(time.perf_counter() - start)
+                assert run.tests == 1 and run.failures == 0, run
+    for (kind, isolated), values in sorted(walls.items()):
+        print(f"{kind} run, {'own namespaces' if isolated else 'shared':14s}: median {median(values) * 1000:.0f} ms "
+              f"over {len(values)}")
+
+
+def main(before: Path, rounds: int, first: int = 0) -> None:
     trees = {"before": before.resolve(), "after": ROOT}
     walls: dict[tuple[str, str], list[float]] = {}
-    for round_ in range(rounds):
+    for round_ in range(first, first + rounds):
         for job in ("replay", "mutate"):
             order = ["before", "after"] if (round_ + (job == "mutate")) % 2 == 0 else ["after", "before"]
             for which in order:
@@ -71,5 +100,7 @@ def main(before: Path, rounds: int) -> None:
         print(f"mutate {which}: {counts[which]} mutants, {mean / counts[which]:.1f} s per mutant")
 
 
-if __name__ == "__main__":
-    main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+if __name__ == "__main__" and sys.argv[1:2] == ["--per-run"]:
+    per_run(int(sys.argv[2]) if len(sys.argv) > 2 else 10)
+elif __name__ == "__main__":
+    main(Path(sys.argv[1]), int(sys.argv[2]) if len(sys.argv) > 2 else 1, int(sys.argv[3]) if len(sys.argv) > 3 else 0)

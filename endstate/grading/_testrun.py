@@ -18,6 +18,9 @@ entry point (`harness/endstate_runner.py`) in the grading sandbox:
   root's and read-only, its folders take new files (sticky, like /tmp), so a suite
   that writes caches or outputs next to itself runs as upstream, and nothing it
   writes reaches the next run or any verdict (graders read the sealed snapshot);
+- in network, IPC, pid and mount namespaces of its own, made for it by root in a fresh
+  grading container (`isolation`, harness/endstate_isolate.py): nothing an earlier process
+  left in the kernel or a temporary place is there, and it leaves nothing for a later one;
 - from a warm start where the sandbox allows (`start_warm_runner`): the entry point,
   started once as root with pytest already imported, forks each pytest run, which
   becomes the test user before anything of the end state runs. It saves each run
@@ -65,7 +68,9 @@ _ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HO
 _PYTEST_PROGRAMS = {"pytest", "py.test", "pytest-3"}
 #: Emptied (as the test user) before each half of a held-out run: nothing a process of an
 #: earlier run left behind survives (see _twins.py). /dev/mqueue lists the POSIX message
-#: queues, which outlive their process like files and are unlinked like them.
+#: queues, which outlive their process like files and are unlinked like them. Behind the
+#: namespaces each process of the end state starts in (`isolation`), which give it these
+#: places new and hide earlier runs' folders, this only matters with that guard off.
 WIPED = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/home/agent", REPORT_DIR, SCRATCH_DIR)
 #: The same as a shell line, run before a run that starts cold (a warm one's client does it itself).
 WIPE = (f"for d in {' '.join(WIPED)}; do chmod -R u+rwX \"$d\" 2>/dev/null; find \"$d\" -mindepth 1 -delete "
@@ -232,7 +237,7 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     entry = ["python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py"]
     report_at, workspace = f"{REPORT_DIR}/{nonce}", workspace_of(sealed, nonce)
     wrapper = isolation(sealed, [workspace, report_at])
-    if wrapper:  # made by the harness, so that the run's namespaces can carry it in
+    if sealed.graded:  # made by the harness, with the scratch copy, so that a run's namespaces can carry it in
         restage[report_at] = ({}, "agent")
     if sealed.warm_runner and runner == "pytest" and not any(
             word.startswith(_AT_START) for word in env):
