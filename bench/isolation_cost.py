@@ -10,10 +10,26 @@ first on PYTHONPATH; this tree runs from here. Each round runs both, in alternat
 load that drifts over the run falls on both. Prints each wall time, the ratio after/before,
 and mutate's wall per mutant (each tree's own mutant count: this one has one mutant more).
 
-Measured on 2026-12-04 (2 cores shared with other jobs, load average 10-17; one round), issue 32
-at 9ff88ff against bb4aa9b:
+Measured on 2026-12-04, this tree (90e0ad8) against bb4aa9b, on 2 cores shared with five
+other jobs (load average 8-25, moving minute to minute). Three runs, interleaved:
 
-    replay -j 2   before  see the report of that session    after  ...
+    run  job     before (s)              after (s)
+    A    replay  162.9                   194.7        (my grading tests ran during all of A and
+    A    mutate  165.4                   179.7         the first half of B, "after" replay included)
+    B    replay   96.9                   171.4
+    B    mutate   66.4                    71.8
+    C    replay  113.4, 35.6              80.4, 42.0
+    C    mutate   31.2, 44.1              43.4, 50.1
+
+    replay -j 2, pooled: 408.8 s -> 488.5 s (x1.195); without B's pair: 311.9 -> 317.1 (x1.017)
+    mutate -j 2, pooled: 307.1 s -> 345.0 s (x1.123); per mutant 5.48 s (14) -> 5.75 s (15), +4.9%
+    quietest pair (C, round 2): replay x1.18, mutate x1.14
+
+Single pairs range from x0.82 to x1.77: the load, not the change, dominates them. The
+per-run comparison (--per-run 10, load 9) is the sharper figure: a cold one-test run,
+median 348 ms -> 459 ms (the isolation program's Python start and imports, 50-90 ms of it);
+a warm run, 447 ms -> 423 ms (no cost seen). A task's graded processes are one cold probe
+and warm pytest runs, so a replay pays about 0.1 s of wall per task.
 """
 
 from __future__ import annotations
