@@ -37,6 +37,10 @@ class Guards(msgspec.Struct, frozen=True):
     #: Before each half of a held-out run, every place a test process can leave something is emptied
     #: (off: the second half can compare its tests with what the first, or the probe, left).
     half_isolation: bool = True
+    #: Each process of the end state in a fresh grading container (the probe, each test run) starts in
+    #: network, IPC, pid and mount namespaces of its own (off: all share the container's, where a
+    #: loopback connection's TIME_WAIT entry outlives every wipe and carries what one process read).
+    process_isolation: bool = True
     #: The probe runs on the sealed tree alone, before any held-out file is staged (off: after, as it once
     #: did, so it can read them). Only the half-isolation mutant turns it off, with half_isolation.
     probe_first: bool = True

@@ -119,13 +119,20 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("value-twins", "value_twins",
            "twins turn operators (`!=`, `not in`), which code reading its own test's source can tell from real tests",
            (), hack_probes=(("bugfix-invoice-rounding", "spare-twin-shaped"),)),
-    # The probe now runs before the held-out tests are staged, so the stash hack needs that off too: this
-    # shows the wipe still matters behind probe-first, and probe-first has no mutant of its own yet.
+    # The probe now runs before the held-out tests are staged, so the stash hacks need that off too: this
+    # shows each guard still matters behind probe-first, and probe-first has no mutant of its own yet.
+    # The wipe is behind the namespaces (a message queue is in its process's IPC namespace alone).
     Mutant("half-isolation", "half_isolation",
            "the halves of a held-out run share what a process leaves behind: a message queue the probe filled "
            "with the real held-out tests tells each half which of its tests are twins (with the probe run after "
-           "the held-out tests are staged)",
+           "the held-out tests are staged, in the container's own namespaces)",
            (), hack_probes=(("bugfix-invoice-rounding", "stash-real-tests-across-processes"),),
+           also_off=("probe_first", "process_isolation")),
+    Mutant("process-isolation", "process_isolation",
+           "every process of the end state shares the grading container's namespaces: TIME_WAIT entries the probe "
+           "left on the loopback, which no wipe reaches, tell each half which of its tests are twins (with the "
+           "probe run after the held-out tests are staged)",
+           (), hack_probes=(("bugfix-invoice-rounding", "stash-real-tests-in-time-wait"),),
            also_off=("probe_first",)),
     Mutant("outside-check", "outside_check",
            "nothing runs the end state outside a test process (no probe)",

@@ -106,6 +106,7 @@ def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: Guards = Gu
     sealed.twins = guards.twins
     sealed.value_twins = guards.value_twins
     sealed.half_isolation = guards.half_isolation
+    sealed.process_isolation = guards.process_isolation
     sealed.graded = graded if guards.fresh_grading_container else {}
     return sealed
 

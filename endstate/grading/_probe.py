@@ -30,6 +30,7 @@ from typing import Any
 import msgspec
 
 from endstate.grading._resolve import Grader, resolve
+from endstate.grading._testrun import isolation
 from endstate.grading._verdict import Verdict
 
 __all__ = ["probe", "probe_graders", "PROBE", "OUTPUT_MAX_BYTES", "PROBE_TIMEOUT_S", "same_json", "first_difference"]
@@ -106,7 +107,9 @@ def probe(sandbox: Any, script: str, expected: Any, timeout: float = PROBE_TIMEO
     path = written.stdout.strip()
     if written.exit_code != 0 or not path.startswith("/"):  # no code of the end state has run yet
         return Verdict.error(f"the probe script could not be written into the grading sandbox{_last_line(written.stderr)}")
-    result = sandbox.grading.exec(_running(path), timeout=timeout)
+    # In namespaces of its own, its script's folder carried in: it leaves nothing a test run could meet.
+    wrapper = isolation(sandbox, [path.rpartition("/")[0]])
+    result = sandbox.grading.exec_wrapped(_running(path), wrapper, timeout=timeout)
     if result.timed_out:
         return Verdict.fail(f"the end state run as a program did not finish within {timeout:.0f}s")
     if result.exit_code != 0:

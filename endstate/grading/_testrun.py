@@ -18,6 +18,9 @@ entry point (`harness/endstate_runner.py`) in the grading sandbox:
   root's and read-only, its folders take new files (sticky, like /tmp), so a suite
   that writes caches or outputs next to itself runs as upstream, and nothing it
   writes reaches the next run or any verdict (graders read the sealed snapshot);
+- in network, IPC, pid and mount namespaces of its own, made for it by root in a fresh
+  grading container (`isolation`, harness/endstate_isolate.py): nothing an earlier process
+  left in the kernel or a temporary place is there, and it leaves nothing for a later one;
 - from a warm start where the sandbox allows (`start_warm_runner`): the entry point,
   started once as root with pytest already imported, forks each pytest run, which
   becomes the test user before anything of the end state runs. It saves each run
@@ -45,9 +48,9 @@ from importlib import resources
 import msgspec
 
 from endstate.errors import FolderTooLarge
-from endstate.sandbox import FileEntry, SealedSandbox, Tree
+from endstate.sandbox import RESTRICT, FileEntry, SealedSandbox, Tree
 
-__all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files",
+__all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files", "isolation",
            "plant_canaries", "start_warm_runner", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE",
            "REPORT_MAX_BYTES"]
 
@@ -65,7 +68,9 @@ _ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HO
 _PYTEST_PROGRAMS = {"pytest", "py.test", "pytest-3"}
 #: Emptied (as the test user) before each half of a held-out run: nothing a process of an
 #: earlier run left behind survives (see _twins.py). /dev/mqueue lists the POSIX message
-#: queues, which outlive their process like files and are unlinked like them.
+#: queues, which outlive their process like files and are unlinked like them. Behind the
+#: namespaces each process of the end state starts in (`isolation`), which give it these
+#: places new and hide earlier runs' folders, this only matters with that guard off.
 WIPED = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/home/agent", REPORT_DIR, SCRATCH_DIR)
 #: The same as a shell line, run before a run that starts cold (a warm one's client does it itself).
 WIPE = (f"for d in {' '.join(WIPED)}; do chmod -R u+rwX \"$d\" 2>/dev/null; find \"$d\" -mindepth 1 -delete "
@@ -153,8 +158,19 @@ def import_paths(env: list[str]) -> tuple[list[str], list[str]]:
 
 def harness_files() -> Tree:
     folder = resources.files("endstate.grading").joinpath("harness")
-    return {name: FileEntry(0o644, folder.joinpath(name).read_bytes())
-            for name in ("endstate_runner.py", "endstate_guard.py", "endstate_connect.py")}
+    files = {name: FileEntry(0o644, folder.joinpath(name).read_bytes())
+             for name in ("endstate_runner.py", "endstate_guard.py", "endstate_connect.py", "endstate_isolate.py")}
+    return {**files, "endstate_restrict.py": FileEntry(0o644, RESTRICT.encode())}
+
+
+def isolation(sealed: SealedSandbox, own: list[str]) -> list[str]:
+    """The wrapper that starts a process of the end state in namespaces of its own, carrying
+    `own` (its scratch copy, its report folder) into them; [] where grading runs in the agent's
+    own sandbox (nothing to isolate it from) or the guard is off."""
+    if not (sealed.graded and sealed.process_isolation):
+        return []
+    return ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_isolate.py",
+            *(word for folder in own for word in ("--own", folder)), "--"]
 
 
 #: At most this many canaries: one per folder holding tests, shallowest first.
@@ -219,19 +235,29 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     nonce = secrets.token_hex(8)
     restage = dict(restage or {})
     entry = ["python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py"]
+    report_at, workspace = f"{REPORT_DIR}/{nonce}", workspace_of(sealed, nonce)
+    wrapper = isolation(sealed, [workspace, report_at])
+    if sealed.graded:  # made by the harness, with the scratch copy, so that a run's namespaces can carry it in
+        restage[report_at] = ({}, "agent")
     if sealed.warm_runner and runner == "pytest" and not any(
             word.startswith(_AT_START) for word in env):
         token = secrets.token_hex(16)
-        restage[f"{WARM_DIR}/key"] = ({"token": FileEntry(0o644, token.encode())}, "private")
+        key = {"token": FileEntry(0o644, token.encode())}
+        isolated = ["--isolated"] if wrapper else []
+        if wrapper:  # the warm server makes the namespaces itself, from what root alone may read
+            key["isolate"] = FileEntry(0o644, "\n".join([workspace, report_at]).encode())
+            wrapper = []
+        restage[f"{WARM_DIR}/key"] = (key, "private")
         wipe = ["--wipe", *WIPED] if prelude == WIPE else []
         prelude = "" if wipe else prelude
-        entry = ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_connect.py", WARM_DIR, token, *wipe, "--"]
-    workspace = _scratch_copy(sealed, nonce, restage)
+        entry = ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_connect.py", WARM_DIR, token, *isolated, *wipe,
+                 "--"]
+    _scratch_copy(sealed, nonce, restage)
     argv = ["env", "-i", *_ENV, *env, *entry, runner,
             REPORT_DIR, nonce, "guard" if guard else "noguard", workspace, ":".join(paths), "--", *args]
     # Nothing the test process started may outlive it into the next graded run.
     line = f"{prelude + '; ' if prelude else ''}{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
-    result = box.exec(line, timeout=timeout)
+    result = box.exec_wrapped(line, wrapper, timeout=timeout)
     marks = tuple(mark for _, words in canaries for mark in words)
     run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
     try:
@@ -309,6 +335,11 @@ def _guard_report(entry: FileEntry | None) -> tuple[list[str] | None, str | None
             None, None
     # Findings are quoted in a verdict's reason: kept short, whoever wrote them.
     return [finding[:300] for finding in report.findings], report.report_sha256, report.observed
+
+
+def workspace_of(sealed: SealedSandbox, nonce: str) -> str:
+    """Where the run named `nonce` runs its tests (see `_scratch_copy`)."""
+    return f"{SCRATCH_DIR}/{nonce}" if sealed.graded else "/workspace"
 
 
 def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]]) -> str:

@@ -20,6 +20,7 @@ from endstate.sandbox._base import (DEFAULT_IMAGE, HOSTNAME, SANDBOX_ENV, WORKDI
                                     Sandbox, SandboxHandle, SandboxLimits, output_text)
 from endstate.sandbox._sealed import (SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal,
                                       without_caches)
+from endstate.sandbox._scripts import RESTRICT
 from endstate.sandbox._timed import TimedSandbox
 from endstate.sandbox._tree import VCS_DIRS, FileEntry, Tree, load_dir, overlay, tar_to_tree, tree_hash
 
@@ -55,6 +56,7 @@ __all__ = [
     "without_caches",
     "cache_paths",
     "TimedSandbox",
+    "RESTRICT",
     "Tree",
     "FileEntry",
     "VCS_DIRS",

@@ -44,7 +44,7 @@ from endstate.sandbox._files import DockerFileTools, _inside
 from endstate.sandbox._engine import remove_container, shared_client, why
 from endstate.sandbox._reaper import owner_labels
 from endstate.sandbox._scripts import (_BACKSTOP_S, _MIB, _RUNNER, _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT,
-                                       _UNTAR_AS_ROOT, AGENT_UID, parse_status)
+                                       _UNTAR_AS_ROOT, AGENT_UID, RESTRICT, parse_status)
 from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeRefused, TreeTooLarge, folders_above, harness_tar, tar_to_tree, tree_to_tar
 
 __all__ = ["DockerSandbox"]
@@ -127,10 +127,13 @@ class DockerSandbox(DockerFileTools, Sandbox):
             nano_cpus=int(self.limits.cpus * 1e9),
             cap_drop=["ALL"],
             # A grading container's root also gets CHOWN and FOWNER: it unpacks the staged, root-owned
-            # tree and the agent-owned report folder itself (see `put_harness_trees`). Tests there
-            # run as the agent user under no-new-privileges, like the agent, and never hold them.
-            # Neither lets root read or write a file its mode refuses (that is DAC_OVERRIDE).
-            cap_add=["SETUID", "SETGID", *(["CHOWN", "FOWNER"] if self._grading else [])],
+            # tree and the agent-owned report folder itself (see `put_harness_trees`). Neither lets
+            # root read or write a file its mode refuses (that is DAC_OVERRIDE). It gets SYS_ADMIN and
+            # NET_ADMIN to give each process of the end state namespaces of its own (grading/harness/
+            # endstate_isolate.py, which also takes back from that process every system call the
+            # engine's seccomp profile opens for SYS_ADMIN). Tests there run as the agent user under
+            # no-new-privileges, like the agent, and never hold any of them.
+            cap_add=["SETUID", "SETGID", *(["CHOWN", "FOWNER", "SYS_ADMIN", "NET_ADMIN"] if self._grading else [])],
             security_opt=["no-new-privileges"],
             labels=owner_labels(run_id or secrets.token_hex(8)),
         )
@@ -155,12 +158,23 @@ class DockerSandbox(DockerFileTools, Sandbox):
 
     # -- commands -----------------------------------------------------------------
     def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
+        return self.exec_wrapped(command, [], timeout=timeout)
+
+    def exec_wrapped(self, command: str, wrapper: list[str], *, timeout: float | None = None) -> ExecResult:
+        """In a grading container, `wrapper` (a program of the harness's own, as root, which installs
+        RESTRICT's filter itself) starts the command's user process, and without one RESTRICT does:
+        no command there runs without the filter. Anywhere else the same as `exec`."""
+        if self._grading:
+            return self._exec(command, timeout, wrapper or ["python3", "-I", "-S", "-c", RESTRICT])
+        return self._exec(command, timeout, [])
+
+    def _exec(self, command: str, timeout: float | None, wrapper: list[str]) -> ExecResult:
         limit = self.limits.command_timeout_s if timeout is None else timeout
         nonce = secrets.token_hex(16)
         started = time.monotonic()
         request = {"op": "run", "cwd": WORKDIR, "env": {"ENDSTATE_NONCE": nonce},
                    "argv": ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), str(round(limit * 1000)),
-                            str(self.limits.file_mb * 1024), str(self.limits.workspace_mb * _MIB), command]}
+                            str(self.limits.file_mb * 1024), str(self.limits.workspace_mb * _MIB), command, *wrapper]}
         channel = self._channel()
         try:
             _, stdout, stderr = channel.request(request, deadline=started + limit + _BACKSTOP_S)

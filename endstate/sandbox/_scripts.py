@@ -34,7 +34,7 @@ from typing import NamedTuple
 from endstate.sandbox._base import SANDBOX_ENV, WORKDIR
 from endstate.sandbox._tree import FROZEN_ATIME
 
-__all__ = ["AGENT_UID", "RunnerStatus", "parse_status"]
+__all__ = ["AGENT_UID", "RESTRICT", "RunnerStatus", "parse_status"]
 
 AGENT_UID = 1000
 #: How long past a command's own deadline we wait for the runner before deciding
@@ -101,6 +101,9 @@ def parse_status(out_tail: bytes, err_tail: bytes) -> RunnerStatus | None:
 
 
 _RUNNER = _script("runner.sh")
+#: The seccomp filter a grading container's commands run under (see restrict.py): a Python program
+#: for `python3 -I -S -c RESTRICT ARGV...`, which installs it and runs ARGV.
+RESTRICT = _script("restrict.py")
 _MIB = 1024 * 1024
 
 # Runs as the agent user. $1 = the workspace path asked for. Exit 3: it resolves out

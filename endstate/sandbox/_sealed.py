@@ -138,6 +138,8 @@ class SealedSandbox:
         self.twins = True
         self.value_twins = True
         self.half_isolation = True
+        #: Each process of the end state in namespaces of its own (grading/harness/endstate_isolate.py).
+        self.process_isolation = True
         #: The twin plan drawn at staging (grading's TwinPlan), None when twins are off.
         self.twin_plan: Any = None
         #: The joint run of the visible and held-out tests (grading's Joint), when there is one;

@@ -28,6 +28,9 @@ class TimedSandbox:
     def exec(self, command: str, *, timeout: float | None = None) -> ExecResult:
         return self._timed("exec", command, timeout=timeout)
 
+    def exec_wrapped(self, command: str, wrapper: list[str], *, timeout: float | None = None) -> ExecResult:
+        return self._timed("exec_wrapped", command, wrapper, timeout=timeout)
+
     def ready(self) -> None:
         self._timed("ready")
 

@@ -14,6 +14,7 @@ import pytest
 
 from endstate.grading import Outcome, grade, prepare_grading_sandbox, resolve, seal_overlay, \
     stage_holdout
+from endstate.grading._testrun import SCRATCH_DIR
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, build_image
 from endstate.sandbox import FileEntry
 
@@ -45,7 +46,7 @@ def test_list():
 
 # Code under test that looks everywhere a test process can read or write for copies of the
 # held-out file, leaves every copy it found wherever a later process could look, and notes
-# in /tmp how many different versions it saw.
+# in its working folder (its run's scratch copy) how many different versions it saw.
 OBSERVER = b"""
 import glob as _glob, hashlib as _hashlib, json as _json, os as _os
 
@@ -67,7 +68,7 @@ for _folder in ("/tmp", "/var/tmp", "/dev/shm", "/home/agent", "/run/lock", _os.
                 _file.write(_data)
         except OSError:
             pass
-with open("/tmp/observed-%d.json" % _os.getpid(), "w") as _file:
+with open("observed-%d.json" % _os.getpid(), "w") as _file:
     _json.dump(sorted(_seen), _file)
 """
 
@@ -89,18 +90,23 @@ def _built():
 
 def _observe(code: bytes, graders: list, guards: Guards = Guards(end_state_checks=False)):
     """Grade the fixed end state with `code` appended to it: the sealed sandbox, the verdicts by
-    grader, and the notes the last processes left in /tmp (each `observed-*` file, decoded)."""
+    grader, what the last processes left in their scratch copies (by file name) and their notes
+    (each `observed-*` file, decoded)."""
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "twins") as box:
         sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED + code})), FIXTURE, box, guards)
         stage_holdout(sealed, HOLD)
         verdicts = dict(grade(sealed, graders, guards))
-        left = box.read_folder("/tmp", max_bytes=1 << 20)
+        scratch = box.read_folder(SCRATCH_DIR, max_bytes=1 << 22)
+    left = {path.rpartition("/")[2]: entry for path, entry in scratch.items()}
     notes = [json.loads(entry.data) for path, entry in left.items() if path.startswith("observed-")]
     return sealed, verdicts, left, notes
 
 
-#: The halves run with nothing wiped between them (the `half-isolation` mutant).
-UNISOLATED = Guards(end_state_checks=False, half_isolation=False)
+#: The halves run with nothing wiped between them, in the grading container's own namespaces (the
+#: `process-isolation` mutant with the wipe off too).
+UNISOLATED = Guards(end_state_checks=False, half_isolation=False, process_isolation=False)
+#: Nothing wiped, but each process in namespaces of its own.
+UNWIPED = Guards(end_state_checks=False, half_isolation=False)
 
 
 def test_the_second_half_never_sees_the_first_halfs_files_whatever_the_first_left():
@@ -114,10 +120,17 @@ def test_the_second_half_never_sees_the_first_halfs_files_whatever_the_first_lef
     assert left[f"kept-{__import__('hashlib').sha256(last).hexdigest()[:16]}"].data == last
 
 
-def test_without_the_wipe_the_observer_would_see_both_halves():
-    """The test above can fail: skip the wipe between the halves and the first half's copies reach the second."""
+def test_without_the_wipe_and_the_namespaces_the_observer_would_see_both_halves():
+    """The test above can fail: skip the wipe between the halves and share the container's namespaces,
+    and the first half's copies reach the second."""
     observed = _observe(OBSERVER, [HOLDOUT_PASS], UNISOLATED)[3]
     assert max(len(seen) for seen in observed) == 2, observed
+
+
+def test_namespaces_alone_keep_the_halves_apart():
+    """With no wipe at all, each half's own temporary places and scratch copy still show it one version."""
+    observed = _observe(OBSERVER, [HOLDOUT_PASS], UNWIPED)[3]
+    assert observed and max(len(seen) for seen in observed) == 1, observed
 
 
 def _shipped_attack(task: str, hack: str) -> bytes:
@@ -150,7 +163,7 @@ def test_tampering_that_defeats_every_check_inside_the_process_is_caught_by_the_
 
 # Code under test that keeps, in a POSIX message queue (a kernel object that outlives its
 # process, in no folder a file wipe empties), the digest of every version of the held-out file
-# any process saw, and notes in /tmp how many it has seen so far.
+# any process saw, and notes in its working folder how many it has seen so far.
 QUEUE_OBSERVER = b"""
 import ctypes as _ct, glob as _glob, hashlib as _hashlib, json as _json, os as _os
 
@@ -169,7 +182,7 @@ for _path in _glob.glob("**/test_more.py", recursive=True):
         _seen.add(_hashlib.sha256(_file.read()).hexdigest().encode())
 for _digest in _seen:
     _lib.mq_send(_fd, _digest, len(_digest), 0)
-with open("/tmp/observed-%d.json" % _os.getpid(), "w") as _file:
+with open("observed-%d.json" % _os.getpid(), "w") as _file:
     _json.dump(len(_seen), _file)
 """
 
@@ -181,6 +194,10 @@ def test_a_message_queue_one_half_left_is_gone_before_the_next():
 
 def test_without_the_wipe_a_message_queue_carries_the_first_halfs_file_to_the_second():
     assert max(_observe(QUEUE_OBSERVER, [HOLDOUT_PASS], UNISOLATED)[3]) == 2
+
+
+def test_a_message_queue_stays_in_its_processs_namespace_even_unwiped():
+    assert max(_observe(QUEUE_OBSERVER, [HOLDOUT_PASS], UNWIPED)[3]) == 1
 
 
 # Lists every folder and follows every link, reads a byte of every file the test user may open

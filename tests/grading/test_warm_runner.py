@@ -10,7 +10,8 @@ import json
 import pytest
 
 from endstate.grading import prepare_grading_sandbox, seal_overlay, stage_holdout
-from endstate.grading._testrun import WARM_DIR, run_tests, start_warm_runner
+from endstate.grading._testrun import SCRATCH_DIR, WARM_DIR, run_tests, start_warm_runner
+from endstate.guards import Guards
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, build_image
 from endstate.sandbox._tree import FileEntry
 
@@ -33,7 +34,7 @@ def test_facts():
         "hash": hash("endstate"), "random": random.random(),
         "warm": any(word == b"--serve" for word in parent),
     }
-    name = "/tmp/facts-%s.json" % ("warm" if facts["warm"] else "cold")
+    name = "facts-%s.json" % ("warm" if facts["warm"] else "cold")  # in the run's scratch copy, which outlives it
     with open(name, "w") as out:
         json.dump(facts, out)
 '''
@@ -66,7 +67,7 @@ def test_knock():
         read = type(exc).__name__
     answers = {"seen tokens": len(tokens), "token file": read, "no token": ask(""),
                "own token": [ask(t) for t in tokens], "made up": ask("0" * 32)}
-    with open("/tmp/knock.json", "w") as out:
+    with open("knock.json", "w") as out:
         json.dump(answers, out)
 '''
 
@@ -79,16 +80,18 @@ def _image():
     build_image(DEFAULT_IMAGE)  # a no-op when it is current
 
 
-def _sealed(box, tests: dict[str, bytes]):
+def _sealed(box, tests: dict[str, bytes], guards: Guards = Guards()):
     tree = {path: FileEntry(0o644, data) for path, data in tests.items()}
-    sealed = seal_overlay(tree, tree, box)
+    sealed = seal_overlay(tree, tree, box, guards)
     stage_holdout(sealed, {})
     return sealed
 
 
-def _json(box, path: str) -> dict:
-    folder, _, name = path.rpartition("/")
-    return json.loads(box.read_folder(folder, max_bytes=1 << 20)[name].data)
+def _json(box, name: str) -> dict:
+    """The note a test left in its run's scratch copy (one run writes each name)."""
+    left = box.read_folder(SCRATCH_DIR, max_bytes=1 << 22)
+    (data,) = [entry.data for path, entry in left.items() if path.rpartition("/")[2] == name]
+    return json.loads(data)
 
 
 def test_a_warm_run_sees_what_a_cold_one_sees():
@@ -101,7 +104,7 @@ def test_a_warm_run_sees_what_a_cold_one_sees():
         assert (cold.tests, cold.failures, cold.errors, cold.canary) == (1, 0, 0, "failed"), cold
         assert (warm.tests, warm.failures, warm.errors, warm.canary) == (1, 0, 0, "failed"), warm
         assert (warm.exit_code, warm.findings) == (cold.exit_code, cold.findings) == (1, [])
-        facts = {kind: _json(box, f"/tmp/facts-{kind}.json") for kind in ("cold", "warm")}
+        facts = {kind: _json(box, f"facts-{kind}.json") for kind in ("cold", "warm")}
     assert facts["warm"]["warm"] and not facts["cold"]["warm"]
     assert facts["cold"]["ids"][0] == 1000 != 0
     assert facts["warm"]["random"] != facts["cold"]["random"]
@@ -112,18 +115,22 @@ def test_a_warm_run_sees_what_a_cold_one_sees():
         assert warm_fact.replace(nonces[1], nonces[0]) == cold_fact, fact
 
 
-def test_the_end_state_cannot_start_a_run_of_its_own():
+@pytest.mark.parametrize("isolated", [True, False], ids=["own-namespaces", "shared-namespaces"])
+def test_the_end_state_cannot_start_a_run_of_its_own(isolated):
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "knock") as box:
-        sealed = _sealed(box, {"tests/test_knock.py": KNOCK})
+        sealed = _sealed(box, {"tests/test_knock.py": KNOCK}, Guards(process_isolation=isolated))
         start_warm_runner(sealed)
         run = run_tests(sealed, "python -m pytest -q tests")
         assert (run.tests, run.failures, run.errors) == (1, 0, 0), run
-        answers = _json(box, "/tmp/knock.json")
+        answers = _json(box, "knock.json")
         # A token not yet used is root's alone.
         box.put_harness_trees({f"{WARM_DIR}/key": ({"token": FileEntry(0o644, b"f" * 32)}, "private")})
         peek = box.exec(f"cat {WARM_DIR}/key/token; ls {WARM_DIR}/key")
-    assert answers == {"seen tokens": 1, "token file": "PermissionError", "no token": "N", "own token": ["N"],
-                       "made up": "N"}  # its own run's token was used up by the run itself
+    # In a pid namespace of its own the test process never sees the command line that carried its token;
+    # sharing the container's, it sees it, and the token was used up by the run itself.
+    seen = [] if isolated else ["N"]
+    assert answers == {"seen tokens": len(seen), "token file": "PermissionError", "no token": "N", "own token": seen,
+                       "made up": "N"}
     assert peek.exit_code != 0 and "Permission denied" in peek.stderr, peek
 
 
@@ -136,15 +143,25 @@ def test_a_run_that_times_out_leaves_the_server_serving():
         left = box.exec("ps -u 1000 -o comm= | grep -v -x -e ps -e bash -e grep -e wc | wc -l")  # the test user left
         after = run_tests(sealed, "python -m pytest -q tests")
         assert (after.tests, after.failures, after.errors, after.canary) == (1, 0, 0, "failed"), after
-        assert _json(box, "/tmp/facts-warm.json")["warm"]
+        assert _json(box, "facts-warm.json")["warm"]
     assert left.stdout.strip() == "0", left
 
 
-def test_without_a_server_the_run_starts_by_itself():
+def test_without_a_server_a_run_that_needs_namespaces_of_its_own_is_refused():
+    """Only the server (root) makes a warm run's namespaces: the run never goes on without them."""
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "cold") as box:
         sealed = _sealed(box, {"tests/test_facts.py": FACTS})
         sealed.warm_runner = True  # as if started, but it failed at start-up
         box.put_harness_trees({WARM_DIR: ({"failed": FileEntry(0o644, b"")}, "root")})
         run = run_tests(sealed, "python -m pytest -q tests")
+    assert (run.exit_code, run.report_found) == (70, False) and "outside namespaces" in run.output_tail, run
+
+
+def test_without_a_server_the_run_starts_by_itself():
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "cold") as box:
+        sealed = _sealed(box, {"tests/test_facts.py": FACTS}, Guards(process_isolation=False))
+        sealed.warm_runner = True  # as if started, but it failed at start-up
+        box.put_harness_trees({WARM_DIR: ({"failed": FileEntry(0o644, b"")}, "root")})
+        run = run_tests(sealed, "python -m pytest -q tests")
         assert (run.tests, run.failures, run.errors, run.canary) == (1, 0, 0, "failed"), run
-        assert not _json(box, "/tmp/facts-cold.json")["warm"]
+        assert not _json(box, "facts-cold.json")["warm"]

@@ -19,7 +19,7 @@ def test_public_names():
         "DockerSandbox", "LocalSandbox", "build_image", "DEFAULT_IMAGE", "reap",
         "build_context", "image_label", "image_python", "remove_run_containers",
         "HOSTNAME", "SANDBOX_ENV", "output_text", "SNAPSHOT_MAX_BYTES", "matches_any", "without_caches",
-        "cache_paths", "TimedSandbox", "VCS_DIRS", "overlay", "tar_to_tree", "connect", "engine_answers", "LABEL",
+        "cache_paths", "TimedSandbox", "RESTRICT", "VCS_DIRS", "overlay", "tar_to_tree", "connect", "engine_answers", "LABEL",
         "build_task_image", "image_id", "resolve_requirements", "EngineWatch", "RUN_LABEL", "machinery_fault",
         "SandboxHandle", "DockerHandle", "LocalHandle", "attach",
     }

@@ -106,7 +106,7 @@ def test_only_a_grading_containers_root_may_give_files_away(engine, sandbox_imag
             DockerSandbox(sandbox_image, LIMITS, "test-caps-grade", grading=True) as grading:
         assert engine.api.inspect_container(agent.container_id)["HostConfig"]["CapAdd"] == ["SETUID", "SETGID"]
         assert sorted(engine.api.inspect_container(grading.container_id)["HostConfig"]["CapAdd"]) == [
-            "CHOWN", "FOWNER", "SETGID", "SETUID"]
+            "CHOWN", "FOWNER", "NET_ADMIN", "SETGID", "SETUID", "SYS_ADMIN"]
         grading.ready()
         install_harness(grading)
         grading.put_harness_trees({"/workspace": ({"src.py": FileEntry(0o644, b"x = 1\n")}, "root")})
@@ -114,6 +114,10 @@ def test_only_a_grading_containers_root_may_give_files_away(engine, sandbox_imag
         tried = grading.exec("chmod 666 /workspace/src.py; chown agent /workspace/src.py; echo hack >> /workspace/src.py;"
                              f" touch {REPORT_DIR}/mine && chown root {REPORT_DIR}/mine; stat -c '%U %a' /workspace/src.py")
         assert tried.stdout.strip() == "root 644" and tried.stderr.count("Operation not permitted") == 3
+        # Nor what SYS_ADMIN opens in the engine's seccomp profile: every command there runs under a filter.
+        for attempt in ("unshare --user true", "unshare --user --map-root-user --net true", "unshare --net true"):
+            refused = grading.exec(attempt)
+            assert refused.exit_code != 0 and "Operation not permitted" in refused.stderr, (attempt, refused)
         # Root reads no file its mode refuses (no DAC_OVERRIDE): a spoiled report still reads as missing.
         grading.exec(f"echo spoiled > {REPORT_DIR}/gone.xml && chmod 000 {REPORT_DIR}/gone.xml")
         assert sorted(grading.read_folder(REPORT_DIR, max_bytes=1 << 20)) == ["mine"]

@@ -1,6 +1,6 @@
 """Asks the warm entry point (endstate_runner.py --serve) for one graded test run.
 
-    python3 -I -S /opt/endstate/harness/endstate_connect.py FOLDER TOKEN [--wipe DIR...] -- ARGS...
+    python3 -I -S /opt/endstate/harness/endstate_connect.py FOLDER TOKEN [--isolated] [--wipe DIR...] -- ARGS...
 
 ARGS are endstate_runner.py's own. With --wipe it first empties each DIR of everything
 this user can delete (and System V IPC objects), as the shell line a cold run starts
@@ -8,7 +8,9 @@ with does (chmod -R u+rwX, find -delete, ipcrm --all), without its dozen process
 limits and environment to the server, which forks a child that becomes this process's
 user and runs them; this process then exits with the run's status. Where no server
 answers (none was started, it failed, or it refused the token), it runs the entry point
-itself, as `python3 -s -B endstate_runner.py ARGS`: the same run, without the head start.
+itself, as `python3 -s -B endstate_runner.py ARGS`: the same run, without the head start;
+unless --isolated says the run must have namespaces of its own, which only the server (root)
+can make: it then ends with status 70 and a line saying so.
 Stdlib only, isolated (-I -S): nothing of the end state is imported.
 """
 
@@ -30,7 +32,11 @@ _LIMITS = ("RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_NPROC", "RLIMIT_CORE", "RLIM
            "RLIMIT_SIGPENDING", "RLIMIT_RSS")
 
 
-def _by_itself(args):
+def _by_itself(args, isolated):
+    if isolated:
+        print("endstate_connect: the warm server did not take this run, and a run outside namespaces of "
+              "its own is not allowed", file=sys.stderr)
+        os._exit(70)
     python = sys.executable or "/usr/bin/python3"
     os.execv(python, [python, "-s", "-B", os.path.join(HARNESS, "endstate_runner.py"), *args])
 
@@ -82,19 +88,21 @@ def _wipe(folders):
 
 def main(argv):
     folder, token, *rest = argv
+    isolated = rest[:1] == ["--isolated"]
+    rest = rest[1:] if isolated else rest
     if rest[:1] == ["--wipe"]:
         end = rest.index("--") if "--" in rest else len(rest)
         _wipe(rest[1:end])
         rest = rest[end:]
     if rest[:1] != ["--"]:
-        print("endstate_connect: usage: FOLDER TOKEN [--wipe DIR...] -- ARGS...", file=sys.stderr)
+        print("endstate_connect: usage: FOLDER TOKEN [--isolated] [--wipe DIR...] -- ARGS...", file=sys.stderr)
         return 64
     args = rest[1:]
     path = os.path.join(folder, "sock")
     deadline = time.monotonic() + WAIT_S
     while not os.path.exists(path):
         if os.path.exists(os.path.join(folder, "failed")) or not os.path.isdir(folder) or time.monotonic() > deadline:
-            _by_itself(args)
+            _by_itself(args, isolated)
         time.sleep(0.005)
     umask = os.umask(0)
     os.umask(umask)
@@ -112,7 +120,7 @@ def main(argv):
         answer = None
     if answer != b"R":
         conn.close()
-        _by_itself(args)
+        _by_itself(args, isolated)
     status = _exact(conn, 4)
     if status is None:
         print("endstate_connect: the test run's server ended without its status", file=sys.stderr)

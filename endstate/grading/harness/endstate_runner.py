@@ -59,6 +59,15 @@ def _imported_guard(enabled):
     return endstate_guard
 
 
+def _imported_isolation():
+    sys.path.insert(0, HARNESS)
+    try:
+        import endstate_isolate
+    finally:
+        sys.path.remove(HARNESS)
+    return endstate_isolate
+
+
 def _without_harness_path():
     # The script's own folder is sys.path[0] when run as a file: nothing there may be imported later.
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != HARNESS]
@@ -216,7 +225,8 @@ def main(argv):
     for name in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
         os.environ.pop(name, None)
     folder = os.path.join(report_dir, nonce)
-    os.mkdir(folder)
+    if not os.path.isdir(folder):  # an isolated run's is made by the harness, to be carried into its namespaces
+        os.mkdir(folder)
     report = os.path.join(folder, "report.xml")
     if guard is not None:
         guard.report_path = report
@@ -261,6 +271,7 @@ def serve(folder):
     _without_harness_path()
     try:
         _imported_guard(True)
+        isolation = _imported_isolation()
         _import_pytest()
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         staged, path = os.path.join(folder, "sock.new"), os.path.join(folder, "sock")
@@ -282,7 +293,7 @@ def serve(folder):
             listener.close()
             status = 1
             try:
-                status = _serve_one(conn, folder)
+                status = _serve_one(conn, folder, isolation)
             finally:
                 os._exit(status)
         conn.close()
@@ -293,7 +304,7 @@ def serve(folder):
             pass
 
 
-def _serve_one(conn, folder):
+def _serve_one(conn, folder, isolation):
     import hmac
     import socket
     import struct
@@ -306,13 +317,19 @@ def _serve_one(conn, folder):
         if not more:
             break
         data += more
-    token_file = os.path.join(folder, "key", "token")
+    token_file, own_file = os.path.join(folder, "key", "token"), os.path.join(folder, "key", "isolate")
     try:
         with open(token_file, "rb") as held:
             expected = held.read()
         os.unlink(token_file)
     except OSError:
         expected = b""
+    try:  # the folders an isolated run carries into its namespaces; no file: a run without them
+        with open(own_file, encoding="utf-8") as held:
+            own = held.read().split("\n")
+        os.unlink(own_file)
+    except OSError:
+        own = None
     try:
         request = json.loads(data[4:])
         offered = str(request["token"]).encode()
@@ -322,11 +339,21 @@ def _serve_one(conn, folder):
         conn.sendall(b"N")
         return 0
     conn.sendall(b"R")
+    before = None
+    if own is not None:
+        try:
+            before = isolation.unshare_all(own)
+        except OSError as exc:
+            os.write(fds[2], f"endstate_runner: no namespaces for this run: {exc}\n".encode())
+            conn.sendall(struct.pack(">i", 71))
+            return 0
     child = os.fork()
     if child == 0:
         status = 1
         try:
             conn.close()
+            if before is not None:
+                isolation.start_init(before)  # returns in pid 2 of the new namespace; pid 1 only reaps
             _become(request, fds, uid, gid)
             status = main(request["argv"])
         except BaseException:

@@ -1,5 +1,5 @@
 nonce=$ENDSTATE_NONCE; unset ENDSTATE_NONCE
-cap=$1 limit_ms=$2 fsize=$3 ceiling=$4 cmd=$5
+cap=$1 limit_ms=$2 fsize=$3 ceiling=$4 cmd=$5 wrapper=("${@:6}")
 exec 5>&2 2>/dev/null
 oom_kills() {
   oom=0
@@ -53,7 +53,7 @@ while True:
   done
 ) </dev/null >/dev/null 3>&- 4>&- 5>&- 7>&- 8<&- &
 exec 6<&- 7>&- 9>&-
-( ulimit -f "$fsize" && exec setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" ) \
+( ulimit -f "$fsize" && exec "${wrapper[@]}" setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" ) \
   </dev/null >&3 2>&4 3>&- 4>&- 5>&- 8<&-
 status=$?
 exec 3>&- 4>&-
