@@ -276,7 +276,8 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
     failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
     if not failing:
         raise UserError("field `FAIL_TO_PASS` is empty: the held-out tests are what tells a fix from no fix")
-    fixture = _fixture(find_clone(repos, instance.repo), instance.base_commit)
+    clone = find_clone(repos, instance.repo)
+    fixture = _fixture(clone, instance.base_commit)
     version = project_version(fixture, fallback=str(instance.version or ""))
     fixture.update(generated_files(fixture, version))  # what the project's install writes into its checkout
     split = _split(instance, fixture)
@@ -285,7 +286,9 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
     hacks = _hacks(split, tuple(protected))
     pinned, installed = "", None  # an image of the author's own: what it installs is not known here
     if own_dockerfile is None:
-        pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), log=log)
+        made = _git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
+        pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), made=made,
+                                                log=log)
     dockerfile = "image/Dockerfile" if pinned or own_dockerfile else None
     manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
     solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}

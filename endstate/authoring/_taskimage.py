@@ -33,7 +33,7 @@ from endstate.sandbox import DEFAULT_IMAGE, Tree
 from endstate.authoring._installed import asks_for_metadata
 from endstate.task import parse_python
 
-__all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "pinned_requirements", "requirement_name", "write_task_image"]
+__all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
 
 #: Extras and dependency groups that hold what a project's tests need.
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -315,22 +315,46 @@ def _own_names(project: Tree) -> list[str]:
     return [n for n in names if n]
 
 
-def pinned_requirements(project: Tree, *, keep: Collection[str] = (),
+#: The day each pytest minor release reached PyPI, from 8.0 on: the tests of a commit made before
+#: one of them ran under an older pytest. 7.4 is the oldest the grading harness is tested with.
+_PYTEST_RELEASES = (("2024-01-27", "8.0"), ("2024-03-03", "8.1"), ("2024-04-26", "8.2"), ("2024-07-20", "8.3"),
+                    ("2025-06-02", "8.4"), ("2025-11-05", "9.0"))
+
+
+def pytest_of_its_time(date: str) -> str:
+    """The bound that keeps a commit of `date` (ISO 8601) to the pytest of its time ("pytest<8.1"), ""
+    when the newest is of its time or the date is unknown. A newer pytest turns what an old suite does
+    into errors (a generator given to parametrize, under the suite's `filterwarnings = error`)."""
+    day = date.strip()[:10]
+    return next((f"pytest<{version}" for released, version in _PYTEST_RELEASES if day and day < released), "")
+
+
+def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str = "",
                         log: Callable[[str], None] = lambda line: None) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
-    downloaded (PyPI) into the host's wheelhouse, from which the image builds offline."""
+    downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
+    `made`: the date of the project's commit (ISO 8601), which bounds its pytest (`pytest_of_its_time`)."""
     requirements = declared_requirements(project, keep=keep)
     if not requirements and not asks_for_metadata(project):
         return "", []
+    from endstate.errors import SandboxUnavailable
     from endstate.sandbox import resolve_requirements
 
     log(f"the project declares {', '.join(requirements) or 'no dependency'}: resolving wheels for the task's image")
-    # The project's tests run under its own pytest: the version it pins, else the newest its pins allow.
+    # The project's tests run under its own pytest: the version it pins, else the newest its pins allow
+    # that is of the commit's time.
     names = {requirement_name(r) for r in requirements}
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
-    pinned = resolve_requirements(asked)
+    bound = pytest_of_its_time(made)
+    try:
+        pinned = resolve_requirements(asked + [bound] if bound else asked)
+    except SandboxUnavailable:
+        if not bound:
+            raise
+        log(f"{bound} (the pytest of the commit's time) does not resolve with the project's pins: taking the newest")
+        pinned = resolve_requirements(asked)
     return pinned, [requirement_name(line) for line in pinned.splitlines()]
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from endstate.sandbox._tree import FileEntry, Tree
-from endstate.authoring._taskimage import declared_requirements, write_task_image
+import re
+
+from endstate.authoring._taskimage import declared_requirements, pinned_requirements, pytest_of_its_time, write_task_image
 
 
 def files(mapping: dict[str, str]) -> Tree:
@@ -77,3 +79,22 @@ def test_the_image_folder(tmp_path):
     assert dockerfile.count("FROM endstate-sandbox:2") == 1 and "--no-index" in dockerfile
     assert "--require-hashes" in dockerfile
     assert (tmp_path / "image/requirements.txt").read_text() == "six==1.17.0 --hash=sha256:00\n"
+
+
+def test_a_commit_gets_the_pytest_of_its_time():
+    assert pytest_of_its_time("2021-05-03T10:00:00+02:00") == "pytest<8.0"  # dateutil's era: 7.4 at most
+    assert pytest_of_its_time("2024-05-01") == "pytest<8.3"
+    assert pytest_of_its_time("2025-12-01T00:00:00Z") == ""  # the newest is of its time
+    assert pytest_of_its_time("") == ""
+
+
+def test_an_old_commits_image_pins_the_pytest_of_its_time():
+    """Resolved from PyPI (the one download): an unpinned pytest of a 2021 commit is a 7.x one,
+    and a project that pins a newer one keeps its pin, the bound dropped."""
+    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["iniconfig"]\n'})
+    pinned, _ = pinned_requirements(project, made="2021-05-03T10:00:00+02:00")
+    assert re.search(r"^pytest==7\.\d+\.\d+ ", pinned, flags=re.MULTILINE), pinned
+    pinned_new, _ = pinned_requirements(files({"pyproject.toml": '[project]\nname = "demo"\n'
+                                                                 'dependencies = ["pytest==8.3.5"]\n'}),
+                                        made="2021-05-03")
+    assert "pytest==8.3.5 " in pinned_new
