@@ -1,7 +1,8 @@
 """A task's own image: the project's test environment, when it declares one.
 
 `declared_requirements` reads what the project says it needs to run and to be tested:
-`pyproject.toml` ([project] dependencies, the test extras and dependency groups),
+`pyproject.toml` ([project] dependencies, the test extras and dependency groups; Poetry's
+dependencies and its dev and test groups),
 `setup.cfg` (install_requires, test extras), `setup.py` (the same keywords, where they
 are literal lists, and the requirements files it reads), tox's [testenv] deps (tox.ini,
 or pyproject's legacy_tox_ini; factor lines only for the factors of a plain test run),
@@ -140,9 +141,48 @@ def _pyproject(project: Tree, seen: set[str]) -> list[str]:
     for key in TEST_EXTRAS:
         found += _extra(extras, key, requirement_name(str(table.get("name", ""))), set())
         found += [r for r in groups.get(key, []) if isinstance(r, str)]
+    found += _poetry(data.get("tool", {}).get("poetry", {}))
     dynamic = data.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("dependencies", {})
     for name in dynamic.get("file", []) if isinstance(dynamic, dict) else []:
         found += _requirements_file(project, name, seen)
+    return found
+
+
+def _poetry_spec(constraint: str) -> str:
+    """A Poetry version constraint as PEP 440 (`^7.2` -> `>=7.2,<8`, `~1.2.3` -> `>=1.2.3,<1.3`, `*` -> "")."""
+    parts = []
+    for item in filter(None, (c.strip() for c in constraint.split(","))):
+        operator = item[0] if item[0] in "^~" and not item.startswith("~=") else ""
+        version = item[1:].strip() if operator else item
+        numbers = [int(n) for n in re.findall(r"\d+", version.split("-")[0])[:3]]
+        if version == "*" or not numbers and operator:
+            continue
+        if operator == "^":
+            first = next((i for i, n in enumerate(numbers) if n), len(numbers) - 1)
+            upper = numbers[:first] + [numbers[first] + 1]
+        elif operator == "~":
+            upper = [numbers[0] + 1] if len(numbers) == 1 else [numbers[0], numbers[1] + 1]
+        else:
+            parts.append(item if item[0] in "<>=!~" else f"=={item}")
+            continue
+        parts.append(f">={version},<{'.'.join(map(str, upper))}")
+    return ",".join(parts)
+
+
+def _poetry(table: dict) -> list[str]:
+    """Poetry's runtime dependencies, its old dev-dependencies and its dev and test groups, as
+    requirements (what is optional, or comes from a path or a VCS, left out)."""
+    tables = [table.get("dependencies", {}), table.get("dev-dependencies", {})]
+    tables += [table.get("group", {}).get(g, {}).get("dependencies", {}) for g in ("dev", *TEST_EXTRAS)]
+    found = []
+    for deps in tables:
+        for name, spec in (deps.items() if isinstance(deps, dict) else ()):
+            if isinstance(spec, dict):
+                if spec.get("optional") or not isinstance(spec.get("version"), str):
+                    continue
+                spec = spec["version"]
+            if name.lower() != "python" and isinstance(spec, str):
+                found.append(f"{name}{_poetry_spec(spec)}")
     return found
 
 

@@ -51,3 +51,13 @@ def test_a_file_whose_every_test_is_named_is_given_as_the_file_and_the_others_by
     assert whole_files(named, COLLECTED) == ["tests/test_a.py::test_plain", "tests/test_b.py"]
     assert whole_files(COLLECTED, COLLECTED) == ["tests/test_a.py", "tests/test_b.py"]
     assert whole_files([], COLLECTED) == []
+
+
+def test_a_case_named_by_its_parameter_and_index_is_the_case_at_that_index():
+    # tomlkit's test_parse_rejects_deeply_nested_documents: a newer pytest names its cases of 500-deep
+    # payloads [payload0]..[payload5], pytest 7 by the payloads themselves.
+    collected = [f"tests/test_api.py::test_deep[x = {'[' * 40}{i}]" for i in range(3)] + ["tests/test_api.py::test_z"]
+    mapped, missing = match_ids(["tests/test_api.py::test_deep[payload2]", "tests/test_api.py::test_deep[payload3]"],
+                                collected)
+    assert mapped == {"tests/test_api.py::test_deep[payload2]": [collected[2]]}
+    assert missing == ["tests/test_api.py::test_deep[payload3]"]  # no fourth case: not guessed

@@ -98,3 +98,13 @@ def test_an_old_commits_image_pins_the_pytest_of_its_time():
                                                                  'dependencies = ["pytest==8.3.5"]\n'}),
                                         made="2021-05-03")
     assert "pytest==8.3.5 " in pinned_new
+
+
+def test_poetry_dependencies_and_its_dev_group_in_pep_440():
+    project = files({"pyproject.toml": '[tool.poetry]\nname = "tomlkit"\n[tool.poetry.dependencies]\n'
+                                       'python = ">=3.9"\nattrs = "^0.4"\nlocal = { path = "../x" }\n'
+                                       'extra = { version = "*", optional = true }\n'
+                                       '[tool.poetry.group.dev.dependencies]\npytest = "^7.2.0"\n'
+                                       'PyYAML = "~6.0"\nmypy = "1.19.1"\n[tool.poetry.group.docs.dependencies]\n'
+                                       'furo = "*"\n'})
+    assert declared_requirements(project) == ["attrs>=0.4,<0.5", "pytest>=7.2.0,<8", "PyYAML>=6.0,<6.1"]
