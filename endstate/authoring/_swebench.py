@@ -337,7 +337,7 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
             raise not_found_error(missing, collected, field, why=tail)
         for given, found in mapped.items():
             if found != [given]:
-                log(f"node id {given} is {', '.join(found)} under the task image's pytest")
+                log(f"node id {_capped(given, 200)} is {_capped(', '.join(found), 300)} under the task image's pytest")
         named = list(dict.fromkeys(found for i in ids for found in mapped[i]))
         counts.append(sum(i in ran for i in named))
         if named and not counts[-1]:
