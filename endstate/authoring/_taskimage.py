@@ -34,7 +34,7 @@ from endstate.sandbox import DEFAULT_IMAGE, Tree
 from endstate.authoring._installed import asks_for_metadata
 from endstate.task import parse_python
 
-__all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
+__all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
 
 #: Extras and dependency groups that hold what a project's tests need.
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -374,7 +374,8 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
-    `made`: the date of the project's commit (ISO 8601), which bounds its pytest (`pytest_of_its_time`)."""
+    The versions its lock file pins are taken where they resolve; else `made`, the date of the project's
+    commit (ISO 8601), bounds its pytest (`pytest_of_its_time`)."""
     requirements = declared_requirements(project, keep=keep)
     if not requirements and not asks_for_metadata(project):
         return "", []
@@ -387,15 +388,41 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     names = {requirement_name(r) for r in requirements}
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
-    bound = pytest_of_its_time(made)
-    try:
-        pinned = resolve_requirements(asked + [bound] if bound else asked)
-    except SandboxUnavailable:
-        if not bound:
-            raise
-        log(f"{bound} (the pytest of the commit's time) does not resolve with the project's pins: taking the newest")
-        pinned = resolve_requirements(asked)
+    # What the project's lock file resolved (uv.lock, poetry.lock, pdm.lock) is what its tests ran under;
+    # without one, an unpinned pytest is the one of the commit's time.
+    locked = locked_versions(project)
+    pins = [f"{name}=={locked[name]}" for name in sorted({*names, "pytest"}) if name in locked]
+    bound = "" if "pytest" in locked else pytest_of_its_time(made)
+    attempts = [asked + pins + [bound] if bound else asked + pins]
+    attempts += [asked] if pins or bound else []
+    for number, attempt in enumerate(attempts, start=1):
+        try:
+            pinned = resolve_requirements(attempt)
+            break
+        except SandboxUnavailable:
+            if number == len(attempts):
+                raise
+            log("the versions the project's lock file or the commit's time give do not resolve for the sandbox's "
+                "Python: taking the newest its declarations allow")
     return pinned, [requirement_name(line) for line in pinned.splitlines()]
+
+
+def locked_versions(project: Tree) -> dict[str, str]:
+    """name -> version of each distribution the project's lock file (uv.lock, poetry.lock, pdm.lock) pins
+    at one version (a name locked at several, one per Python, is left out)."""
+    for path in ("uv.lock", "poetry.lock", "pdm.lock"):
+        try:
+            packages = tomllib.loads(_text(project, path) or "").get("package", [])
+        except tomllib.TOMLDecodeError:
+            continue
+        seen: dict[str, set[str]] = {}
+        for package in packages if isinstance(packages, list) else ():
+            if isinstance(package, dict) and isinstance(package.get("name"), str) \
+                    and isinstance(package.get("version"), str):
+                seen.setdefault(requirement_name(package["name"]), set()).add(package["version"])
+        if seen:
+            return {name: next(iter(versions)) for name, versions in seen.items() if len(versions) == 1}
+    return {}
 
 
 def _imports_pkg_resources(project: Tree) -> bool:

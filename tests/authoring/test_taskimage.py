@@ -5,7 +5,8 @@ from __future__ import annotations
 from endstate.sandbox._tree import FileEntry, Tree
 import re
 
-from endstate.authoring._taskimage import declared_requirements, pinned_requirements, pytest_of_its_time, write_task_image
+from endstate.authoring._taskimage import (declared_requirements, locked_versions, pinned_requirements,
+                                          pytest_of_its_time, write_task_image)
 
 
 def files(mapping: dict[str, str]) -> Tree:
@@ -108,3 +109,24 @@ def test_poetry_dependencies_and_its_dev_group_in_pep_440():
                                        'PyYAML = "~6.0"\nmypy = "1.19.1"\n[tool.poetry.group.docs.dependencies]\n'
                                        'furo = "*"\n'})
     assert declared_requirements(project) == ["attrs>=0.4,<0.5", "pytest>=7.2.0,<8", "PyYAML>=6.0,<6.1"]
+
+
+UV_LOCK = ('version = 1\n[[package]]\nname = "pytest"\nversion = "8.3.5"\n[[package]]\nname = "iniconfig"\n'
+           'version = "2.0.0"\n[[package]]\nname = "numpy"\nversion = "1.26.4"\n[[package]]\nname = "numpy"\n'
+           'version = "2.2.0"\n')
+
+
+def test_a_lock_file_pins_what_the_project_resolved():
+    assert locked_versions(files({"uv.lock": UV_LOCK})) == {"pytest": "8.3.5", "iniconfig": "2.0.0"}
+    assert locked_versions(files({"poetry.lock": '[[package]]\nname = "PyYAML"\nversion = "6.0.1"\n'})) \
+        == {"pyyaml": "6.0.1"}
+    assert locked_versions(files({"uv.lock": "not toml ["})) == {}
+
+
+def test_the_image_takes_the_locked_pytest_over_the_newest():
+    """Resolved from PyPI: click's uv.lock pins pytest 9.0.2, and a newer pytest makes its suite's
+    generator-fed parametrize an error under its filterwarnings = error."""
+    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["iniconfig"]\n'
+                                       '[dependency-groups]\ntests = ["pytest"]\n', "uv.lock": UV_LOCK})
+    pinned, _ = pinned_requirements(project, made="2026-01-01")
+    assert "pytest==8.3.5 " in pinned and "iniconfig==2.0.0 " in pinned
