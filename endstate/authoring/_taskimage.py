@@ -32,6 +32,7 @@ from pathlib import Path
 from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE, Tree
 from endstate.authoring._installed import asks_for_metadata
+from endstate.authoring._versions import locked_versions, pytest_of_its_time, requirement_name, resolve_pinned
 from endstate.task import parse_python
 
 __all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
@@ -76,11 +77,6 @@ COPY wheels/ /tmp/endstate-wheels/
 #: The line that puts the project's own metadata (a .dist-info endstate wrote) among the installed packages.
 _PLACE = (' && cp -R /tmp/endstate-installed/. "$(python3 -c \'import sysconfig; print(sysconfig.get_path("purelib"))\')" '
           "\\\n && rm -rf /tmp/endstate-installed \\\n")
-
-
-def requirement_name(requirement: str) -> str:
-    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
-    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else ""
 
 
 def _text(project: Tree, path: str) -> str | None:
@@ -355,74 +351,23 @@ def _own_names(project: Tree) -> list[str]:
     return [n for n in names if n]
 
 
-#: The day each pytest minor release reached PyPI, from 8.0 on: the tests of a commit made before
-#: one of them ran under an older pytest. 7.4 is the oldest the grading harness is tested with.
-_PYTEST_RELEASES = (("2024-01-27", "8.0"), ("2024-03-03", "8.1"), ("2024-04-26", "8.2"), ("2024-07-20", "8.3"),
-                    ("2025-06-02", "8.4"), ("2025-11-05", "9.0"))
-
-
-def pytest_of_its_time(date: str) -> str:
-    """The bound that keeps a commit of `date` (ISO 8601) to the pytest of its time ("pytest<8.1"), ""
-    when the newest is of its time or the date is unknown. A newer pytest turns what an old suite does
-    into errors (a generator given to parametrize, under the suite's `filterwarnings = error`)."""
-    day = date.strip()[:10]
-    return next((f"pytest<{version}" for released, version in _PYTEST_RELEASES if day and day < released), "")
-
-
 def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str = "",
                         log: Callable[[str], None] = lambda line: None) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
     The versions its lock file pins are taken where they resolve; else `made`, the date of the project's
-    commit (ISO 8601), bounds its pytest (`pytest_of_its_time`)."""
+    commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`)."""
     requirements = declared_requirements(project, keep=keep)
     if not requirements and not asks_for_metadata(project):
         return "", []
-    from endstate.errors import SandboxUnavailable
-    from endstate.sandbox import resolve_requirements
-
     log(f"the project declares {', '.join(requirements) or 'no dependency'}: resolving wheels for the task's image")
-    # The project's tests run under its own pytest: the version it pins, else the newest its pins allow
-    # that is of the commit's time.
+    # The project's tests run under its own pytest: the version it pins, else the newest its pins allow.
     names = {requirement_name(r) for r in requirements}
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
-    # What the project's lock file resolved (uv.lock, poetry.lock, pdm.lock) is what its tests ran under;
-    # without one, an unpinned pytest is the one of the commit's time.
-    locked = locked_versions(project)
-    pins = [f"{name}=={locked[name]}" for name in sorted({*names, "pytest"}) if name in locked]
-    bound = "" if "pytest" in locked else pytest_of_its_time(made)
-    attempts = [asked + pins + [bound] if bound else asked + pins]
-    attempts += [asked] if pins or bound else []
-    for number, attempt in enumerate(attempts, start=1):
-        try:
-            pinned = resolve_requirements(attempt)
-            break
-        except SandboxUnavailable:
-            if number == len(attempts):
-                raise
-            log("the versions the project's lock file or the commit's time give do not resolve for the sandbox's "
-                "Python: taking the newest its declarations allow")
+    pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log)
     return pinned, [requirement_name(line) for line in pinned.splitlines()]
-
-
-def locked_versions(project: Tree) -> dict[str, str]:
-    """name -> version of each distribution the project's lock file (uv.lock, poetry.lock, pdm.lock) pins
-    at one version (a name locked at several, one per Python, is left out)."""
-    for path in ("uv.lock", "poetry.lock", "pdm.lock"):
-        try:
-            packages = tomllib.loads(_text(project, path) or "").get("package", [])
-        except tomllib.TOMLDecodeError:
-            continue
-        seen: dict[str, set[str]] = {}
-        for package in packages if isinstance(packages, list) else ():
-            if isinstance(package, dict) and isinstance(package.get("name"), str) \
-                    and isinstance(package.get("version"), str):
-                seen.setdefault(requirement_name(package["name"]), set()).add(package["version"])
-        if seen:
-            return {name: next(iter(versions)) for name, versions in seen.items() if len(versions) == 1}
-    return {}
 
 
 def _imports_pkg_resources(project: Tree) -> bool:
