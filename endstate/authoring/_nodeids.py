@@ -9,7 +9,8 @@ follows a space. One missing id is not a small thing: pytest then runs nothing a
 way grading runs them, and reads each case's id back from the report; `match_ids` maps each
 dataset id onto one of those: the same id, else the only one equal once escapes, quotes and
 punctuation in its parameters are set aside, else those it is the cut-off start of, else (an id
-that names a case by its parameter's name and index, `[payload3]`) the case at that index.
+that names a case by its parameter's name and index, `[payload3]`) the case at that index; ids of
+one test still unmatched are paired in order with its cases no id names, where as many are left.
 An id that maps onto none is an error naming it with the nearest ids that exist.
 """
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from endstate.errors import UserError
@@ -45,10 +46,12 @@ def _loose(node_id: str) -> str:
     return base + "[" + "".join(ch for ch in params if ch.isalnum())
 
 
-def match_ids(wanted: list[str], collected: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+def match_ids(wanted: list[str], collected: list[str], claimed: Collection[str] = ()) -> tuple[dict[str, list[str]],
+                                                                                        list[str]]:
     """(dataset id -> the collected ids it names, for each that names any; the ids that name none).
     An id names one test, except an id cut off at a space that starts several: SWE-bench's log
-    parser cuts ids there, so the dataset's one id stands for all of them, and all are run."""
+    parser cuts ids there, so the dataset's one id stands for all of them, and all are run.
+    `claimed`: ids the instance names elsewhere (its other list), which no id here is paired with."""
     have = set(collected)
     loose: dict[str, list[str]] = {}
     for node_id in collected:
@@ -65,7 +68,25 @@ def match_ids(wanted: list[str], collected: list[str]) -> tuple[dict[str, list[s
             mapped[node_id] = found
         else:
             missing.append(node_id)
-    return mapped, missing
+    return mapped, _pair_the_rest(missing, collected, mapped, {*claimed, *wanted})
+
+
+def _pair_the_rest(missing: list[str], collected: list[str], mapped: dict[str, list[str]],
+                   claimed: set[str]) -> list[str]:
+    """Pair, in order, the cases of one test whose ids held where the dataset was made (a path of its
+    machine: requests' `test_unzipped_paths_unchanged[/venv/.../pytest/__init__.py]`) with the cases the
+    image collects of that test that no other id names, where there are as many of each; the ids still
+    missing."""
+    taken = claimed | {c for found in mapped.values() for c in found}
+    by_test: dict[str, list[str]] = {}
+    for node_id in missing:
+        if "[" in node_id:
+            by_test.setdefault(node_id.split("[", 1)[0], []).append(node_id)
+    for test, ids in by_test.items():
+        free = [c for c in collected if c.startswith(test + "[") and c not in taken]
+        if len(free) == len(ids):
+            mapped.update({node_id: [case] for node_id, case in zip(ids, free)})
+    return [node_id for node_id in missing if node_id not in mapped]
 
 
 def _by_index(node_id: str, collected: list[str]) -> list[str]:

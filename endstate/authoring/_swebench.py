@@ -336,7 +336,7 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
                                          backend, image, log)
     result, counts = [], []
     for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
-        mapped, missing = match_ids(ids, collected)
+        mapped, missing = match_ids(ids, collected, claimed=[i for i in failing + passing if i not in ids])
         if missing:
             raise not_found_error(missing, collected, field, why=tail)
         for given, found in mapped.items():

@@ -61,3 +61,13 @@ def test_a_case_named_by_its_parameter_and_index_is_the_case_at_that_index():
                                 collected)
     assert mapped == {"tests/test_api.py::test_deep[payload2]": [collected[2]]}
     assert missing == ["tests/test_api.py::test_deep[payload3]"]  # no fourth case: not guessed
+
+
+def test_cases_whose_ids_held_a_path_of_the_datasets_machine_pair_with_those_no_id_names():
+    # requests' test_unzipped_paths_unchanged is parametrised by module paths of where it ran.
+    collected = ["t.py::test_paths[/usr/lib/a.py]", "t.py::test_paths[/usr/lib/b.py]", "t.py::test_paths[/]"]
+    wanted = ["t.py::test_paths[/venv/a.py]", "t.py::test_paths[/venv/b.py]"]
+    mapped, missing = match_ids(wanted, collected, claimed=["t.py::test_paths[/]"])
+    assert mapped == {wanted[0]: [collected[0]], wanted[1]: [collected[1]]} and missing == []
+    # one case left for two ids: nothing is guessed
+    assert match_ids(wanted, collected, claimed=["t.py::test_paths[/]", collected[0]])[1] == wanted
