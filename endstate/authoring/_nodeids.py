@@ -103,17 +103,22 @@ def _by_index(node_id: str, collected: list[str]) -> list[str]:
 
 
 def whole_files(ids: list[str], collected: list[str]) -> list[str]:
-    """`ids` with each file whose every collected test they name given as the file alone: the same
-    tests, in a command short enough for a sandbox (an instance can list thousands of ids)."""
+    """`ids` with each file whose every collected test they name given as the file alone, and each test
+    whose every case they name as the test alone: the same tests, in a command short enough for a
+    sandbox (an instance can list thousands of ids), and never naming a case by a value that changes
+    from run to run (requests parametrises by `__file__`, which is each run's scratch copy)."""
     by_file: dict[str, set[str]] = {}
+    by_test: dict[str, set[str]] = {}
     for node_id in collected:
         by_file.setdefault(node_id.split("::", 1)[0], set()).add(node_id)
+        by_test.setdefault(node_id.split("[", 1)[0], set()).add(node_id)
     named = set(ids)
     whole = {file for file, have in by_file.items() if have <= named}
+    every_case = {test for test, have in by_test.items() if have <= named}
     shortened = []
     for node_id in ids:
-        file = node_id.split("::", 1)[0]
-        shortened.append(file if file in whole else node_id)
+        file, test = node_id.split("::", 1)[0], node_id.split("[", 1)[0]
+        shortened.append(file if file in whole else test if test in every_case else node_id)
     return list(dict.fromkeys(shortened))
 
 

@@ -71,3 +71,11 @@ def test_cases_whose_ids_held_a_path_of_the_datasets_machine_pair_with_those_no_
     assert mapped == {wanted[0]: [collected[0]], wanted[1]: [collected[1]]} and missing == []
     # one case left for two ids: nothing is guessed
     assert match_ids(wanted, collected, claimed=["t.py::test_paths[/]", collected[0]])[1] == wanted
+
+
+def test_a_test_whose_every_case_is_named_is_given_as_the_test():
+    # requests' test_unzipped_paths_unchanged[<__file__>]: the case's id holds each run's scratch path.
+    named = ["tests/test_a.py::test_spaced[two words]", "tests/test_a.py::test_spaced[two words again]",
+             "tests/test_a.py::TestK::test_m[\\xe9-1]"]
+    assert whole_files(named, COLLECTED) == ["tests/test_a.py::test_spaced", "tests/test_a.py::TestK::test_m"]
+    assert whole_files(named[:1], COLLECTED) == named[:1]
