@@ -23,7 +23,7 @@ from pathlib import Path
 
 from endstate.errors import UserError
 
-__all__ = ["match_ids", "collected_ids", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
+__all__ = ["match_ids", "collected_ids", "in_collected_order", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
 
 #: The longest test command a sandbox can be given: Linux caps one argument at 128 KiB (MAX_ARG_STRLEN),
 #: and the command is one argument of `bash -c`. A margin is left for the rest of the command.
@@ -100,6 +100,12 @@ def _by_index(node_id: str, collected: list[str]) -> list[str]:
     cases = [c for c in collected if c.startswith(base + "[")]
     index = int(match[1])
     return [cases[index]] if index < len(cases) else []
+
+
+def in_collected_order(ids: list[str], collected: list[str]) -> list[str]:
+    """`ids` (each a collected id) once each, in the order pytest collected them."""
+    order = {node_id: index for index, node_id in reversed(list(enumerate(collected)))}
+    return sorted(dict.fromkeys(ids), key=order.__getitem__)
 
 
 def whole_files(ids: list[str], collected: list[str]) -> list[str]:

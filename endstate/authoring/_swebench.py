@@ -41,7 +41,8 @@ from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
                                  write_hacks)
-from endstate.authoring._nodeids import COMMAND_MAX, collected_ids, match_ids, not_found_error, whole_files
+from endstate.authoring._nodeids import (COMMAND_MAX, collected_ids, in_collected_order, match_ids, not_found_error,
+                                         whole_files)
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command
 from endstate.task import PatchError, apply_patch, load_task
@@ -342,7 +343,9 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
         for given, found in mapped.items():
             if found != [given]:
                 log(f"node id {_capped(given, 200)} is {_capped(', '.join(found), 300)} under the task image's pytest")
-        named = list(dict.fromkeys(found for i in ids for found in mapped[i]))
+        # In the order the project's pytest collects them, as SWE-bench runs them (whole files): a dataset
+        # lists its ids sorted, and a suite whose tests leave state behind fails in another order (pydicom).
+        named = in_collected_order([found for i in ids for found in mapped[i]], collected)
         counts.append(sum(i in ran for i in named))
         if named and not counts[-1]:
             raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "

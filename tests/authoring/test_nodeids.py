@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from endstate.authoring._nodeids import _node_id, match_ids, not_found_error, whole_files
+from endstate.authoring._nodeids import _node_id, in_collected_order, match_ids, not_found_error, whole_files
 
 COLLECTED = ["tests/test_a.py::test_plain", "tests/test_a.py::TestK::test_m[\\xe9-1]",
              "tests/test_a.py::test_spaced[two words]", "tests/test_a.py::test_spaced[two words again]",
@@ -79,3 +79,9 @@ def test_a_test_whose_every_case_is_named_is_given_as_the_test():
              "tests/test_a.py::TestK::test_m[\\xe9-1]"]
     assert whole_files(named, COLLECTED) == ["tests/test_a.py::test_spaced", "tests/test_a.py::TestK::test_m"]
     assert whole_files(named[:1], COLLECTED) == named[:1]
+
+
+def test_ids_run_in_the_order_pytest_collects_them_not_the_datasets():
+    # A dataset lists its ids sorted; pydicom's tests leave state behind and fail in that order.
+    named = ["tests/test_b.py::test_other[a0]", "tests/test_a.py::test_url[http://x:-1]", COLLECTED[0], COLLECTED[0]]
+    assert in_collected_order(named, COLLECTED) == [COLLECTED[0], COLLECTED[4], COLLECTED[5]]
