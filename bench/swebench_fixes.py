@@ -26,7 +26,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import tomllib
 from pathlib import Path
 
@@ -131,6 +130,8 @@ def main() -> None:
             continue
         f2p, p2p = json.loads(instance["FAIL_TO_PASS"]), json.loads(instance["PASS_TO_PASS"])
         print(f"{instance['instance_id']}: {len(f2p)} F2P, {len(p2p)} P2P", flush=True)
+        (args.cache / "made").mkdir(parents=True, exist_ok=True)
+        (args.cache / "made" / f"{instance['instance_id']}.json").write_text(json.dumps(instance) + "\n")
         if f2p:
             made.append(instance)
     out = args.cache / "instances.jsonl"
