@@ -312,6 +312,13 @@ def _last_tag(repo: Path, commit: str) -> str:
     return done.stdout.strip().removeprefix("v") if done.returncode == 0 else ""
 
 
+def _commit_date(repo: Path, commit: str) -> str:
+    """The commit's date (ISO 8601), "" when git cannot say."""
+    done = subprocess.run(["git", "-C", str(repo), "show", "-s", "--format=%cI", commit],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
 def fresh_folder(suite: Path, task_id: str) -> Path:
     if not task_id or "/" in task_id or task_id.startswith("."):
         raise UserError(f"task id {task_id!r} must be a plain folder name, e.g. bugfix-slice-negative-step")
@@ -356,7 +363,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     pinned, installed = "", None  # an image of the author's own: what it installs is not known here
     if dockerfile is None:
         plugins = [] if test_command else plugin_distributions(split.fixture)
-        pinned, installed = pinned_requirements(split.fixture, keep=plugins, log=log)
+        pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=_commit_date(repo, split.base),
+                                                log=log)
     tests_command = project_test_command(split.fixture, roots, installed=installed, override=test_command)
     holdout_command = project_test_command({**split.fixture, **split.holdout}, held_out_targets(split, split.parent_tests),
                                            installed=installed, override=test_command)

@@ -8,7 +8,9 @@ follows a space. One missing id is not a small thing: pytest then runs nothing a
 `collected_ids` runs the test files the ids name on the solution, held-out tests staged, the
 way grading runs them, and reads each case's id back from the report; `match_ids` maps each
 dataset id onto one of those: the same id, else the only one equal once escapes, quotes and
-punctuation in its parameters are set aside, else those it is the cut-off start of.
+punctuation in its parameters are set aside, else those it is the cut-off start of, else (an id
+that names a case by its parameter's name and index, `[payload3]`) the case at that index; ids of
+one test still unmatched are paired in order with its cases no id names, where as many are left.
 An id that maps onto none is an error naming it with the nearest ids that exist.
 """
 
@@ -16,12 +18,12 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from endstate.errors import UserError
 
-__all__ = ["match_ids", "collected_ids", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
+__all__ = ["match_ids", "collected_ids", "in_collected_order", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
 
 #: The longest test command a sandbox can be given: Linux caps one argument at 128 KiB (MAX_ARG_STRLEN),
 #: and the command is one argument of `bash -c`. A margin is left for the rest of the command.
@@ -44,10 +46,12 @@ def _loose(node_id: str) -> str:
     return base + "[" + "".join(ch for ch in params if ch.isalnum())
 
 
-def match_ids(wanted: list[str], collected: list[str]) -> tuple[dict[str, list[str]], list[str]]:
+def match_ids(wanted: list[str], collected: list[str], claimed: Collection[str] = ()) -> tuple[dict[str, list[str]],
+                                                                                        list[str]]:
     """(dataset id -> the collected ids it names, for each that names any; the ids that name none).
     An id names one test, except an id cut off at a space that starts several: SWE-bench's log
-    parser cuts ids there, so the dataset's one id stands for all of them, and all are run."""
+    parser cuts ids there, so the dataset's one id stands for all of them, and all are run.
+    `claimed`: ids the instance names elsewhere (its other list), which no id here is paired with."""
     have = set(collected)
     loose: dict[str, list[str]] = {}
     for node_id in collected:
@@ -59,26 +63,68 @@ def match_ids(wanted: list[str], collected: list[str]) -> tuple[dict[str, list[s
             continue
         same = loose.get(_loose(node_id), [])
         cut = [c for c in collected if "[" in node_id and not node_id.endswith("]") and c.startswith(node_id)]
-        found = same if len(same) == 1 else cut
+        found = same if len(same) == 1 else cut or _by_index(node_id, collected)
         if found:
             mapped[node_id] = found
         else:
             missing.append(node_id)
-    return mapped, missing
+    return mapped, _pair_the_rest(missing, collected, mapped, {*claimed, *wanted})
+
+
+def _pair_the_rest(missing: list[str], collected: list[str], mapped: dict[str, list[str]],
+                   claimed: set[str]) -> list[str]:
+    """Pair, in order, the cases of one test whose ids held where the dataset was made (a path of its
+    machine: requests' `test_unzipped_paths_unchanged[/venv/.../pytest/__init__.py]`) with the cases the
+    image collects of that test that no other id names, where there are as many of each; the ids still
+    missing."""
+    taken = claimed | {c for found in mapped.values() for c in found}
+    by_test: dict[str, list[str]] = {}
+    for node_id in missing:
+        if "[" in node_id:
+            by_test.setdefault(node_id.split("[", 1)[0], []).append(node_id)
+    for test, ids in by_test.items():
+        free = [c for c in collected if c.startswith(test + "[") and c not in taken]
+        if len(free) == len(ids):
+            mapped.update({node_id: [case] for node_id, case in zip(ids, free)})
+    return [node_id for node_id in missing if node_id not in mapped]
+
+
+def _by_index(node_id: str, collected: list[str]) -> list[str]:
+    """For `test[payload3]`, the name pytest gives the fourth case of a one-parameter parametrize where it
+    does not show the value (newer pytests give up a value of an over-long id so): the fourth case
+    the image collects of that test, where it collects at least four."""
+    base, bracket, params = node_id.partition("[")
+    match = re.fullmatch(r"[A-Za-z_]\w*?(\d+)\]", params) if bracket else None
+    if not match:
+        return []
+    cases = [c for c in collected if c.startswith(base + "[")]
+    index = int(match[1])
+    return [cases[index]] if index < len(cases) else []
+
+
+def in_collected_order(ids: list[str], collected: list[str]) -> list[str]:
+    """`ids` (each a collected id) once each, in the order pytest collected them."""
+    order = {node_id: index for index, node_id in reversed(list(enumerate(collected)))}
+    return sorted(dict.fromkeys(ids), key=order.__getitem__)
 
 
 def whole_files(ids: list[str], collected: list[str]) -> list[str]:
-    """`ids` with each file whose every collected test they name given as the file alone: the same
-    tests, in a command short enough for a sandbox (an instance can list thousands of ids)."""
+    """`ids` with each file whose every collected test they name given as the file alone, and each test
+    whose every case they name as the test alone: the same tests, in a command short enough for a
+    sandbox (an instance can list thousands of ids), and never naming a case by a value that changes
+    from run to run (requests parametrises by `__file__`, which is each run's scratch copy)."""
     by_file: dict[str, set[str]] = {}
+    by_test: dict[str, set[str]] = {}
     for node_id in collected:
         by_file.setdefault(node_id.split("::", 1)[0], set()).add(node_id)
+        by_test.setdefault(node_id.split("[", 1)[0], set()).add(node_id)
     named = set(ids)
     whole = {file for file, have in by_file.items() if have <= named}
+    every_case = {test for test, have in by_test.items() if have <= named}
     shortened = []
     for node_id in ids:
-        file = node_id.split("::", 1)[0]
-        shortened.append(file if file in whole else node_id)
+        file, test = node_id.split("::", 1)[0], node_id.split("[", 1)[0]
+        shortened.append(file if file in whole else test if test in every_case else node_id)
     return list(dict.fromkeys(shortened))
 
 

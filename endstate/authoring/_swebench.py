@@ -4,7 +4,8 @@ One task per instance (one JSON object per line), with no network:
 
     fixture/        the repository's tree at `base_commit` (`git archive`: no history)
     solution.diff   the instance's `patch`, as given (applied strictly over the fixture)
-    holdout/        the files `test_patch` adds or changes, as it leaves them
+    holdout/        the files `test_patch` adds or changes, as it leaves them (a file it deletes
+                    is left out of the fixture, as `tasks new` leaves out tests a fix removes)
     task.toml       `tests_pass` over PASS_TO_PASS and `holdout` over FAIL_TO_PASS, each run
                     the project's own way (`project_test_command`: its layout and pytest
                     configuration) over exactly those node ids (`min_tests` = how many),
@@ -40,7 +41,8 @@ from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
                                  write_hacks)
-from endstate.authoring._nodeids import COMMAND_MAX, collected_ids, match_ids, not_found_error, whole_files
+from endstate.authoring._nodeids import (COMMAND_MAX, collected_ids, in_collected_order, match_ids, not_found_error,
+                                         whole_files)
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command
 from endstate.task import PatchError, apply_patch, load_task
@@ -209,9 +211,12 @@ def _split(instance: Instance, fixture: Tree) -> FixSplit:
         tested, test_deleted = apply_patch(fixture, instance.test_patch.encode("utf-8"))
     except PatchError as exc:
         raise UserError(f"field `test_patch` does not apply at base_commit: {exc}") from None
-    if test_deleted:
-        raise UserError(f"field `test_patch` deletes {test_deleted[0]}: held-out files can add or change files only")
     fixed = sorted(p for p in set(fixture) | set(solved) if fixture.get(p) != solved.get(p))
+    if set(test_deleted) & set(fixed):
+        raise UserError(f"fields `patch` and `test_patch` both change {sorted(set(test_deleted) & set(fixed))[0]}")
+    # A test file the fix deletes would only fail against the solution: the fixture leaves it out,
+    # as `tasks new` leaves out the tests a fix removes (blinker 1.8.0 drops tests/test_saferef.py).
+    fixture = {p: e for p, e in fixture.items() if p not in test_deleted}
     held = sorted(p for p in tested if fixture.get(p) != tested[p])
     both = sorted(set(fixed) & set(held))
     if both:
@@ -276,7 +281,8 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
     failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
     if not failing:
         raise UserError("field `FAIL_TO_PASS` is empty: the held-out tests are what tells a fix from no fix")
-    fixture = _fixture(find_clone(repos, instance.repo), instance.base_commit)
+    clone = find_clone(repos, instance.repo)
+    fixture = _fixture(clone, instance.base_commit)
     version = project_version(fixture, fallback=str(instance.version or ""))
     fixture.update(generated_files(fixture, version))  # what the project's install writes into its checkout
     split = _split(instance, fixture)
@@ -285,7 +291,9 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
     hacks = _hacks(split, tuple(protected))
     pinned, installed = "", None  # an image of the author's own: what it installs is not known here
     if own_dockerfile is None:
-        pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), log=log)
+        made = _git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
+        pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), made=made,
+                                                log=log)
     dockerfile = "image/Dockerfile" if pinned or own_dockerfile else None
     manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
     solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
@@ -329,13 +337,15 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
                                          backend, image, log)
     result, counts = [], []
     for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
-        mapped, missing = match_ids(ids, collected)
+        mapped, missing = match_ids(ids, collected, claimed=[i for i in failing + passing if i not in ids])
         if missing:
             raise not_found_error(missing, collected, field, why=tail)
         for given, found in mapped.items():
             if found != [given]:
-                log(f"node id {given} is {', '.join(found)} under the task image's pytest")
-        named = list(dict.fromkeys(found for i in ids for found in mapped[i]))
+                log(f"node id {_capped(given, 200)} is {_capped(', '.join(found), 300)} under the task image's pytest")
+        # In the order the project's pytest collects them, as SWE-bench runs them (whole files): a dataset
+        # lists its ids sorted, and a suite whose tests leave state behind fails in another order (pydicom).
+        named = in_collected_order([found for i in ids for found in mapped[i]], collected)
         counts.append(sum(i in ran for i in named))
         if named and not counts[-1]:
             raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "

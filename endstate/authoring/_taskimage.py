@@ -1,7 +1,8 @@
 """A task's own image: the project's test environment, when it declares one.
 
 `declared_requirements` reads what the project says it needs to run and to be tested:
-`pyproject.toml` ([project] dependencies, the test extras and dependency groups),
+`pyproject.toml` ([project] dependencies, the test extras and dependency groups; Poetry's
+dependencies and its dev and test groups),
 `setup.cfg` (install_requires, test extras), `setup.py` (the same keywords, where they
 are literal lists, and the requirements files it reads), tox's [testenv] deps (tox.ini,
 or pyproject's legacy_tox_ini; factor lines only for the factors of a plain test run),
@@ -31,9 +32,10 @@ from pathlib import Path
 from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE, Tree
 from endstate.authoring._installed import asks_for_metadata
+from endstate.authoring._versions import locked_versions, pytest_of_its_time, requirement_name, resolve_pinned
 from endstate.task import parse_python
 
-__all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "pinned_requirements", "requirement_name", "write_task_image"]
+__all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
 
 #: Extras and dependency groups that hold what a project's tests need.
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -75,11 +77,6 @@ COPY wheels/ /tmp/endstate-wheels/
 #: The line that puts the project's own metadata (a .dist-info endstate wrote) among the installed packages.
 _PLACE = (' && cp -R /tmp/endstate-installed/. "$(python3 -c \'import sysconfig; print(sysconfig.get_path("purelib"))\')" '
           "\\\n && rm -rf /tmp/endstate-installed \\\n")
-
-
-def requirement_name(requirement: str) -> str:
-    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
-    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else ""
 
 
 def _text(project: Tree, path: str) -> str | None:
@@ -140,9 +137,48 @@ def _pyproject(project: Tree, seen: set[str]) -> list[str]:
     for key in TEST_EXTRAS:
         found += _extra(extras, key, requirement_name(str(table.get("name", ""))), set())
         found += [r for r in groups.get(key, []) if isinstance(r, str)]
+    found += _poetry(data.get("tool", {}).get("poetry", {}))
     dynamic = data.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("dependencies", {})
     for name in dynamic.get("file", []) if isinstance(dynamic, dict) else []:
         found += _requirements_file(project, name, seen)
+    return found
+
+
+def _poetry_spec(constraint: str) -> str:
+    """A Poetry version constraint as PEP 440 (`^7.2` -> `>=7.2,<8`, `~1.2.3` -> `>=1.2.3,<1.3`, `*` -> "")."""
+    parts = []
+    for item in filter(None, (c.strip() for c in constraint.split(","))):
+        operator = item[0] if item[0] in "^~" and not item.startswith("~=") else ""
+        version = item[1:].strip() if operator else item
+        numbers = [int(n) for n in re.findall(r"\d+", version.split("-")[0])[:3]]
+        if version == "*" or not numbers and operator:
+            continue
+        if operator == "^":
+            first = next((i for i, n in enumerate(numbers) if n), len(numbers) - 1)
+            upper = numbers[:first] + [numbers[first] + 1]
+        elif operator == "~":
+            upper = [numbers[0] + 1] if len(numbers) == 1 else [numbers[0], numbers[1] + 1]
+        else:
+            parts.append(item if item[0] in "<>=!~" else f"=={item}")
+            continue
+        parts.append(f">={version},<{'.'.join(map(str, upper))}")
+    return ",".join(parts)
+
+
+def _poetry(table: dict) -> list[str]:
+    """Poetry's runtime dependencies, its old dev-dependencies and its dev and test groups, as
+    requirements (what is optional, or comes from a path or a VCS, left out)."""
+    tables = [table.get("dependencies", {}), table.get("dev-dependencies", {})]
+    tables += [table.get("group", {}).get(g, {}).get("dependencies", {}) for g in ("dev", *TEST_EXTRAS)]
+    found = []
+    for deps in tables:
+        for name, spec in (deps.items() if isinstance(deps, dict) else ()):
+            if isinstance(spec, dict):
+                if spec.get("optional") or not isinstance(spec.get("version"), str):
+                    continue
+                spec = spec["version"]
+            if name.lower() != "python" and isinstance(spec, str):
+                found.append(f"{name}{_poetry_spec(spec)}")
     return found
 
 
@@ -315,22 +351,22 @@ def _own_names(project: Tree) -> list[str]:
     return [n for n in names if n]
 
 
-def pinned_requirements(project: Tree, *, keep: Collection[str] = (),
+def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str = "",
                         log: Callable[[str], None] = lambda line: None) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
-    downloaded (PyPI) into the host's wheelhouse, from which the image builds offline."""
+    downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
+    The versions its lock file pins are taken where they resolve; else `made`, the date of the project's
+    commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`)."""
     requirements = declared_requirements(project, keep=keep)
     if not requirements and not asks_for_metadata(project):
         return "", []
-    from endstate.sandbox import resolve_requirements
-
     log(f"the project declares {', '.join(requirements) or 'no dependency'}: resolving wheels for the task's image")
     # The project's tests run under its own pytest: the version it pins, else the newest its pins allow.
     names = {requirement_name(r) for r in requirements}
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
-    pinned = resolve_requirements(asked)
+    pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log)
     return pinned, [requirement_name(line) for line in pinned.splitlines()]
 
 

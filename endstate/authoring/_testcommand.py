@@ -29,6 +29,7 @@ import msgspec
 
 from endstate.errors import UserError
 from endstate.sandbox import Tree
+from endstate.authoring._installed import project_name
 
 __all__ = ["ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command",
            "plugin_distributions", "unknown_option_error"]
@@ -160,13 +161,16 @@ _DECLARED_SRC = re.compile(r"""package_dir\s*=\s*(?:\n\s*)?=\s*src\b|package_dir
 
 
 def _src_layout(project: Tree) -> bool:
-    """A package (or module) under src/, and no package at the top of the project, or one there
-    beside a packaging configuration that says the packages are under src/."""
-    under_src = any(re.fullmatch(r"src/[A-Za-z_][\w]*(/__init__\.py|\.py)", p) for p in project)
-    at_top = any(re.fullmatch(r"[A-Za-z_]\w*/__init__\.py", p) and not p.startswith(("tests/", "test/", "docs/"))
-                 for p in project)
+    """A package (or module) under src/, and no package at the top of the project, or the project's
+    name is that of one under src/, or a packaging configuration says the packages are under src/."""
+    under_src = {m[1] for p in project if (m := re.fullmatch(r"src/([A-Za-z_]\w*)(/__init__\.py|\.py)", p))}
+    at_top = {m[1] for p in project if (m := re.fullmatch(r"([A-Za-z_]\w*)/__init__\.py", p))} - {"tests", "test", "docs"}
     if not under_src or not at_top:
-        return under_src
+        return bool(under_src)
+    # The project's own name says which is the project (pydicom's src/pydicom beside its benchmarks/).
+    own = re.sub(r"[-.]", "_", project_name(project)).lower()
+    if own and not at_top & under_src and own in {*under_src, *at_top}:
+        return own in under_src
     texts = (project[p].data.decode("utf-8", "replace") for p in ("setup.cfg", "setup.py", "pyproject.toml")
              if p in project and not project[p].link)
     return any(_DECLARED_SRC.search(text) for text in texts)

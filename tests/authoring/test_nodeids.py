@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from endstate.authoring._nodeids import _node_id, match_ids, not_found_error, whole_files
+from endstate.authoring._nodeids import _node_id, in_collected_order, match_ids, not_found_error, whole_files
 
 COLLECTED = ["tests/test_a.py::test_plain", "tests/test_a.py::TestK::test_m[\\xe9-1]",
              "tests/test_a.py::test_spaced[two words]", "tests/test_a.py::test_spaced[two words again]",
@@ -51,3 +51,37 @@ def test_a_file_whose_every_test_is_named_is_given_as_the_file_and_the_others_by
     assert whole_files(named, COLLECTED) == ["tests/test_a.py::test_plain", "tests/test_b.py"]
     assert whole_files(COLLECTED, COLLECTED) == ["tests/test_a.py", "tests/test_b.py"]
     assert whole_files([], COLLECTED) == []
+
+
+def test_a_case_named_by_its_parameter_and_index_is_the_case_at_that_index():
+    # tomlkit's test_parse_rejects_deeply_nested_documents: a newer pytest names its cases of 500-deep
+    # payloads [payload0]..[payload5], pytest 7 by the payloads themselves.
+    collected = [f"tests/test_api.py::test_deep[x = {'[' * 40}{i}]" for i in range(3)] + ["tests/test_api.py::test_z"]
+    mapped, missing = match_ids(["tests/test_api.py::test_deep[payload2]", "tests/test_api.py::test_deep[payload3]"],
+                                collected)
+    assert mapped == {"tests/test_api.py::test_deep[payload2]": [collected[2]]}
+    assert missing == ["tests/test_api.py::test_deep[payload3]"]  # no fourth case: not guessed
+
+
+def test_cases_whose_ids_held_a_path_of_the_datasets_machine_pair_with_those_no_id_names():
+    # requests' test_unzipped_paths_unchanged is parametrised by module paths of where it ran.
+    collected = ["t.py::test_paths[/usr/lib/a.py]", "t.py::test_paths[/usr/lib/b.py]", "t.py::test_paths[/]"]
+    wanted = ["t.py::test_paths[/venv/a.py]", "t.py::test_paths[/venv/b.py]"]
+    mapped, missing = match_ids(wanted, collected, claimed=["t.py::test_paths[/]"])
+    assert mapped == {wanted[0]: [collected[0]], wanted[1]: [collected[1]]} and missing == []
+    # one case left for two ids: nothing is guessed
+    assert match_ids(wanted, collected, claimed=["t.py::test_paths[/]", collected[0]])[1] == wanted
+
+
+def test_a_test_whose_every_case_is_named_is_given_as_the_test():
+    # requests' test_unzipped_paths_unchanged[<__file__>]: the case's id holds each run's scratch path.
+    named = ["tests/test_a.py::test_spaced[two words]", "tests/test_a.py::test_spaced[two words again]",
+             "tests/test_a.py::TestK::test_m[\\xe9-1]"]
+    assert whole_files(named, COLLECTED) == ["tests/test_a.py::test_spaced", "tests/test_a.py::TestK::test_m"]
+    assert whole_files(named[:1], COLLECTED) == named[:1]
+
+
+def test_ids_run_in_the_order_pytest_collects_them_not_the_datasets():
+    # A dataset lists its ids sorted; pydicom's tests leave state behind and fail in that order.
+    named = ["tests/test_b.py::test_other[a0]", "tests/test_a.py::test_url[http://x:-1]", COLLECTED[0], COLLECTED[0]]
+    assert in_collected_order(named, COLLECTED) == [COLLECTED[0], COLLECTED[4], COLLECTED[5]]

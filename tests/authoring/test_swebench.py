@@ -206,3 +206,34 @@ def test_a_unittest_only_project_is_run_by_pytest_over_the_node_ids(tmp_path):
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
     assert args["tests_pass"]["command"] == "python -m pytest -q tests/test_calc.py::T::test_zero"
     assert args["holdout"]["command"] == "python -m pytest -q tests/test_calc.py::T::test_two"
+
+
+def test_a_test_file_the_test_patch_deletes_is_left_out_of_the_fixture(tmp_path):
+    # blinker 1.8.0's fix drops tests/test_saferef.py with the code it tested: the old file would
+    # only fail on the solution, so the task's fixture leaves it out, as `tasks new` does.
+    clone = tmp_path / "repos" / "me__calc"
+    (clone / "tests").mkdir(parents=True)
+    (clone / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\ndef old():\n    return 1\n")
+    (clone / "README.md").write_text("calc\n")
+    (clone / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n")
+    (clone / "tests" / "test_old.py").write_text("from calc import old\n\n\ndef test_old():\n    assert old() == 1\n")
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "calc"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    line = {
+        "instance_id": "me__calc-2", "repo": "me/calc", "base_commit": base, "problem_statement": "add subtracts",
+        "patch": "--- a/calc.py\n+++ b/calc.py\n@@ -1,6 +1,2 @@\n def add(a, b):\n-    return a - b\n-\n-\n"
+                 "-def old():\n-    return 1\n+    return a + b\n",
+        "test_patch": "--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4,2 +4,6 @@\n def test_zero():\n"
+                      "     assert add(0, 0) == 0\n+\n+\n+def test_two():\n+    assert add(1, 1) == 2\n"
+                      "--- a/tests/test_old.py\n+++ /dev/null\n@@ -1,5 +0,0 @@\n-from calc import old\n-\n-\n"
+                      "-def test_old():\n-    assert old() == 1\n",
+        "FAIL_TO_PASS": ["tests/test_calc.py::test_two"], "PASS_TO_PASS": ["tests/test_calc.py::test_zero"],
+    }
+    instance = read_instances(_write(tmp_path, [line]))[0][0][1]
+    task = load_task(write_instance(instance, tmp_path / "repos", tmp_path / "out"))
+    assert "tests/test_old.py" not in task.fixture() and "tests/test_calc.py" in task.fixture()
+    assert sorted(task.holdout()) == ["tests/test_calc.py"]
+    assert b"return a + b" in task.solution()["calc.py"].data

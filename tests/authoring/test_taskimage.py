@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from endstate.sandbox._tree import FileEntry, Tree
-from endstate.authoring._taskimage import declared_requirements, write_task_image
+import re
+
+from endstate.authoring._taskimage import (declared_requirements, locked_versions, pinned_requirements,
+                                          pytest_of_its_time, write_task_image)
 
 
 def files(mapping: dict[str, str]) -> Tree:
@@ -77,3 +80,63 @@ def test_the_image_folder(tmp_path):
     assert dockerfile.count("FROM endstate-sandbox:2") == 1 and "--no-index" in dockerfile
     assert "--require-hashes" in dockerfile
     assert (tmp_path / "image/requirements.txt").read_text() == "six==1.17.0 --hash=sha256:00\n"
+
+
+def test_a_commit_gets_the_pytest_of_its_time():
+    assert pytest_of_its_time("2021-05-03T10:00:00+02:00") == "pytest<8.0"  # dateutil's era: 7.4 at most
+    assert pytest_of_its_time("2024-05-01") == "pytest<8.3"
+    assert pytest_of_its_time("2025-12-01T00:00:00Z") == ""  # the newest is of its time
+    assert pytest_of_its_time("") == ""
+
+
+def test_an_old_commits_image_pins_the_pytest_of_its_time():
+    """Resolved from PyPI (the one download): an unpinned pytest of a 2021 commit is a 7.x one,
+    and a project that pins a newer one keeps its pin, the bound dropped."""
+    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["iniconfig"]\n'})
+    pinned, _ = pinned_requirements(project, made="2021-05-03T10:00:00+02:00")
+    assert re.search(r"^pytest==7\.\d+\.\d+ ", pinned, flags=re.MULTILINE), pinned
+    pinned_new, _ = pinned_requirements(files({"pyproject.toml": '[project]\nname = "demo"\n'
+                                                                 'dependencies = ["pytest==8.3.5"]\n'}),
+                                        made="2021-05-03")
+    assert "pytest==8.3.5 " in pinned_new
+
+
+def test_poetry_dependencies_and_its_dev_group_in_pep_440():
+    project = files({"pyproject.toml": '[tool.poetry]\nname = "tomlkit"\n[tool.poetry.dependencies]\n'
+                                       'python = ">=3.9"\nattrs = "^0.4"\nlocal = { path = "../x" }\n'
+                                       'extra = { version = "*", optional = true }\n'
+                                       '[tool.poetry.group.dev.dependencies]\npytest = "^7.2.0"\n'
+                                       'PyYAML = "~6.0"\nmypy = "1.19.1"\n[tool.poetry.group.docs.dependencies]\n'
+                                       'furo = "*"\n'})
+    assert declared_requirements(project) == ["attrs>=0.4,<0.5", "pytest>=7.2.0,<8", "PyYAML>=6.0,<6.1"]
+
+
+UV_LOCK = ('version = 1\n[[package]]\nname = "pytest"\nversion = "8.3.5"\n[[package]]\nname = "iniconfig"\n'
+           'version = "2.0.0"\n[[package]]\nname = "numpy"\nversion = "1.26.4"\n[[package]]\nname = "numpy"\n'
+           'version = "2.2.0"\n')
+
+
+def test_a_lock_file_pins_what_the_project_resolved():
+    assert locked_versions(files({"uv.lock": UV_LOCK})) == {"pytest": "8.3.5", "iniconfig": "2.0.0"}
+    assert locked_versions(files({"poetry.lock": '[[package]]\nname = "PyYAML"\nversion = "6.0.1"\n'})) \
+        == {"pyyaml": "6.0.1"}
+    assert locked_versions(files({"uv.lock": "not toml ["})) == {}
+
+
+def test_the_image_takes_the_locked_pytest_over_the_newest():
+    """Resolved from PyPI: click's uv.lock pins pytest 9.0.2, and a newer pytest makes its suite's
+    generator-fed parametrize an error under its filterwarnings = error."""
+    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["iniconfig"]\n'
+                                       '[dependency-groups]\ntests = ["pytest"]\n', "uv.lock": UV_LOCK})
+    pinned, _ = pinned_requirements(project, made="2026-01-01")
+    assert "pytest==8.3.5 " in pinned and "iniconfig==2.0.0 " in pinned
+
+
+def test_a_declared_distribution_with_no_wheel_is_left_out_and_said_so():
+    """Resolved from PyPI: blinker 1.4 is an sdist only. The image is made without it (its tests fail
+    or skip), where the whole image used to fail; pytest itself is never left out."""
+    said = []
+    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["iniconfig", "blinker==1.4"]\n'})
+    pinned, installed = pinned_requirements(project, log=said.append)
+    assert "iniconfig" in installed and "pytest" in installed and "blinker" not in installed
+    assert any(line.startswith("left out of the task's image: blinker, ") for line in said), said

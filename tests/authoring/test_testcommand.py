@@ -52,6 +52,16 @@ def test_a_src_layout_its_configuration_declares_is_seen_beside_a_top_level_pack
     assert project_test_command({**project, name: FileEntry(0o644, b"")}, ["tests"]) == "python -m pytest -q tests"
 
 
+def test_a_src_package_of_the_projects_name_is_seen_beside_another_top_level_package():
+    # pydicom: src/pydicom, built by flit (which finds src/ by itself), and a benchmarks/ package at the top.
+    project = files({"src/pydicom/__init__.py": "", "benchmarks/__init__.py": "", "tests/test_a.py": PYTEST_TEST,
+                     "pyproject.toml": '[build-system]\nbuild-backend = "flit_core.buildapi"\n'
+                                       '[project]\nname = "pydicom"\n'})
+    assert project_test_command(project, ["tests"]) == "PYTHONPATH=src python -m pytest -q tests"
+    named_top = {**project, "pyproject.toml": FileEntry(0o644, b'[project]\nname = "benchmarks"\n')}
+    assert project_test_command(named_top, ["tests"]) == "python -m pytest -q tests"
+
+
 def test_pythonpath_the_configuration_declares_is_left_to_pytest():
     project = files({"src/pkg/__init__.py": "", "tests/test_a.py": PYTEST_TEST,
                      "pyproject.toml": '[tool.pytest.ini_options]\npythonpath = ["src"]\n'})

@@ -317,6 +317,27 @@ def test_a_parameter_compared_only_as_an_expected_value_is_stepped_in_every_row(
     assert rows("test_input_parameter") == []
 
 
+DATES = b'''from datetime import datetime
+
+import pytest
+
+from shop import parse
+
+
+@pytest.mark.parametrize("text, expected", [("2016-060", datetime(2016, 2, 29)), ("2016-061", datetime(2016, 3, 1))])
+def test_ordinal(text, expected):
+    assert parse(text) == expected
+'''
+
+
+def test_a_row_is_never_stepped_inside_a_call_of_several_arguments():
+    # dateutil's test_iso_ordinal: datetime(2016, 2, 30) raises when the module is imported, and
+    # every test of the file, the held-out one with it, then goes unreported in that half.
+    sites = mutation_sites("tests_holdout/test_d.py", DATES)[TestKey("test_d", "", "test_ordinal")]
+    rows = [s.text.decode() for s in sites if s.value and s.text.startswith(b"[")]
+    assert all("datetime(2016, 2, 29)" in row for row in rows)
+
+
 def test_cases_renamed_by_a_changed_parameter_are_paired_in_the_order_they_ran():
     from endstate.grading._twins import pair_cases
 

@@ -1,0 +1,153 @@
+"""`endstate tasks import swebench` on real fix commits of real repositories.
+
+Where bench/swebench_real.py makes instances from two releases, this one makes them as
+SWE-bench does, from one fix commit of a repository's history: `base_commit` is the fix's
+parent, `patch` its change outside the tests, `test_patch` its change inside them
+(DEFAULT_TEST_GLOBS), FAIL_TO_PASS / PASS_TO_PASS the tests of the touched test files that
+fail before the fix and pass after it / pass both times, run in a venv of the project
+installed at the fix with its test extras (and any `pip` arguments given per commit), named
+as pytest's `-rA` lines name them.
+
+The repositories are local git directories (a clone or a bare mirror), given on the command
+line as owner/name=PATH; nothing is fetched but wheels from PyPI. Everything generated stays in
+the cache folder (default /tmp/swebench_fixes), never in this repository.
+
+    python bench/swebench_fixes.py --repo pallets/click=/path/to/click.git \\
+        --fix pallets/click@COMMIT [--fix owner/name@COMMIT:pip-args ...] [--import]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from swebench_real import git, import_one, outcomes, run, split_diff  # noqa: E402
+
+
+def clone(cache: Path, repo: str, source: Path) -> Path:
+    target = cache / "repos" / repo.replace("/", "__")
+    if not (target / ".git").exists():
+        shutil.rmtree(target, ignore_errors=True)
+        run("git", "clone", "-q", "--no-checkout", str(source), str(target))
+    return target
+
+
+def fix_venv(cache: Path, slug: str, tree: Path, pip_args: list[str]) -> Path:
+    """A venv with the project installed at the fix (its test extras), pytest, and `pip_args`."""
+    venv = cache / "venvs" / slug
+    python = venv / "bin" / "python"
+    if (venv / ".done").exists():
+        return python
+    shutil.rmtree(venv, ignore_errors=True)
+    run(sys.executable, "-m", "venv", str(venv))
+    pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    run(*pip, "pip>=25.1", "pytest")  # pip 25.1 installs dependency groups (--group)
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / tree.name
+        shutil.copytree(tree, copy, symlinks=True)
+        for extras in ("test,tests,testing", "tests", "testing", "test", ""):
+            if run(*pip, f"{copy}[{extras}]" if extras else str(copy), check=False).returncode == 0:
+                break
+    groups = tomllib.loads((tree / "pyproject.toml").read_text()).get("dependency-groups", {}) \
+        if (tree / "pyproject.toml").is_file() else {}
+    for group in ("test", "tests", "testing"):
+        if group in groups:
+            run(*pip, "--group", group, cwd=tree)
+    if pip_args:
+        run(*pip, *pip_args, cwd=tree)
+    (venv / ".done").touch()
+    return python
+
+
+def generated(python: Path, tree: Path) -> None:
+    """Copy into the tree the modules its install generated (a VCS version file) that it lacks."""
+    site = next((python.parent.parent / "lib").glob("python3*/site-packages"))
+    for top in (tree / "src", tree):
+        for package in (p for p in top.iterdir() if (p / "__init__.py").is_file()) if top.is_dir() else ():
+            installed = site / package.name
+            for module in installed.glob("*.py") if installed.is_dir() else ():
+                if not (package / module.name).exists():
+                    shutil.copy(module, package / module.name)
+
+
+def make_instance(cache: Path, repo: str, source: Path, commit: str, pip_args: list[str]) -> dict:
+    clone_dir = clone(cache, repo, source)
+    fix = git(clone_dir, "rev-parse", commit).strip()
+    base = git(clone_dir, "rev-parse", f"{fix}^").strip()
+    patch, test_patch = split_diff(clone_dir, base, fix)
+    files = sorted({f for f in re.findall(r"^\+\+\+ b/(\S+\.py)$", test_patch, re.M)
+                    if re.search(r"(^|/)(test_[^/]*|[^/]*_test)\.py$", f)})
+    slug = f"{repo.replace('/', '__')}-{fix[:8]}"
+    work = cache / "work" / slug
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    subprocess.run(f"git -C {clone_dir} archive {fix} | tar -x -C {work}", shell=True, check=True)
+    python = fix_venv(cache, slug, work, pip_args)
+    shutil.rmtree(work)
+    work.mkdir()
+    subprocess.run(f"git -C {clone_dir} archive {base} | tar -x -C {work}", shell=True, check=True)
+    generated(python, work)
+    if test_patch:
+        run("git", "apply", "-", cwd=work, data=test_patch)
+    before = outcomes(python, work, files)
+    if patch:
+        run("git", "apply", "-", cwd=work, data=patch)
+    after = outcomes(python, work, files)
+    passed = sorted(t for t, o in after.items() if o == "PASSED")
+    subject = git(clone_dir, "log", "-1", "--format=%s%n%n%b", fix).strip()
+    return {"instance_id": slug, "repo": repo, "base_commit": base, "patch": patch, "test_patch": test_patch,
+            "problem_statement": subject, "version": "",
+            "FAIL_TO_PASS": json.dumps([t for t in passed if before.get(t) != "PASSED"]),
+            "PASS_TO_PASS": json.dumps([t for t in passed if before.get(t) == "PASSED"])}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/swebench_fixes"))
+    parser.add_argument("--repo", action="append", default=[], help="owner/name=PATH of a local git directory")
+    parser.add_argument("--fix", action="append", default=[], help="owner/name@COMMIT[:pip arguments]")
+    parser.add_argument("--import", dest="do_import", action="store_true", help="import each and check it")
+    args = parser.parse_args()
+    sources = dict(item.split("=", 1) for item in args.repo)
+    made = []
+    for item in args.fix:
+        spec, _, pip = item.partition(":")
+        repo, _, commit = spec.partition("@")
+        try:
+            instance = make_instance(args.cache, repo, Path(sources[repo]), commit, shlex.split(pip))
+        except subprocess.CalledProcessError as error:
+            print(f"{spec}: not made: {' '.join(map(str, error.cmd[:4]))}... {error.stderr.strip()[-300:]}", flush=True)
+            continue
+        f2p, p2p = json.loads(instance["FAIL_TO_PASS"]), json.loads(instance["PASS_TO_PASS"])
+        print(f"{instance['instance_id']}: {len(f2p)} F2P, {len(p2p)} P2P", flush=True)
+        (args.cache / "made").mkdir(parents=True, exist_ok=True)
+        (args.cache / "made" / f"{instance['instance_id']}.json").write_text(json.dumps(instance) + "\n")
+        if f2p:
+            made.append(instance)
+    out = args.cache / "instances.jsonl"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(i) + "\n" for i in made))
+    print(f"{len(made)} instance(s) in {out}")
+    if args.do_import:
+        checked, walls = 0, []
+        for instance in made:
+            verdict, wall = import_one(args.cache, instance)
+            checked += verdict == "checked out"
+            walls.append(wall)
+            print(f"{instance['instance_id']}: {verdict[:300]}  ({wall:.0f} s)", flush=True)
+        if walls:
+            print(f"{checked} of {len(walls)} checked out; wall median {sorted(walls)[len(walls) // 2]:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

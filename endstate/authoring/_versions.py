@@ -1,0 +1,108 @@
+"""Which versions a task's image takes of what the project declares.
+
+The project's tests ran under the versions it resolved when the commit was made, not today's:
+
+- its lock file (uv.lock, poetry.lock, pdm.lock) pins them, where it has one (`locked_versions`);
+- else an unpinned pytest is the newest of the commit's time (`pytest_of_its_time`): a newer one
+  turns what an old suite does into errors;
+- a declared distribution with no wheel for the sandbox's Python (nor any version that resolves)
+  is left out, said so in the log, rather than failing the image: the tests that import it fail
+  or skip, the others run (astroid's test requirements name PyQt6).
+
+Each step falls back to the next where pip cannot resolve it (`resolve_pinned`).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Collection
+
+from endstate.errors import SandboxUnavailable
+from endstate.sandbox import Tree
+
+__all__ = ["locked_versions", "pytest_of_its_time", "requirement_name", "resolve_pinned"]
+
+#: How many declared distributions a resolution may leave out, one at a time, before it gives up.
+_DROPS = 3
+
+
+def requirement_name(requirement: str) -> str:
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower() if match else ""
+
+
+def _text(project: Tree, path: str) -> str | None:
+    entry = project.get(path)
+    return entry.data.decode("utf-8", errors="replace") if entry is not None and not entry.link else None
+
+
+#: The day each pytest minor release reached PyPI, from 8.0 on: the tests of a commit made before
+#: one of them ran under an older pytest. 7.4 is the oldest the grading harness is tested with.
+_PYTEST_RELEASES = (("2024-01-27", "8.0"), ("2024-03-03", "8.1"), ("2024-04-26", "8.2"), ("2024-07-20", "8.3"),
+                    ("2025-06-02", "8.4"), ("2025-11-05", "9.0"))
+
+
+def pytest_of_its_time(date: str) -> str:
+    """The bound that keeps a commit of `date` (ISO 8601) to the pytest of its time ("pytest<8.1"), ""
+    when the newest is of its time or the date is unknown. A newer pytest turns what an old suite does
+    into errors (a generator given to parametrize, under the suite's `filterwarnings = error`)."""
+    day = date.strip()[:10]
+    return next((f"pytest<{version}" for released, version in _PYTEST_RELEASES if day and day < released), "")
+
+
+
+def locked_versions(project: Tree) -> dict[str, str]:
+    """name -> version of each distribution the project's lock file (uv.lock, poetry.lock, pdm.lock) pins
+    at one version (a name locked at several, one per Python, is left out)."""
+    for path in ("uv.lock", "poetry.lock", "pdm.lock"):
+        try:
+            packages = tomllib.loads(_text(project, path) or "").get("package", [])
+        except tomllib.TOMLDecodeError:
+            continue
+        seen: dict[str, set[str]] = {}
+        for package in packages if isinstance(packages, list) else ():
+            if isinstance(package, dict) and isinstance(package.get("name"), str) \
+                    and isinstance(package.get("version"), str):
+                seen.setdefault(requirement_name(package["name"]), set()).add(package["version"])
+        if seen:
+            return {name: next(iter(versions)) for name, versions in seen.items() if len(versions) == 1}
+    return {}
+
+
+
+
+def _unresolvable(message: str) -> str:
+    """The distribution pip's failure names as the one it could not have ("" when it names none)."""
+    match = re.search(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)", message) \
+        or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*)==", message)
+    return requirement_name(match.group(1)) if match else ""
+
+
+def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: Collection[str] = (),
+                   log: Callable[[str], None] = lambda line: None) -> str:
+    """The pinned requirements of `asked` (with the lock file's versions, else the pytest of `made`'s
+    time, where they resolve); a declared distribution that has no wheel is left out, unless `needed`."""
+    from endstate.sandbox import resolve_requirements
+
+    names = {requirement_name(r) for r in asked}
+    locked = locked_versions(project)
+    pins = [f"{name}=={locked[name]}" for name in sorted(names) if name in locked]
+    bound = "" if "pytest" in locked else pytest_of_its_time(made)
+    attempts = [asked + pins + [bound] if bound else asked + pins] + ([asked] if pins or bound else [])
+    dropped: list[str] = []
+    while True:
+        for number, attempt in enumerate(attempts, start=1):
+            try:
+                return resolve_requirements([r for r in attempt if requirement_name(r) not in dropped])
+            except SandboxUnavailable as exc:
+                failure = exc
+                if number < len(attempts):
+                    log("the versions the project's lock file or the commit's time give do not resolve for the "
+                        "sandbox's Python: taking the newest its declarations allow")
+        culprit = _unresolvable(str(failure))
+        if not culprit or culprit in needed or culprit not in names or len(dropped) >= _DROPS:
+            raise failure
+        dropped.append(culprit)
+        log(f"left out of the task's image: {culprit}, which the project declares but no wheel of which resolves "
+            "for the sandbox's Python (tests that import it will fail or skip)")
