@@ -34,10 +34,11 @@ PLACEHOLDER_KEY = "endstate-proxy-holds-the-key"
 
 def agent_command(spec: AgentSpec, *, prompt: str, model_name: str, max_steps: int) -> str:
     """The shell line that starts the agent in the sandbox (every value quoted)."""
-    values = {"prompt": prompt, "max_steps": str(max_steps), "model": model_name}
+    base_url = f"http://127.0.0.1:{PROXY_PORT}{API_ROOT}"
+    values = {"prompt": prompt, "max_steps": str(max_steps), "model": model_name, "base_url": base_url}
     env = {
         **{name: value.replace("{model}", model_name) for name, value in spec.run.env.items()},
-        spec.model.base_url_env: f"http://127.0.0.1:{PROXY_PORT}{API_ROOT}",
+        spec.model.base_url_env: base_url,
         spec.model.api_key_env: PLACEHOLDER_KEY,
         spec.model.name_env: spec.model.name_prefix + model_name,
     }

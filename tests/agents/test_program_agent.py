@@ -29,3 +29,19 @@ def test_a_program_starts_from_the_npm_bin_with_prompt_model_and_proxy_substitut
     argv = words[1 + len(env):]
     assert argv[0] == "/opt/endstate/agents/claude-code/npm/node_modules/.bin/claude"
     assert argv[1:3] == ["-p", "fix it; don't `rm`"] and argv[argv.index("--max-turns") + 1] == "7"
+
+
+def test_codex_runs_its_native_binary_with_the_proxy_as_its_configured_provider():
+    spec = find_agent("codex")
+    assert spec is not None and spec.install.npm == ("@openai/codex@0.171.0-linux-x64",) and not spec.install.debian
+    line = agent_command(spec, prompt="fix {it}", model_name="reference", max_steps=7)
+    argv = shlex.split(line.split("exec ", 1)[1])
+    binary = argv.index(spec.run.program)
+    args = argv[binary + 1:]
+    assert args[0] == "exec" and args[-1] == "fix {it}" and args[args.index("-m") + 1] == "reference"
+    assert "--dangerously-bypass-approvals-and-sandbox" in args
+    config = [args[i + 1] for i, a in enumerate(args) if a == "-c"]
+    assert f"model_providers.endstate.base_url=http://127.0.0.1:{PROXY_PORT}/v1" in config
+    assert {"model_provider=endstate", "model_providers.endstate.wire_api=responses",
+            "check_for_update_on_startup=false", "analytics.enabled=false"} <= set(config)
+    assert f"OPENAI_API_KEY={PLACEHOLDER_KEY}" in argv[:binary]

@@ -1,0 +1,46 @@
+"""Codex CLI (npm, its linux-x64 native binary) as an installed agent, under record.
+
+The null arm through the real program: one Responses API request (streamed) through the
+proxy to the scripted server via the model provider the agent file configures; Codex
+ends on the answer and the untouched end state fails. It sends no side request. Two
+recordings send the same bytes: the agent file's rewrites fix the session and
+installation ids, the turn's start time and the date Codex puts in them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from endstate.run import read_results
+
+from e2e_helpers import endstate
+
+TASK = "bugfix-invoice-rounding"
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_codex_records_the_null_arm_and_fails_the_task(tmp_path):
+    hashes = []
+    for attempt in ("a", "b"):
+        cassettes, out = tmp_path / f"cassettes-{attempt}", tmp_path / f"out-{attempt}"
+        ran = endstate("record", "--agent", "codex", "--model", "scripted-responses/null", "--task", TASK,
+                       "--cassettes", str(cassettes), "--out", str(out), timeout=1800)
+        assert ran.code != 2, ran
+        result = read_results(out)
+        assert result.card.agent.startswith("codex@") and result.vector == [(TASK, "fail")]
+        task = result.tasks[0]
+        assert task.stop_reason == "model_stopped" and task.counters.steps == 1, task
+        shown = endstate("cassette", "show", str(cassettes / f"{TASK}.cassette"))
+        assert shown.code == 0 and "1 interaction, complete" in shown.out, shown
+        turns = re.findall(r"^#\d+ (\w+) turn \d+\s+([0-9a-f]{16})\s+POST (\S+) -> 200$", shown.out, re.M)
+        assert [(channel, path) for channel, _, path in turns] == [("agent", f"/scripted/null/{TASK}/v1/responses")]
+        # Codex's own shell tool, and the rewritten ids and date.
+        assert "tools: exec_command" in shown.out and '"prompt_cache_key": "00000000-' in shown.out, shown.out[:3000]
+        assert "<current_date>2026-01-01</current_date>" in shown.out and '\\"session_id\\":\\"sandbox\\"' in shown.out
+        transcript = next((out / "transcripts").glob("*.json")).read_text()
+        assert "[proxy refused" not in transcript and "[agent exit 0]" in transcript
+        hashes.append(turns[0][1])
+    assert hashes[0] == hashes[1]
