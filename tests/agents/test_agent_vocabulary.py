@@ -62,7 +62,8 @@ def test_claude_code_gets_the_reference_as_its_own_tool_calls_then_done(server):
         played.append((uses[0]["name"], uses[0]["input"]))
     money = "/workspace/invoicing/money.py"
     assert [name for name, _ in played] == ["Bash", "Read", "Read", "Edit", "Edit", "Bash"]
-    assert played[0][1]["command"] == "python -m pytest -q tests"
+    # Claude Code's own grep and find (multi-threaded: their output order varies) are set aside.
+    assert played[0][1]["command"] == "unset -f grep find 2>/dev/null; python -m pytest -q tests"
     assert played[1][1] == {"file_path": money} and played[2][1] == {"file_path": "/workspace/invoicing/tax.py"}
     assert played[3][1]["file_path"] == money and "ROUND_HALF_UP" in played[3][1]["new_string"]
 

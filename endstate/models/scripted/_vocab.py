@@ -10,7 +10,8 @@ agent, `_bashblock`) and each call written as that agent's own tool call:
 
     claude-code   bash -> Bash, read_file -> Read, write_file -> Write, edit_file -> Edit,
                   with absolute paths below the working directory; Claude Code edits or
-                  overwrites only a file it has read, so a Read comes first where needed
+                  overwrites only a file it has read, so a Read comes first where needed;
+                  a command first drops Claude Code's grep and find (see _UNSHADOW)
     codex         every call -> exec_command running the call's shell form (`as_command`)
 
 After the last call comes the final answer, "Done." with no tool call, on which the agent
@@ -38,6 +39,10 @@ VOCABULARIES = {
 }
 #: Codex waits this long for a command before answering with a session to poll (its maximum).
 _CODEX_YIELD_MS = 30000
+#: Claude Code's shell shadows grep and find with functions running its own multi-threaded
+#: ugrep and bfs, whose output order varies from run to run (grep over several files); the
+#: control arm's commands use the system's, so that a recording replays.
+_UNSHADOW = "unset -f grep find 2>/dev/null; "
 _WORKDIR = re.compile(r"Working directory: (/[^\s\\\"<]*)")
 
 
@@ -67,7 +72,7 @@ def _claude_calls(calls: list[tuple[str, dict[str, Any]]], workdir: str) -> list
     known: set[str] = set()  # files Claude Code has read or written since the last shell command
     for tool, args in calls:
         if tool == "bash":
-            native.append(("Bash", {"command": str(args["command"]), "description": "Run a command"}))
+            native.append(("Bash", {"command": _UNSHADOW + str(args["command"]), "description": "Run a command"}))
             known.clear()  # a command may have changed any file: read again before editing
             continue
         path = _absolute(workdir, str(args["path"]))
