@@ -1,8 +1,10 @@
-"""mini-swe-agent with SmolLM2, replayed three times from the committed recordings.
+"""A foreign agent's committed recordings, replayed three times (mini-swe-agent with SmolLM2 by default).
 
     python bench/foreign_agent_replay.py            # three replays, -j 2
     python bench/foreign_agent_replay.py --runs 5
     python bench/foreign_agent_replay.py --recorded cassettes/mini-swe-agent-scripted-reference
+    python bench/foreign_agent_replay.py --recorded cassettes/claude-code-scripted-reference
+    python bench/foreign_agent_replay.py --recorded cassettes/codex-scripted-null
 
 Each replay is one `endstate eval --agent mini-swe-agent --suite tasks --replay
 cassettes/mini-swe-agent-smollm2 -j 2`, offline (no server, no key), timed from outside.
@@ -14,6 +16,10 @@ CI replays once (tests/e2e/test_foreign_agent_smollm2.py); this is the threefold
 `--recorded` replays another folder of mini-swe-agent recordings instead (the scripted
 control arms: CI replays the reference arm once, against its live run's results in
 bench/results/mini-swe-agent-scripted-reference, and a third of the null arm's tasks).
+The agent is the one the folder is named after (claude-code-..., codex-...), and a folder
+whose live run is kept in bench/results/<folder> is compared with it too: the control arms
+of Claude Code and Codex, whose whole sets CI does not replay (it replays a sample of each,
+tests/e2e/test_claude_code.py and test_codex.py).
 """
 
 from __future__ import annotations
@@ -34,16 +40,19 @@ LIVE = ROOT / "bench" / "results" / "mini-swe-agent-smollm2"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--recorded", default=RECORDED, help="a folder of mini-swe-agent recordings")
+    parser.add_argument("--recorded", default=RECORDED, help="a folder of a foreign agent's recordings")
     args = parser.parse_args()
-    live = read_results(LIVE) if args.recorded == RECORDED else None
+    folder = Path(args.recorded).name
+    agent = next((name for name in ("claude-code", "codex") if folder.startswith(name + "-")), "mini-swe-agent")
+    kept = ROOT / "bench" / "results" / folder
+    live = read_results(LIVE) if args.recorded == RECORDED else read_results(kept) if (kept / "results.json").is_file() else None
     # The full suite (the tasks it refuses included), or the tasks a control arm was recorded on.
-    tasks = [] if live is not None else [a for p in sorted((ROOT / args.recorded).glob("*.cassette")) for a in ("--task", p.stem)]
+    tasks = [] if args.recorded == RECORDED else [a for p in sorted((ROOT / args.recorded).glob("*.cassette")) for a in ("--task", p.stem)]
     results = []
     with tempfile.TemporaryDirectory(prefix="endstate-foreign-replay-") as scratch:
         for run in range(1, args.runs + 1):
             out = Path(scratch) / f"run-{run}"
-            wall, proc = timed("eval", "--agent", "mini-swe-agent", "--suite", "tasks", "--replay", args.recorded,
+            wall, proc = timed("eval", "--agent", agent, "--suite", "tasks", "--replay", args.recorded,
                                *tasks, "-j", "2", "--out", str(out))
             result = read_results(out)
             refused = sum(t.stop_reason == "refused" for t in result.tasks)

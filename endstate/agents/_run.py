@@ -10,6 +10,7 @@ request it has no answer for kills every process of the agent at once.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from pathlib import Path
@@ -34,10 +35,11 @@ PLACEHOLDER_KEY = "endstate-proxy-holds-the-key"
 
 def agent_command(spec: AgentSpec, *, prompt: str, model_name: str, max_steps: int) -> str:
     """The shell line that starts the agent in the sandbox (every value quoted)."""
-    values = {"prompt": prompt, "max_steps": str(max_steps), "model": model_name}
+    base_url = f"http://127.0.0.1:{PROXY_PORT}{API_ROOT}"
+    values = {"prompt": prompt, "max_steps": str(max_steps), "model": model_name, "base_url": base_url}
     env = {
         **{name: value.replace("{model}", model_name) for name, value in spec.run.env.items()},
-        spec.model.base_url_env: f"http://127.0.0.1:{PROXY_PORT}{API_ROOT}",
+        spec.model.base_url_env: base_url,
         spec.model.api_key_env: PLACEHOLDER_KEY,
         spec.model.name_env: spec.model.name_prefix + model_name,
     }
@@ -144,18 +146,35 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
     return outcome
 
 
+def _said(document: dict[str, Any]) -> str:
+    """The text and tool calls of one answer document, whole or one streamed event, in any of the
+    three wire formats (chat completions, Anthropic Messages, the Responses API)."""
+    kind = document.get("type")
+    if isinstance(document.get("choices"), list) and document["choices"]:
+        choice = document["choices"][0] if isinstance(document["choices"][0], dict) else {}
+        return str((choice.get("message") or choice.get("delta") or {}).get("content") or "")
+    if kind == "content_block_start" and (document.get("content_block") or {}).get("type") == "tool_use":
+        return f"\n[tool_use {document['content_block'].get('name')}] "
+    if kind == "content_block_delta":
+        delta = document.get("delta") or {}
+        return str(delta.get("text") or delta.get("partial_json") or "")
+    if kind == "response.output_text.delta":
+        return str(document.get("delta") or "")
+    if kind == "response.output_item.done" and (document.get("item") or {}).get("type") == "function_call":
+        return f"\n[function_call {document['item'].get('name')}] {document['item'].get('arguments')}"
+    if kind == "message" and isinstance(document.get("content"), list):  # a whole Messages answer
+        return "".join(_said({"type": "content_block_delta", "delta": b}) if b.get("type") == "text" else
+                       f"\n[tool_use {b.get('name')}] {json.dumps(b.get('input'))}"
+                       for b in document["content"] if isinstance(b, dict) and b.get("type") in ("text", "tool_use"))
+    return ""
+
+
 def _write_transcript(path: Path, prompt: str, proxy: ModelProxy, result: Any, scrubber: Scrubber) -> None:
     """What the harness saw of the run: the prompt, each answer the model gave, the requests the
     proxy refused (side traffic off the agent file's endpoints), the agent's output."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     for _, answer in proxy.exchanges:
-        content = []
-        for document in answer_documents(answer):
-            try:
-                choice = document["choices"][0]
-                content.append((choice.get("message") or choice.get("delta") or {}).get("content") or "")
-            except (KeyError, IndexError, TypeError, AttributeError):
-                continue
+        content = [_said(document) for document in answer_documents(answer) if isinstance(document, dict)]
         messages.append({"role": "assistant", "content": "".join(content) or answer.decode("utf-8", "replace")})
     refused = "".join(f"[proxy refused {request}]\n" for request in proxy.refused)
     messages.append({"role": "tool", "content": f"{refused}[agent exit {result.exit_code}]\n{result.stdout[-4000:]}"})

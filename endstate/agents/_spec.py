@@ -62,7 +62,8 @@ class Launch(_Strict):
     #: Or a program run as `PROGRAM ARGS`: a name from the npm packages' bin folder, or an absolute path.
     program: str = ""
     #: Its arguments; `{prompt}` stands for the task's prompt, `{max_steps}` for its step budget,
-    #: `{model}` (here and in `env` values) for the model's name.
+    #: `{model}` (here and in `env` values) for the model's name, `{base_url}` for the proxy's
+    #: API root (for an agent that reads it from its configuration, not the environment).
     args: tuple[str, ...] = ()
     #: Extra environment variables of the agent's process.
     env: dict[str, str] = {}

@@ -35,7 +35,7 @@ def test_endstate_names_its_own_loop():
 
 
 def test_an_unknown_name_lists_the_known_ones():
-    with pytest.raises(AgentFileError, match="unknown agent 'aider'.*endstate, claude-code, mini-swe-agent"):
+    with pytest.raises(AgentFileError, match="unknown agent 'aider'.*endstate, claude-code, codex, mini-swe-agent"):
         find_agent("aider")
 
 

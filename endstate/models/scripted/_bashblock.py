@@ -23,7 +23,7 @@ import shlex
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ACTION_FORMAT_HEADER", "bash_block_answer", "as_command"]
+__all__ = ["ACTION_FORMAT_HEADER", "bash_block_answer", "as_command", "flat_calls"]
 
 #: Set by endstate's model proxy for an agent that reads fenced commands: {"fence": ..., "submit": ...}.
 ACTION_FORMAT_HEADER = "X-Endstate-Action-Format"
@@ -57,7 +57,7 @@ def as_command(tool: str, args: dict[str, Any]) -> str:
     raise ValueError(f"no shell form for tool {tool!r}")
 
 
-def _calls(play: Callable[[Any, str, int | None], dict[str, Any]], task: Any) -> list[tuple[str, dict[str, Any]]]:
+def flat_calls(play: Callable[[Any, str, int | None], dict[str, Any]], task: Any) -> list[tuple[str, dict[str, Any]]]:
     calls: list[tuple[str, dict[str, Any]]] = []
     for turn in range(_MAX_CALLS):
         message = play(task, "agent", turn)
@@ -73,7 +73,7 @@ def bash_block_answer(play: Callable[[Any, str, int | None], dict[str, Any]], ta
     """The assistant message for `turn` of the policy `play`, in the format the header describes."""
     spec = json.loads(action_format)
     fence, submit = str(spec["fence"]), str(spec["submit"])
-    calls = _calls(play, task)
+    calls = flat_calls(play, task)
     if turn < len(calls):
         tool, args = calls[turn]
         thought, command = f"THOUGHT: step {turn + 1} of {len(calls)}: {tool}.", as_command(tool, args)

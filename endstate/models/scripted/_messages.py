@@ -3,7 +3,8 @@
     POST /scripted/<policy>/<task_id>/v1/messages
 
 A policy's chat-completions message is re-dressed as a Messages API answer (text and
-tool_use blocks). A request that asks for thinking gets thinking blocks first, signed
+tool_use blocks). A request that asks for thinking (`{"type": "enabled", "budget_tokens": N}`, or
+`{"type": "adaptive"}` as Claude Code sends it) gets thinking blocks first, signed
 as the real API signs them (opaque, checked when they come back), and every third
 agent turn a redacted_thinking block too. A request whose thinking blocks were
 altered, or whose tool-use continuation dropped them, is refused with HTTP 400 as
@@ -49,10 +50,11 @@ def is_sealed(data: str) -> bool:
     return hmac.compare_digest(mac, hmac.new(_KEY, payload, hashlib.sha256).digest())
 
 
-def check_thinking(request: dict[str, Any]) -> None:
+def check_thinking(request: dict[str, Any], *, adaptive: bool = False) -> None:
     """Refuse (ScriptError 400) what the Messages API refuses with thinking on: a thinking
     block whose signature does not match, and a tool-use continuation whose assistant
-    turn does not start with its thinking."""
+    turn does not start with its thinking. With adaptive thinking a turn may have had
+    none (the model decides), so only the signatures of the blocks sent back are checked."""
     turns = request.get("messages", [])
     for index, turn in enumerate(turns):
         content = turn.get("content")
@@ -66,7 +68,7 @@ def check_thinking(request: dict[str, Any]) -> None:
             if kind == "redacted_thinking" and not is_sealed(str(block.get("data", ""))):
                 raise ScriptError(400, f"messages.{index}.content: Invalid `data` in `redacted_thinking` block")
     last = max((i for i, t in enumerate(turns) if t.get("role") == "assistant"), default=None)
-    if last is None or last != len(turns) - 2:
+    if adaptive or last is None or last != len(turns) - 2:
         return
     content = turns[last].get("content")
     blocks = content if isinstance(content, list) else [{"type": "text"}]
@@ -100,16 +102,35 @@ def _usage(request: dict[str, Any], output_tokens: int) -> dict[str, int]:
             "cache_creation_input_tokens": written, "cache_read_input_tokens": read}
 
 
+def _thinking_mode(thinking: Any, max_tokens: Any) -> str | None:
+    """"enabled" or "adaptive" when the request asks for thinking, None when it does not (no
+    field, or `{"type": "disabled"}`); ScriptError 400 for what the API refuses. Adaptive
+    thinking (the model decides how much to think) takes no budget; the scripted model
+    always thinks, so its answers carry thinking blocks as with a budget."""
+    if thinking is None:
+        return None
+    kind = thinking.get("type") if isinstance(thinking, dict) else None
+    if kind == "disabled":
+        return None
+    if kind == "adaptive":
+        if "budget_tokens" in thinking:
+            raise ScriptError(400, "thinking.adaptive.budget_tokens: Extra inputs are not permitted")
+        return kind
+    if kind == "enabled" and isinstance(thinking.get("budget_tokens"), int) \
+            and isinstance(max_tokens, int) and 1024 <= thinking["budget_tokens"] < max_tokens:
+        return kind
+    if kind not in ("enabled", "adaptive", "disabled"):
+        raise ScriptError(400, "thinking.type: Input tag does not match any of the expected tags: "
+                               "'enabled', 'disabled', 'adaptive'")
+    raise ScriptError(400, "thinking: budget_tokens must be at least 1024 and less than max_tokens")
+
+
 def messages_answer(request: dict[str, Any], message: dict[str, Any], *, policy: str, task_id: str,
                     channel: str, turn: int | None) -> dict[str, Any]:
     """The Messages API answer carrying the policy's chat-completions `message`."""
-    thinking = request.get("thinking")
-    if thinking is not None and not (isinstance(thinking, dict) and thinking.get("type") == "enabled"
-                                     and isinstance(thinking.get("budget_tokens"), int)
-                                     and 1024 <= thinking["budget_tokens"] < request.get("max_tokens", 0)):
-        raise ScriptError(400, "thinking: budget_tokens must be at least 1024 and less than max_tokens")
+    thinking = _thinking_mode(request.get("thinking"), request.get("max_tokens", 0))
     if thinking is not None:
-        check_thinking(request)
+        check_thinking(request, adaptive=thinking == "adaptive")
     content: list[dict[str, Any]] = []
     if thinking is not None:
         content += _thinking_blocks(task_id, channel, turn, message)

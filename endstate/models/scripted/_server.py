@@ -9,7 +9,8 @@ provider, so recording a control arm exercises the same SDK -> httpx2 -> vcrpy
 path as a live model. Answers depend only on the policy, the task folder, the
 channel and turn headers and the request's messages: no clock, no randomness, and of the request headers only
 the action format an agent's proxy declares (`_bashblock`; an Authorization header is
-never echoed). With `auto_cache` on (or ENDSTATE_SCRIPTED_AUTO_CACHE=1), chat answers
+never echoed). A request offering Claude Code's or Codex's own tools is answered with
+those tools (`_vocab`). With `auto_cache` on (or ENDSTATE_SCRIPTED_AUTO_CACHE=1), chat answers
 report as cached the prompt a provider's automatic cache would hold
 (`prompt_tokens_details.cached_tokens`: all but the newest message, in 128-token steps
 from 1024, as OpenAI caches). It is off by default so that a fresh recording of a
@@ -40,6 +41,7 @@ from endstate.models.scripted._messages import messages_answer
 from endstate.models.scripted._policies import POLICIES, ScriptError, canonical_json, estimate_tokens, find_policy
 from endstate.models.scripted._responses import REASONING_TOKENS, cached_tokens, responses_answer
 from endstate.models.scripted._sse import stream_events
+from endstate.models.scripted._vocab import agent_vocabulary, native_answer
 
 if TYPE_CHECKING:
     from endstate.task import Task
@@ -193,8 +195,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._streamed = {"include_usage": isinstance(options, dict) and options.get("include_usage") is True}
         action_format = self.headers.get(ACTION_FORMAT_HEADER)
         try:
+            vocabulary = agent_vocabulary(request, wire) if channel == "agent" and turn is not None else None
             if action_format and channel == "agent" and turn is not None:  # a text-action agent's own format
                 message = bash_block_answer(find_policy(policy), task, turn, action_format)
+            elif vocabulary is not None and turn is not None:  # Claude Code's or Codex's own tools
+                message = native_answer(find_policy(policy), task, turn, vocabulary, request)
             else:
                 message = find_policy(policy)(task, channel, turn)
         except ManifestError as exc:
