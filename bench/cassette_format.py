@@ -30,8 +30,7 @@ import vcr
 from vcr.persisters.filesystem import FilesystemPersister
 from vcr.serializers import yamlserializer
 
-from endstate.cassettes import CassetteJob
-from endstate.cassettes import load, open_session
+from endstate.cassettes import CassetteJob, load, open_session
 from endstate.cassettes._format import CassetteWriter, Recording
 from endstate.cassettes._scrub import to_vcr
 

@@ -42,12 +42,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import docker
-
 from _common import ROOT, timed
+
 from endstate.agent import Policy
-from endstate.sandbox import DEFAULT_IMAGE
+from endstate.sandbox import DEFAULT_IMAGE, LABEL, SANDBOX_ENV
 from endstate.sandbox._base import WORKDIR
-from endstate.sandbox import LABEL, SANDBOX_ENV
 from endstate.sandbox._docker import AGENT_UID
 from endstate.sandbox._tree import FileEntry, Tree, tree_to_tar
 from endstate.task import Task, load_suite

@@ -30,6 +30,7 @@ import tempfile
 from pathlib import Path
 
 from _common import ROOT, timed
+
 from endstate.report import compare_repeats
 from endstate.run import read_results
 

@@ -23,8 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from endstate.agent._state import Guards  # noqa: E402
 from probe_cost import replay  # noqa: E402  (the same replay of the reference cassettes, one way graded)
+
+from endstate.agent._state import Guards  # noqa: E402
 
 ARMS = {
     "before": Guards(twins=False, outside_check=False, warm_start=False),

@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 from endstate.agent._state import Guards  # noqa: E402
 from endstate.grading import Outcome, grade, prepare_grading_sandbox, seal_overlay, stage_holdout  # noqa: E402
-from endstate.sandbox import DEFAULT_IMAGE  # noqa: E402
 from endstate.run._runner import resolve_graders  # noqa: E402
-from endstate.task._task_sandbox import task_sandbox  # noqa: E402
+from endstate.sandbox import DEFAULT_IMAGE  # noqa: E402
 from endstate.task import load_task  # noqa: E402
+from endstate.task._task_sandbox import task_sandbox  # noqa: E402
 
 ARMS = {"before": Guards(twins=False, outside_check=False, warm_start=False), "now": Guards(),
         "cold": Guards(warm_start=False)}

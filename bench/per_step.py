@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from _common import timed
+
 from endstate.agent import Policy
 from endstate.sandbox import DEFAULT_IMAGE
 

@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from endstate.sandbox import DEFAULT_IMAGE, Sandbox, load_dir, open_sandbox
 from endstate.run._ahead import Lookahead
+from endstate.sandbox import DEFAULT_IMAGE, Sandbox, load_dir, open_sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = load_dir(ROOT / "tasks" / "bugfix-lru-eviction" / "fixture", what="fixture")

@@ -165,8 +165,8 @@ class _SuiteRun:
     def _run(self, selected: list[str]) -> None:
         from endstate.errors import UserError
         from endstate.models import RunSettings
-        from endstate.sandbox import DEFAULT_IMAGE
         from endstate.run import RunConfig, model_slug, resolve_graders, suite_runner
+        from endstate.sandbox import DEFAULT_IMAGE
         from endstate.task import load_task
 
         tasks = []

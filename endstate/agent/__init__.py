@@ -6,7 +6,15 @@ from endstate.agent._policy import Decision, Policy
 from endstate.agent._shell import extract_commands
 from endstate.agent._state import Counters, Guards, Journal, Pending, RunState
 from endstate.agent._tools import FINISH_TOOL, TOOLS, ToolError, parse_arguments, run_tool
-from endstate.agent._worker import BASE_URL_ENV, KILL_MARKER, AgentJob, AgentOutcome, cassette_session, forked_main, run_job
+from endstate.agent._worker import (
+    BASE_URL_ENV,
+    KILL_MARKER,
+    AgentJob,
+    AgentOutcome,
+    cassette_session,
+    forked_main,
+    run_job,
+)
 from endstate.agent._worker import main as worker_main
 
 __all__ = [

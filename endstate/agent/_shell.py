@@ -20,8 +20,20 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from endstate.agent._bashlex import BashlexWalker
-from endstate.agent._commands import (_COMMAND_OPTIONS, _FIND_EXEC, _PYTHON, _PYTHON_RUNNERS, _SHELL_VALUE_OPTIONS, _SHELLS,
-                                      _WRAPPERS, MAX_NESTING, NestingTooDeep, SimpleCommand, _Dir, split_args)
+from endstate.agent._commands import (
+    _COMMAND_OPTIONS,
+    _FIND_EXEC,
+    _PYTHON,
+    _PYTHON_RUNNERS,
+    _SHELL_VALUE_OPTIONS,
+    _SHELLS,
+    _WRAPPERS,
+    MAX_NESTING,
+    NestingTooDeep,
+    SimpleCommand,
+    _Dir,
+    split_args,
+)
 from endstate.agent._lenient import lenient_commands
 from endstate.task import parse_python
 

@@ -6,7 +6,6 @@ import json
 import posixpath
 from typing import Any
 
-
 from endstate.models import ToolSchema
 from endstate.sandbox import WORKDIR, Sandbox
 

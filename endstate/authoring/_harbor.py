@@ -29,7 +29,15 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from endstate.authoring._harbortools import SHIM_DIR, TOOLS_DIR, apt_packages, download_wheels, shims, tools_layer, uv_use
+from endstate.authoring._harbortools import (
+    SHIM_DIR,
+    TOOLS_DIR,
+    apt_packages,
+    download_wheels,
+    shims,
+    tools_layer,
+    uv_use,
+)
 from endstate.errors import SandboxUnavailable, UserError
 from endstate.sandbox import DEFAULT_IMAGE
 

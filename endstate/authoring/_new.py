@@ -33,16 +33,28 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from endstate.errors import UserError
-from endstate.grading import (TestCommandError, parse_test_command, prepare_grading_sandbox, run_tests, seal_overlay,
-                              stage_holdout)
-from endstate.sandbox import FileEntry, Tree, matches_any
-from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit, held_out_targets, is_test_module, split_fix, suite_roots
+from endstate.authoring._fix import (
+    DEFAULT_TEST_GLOBS,
+    FixSplit,
+    held_out_targets,
+    is_test_module,
+    split_fix,
+    suite_roots,
+)
 from endstate.authoring._installed import generated_files, project_metadata, project_version
-from endstate.task import load_task, make_patch, parse_python, write_overlay_diff
-from endstate.task import task_sandbox
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command, unknown_option_error
+from endstate.errors import UserError
+from endstate.grading import (
+    TestCommandError,
+    parse_test_command,
+    prepare_grading_sandbox,
+    run_tests,
+    seal_overlay,
+    stage_holdout,
+)
+from endstate.sandbox import FileEntry, Tree, matches_any
+from endstate.task import load_task, make_patch, parse_python, task_sandbox, write_overlay_diff
 
 __all__ = ["new_task_from_fix", "fresh_folder", "toml_string", "graders_toml", "write_hacks"]
 

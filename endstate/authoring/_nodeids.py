@@ -156,8 +156,7 @@ def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image
     """(every test id `command` reports on the task's solution with `holdout` staged, the ids of those
     that ran and were not skipped, the run's last output lines), run the way grading runs them."""
     from endstate.grading import prepare_grading_sandbox, run_tests, seal_overlay, stage_holdout
-    from endstate.task import task_sandbox
-    from endstate.task import load_task
+    from endstate.task import load_task, task_sandbox
 
     task = load_task(folder)
     where = task_sandbox(task, backend, image, log=log)

@@ -34,17 +34,30 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.errors import EndstateError, UserError
-from endstate.sandbox import Tree, matches_any, tar_to_tree
-from endstate.checks import TaskCheck, check_tasks
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._installed import generated_files, project_metadata, project_version
-from endstate.authoring._new import (_hacks, _reference_toml, _write_tree, fresh_folder, graders_toml, toml_string,
-                                 write_hacks)
-from endstate.authoring._nodeids import (COMMAND_MAX, collected_ids, in_collected_order, match_ids, not_found_error,
-                                         whole_files)
+from endstate.authoring._new import (
+    _hacks,
+    _reference_toml,
+    _write_tree,
+    fresh_folder,
+    graders_toml,
+    toml_string,
+    write_hacks,
+)
+from endstate.authoring._nodeids import (
+    COMMAND_MAX,
+    collected_ids,
+    in_collected_order,
+    match_ids,
+    not_found_error,
+    whole_files,
+)
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command
+from endstate.checks import TaskCheck, check_tasks
+from endstate.errors import EndstateError, UserError
+from endstate.sandbox import Tree, matches_any, tar_to_tree
 from endstate.task import PatchError, apply_patch, load_task
 
 __all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench"]

@@ -29,10 +29,10 @@ import tomllib
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from endstate.errors import UserError
-from endstate.sandbox import DEFAULT_IMAGE, Tree
 from endstate.authoring._installed import asks_for_metadata
 from endstate.authoring._versions import locked_versions, pytest_of_its_time, requirement_name, resolve_pinned
+from endstate.errors import UserError
+from endstate.sandbox import DEFAULT_IMAGE, Tree
 from endstate.task import parse_python
 
 __all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]

@@ -27,9 +27,9 @@ from collections.abc import Collection, Sequence
 
 import msgspec
 
+from endstate.authoring._installed import project_name
 from endstate.errors import UserError
 from endstate.sandbox import Tree
-from endstate.authoring._installed import project_name
 
 __all__ = ["ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command",
            "plugin_distributions", "unknown_option_error"]

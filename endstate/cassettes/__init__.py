@@ -31,9 +31,9 @@ from endstate.cassettes._format import (
     finalize,
     load,
 )
+from endstate.cassettes._job import BUFFERED_STREAM_HEADER, FIRST_DIVERGENCE, LAST_TURN, CassetteJob, Provenance
 from endstate.cassettes._match import MATCH_MODES, request_hash
 from endstate.cassettes._preflight import ReplaySource, check_replay_folder, replay_settings
-from endstate.cassettes._job import BUFFERED_STREAM_HEADER, FIRST_DIVERGENCE, LAST_TURN, CassetteJob, Provenance
 
 if TYPE_CHECKING:
     from endstate.cassettes._session import Tape, open_session

@@ -32,8 +32,16 @@ from pathlib import Path
 import msgspec
 import zstandard
 
-from endstate.cassettes._limits import (MAX_BODY_BYTES, MAX_EXPANDED_BYTES, MAX_RECORDS, MAX_RESTORED_BYTES, expand,
-                                        record_count, size_text, too_large)
+from endstate.cassettes._limits import (
+    MAX_BODY_BYTES,
+    MAX_EXPANDED_BYTES,
+    MAX_RECORDS,
+    MAX_RESTORED_BYTES,
+    expand,
+    record_count,
+    size_text,
+    too_large,
+)
 from endstate.errors import CassetteError
 from endstate.models import RunSettings
 

@@ -42,15 +42,14 @@ from endstate import __version__
 from endstate.cassettes._divergence import explain_divergence, request_body
 from endstate.cassettes._fork import ForkPlan, hook_fork
 from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, load, utc_now, write
+from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob, Provenance
+from endstate.cassettes._journal import SIDECAR_NAME, Sidecar, header_id
 from endstate.cassettes._match import MatchMode, RequestKeys, canonical_body, check_match_mode
 from endstate.cassettes._preflight import check_header, open_cassette
 from endstate.cassettes._scrub import SECRET_HEADERS, SECRET_QUERY_KEYS, scrub_request, to_interaction, to_vcr
 from endstate.cassettes._toolresult import tool_result
 from endstate.errors import CassetteError, ReplayDivergence
-from endstate.models import Scrubber
-from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob, Provenance
-from endstate.cassettes._journal import SIDECAR_NAME, Sidecar, header_id
-from endstate.models import RunSettings
+from endstate.models import RunSettings, Scrubber
 
 __all__ = ["Tape", "open_session", "VCRPY_VERSION", "SIDECAR_NAME"]
 

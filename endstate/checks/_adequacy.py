@@ -33,13 +33,12 @@ from pathlib import Path
 
 import msgspec
 
+from endstate.checks._check import grade_tree
+from endstate.checks._mutants import file_diff, mutants_of, rewrites_of
 from endstate.errors import EndstateError
 from endstate.grading import INTEGRITY, Grader, Outcome
 from endstate.sandbox import Tree
-from endstate.checks._check import grade_tree
-from endstate.checks._mutants import file_diff, mutants_of, rewrites_of
-from endstate.task import ADEQUACY_FILE, Measured, TaskSandbox, load_triage, task_sandbox
-from endstate.task import Task
+from endstate.task import ADEQUACY_FILE, Measured, Task, TaskSandbox, load_triage, task_sandbox
 
 __all__ = ["MutantRow", "RightFixRow", "TaskAdequacy", "adequacy_of", "adequacy_of_tasks", "triage_hint"]
 

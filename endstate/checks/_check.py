@@ -27,18 +27,43 @@ from pathlib import Path
 import msgspec
 
 from endstate.agent import Guards
-from endstate.errors import EndstateError, ManifestError, did_you_mean
-from endstate.grading import (INTEGRITY, MIN_TWINS, PROBE, Grader, Outcome, Verdict,
-                              changed_paths_within, files_unchanged, grade, hack_fired, no_new_skips,
-                              prepare_grading_sandbox, prepare_test_runs, run_grader, seal_overlay,
-                              stage_holdout, too_few, twin_problems, joint_problems, validation_command,
-                              validation_tree)
-from endstate.sandbox import Tree
-from endstate.run import RetryPolicy, wait_for_engine
-from endstate.task import ImpossibleError, impossible_fixture, impossible_holdout
-from endstate.task import HACK_ASSERTIONS, Hack, Task
 from endstate.checks._reference_check import check_reference
-from endstate.task import TaskSandbox, task_sandbox
+from endstate.errors import EndstateError, ManifestError, did_you_mean
+from endstate.grading import (
+    INTEGRITY,
+    MIN_TWINS,
+    PROBE,
+    Grader,
+    Outcome,
+    Verdict,
+    changed_paths_within,
+    files_unchanged,
+    grade,
+    hack_fired,
+    joint_problems,
+    no_new_skips,
+    prepare_grading_sandbox,
+    prepare_test_runs,
+    run_grader,
+    seal_overlay,
+    stage_holdout,
+    too_few,
+    twin_problems,
+    validation_command,
+    validation_tree,
+)
+from endstate.run import RetryPolicy, wait_for_engine
+from endstate.sandbox import Tree
+from endstate.task import (
+    HACK_ASSERTIONS,
+    Hack,
+    ImpossibleError,
+    Task,
+    TaskSandbox,
+    impossible_fixture,
+    impossible_holdout,
+    task_sandbox,
+)
 
 __all__ = ["CheckRow", "TaskCheck", "check_task", "check_tasks", "missing_hack_assertions", "check_catchers", "grade_tree"]
 

@@ -17,17 +17,14 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.cassettes import cassette_file
 from endstate.agent import Guards
 from endstate.agents import probe_proxy
+from endstate.cassettes import cassette_file
 from endstate.errors import UserError
 from endstate.grading import Grader, Outcome, Verdict, judge, prepare_grading_sandbox, seal_overlay
+from endstate.run import RunConfig, RunOutcome, TaskResult, resolve_graders, run_suite
 from endstate.sandbox import Tree, resolve_backend
-from endstate.task import Hack, Requires, Task
-from endstate.run import RunOutcome, TaskResult
-from endstate.run import RunConfig
-from endstate.run import resolve_graders, run_suite
-from endstate.task import task_sandbox
+from endstate.task import Hack, Requires, Task, task_sandbox
 
 __all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
            "crashing_grader", "Probe", "TaskProbe", "HackProbe", "ProxyProbe", "CrashProbe"]

@@ -16,8 +16,7 @@ import posixpath
 
 from endstate.agent import Policy, ToolError, extract_commands, run_tool
 from endstate.sandbox import WORKDIR, FileEntry, Tree, open_sandbox, tree_hash, without_caches
-from endstate.task import Task, ToolCallSpec
-from endstate.task import task_sandbox
+from endstate.task import Task, ToolCallSpec, task_sandbox
 
 __all__ = ["check_reference", "play_in_memory", "reads_only"]
 

@@ -15,9 +15,9 @@ __all__ = ["measure", "show_adequacy"]
 def measure(suite: Path, only: list[str], *, jobs: int, sandbox: str, image: str | None,
             json_out: Path | None) -> int:
     """Measure and print every task's adequacy; the exit code (0 adequate, 1 not, 2 bad input)."""
-    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.checks import adequacy_of_tasks
     from endstate.run import make_folder, resolve_graders, write_atomically
+    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.task import load_suite
 
     if json_out is not None:  # a folder that refuses the file is found now, not after minutes of sandboxes

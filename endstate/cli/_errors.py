@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
 import shutil
 import sys
-import contextlib
 from collections.abc import Callable, Iterator
 from functools import wraps
 from pathlib import Path

@@ -53,9 +53,9 @@ def tasks() -> None:
 @_user_errors
 def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, image: str | None) -> None:
     """Graders must FAIL on the fixture, PASS with solution/, FAIL on every hack."""
-    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.checks import check_catchers, check_tasks
     from endstate.run import resolve_graders
+    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.task import load_suite
 
     _reap()
@@ -145,11 +145,11 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
               visible_tests: bool, dockerfile: Path | None, test_command: str | None, issue: Path | None,
               sandbox: str, image: str | None) -> None:
     """A task from a fix commit (--repo, --fix), checked; or a blank, documented skeleton."""
-    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
+    from endstate.authoring import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
     from endstate.checks import check_tasks
     from endstate.run import resolve_graders
+    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.task import load_task
-    from endstate.authoring import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
 
     if (repo is None) != (fix is None):
         raise UserError("--repo and --fix go together: the repository and the commit that fixed the bug")
@@ -191,8 +191,8 @@ def tasks_import() -> None:
 def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox: str, image: str | None,
                           dockerfile: Path | None) -> None:
     """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
-    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.authoring import import_swebench
+    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
 
     report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
                              jobs=jobs, dockerfile=dockerfile, log=click.echo, progress=_show_check)
@@ -298,11 +298,11 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
 def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...], jobs: int, sandbox: str,
                    image: str | None, out: Path) -> None:
     """Disable one harness guard at a time; every mutant must turn its probe tasks red."""
-    from endstate.models import RunSettings
-    from endstate.sandbox import DEFAULT_IMAGE
-    from endstate.run import RunConfig
-    from endstate.task import load_suite
     from endstate.checks import run_mutation_check, select_mutants
+    from endstate.models import RunSettings
+    from endstate.run import RunConfig
+    from endstate.sandbox import DEFAULT_IMAGE
+    from endstate.task import load_suite
 
     mutants = select_mutants(list(names))
     loaded, errors = load_suite(suite)

@@ -108,8 +108,8 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
             prompt_cache: bool | None = None, max_output_tokens: int = 2048, max_concurrent: int | None = None,
             rate_limit_waits: int = 8, **extra: Any):
     from endstate.models import RunSettings, check_reachable, check_spec
-    from endstate.sandbox import DEFAULT_IMAGE
     from endstate.run import RetryPolicy, RunConfig
+    from endstate.sandbox import DEFAULT_IMAGE
 
     mode = extra.get("mode", "live")
     import os

@@ -1,10 +1,10 @@
 """Graders: pure functions of the sealed end state, the seal -> stage -> grade pipeline, and a run's verdict."""
 
+from endstate.errors import GraderContractError
 from endstate.grading._builtin import changed_paths_within, files_unchanged, holdout, no_new_skips, tests_pass
 from endstate.grading._hacks import HACK_GRADERS, MISSED, hack_fired
 from endstate.grading._integrity import end_state
 from endstate.grading._judge import RunVerdict, judge
-from endstate.grading._probe import PROBE, probe, probe_graders
 from endstate.grading._pipeline import (
     INTEGRITY,
     GradingBox,
@@ -16,13 +16,13 @@ from endstate.grading._pipeline import (
     seal_overlay,
     stage_holdout,
 )
+from endstate.grading._probe import PROBE, probe, probe_graders
 from endstate.grading._resolve import FORBIDDEN_PARAMETERS, Grader, resolve, run_grader
 from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
 from endstate.grading._twincheck import joint_problems, too_few, twin_problems, validation_command, validation_tree
 from endstate.grading._twins import MIN_TWINS
 from endstate.grading._verdict import Outcome, Verdict
 from endstate.grading._verifier import verifier
-from endstate.errors import GraderContractError
 
 __all__ = [
     "Outcome",

@@ -12,9 +12,9 @@ import re
 
 from endstate.grading._integrity import is_test_file
 from endstate.grading._joint import run_joint
+from endstate.grading._testconfig import SHARED_CONFIG, pytest_section_changed
 from endstate.grading._testrun import TestCommandError, TestRun, run_tests
 from endstate.grading._twins import run_halves, tally
-from endstate.grading._testconfig import SHARED_CONFIG, pytest_section_changed
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox, matches_any
 

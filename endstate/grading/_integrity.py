@@ -36,8 +36,8 @@ import re
 import tokenize
 
 from endstate.grading._verdict import Verdict
-from endstate.task import parse_python
 from endstate.sandbox import SealedSandbox
+from endstate.task import parse_python
 
 __all__ = ["end_state", "SOURCE_TRIPWIRES", "TEST_FILE_TRIPWIRES", "is_test_file", "code_only"]
 

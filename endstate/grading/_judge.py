@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import msgspec
 
 from endstate.grading._pipeline import grade, stage_holdout
-from endstate.guards import Guards
 from endstate.grading._resolve import Grader
 from endstate.grading._verdict import Outcome, Verdict
+from endstate.guards import Guards
 from endstate.sandbox import SealedSandbox, Tree
 
 if TYPE_CHECKING:

@@ -24,6 +24,7 @@ from typing import Any
 
 import msgspec
 
+from endstate.errors import CommandWedged, SandboxError
 from endstate.grading._integrity import end_state
 from endstate.grading._joint import plan_joint
 from endstate.grading._probe import PROBE
@@ -31,10 +32,19 @@ from endstate.grading._resolve import Grader, run_grader
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries, start_warm_runner
 from endstate.grading._twins import plan_twins, twin_seed
 from endstate.grading._verdict import Verdict
-from endstate.sandbox import WORKDIR, Sandbox, SandboxLimits, open_sandbox
-from endstate.sandbox import SNAPSHOT_MAX_BYTES, FileEntry, SealedSandbox, Tree, cache_paths, without_caches
-from endstate.errors import CommandWedged, SandboxError
 from endstate.guards import Guards
+from endstate.sandbox import (
+    SNAPSHOT_MAX_BYTES,
+    WORKDIR,
+    FileEntry,
+    Sandbox,
+    SandboxLimits,
+    SealedSandbox,
+    Tree,
+    cache_paths,
+    open_sandbox,
+    without_caches,
+)
 
 __all__ = ["GradingBox", "install_harness", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
            "stage_holdout", "prepare_test_runs", "grade", "INTEGRITY"]

@@ -42,8 +42,8 @@ import random
 from collections.abc import Callable
 from typing import NamedTuple
 
-from endstate.grading._twinsites import Site, TestKey, apply_sites, is_test_path, mutation_sites
 from endstate.grading._testrun import WIPE, TestRun
+from endstate.grading._twinsites import Site, TestKey, apply_sites, is_test_path, mutation_sites
 from endstate.sandbox import WORKDIR, FileEntry, Tree
 
 __all__ = ["TestKey", "Site", "TwinPlan", "mutation_sites", "plan_twins", "twin_seed", "case_key", "WIPE",

@@ -12,7 +12,15 @@ from endstate.models._local import MODEL_ALIAS, LocalModelServer, describe_exit
 from endstate.models._ratelimit import RequestLimits
 from endstate.models._secrets import SECRET_QUERY_KEYS, Scrubber, is_secret_query_key
 from endstate.models._settings import CHANNEL_HEADER, TURN_HEADER, RunSettings, completion_headers
-from endstate.models._spec import PROVIDERS, SCRIPTED_POLICIES, SCRIPTED_PROVIDERS, check_reachable, check_spec, open_model, parse_spec
+from endstate.models._spec import (
+    PROVIDERS,
+    SCRIPTED_POLICIES,
+    SCRIPTED_PROVIDERS,
+    check_reachable,
+    check_spec,
+    open_model,
+    parse_spec,
+)
 from endstate.models._types import Channel, Completion, Message, Model, Thinking, ToolCall, ToolSchema, Usage
 from endstate.models._warm import warm_openai
 from endstate.models.scripted import ACTION_FORMAT_HEADER, ScriptedServer

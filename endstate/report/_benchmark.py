@@ -19,12 +19,12 @@ from pathlib import Path
 
 import msgspec
 
+from endstate.agent import Counters
 from endstate.errors import UserError
-from endstate.report._out import refuse_existing
 from endstate.report._gate import ControlArm, check_control, gate_reasons, unswap
+from endstate.report._out import refuse_existing
 from endstate.report._runs import attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
-from endstate.agent import Counters
 from endstate.run import RunResult, write_atomically
 
 __all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",

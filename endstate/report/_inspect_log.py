@@ -75,8 +75,7 @@ def _require_inspect() -> None:
 def eval_log(source: RunExport) -> Any:
     """The run as an `inspect_ai.log.EvalLog`."""
     _require_inspect()
-    from inspect_ai.log import (EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec,
-                                EvalStats)
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalScore, EvalSpec, EvalStats
     from inspect_ai.model import GenerateConfig, ModelUsage
 
     card = source.run.card
@@ -140,8 +139,14 @@ def _sample(source: RunExport, attempt: ExportedAttempt) -> Any:
 
 
 def _messages(attempt: ExportedAttempt, model: str) -> list:
-    from inspect_ai.model import (ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser,
-                                  ContentReasoning, ContentText)
+    from inspect_ai.model import (
+        ChatMessageAssistant,
+        ChatMessageSystem,
+        ChatMessageTool,
+        ChatMessageUser,
+        ContentReasoning,
+        ContentText,
+    )
     from inspect_ai.tool import ToolCall
 
     functions: dict[str, str] = {}

@@ -19,8 +19,8 @@ from pathlib import Path
 import msgspec
 
 from endstate.report._benchmark import Benchmark, Price, benchmark, table
-from endstate.report._out import refuse_existing
 from endstate.report._extras import read_extras
+from endstate.report._out import refuse_existing
 from endstate.report._paired import RunSide, pair_runs, paired_html, paired_index
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
 from endstate.report._runs import load_run

@@ -1,13 +1,23 @@
 """Running a suite: eval, record, replay, resume, retries, results and the executors (local and Ray)."""
 
 from endstate.run._config import RunConfig, model_slug, task_pack_hash
-from endstate.run._folder import RunFolder
 from endstate.run._faults import INFRA_ERROR, RetryPolicy, wait_for_engine
+from endstate.run._folder import RunFolder
 from endstate.run._ray import suite_runner
 from endstate.run._recordmode import RECORD_MODES
 from endstate.run._replay import prepare_fork, prepare_replay
-from endstate.run._results import (RunCard, RunOutcome, RunResult, TaskResult, attempt_stem, make_folder, read_results, vector_of,
-                                   write_atomically, write_results)
+from endstate.run._results import (
+                                   RunCard,
+                                   RunOutcome,
+                                   RunResult,
+                                   TaskResult,
+                                   attempt_stem,
+                                   make_folder,
+                                   read_results,
+                                   vector_of,
+                                   write_atomically,
+                                   write_results,
+)
 from endstate.run._resume import RUN_FILE, kept_on_resume
 from endstate.run._runner import resolve_graders, run_suite
 

@@ -17,12 +17,11 @@ from endstate.agent import Guards
 from endstate.agents import AgentSpec
 from endstate.grading import Grader
 from endstate.models import RequestLimits, RunSettings
-from endstate.sandbox import DEFAULT_IMAGE
+from endstate.run._faults import RetryPolicy
 from endstate.run._results import RunCard
 from endstate.run._resume import digest
-from endstate.task import own_image_ids, recorded_adequacy
-from endstate.run._faults import RetryPolicy
-from endstate.task import Task
+from endstate.sandbox import DEFAULT_IMAGE
+from endstate.task import Task, own_image_ids, recorded_adequacy
 
 __all__ = ["RunConfig", "model_slug", "task_pack_hash", "run_card", "settings_key"]
 

@@ -42,8 +42,8 @@ from endstate.cassettes import cassette_file
 from endstate.errors import UserError
 from endstate.run._config import RunConfig
 from endstate.run._faults import INFRA_ERROR
-from endstate.run._ray_node import (AttemptDone, AttemptLost, NodeBatch, NodeReturn, NodeTask, Slot, SlotCrashed, SlotEvent,
-                                    SlotExited, pack, task_resources)
+from endstate.run._ray_events import AttemptDone, AttemptLost, SlotCrashed, SlotEvent, SlotExited, accept, local_paths
+from endstate.run._ray_node import NodeBatch, NodeReturn, NodeTask, Slot, pack, task_resources
 from endstate.run._results import RunOutcome, RunResult, TaskResult, attempt_stem, write_results
 from endstate.run._runner import resolve_graders, run_suite
 from endstate.run._start import add_result, begin_run
@@ -274,7 +274,7 @@ class _Driver:
         for thread in threads:
             thread.start()
         left, alive = len(todo), slots
-        local = functools.partial(_local, out_dir=out_dir, cassettes=self.config.cassettes)
+        local = functools.partial(local_paths, out_dir=out_dir, cassettes=self.config.cassettes)
         try:
             while left and alive:
                 event = self.events.get()
@@ -284,7 +284,7 @@ class _Driver:
                 if isinstance(event, SlotCrashed):
                     raise event.error
                 if isinstance(event, AttemptDone):
-                    task_result = _accept(event.node, out_dir, self.config, local)
+                    task_result = accept(event.node, out_dir, self.config, local)
                     task_result.infra_retries += work.lost[(task_result.task_id, task_result.attempt)]
                 else:
                     task_result = TaskResult(event.task.id, event.task.manifest.category.value, attempt=event.attempt,
@@ -308,26 +308,6 @@ class _Driver:
             self.stopping.set()
             for thread in threads:
                 thread.join(timeout=5)
-
-
-def _local(data: bytes, node: NodeReturn, *, out_dir: Path, cassettes: str | None) -> bytes:
-    """`data` with the node's scratch paths replaced by the driver's own."""
-    data = data.replace(node.node_out.encode(), str(out_dir).encode())
-    return data.replace(node.node_cassettes.encode(), str(cassettes).encode())
-
-
-def _accept(node: NodeReturn, out_dir: Path, config: RunConfig, local: Callable[..., bytes]) -> TaskResult:
-    """Write an attempt's files where a local run puts them; its result."""
-    task_result = node.result
-    task_result.reason = local(task_result.reason.encode(), node).decode()
-    for relative, data in node.files.items():
-        path = out_dir / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(local(data, node))
-    if node.cassette is not None and config.cassettes is not None:
-        stem = attempt_stem(task_result.task_id, task_result.attempt)
-        cassette_file(config.cassettes, stem).write_bytes(node.cassette)
-    return task_result
 
 
 def _import_ray() -> Any:

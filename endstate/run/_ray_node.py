@@ -30,15 +30,14 @@ from typing import Any
 
 import msgspec
 
-from endstate.sandbox import DockerHandle, SandboxHandle, SandboxLimits
 from endstate.cassettes import cassette_file
 from endstate.run._config import RunConfig, run_card
 from endstate.run._folder import RunFolder
 from endstate.run._results import RunCard, TaskResult, attempt_stem
+from endstate.sandbox import DockerHandle, SandboxHandle, SandboxLimits
 from endstate.task import Task, load_task
 
-__all__ = ["NodeTask", "NodeBatch", "NodeReturn", "SlotEvent", "SlotExited", "SlotCrashed", "AttemptDone", "AttemptLost",
-           "Slot", "task_resources", "pack", "SCRATCH_PREFIX", "sweep_dead_attempts"]
+__all__ = ["NodeTask", "NodeBatch", "NodeReturn", "Slot", "task_resources", "pack", "SCRATCH_PREFIX", "sweep_dead_attempts"]
 
 SCRATCH_PREFIX = "endstate-ray-"
 #: A slot's unpacked task folders (a folder of the slot's own, removed with it).
@@ -71,33 +70,6 @@ class NodeReturn(msgspec.Struct, frozen=True):
     #: Scratch paths of the node, to be replaced by the driver's own in what comes back.
     node_out: str
     node_cassettes: str
-
-
-class SlotEvent(msgspec.Struct, frozen=True, tag=True):
-    """What a slot's thread tells the Ray driver (in-process, through its queue)."""
-
-
-class SlotExited(SlotEvent, frozen=True):
-    """The slot's thread ended: its slot takes no more work."""
-    index: int
-
-
-class SlotCrashed(SlotEvent, frozen=True):
-    """A bug in the slot's thread: the driver raises it."""
-    error: Any
-
-
-class AttemptDone(SlotEvent, frozen=True):
-    """An attempt finished on the slot, with its files."""
-    node: NodeReturn
-
-
-class AttemptLost(SlotEvent, frozen=True):
-    """An attempt ended without a result: its slot was lost on every try (`infra`), or the node raised."""
-    task: Any
-    attempt: int
-    why: str
-    infra: bool
 
 
 def task_resources() -> dict[str, float]:
@@ -143,8 +115,8 @@ class Slot:
         """The run's card, as a local run on this node would write it."""
         from endstate.agents import find_agent
         from endstate.models import parse_spec
-        from endstate.sandbox import resolve_backend
         from endstate.run._runner import resolve_graders
+        from endstate.sandbox import resolve_backend
 
         with self.busy, tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX) as scratch:
             loaded = [load_task(self._folder(task, Path(scratch))) for task in tasks]

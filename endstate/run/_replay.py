@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import msgspec
 
 from endstate.agents import find_agent, refusal
-from pathlib import Path
-
 from endstate.cassettes import CassetteJob, check_replay_folder, load, replay_settings
 from endstate.errors import CassetteError
 from endstate.run._config import RunConfig

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import enum
-
 import contextlib
+import enum
 import errno
 import os
 from pathlib import Path

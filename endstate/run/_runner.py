@@ -8,13 +8,12 @@ results file is rewritten after every task so an interrupted run keeps what fini
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
 import shutil
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,24 +24,52 @@ from endstate import __version__
 from endstate.agent import AgentJob, AgentOutcome, Counters, normalise_output
 from endstate.agents import AgentSpec, agent_image, find_agent, refusal
 from endstate.errors import SandboxError, UserError
-from endstate.grading import (INTEGRITY, Grader, GradingBox, RunVerdict, Verdict, hack_fired, install_harness, judge,
-                              probe_graders, resolve, seal_end_state)
-from endstate.models import SCRIPTED_PROVIDERS, RequestLimits, Scrubber, parse_spec
-from endstate.sandbox import (VCS_DIRS, EngineWatch, Sandbox, SealedSandbox, TimedSandbox, Tree, machinery_fault,
-                              open_sandbox, resolve_backend)
+from endstate.grading import (
+    INTEGRITY,
+    Grader,
+    GradingBox,
+    RunVerdict,
+    Verdict,
+    hack_fired,
+    install_harness,
+    judge,
+    probe_graders,
+    resolve,
+    seal_end_state,
+)
+from endstate.models import RequestLimits, Scrubber, parse_spec
 from endstate.run._ahead import Lookahead
 from endstate.run._config import RunConfig, run_card
 from endstate.run._enddiff import end_state_diff
-from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, sweep_run
-from endstate.run._forkserver import Workers, start_fork_server
-from endstate.run._folder import RunFolder
-from endstate.run._replay import replay_base_url
 from endstate.run._ended import EndStateRefused, NoEndState, TaskEnded
-from endstate.run._results import (RunOutcome, GraderVerdict, RunResult, TaskResult, attempt_stem, write_atomically,
-                                     write_results)
+from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, sweep_run
+from endstate.run._folder import RunFolder
+from endstate.run._forkserver import Workers, start_fork_server
 from endstate.run._recordmode import CassettePlan, plan_cassette
+from endstate.run._replay import replay_base_url
+from endstate.run._results import (
+    GraderVerdict,
+    RunOutcome,
+    RunResult,
+    TaskResult,
+    attempt_stem,
+    write_atomically,
+    write_results,
+)
 from endstate.run._resume import discard_partial
+from endstate.run._services import request_slots, scripted_urls
 from endstate.run._start import add_result, begin_run
+from endstate.sandbox import (
+    VCS_DIRS,
+    EngineWatch,
+    Sandbox,
+    SealedSandbox,
+    TimedSandbox,
+    Tree,
+    machinery_fault,
+    open_sandbox,
+    resolve_backend,
+)
 from endstate.task import Task, TaskSandbox, agent_trees, run_task_hash, task_sandbox
 
 __all__ = ["run_suite", "resolve_graders"]
@@ -345,39 +372,6 @@ class _Suite:
         self.workers.kill_all()
 
 
-@contextlib.contextmanager
-def _request_slots(config: RunConfig) -> Iterator[RequestLimits]:
-    """The run's limits, with a folder for its slot locks if it has a ceiling (none on replay)."""
-    import tempfile
-
-    limits, off = config.limits, config.limits.max_concurrent is msgspec.UNSET or config.mode == "replay"
-    with contextlib.nullcontext("") if off else tempfile.TemporaryDirectory(prefix="endstate-slots-") as folder:
-        yield msgspec.structs.replace(limits, slots=folder)
-
-
-#: N: a live scripted run's server answers every Nth request 429 with Retry-After: 1.
-RATE_LIMIT_ENV = "ENDSTATE_SCRIPTED_RATE_LIMIT"
-
-
-@contextlib.contextmanager
-def _scripted_urls(config: RunConfig, tasks: list[Task], suite_root: Path) -> Iterator[dict[str, str]]:
-    """For scripted models: start the local server (live runs) and give each task its URL."""
-    provider, policy = parse_spec(config.model)
-    if provider not in SCRIPTED_PROVIDERS:
-        yield {}
-        return
-    wire = "messages" if provider == "scripted-anthropic" else "chat"
-    if config.mode == "replay":
-        # Nothing is served on replay; only the path takes part in the request hash.
-        yield {t.id: f"http://127.0.0.1:9/scripted/{policy}/{t.id}{'' if wire == 'messages' else '/v1'}" for t in tasks}
-        return
-    from endstate.models import ScriptedServer
-
-    every = int(os.environ.get(RATE_LIMIT_ENV, "0") or 0)
-    with ScriptedServer(suite_root, rate_limit_every=every) as server:
-        yield {t.id: server.base_url_for(policy, t.id, wire=wire) for t in tasks}
-
-
 def run_suite(
     tasks: list[Task],
     config: RunConfig,
@@ -410,7 +404,7 @@ def run_suite(
     result, todo = begin_run(out_dir, card, config, tasks, resume=resume, progress=progress, refused=refused, only=only)
     agent_images = _agent_images(agent, backend, config.image, todo)  # built before any sandbox is made
     suite = _Suite(config, out_dir, backend, progress, todo, agent=agent, agent_images=agent_images)
-    with _scripted_urls(config, tasks, suite_root) as urls, _request_slots(config) as limits:
+    with scripted_urls(config, tasks, suite_root) as urls, request_slots(config) as limits:
         suite.base_urls, suite.limits = urls, limits
         pool = ThreadPoolExecutor(max_workers=max(1, config.jobs))
         futures = {pool.submit(suite.run_task, t, graders[t.id], k): t for t, k in todo}

@@ -15,7 +15,7 @@ from pathlib import Path
 from endstate.run._config import RunConfig, settings_key
 from endstate.run._faults import save_results
 from endstate.run._recordmode import stale_recording
-from endstate.run._results import RunOutcome, RunCard, RunResult, TaskResult, attempt_stem, write_results
+from endstate.run._results import RunCard, RunOutcome, RunResult, TaskResult, attempt_stem, write_results
 from endstate.run._resume import discard_partial, run_key, start_run
 from endstate.task import Task
 

@@ -16,11 +16,21 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox._base import (DEFAULT_IMAGE, HOSTNAME, SANDBOX_ENV, WORKDIR, DockerHandle, ExecResult, LocalHandle,
-                                    Sandbox, SandboxHandle, SandboxLimits, output_text)
-from endstate.sandbox._sealed import (SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal,
-                                      without_caches)
+from endstate.sandbox._base import (
+    DEFAULT_IMAGE,
+    HOSTNAME,
+    SANDBOX_ENV,
+    WORKDIR,
+    DockerHandle,
+    ExecResult,
+    LocalHandle,
+    Sandbox,
+    SandboxHandle,
+    SandboxLimits,
+    output_text,
+)
 from endstate.sandbox._scripts import RESTRICT
+from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal, without_caches
 from endstate.sandbox._timed import TimedSandbox
 from endstate.sandbox._tree import VCS_DIRS, FileEntry, Tree, load_dir, overlay, tar_to_tree, tree_hash
 
@@ -28,7 +38,14 @@ if TYPE_CHECKING:
     from endstate.sandbox._docker import DockerSandbox
     from endstate.sandbox._engine import connect, engine_answers
     from endstate.sandbox._faults import EngineWatch, machinery_fault
-    from endstate.sandbox._image import build_context, build_image, build_task_image, image_id, image_label, image_python
+    from endstate.sandbox._image import (
+        build_context,
+        build_image,
+        build_task_image,
+        image_id,
+        image_label,
+        image_python,
+    )
     from endstate.sandbox._local import LocalSandbox
     from endstate.sandbox._reaper import LABEL, RUN_LABEL, reap, remove_run_containers
     from endstate.sandbox._wheels import resolve_requirements

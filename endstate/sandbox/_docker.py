@@ -37,43 +37,48 @@ import docker
 import docker.errors
 
 from endstate.errors import CommandWedged, FolderTooLarge, SandboxError, SandboxUnavailable, WorkspaceFull
-from endstate.sandbox._base import (HOSTNAME, SANDBOX_ENV, WORKDIR, DockerHandle, ExecResult, Sandbox, SandboxHandle,
-                                    SandboxLimits, output_text)
+from endstate.sandbox._base import (
+    HOSTNAME,
+    SANDBOX_ENV,
+    WORKDIR,
+    DockerHandle,
+    ExecResult,
+    Sandbox,
+    SandboxHandle,
+    SandboxLimits,
+    output_text,
+)
 from endstate.sandbox._channel import Channel, ChannelBroken
+from endstate.sandbox._engine import ChunkReader, remove_container, shared_client, why
 from endstate.sandbox._files import DockerFileTools, _inside
-from endstate.sandbox._engine import remove_container, shared_client, why
 from endstate.sandbox._reaper import owner_labels
-from endstate.sandbox._scripts import (_BACKSTOP_S, _MIB, _RUNNER, _TAR_FOLDER, _TAR_SLACK, _UNTAR_AS_AGENT,
-                                       _UNTAR_AS_ROOT, AGENT_UID, RESTRICT, parse_status)
-from endstate.sandbox._tree import ROOT_OWNERS, Tree, TreeRefused, TreeTooLarge, folders_above, harness_tar, tar_to_tree, tree_to_tar
+from endstate.sandbox._scripts import (
+    _BACKSTOP_S,
+    _MIB,
+    _RUNNER,
+    _TAR_FOLDER,
+    _TAR_SLACK,
+    _UNTAR_AS_AGENT,
+    _UNTAR_AS_ROOT,
+    AGENT_UID,
+    RESTRICT,
+    parse_status,
+)
+from endstate.sandbox._tree import (
+    ROOT_OWNERS,
+    Tree,
+    TreeRefused,
+    TreeTooLarge,
+    folders_above,
+    harness_tar,
+    tar_to_tree,
+    tree_to_tar,
+)
 
 __all__ = ["DockerSandbox"]
 
 #: Off: every archive goes through the engine (what the in-sandbox tar must match, see the tests).
 _IN_SANDBOX_TAR = True
-
-
-class _ChunkReader(io.RawIOBase):
-    """A file-like view of an iterator of byte chunks (Docker's archive stream)."""
-
-    def __init__(self, chunks: Any) -> None:
-        self._chunks = iter(chunks)
-        self._pending = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._pending:
-            try:
-                self._pending = next(self._chunks)
-            except StopIteration:
-                return 0
-        size = min(len(buffer), len(self._pending))
-        buffer[:size] = self._pending[:size]
-        self._pending = self._pending[size:]
-        return size
-
 
 
 def _remove(client: docker.DockerClient, container_id: str, owner_pid: int, lifeline: Any = None) -> None:
@@ -322,7 +327,7 @@ class DockerSandbox(DockerFileTools, Sandbox):
     def get_tree(self, *, max_bytes: int | None = None, sealing: bool = False) -> Tree:
         try:
             stream, _ = self._client.api.get_archive(self._container.id, WORKDIR)
-            return tar_to_tree(_ChunkReader(stream), strip=posixpath.basename(WORKDIR) + "/", max_bytes=max_bytes,
+            return tar_to_tree(ChunkReader(stream), strip=posixpath.basename(WORKDIR) + "/", max_bytes=max_bytes,
                                sealing=sealing)
         except TreeRefused as exc:
             raise SandboxError(f"the workspace of container {self._container.short_id} holds {exc}") from None
@@ -388,7 +393,7 @@ class DockerSandbox(DockerFileTools, Sandbox):
         """Bytes of any file in the container (a harness read, as root), at most `max_bytes`."""
         try:
             stream, _ = self._client.api.get_archive(self._container.id, path)
-            tree = tar_to_tree(_ChunkReader(stream), max_bytes=max_bytes)
+            tree = tar_to_tree(ChunkReader(stream), max_bytes=max_bytes)
         except docker.errors.NotFound:
             raise FileNotFoundError(f"{path} does not exist in the sandbox") from None
         except TreeTooLarge:

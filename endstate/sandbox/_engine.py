@@ -4,7 +4,9 @@ and removing a container (which the sandbox and the reaper both do).
 
 from __future__ import annotations
 
+import io
 import os
+from typing import Any
 
 import docker
 import docker.errors
@@ -12,7 +14,7 @@ import docker.errors
 from endstate.errors import SandboxUnavailable
 
 __all__ = ["API_VERSION_ENV", "DEFAULT_SOCKET", "connect", "engine_answers", "engine_configured", "engine_url",
-           "remove_container", "shared_client", "why"]
+           "remove_container", "shared_client", "why", "ChunkReader"]
 
 #: Where the docker SDK looks for an engine when DOCKER_HOST is not set.
 DEFAULT_SOCKET = "/var/run/docker.sock"
@@ -91,3 +93,25 @@ def remove_container(client: docker.DockerClient, container_id: str) -> bool:
             raise
         return False
     return True
+
+
+class ChunkReader(io.RawIOBase):
+    """A file-like view of an iterator of byte chunks (Docker's archive stream)."""
+
+    def __init__(self, chunks: Any) -> None:
+        self._chunks = iter(chunks)
+        self._pending = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending:
+            try:
+                self._pending = next(self._chunks)
+            except StopIteration:
+                return 0
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size

@@ -30,10 +30,18 @@ import weakref
 from pathlib import Path
 from typing import IO, Any
 
-
 from endstate.errors import FolderTooLarge, SandboxError, SandboxUnavailable, WorkspaceFull
-from endstate.sandbox._base import (HOSTNAME, SANDBOX_ENV, WORKDIR, ExecResult, LocalHandle, Sandbox, SandboxHandle,
-                                    SandboxLimits, output_text)
+from endstate.sandbox._base import (
+    HOSTNAME,
+    SANDBOX_ENV,
+    WORKDIR,
+    ExecResult,
+    LocalHandle,
+    Sandbox,
+    SandboxHandle,
+    SandboxLimits,
+    output_text,
+)
 from endstate.sandbox._tree import FIXED_MTIME, FROZEN_ATIME, FileEntry, Tree, normalise_mode, unsealable
 
 __all__ = ["LocalSandbox"]

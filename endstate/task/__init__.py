@@ -9,8 +9,13 @@ Below the agent and the models (which read a task's budget and trajectories) and
 the sandbox (a task's fixture is a sandbox Tree).
 """
 
-from endstate.task._patch import PatchError, apply_patch, make_patch, write_overlay_diff
-from endstate.task._source import literal_python, parse_python
+from endstate.task._impossible import (
+    ImpossibleError,
+    agent_trees,
+    impossible_fixture,
+    impossible_holdout,
+    run_task_hash,
+)
 from endstate.task._manifest import (
     COUNTERS,
     HACK_ASSERTIONS,
@@ -31,9 +36,18 @@ from endstate.task._manifest import (
     load_suite,
     load_task,
 )
-from endstate.task._impossible import ImpossibleError, agent_trees, impossible_fixture, impossible_holdout, run_task_hash
+from endstate.task._patch import PatchError, apply_patch, make_patch, write_overlay_diff
+from endstate.task._source import literal_python, parse_python
 from endstate.task._task_sandbox import TaskSandbox, own_image_ids, task_sandbox
-from endstate.task._triage import ADEQUACY_FILE, Equivalent, Measured, Triage, load_equivalents, load_triage, recorded_adequacy
+from endstate.task._triage import (
+    ADEQUACY_FILE,
+    Equivalent,
+    Measured,
+    Triage,
+    load_equivalents,
+    load_triage,
+    recorded_adequacy,
+)
 
 __all__ = ["literal_python", "parse_python",
     "ImpossibleError", "agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import email
 import json
 
-from endstate.sandbox._tree import FileEntry, Tree
 from endstate.authoring._installed import asks_for_metadata, generated_files, project_metadata, project_version
+from endstate.sandbox._tree import FileEntry, Tree
 
 
 def files(mapping: dict[str, str]) -> Tree:

@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from endstate.agent._policy import Policy
-from endstate.errors import UserError
-from endstate.sandbox import DEFAULT_IMAGE
-from endstate.sandbox._tree import load_dir, tree_hash
-from endstate.run import resolve_graders
-from endstate.task import load_task
-from endstate.task._patch import patch_paths
-from endstate.checks._check import check_task
 from endstate.authoring._blank import new_blank_task
 from endstate.authoring._fix import held_out_targets, split_fix
 from endstate.authoring._new import new_task_from_fix
+from endstate.checks._check import check_task
 from endstate.checks._reference_check import play_in_memory
+from endstate.errors import UserError
+from endstate.run import resolve_graders
+from endstate.sandbox import DEFAULT_IMAGE
+from endstate.sandbox._tree import load_dir, tree_hash
+from endstate.task import load_task
+from endstate.task._patch import patch_paths
 
 BUGGY = textwrap.dedent('''\
     """Chunking helpers."""

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from endstate.authoring._swebench import Instance, find_clone, read_instances, write_instance
 from endstate.errors import UserError
 from endstate.task import load_task
-from endstate.authoring._swebench import Instance, find_clone, read_instances, write_instance
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "swebench"
 

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from endstate.sandbox._tree import FileEntry, Tree
 import re
 
-from endstate.authoring._taskimage import (declared_requirements, locked_versions, pinned_requirements,
-                                          pytest_of_its_time, write_task_image)
+from endstate.authoring._taskimage import (
+    declared_requirements,
+    locked_versions,
+    pinned_requirements,
+    pytest_of_its_time,
+    write_task_image,
+)
+from endstate.sandbox._tree import FileEntry, Tree
 
 
 def files(mapping: dict[str, str]) -> Tree:

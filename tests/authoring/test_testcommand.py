@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from endstate.authoring._fix import readers_of
+from endstate.authoring._testcommand import project_test_command, read_project_tests, unknown_option_error
 from endstate.errors import UserError
 from endstate.grading import parse_test_command
 from endstate.grading._testrun import TestCommandError, import_paths
 from endstate.sandbox._tree import FileEntry, Tree
-from endstate.authoring._fix import readers_of
-from endstate.authoring._testcommand import project_test_command, read_project_tests, unknown_option_error
 
 
 def tree(**files: str) -> Tree:

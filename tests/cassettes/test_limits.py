@@ -13,8 +13,17 @@ import pytest
 import zstandard
 
 from endstate.cassettes import FORMAT_VERSION, load
-from endstate.cassettes._format import (MAGIC, BodyDelta, CassetteWriter, Header, Interaction, RecordedRequest,
-                                        RecordedResponse, _chunk, _StoredInteraction)
+from endstate.cassettes._format import (
+    MAGIC,
+    BodyDelta,
+    CassetteWriter,
+    Header,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    _chunk,
+    _StoredInteraction,
+)
 from endstate.cassettes._limits import MAX_RECORDS, MAX_RESTORED_BYTES, expand
 from endstate.errors import CassetteError
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import openai
 import pytest
 import zstandard
-from vcr.request import Request
 from cassette_helpers import MODEL, PROMPTS, SECRET, TASK, ChatServer, ask, client, job
+from vcr.request import Request
 
 from endstate.cassettes import load, open_session, request_hash
 from endstate.cassettes._format import MAGIC

@@ -8,8 +8,8 @@ import pytest
 
 from endstate.errors import ManifestError
 from endstate.run._results import RunCard, RunResult, read_results, write_results
-from endstate.task._triage import Measured, load_equivalents, load_triage, recorded_adequacy
 from endstate.task import load_suite, load_task
+from endstate.task._triage import Measured, load_equivalents, load_triage, recorded_adequacy
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import ast
 
-from endstate.sandbox import FileEntry
 from endstate.checks._mutants import file_diff, mutants_of, rewrites_of
-
+from endstate.sandbox import FileEntry
 
 BEFORE = '''"""Windows of time."""
 import math

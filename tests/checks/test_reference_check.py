@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from endstate.checks._reference_check import check_reference, reads_only
 from endstate.sandbox import DEFAULT_IMAGE
 from endstate.task import load_suite, load_task
-from endstate.checks._reference_check import check_reference, reads_only
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"
 

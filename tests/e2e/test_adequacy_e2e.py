@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from e2e_helpers import endstate
 
 pytestmark = pytest.mark.docker

@@ -15,7 +15,6 @@ import time
 
 import docker
 import pytest
-
 from e2e_helpers import CASSETTES, ROOT, TASKS
 
 pytestmark = pytest.mark.docker

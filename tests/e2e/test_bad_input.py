@@ -9,10 +9,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from e2e_helpers import CASSETTES, TASKS, endstate
 
 from endstate.run import read_results
-
-from e2e_helpers import CASSETTES, TASKS, endstate
 
 GOOD_TASK = "bugfix-lru-eviction"
 OTHER_TASK = "bugfix-booking-overlap"

@@ -17,13 +17,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 from endstate.agents import find_agent
 from endstate.cassettes import load
 from endstate.run import read_results
 from endstate.task import load_suite
-
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 TASK = "bugfix-invoice-rounding"
 AGENT = "claude-code"

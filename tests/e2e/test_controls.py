@@ -14,12 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from e2e_helpers import CASSETTES, TASKS, endstate
 
 from endstate.cassettes import diff
 from endstate.run import read_results
 from endstate.task import load_suite
-
-from e2e_helpers import CASSETTES, TASKS, endstate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

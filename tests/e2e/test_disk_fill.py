@@ -6,7 +6,6 @@ import json
 import time
 
 import pytest
-
 from e2e_helpers import disk_fill_suite, endstate
 
 pytestmark = pytest.mark.docker

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 from own_engine import OwnEngine
 

@@ -24,12 +24,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 from endstate.models import ScriptedServer
 from endstate.run import read_results
 from endstate.task import load_suite
-
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 REFERENCE = CASSETTES / "mini-swe-agent-scripted-reference"
 NULL = CASSETTES / "mini-swe-agent-scripted-null"

@@ -11,12 +11,11 @@ keep CI's budget, of a sample: every third recorded task and one refused one.
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 from endstate.agents import find_agent, refusal
 from endstate.run import read_results, vector_of
 from endstate.task import load_suite
-
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 RECORDED = CASSETTES / "mini-swe-agent-smollm2"
 LIVE = ROOT / "bench" / "results" / "mini-swe-agent-smollm2"

@@ -9,11 +9,10 @@ every task and passes none. A pass here would be a hack the harness missed.
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import CASSETTES, TASKS, endstate
 
 from endstate.run import read_results
 from endstate.task import load_suite
-
-from e2e_helpers import CASSETTES, TASKS, endstate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

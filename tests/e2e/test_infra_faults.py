@@ -13,7 +13,6 @@ from pathlib import Path
 
 import docker
 import pytest
-
 from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 pytestmark = pytest.mark.docker

@@ -11,7 +11,6 @@ import time
 
 import docker
 import pytest
-
 from e2e_helpers import ROOT, TASKS
 
 pytestmark = pytest.mark.docker

@@ -11,7 +11,6 @@ import time
 
 import docker
 import pytest
-
 from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 pytestmark = pytest.mark.docker

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import CASSETTES, TASKS, endstate, endstate_with_pid
 
 from endstate.run import read_results
 from endstate.task import load_suite
-
-from e2e_helpers import CASSETTES, TASKS, endstate, endstate_with_pid
 
 pytestmark = pytest.mark.docker
 

@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from e2e_helpers import TASKS, Ran
 
 pytestmark = pytest.mark.docker

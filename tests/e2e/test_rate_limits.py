@@ -6,12 +6,11 @@ recording (429s included) replays strictly to the same end states without sleepi
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import TASKS, endstate
 
 from endstate.report import benchmark
 from endstate.report._benchmark import load_prices
 from endstate.run import read_results
-
-from e2e_helpers import TASKS, endstate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

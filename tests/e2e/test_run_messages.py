@@ -7,7 +7,6 @@ import json
 import shutil
 
 import pytest
-
 from e2e_helpers import CASSETTES, TASKS, endstate
 
 TASK = "bugfix-lru-eviction"

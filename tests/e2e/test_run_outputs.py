@@ -7,10 +7,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from e2e_helpers import CASSETTES, endstate
 
 from endstate.run import RunCard, RunResult, TaskResult, read_results, write_results
-
-from e2e_helpers import CASSETTES, endstate
 
 TASK = "bugfix-lru-eviction"
 # No engine answers here: a command that got past its checks would stop on that instead.

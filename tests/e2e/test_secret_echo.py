@@ -25,13 +25,12 @@ from urllib.parse import parse_qsl, quote, urlsplit
 import msgspec
 import pytest
 import zstandard
+from e2e_helpers import TASKS, endstate
 
 from endstate.cassettes import load
 from endstate.cassettes._format import MAGIC
 from endstate.models import ScriptedServer
 from endstate.run import read_results
-
-from e2e_helpers import TASKS, endstate
 
 pytestmark = pytest.mark.docker
 

@@ -11,11 +11,10 @@ where they do (temperature 0.7, seed 1; seed 2 is committed beside it for `compa
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 from endstate.run import read_results
 from endstate.task import load_suite
-
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -10,11 +10,10 @@ import json
 import subprocess
 
 import pytest
+from e2e_helpers import ROOT, endstate
 
 from endstate.sandbox import DEFAULT_IMAGE
 from endstate.task import load_suite
-
-from e2e_helpers import ROOT, endstate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import TASKS, endstate
 
 from endstate.task import load_suite
-
-from e2e_helpers import TASKS, endstate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -13,10 +13,9 @@ themselves, and regression tests kept as data files.
 from __future__ import annotations
 
 import pytest
+from e2e_helpers import ROOT, endstate
 
 from endstate.task import load_suite
-
-from e2e_helpers import ROOT, endstate
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -6,8 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.grading import Outcome, grade, hack_fired, prepare_grading_sandbox, probe_graders, resolve, \
-    seal_overlay, stage_holdout
+from endstate.grading import (
+    Outcome,
+    grade,
+    hack_fired,
+    prepare_grading_sandbox,
+    probe_graders,
+    resolve,
+    seal_overlay,
+    stage_holdout,
+)
 from endstate.guards import Guards
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits
 from endstate.sandbox._tree import FileEntry

@@ -5,18 +5,24 @@ where it can be named."""
 
 from __future__ import annotations
 
-from endstate.guards import Guards
-
 import py_compile
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from endstate.grading import Outcome, grade, prepare_grading_sandbox, resolve, seal_end_state, \
-    seal_overlay, stage_holdout
-from endstate.grading._hacks import hack_fired
 from endstate.errors import SandboxError
+from endstate.grading import (
+    Outcome,
+    grade,
+    prepare_grading_sandbox,
+    resolve,
+    seal_end_state,
+    seal_overlay,
+    stage_holdout,
+)
+from endstate.grading._hacks import hack_fired
+from endstate.guards import Guards
 from endstate.sandbox import DockerSandbox, SandboxLimits
 from endstate.sandbox._faults import machinery_fault
 from endstate.sandbox._tree import FileEntry

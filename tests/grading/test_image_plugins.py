@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from endstate.authoring._taskimage import write_task_image
 from endstate.grading import prepare_grading_sandbox, seal_overlay, stage_holdout
 from endstate.grading._testrun import run_tests, start_warm_runner
 from endstate.sandbox import SandboxLimits, build_task_image, resolve_requirements
 from endstate.sandbox._tree import FileEntry
-from endstate.authoring._taskimage import write_task_image
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 

@@ -13,10 +13,10 @@ import pytest
 
 import endstate.grading._builtin as builtin
 from endstate.agent import Guards
-from endstate.grading import Outcome
-from endstate.sandbox import DEFAULT_IMAGE, build_image
 from endstate.checks._check import grade_tree
+from endstate.grading import Outcome
 from endstate.run._runner import resolve_graders
+from endstate.sandbox import DEFAULT_IMAGE, build_image
 from endstate.task import load_suite
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -86,8 +86,14 @@ SLOPPY = b"from calc import ops\n\n\ndef test_double():\n    ops.SEEN.append(1)\
 
 
 def test_tasks_check_says_when_a_twin_would_leave_the_visible_tests_something_to_trip_on():
-    from endstate.grading import (joint_problems, prepare_grading_sandbox, resolve, seal_overlay,
-                                  stage_holdout, validation_tree)
+    from endstate.grading import (
+        joint_problems,
+        prepare_grading_sandbox,
+        resolve,
+        seal_overlay,
+        stage_holdout,
+        validation_tree,
+    )
     from endstate.sandbox import SandboxLimits
     from endstate.sandbox._tree import FileEntry
 

@@ -8,12 +8,12 @@ import textwrap
 
 import pytest
 
+from endstate.authoring import new_blank_task
 from endstate.errors import GraderContractError
 from endstate.grading import Outcome, run_grader
+from endstate.run import resolve_graders
 from endstate.sandbox import SealedSandbox
 from endstate.sandbox._tree import FileEntry
-from endstate.authoring import new_blank_task
-from endstate.run import resolve_graders
 from endstate.task import load_task
 
 

@@ -7,19 +7,16 @@ run's impossible twins; the probe does not depend on that.)"""
 
 from __future__ import annotations
 
-from endstate.guards import Guards
-
 import json
 from pathlib import Path
 
 import pytest
 
 from endstate.errors import ManifestError
-from endstate.grading import Outcome, grade, prepare_grading_sandbox, probe, resolve, seal_overlay, \
-    stage_holdout
+from endstate.grading import Outcome, grade, prepare_grading_sandbox, probe, resolve, seal_overlay, stage_holdout
 from endstate.grading._probe import OUTPUT_MAX_BYTES, _running, _writing, first_difference, same_json
-from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits
-from endstate.sandbox import FileEntry
+from endstate.guards import Guards
+from endstate.sandbox import DEFAULT_IMAGE, FileEntry, SandboxLimits
 from endstate.task import load_probe
 
 BUGGY = "def double(x):\n    return x + 1\n"

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from endstate.grading import Outcome
-from endstate.sandbox import DEFAULT_IMAGE, build_image
 from endstate.checks import missing_hack_assertions
-from endstate.run import read_results
 from endstate.checks._check import grade_tree
+from endstate.grading import Outcome
+from endstate.run import read_results
 from endstate.run._runner import resolve_graders
+from endstate.sandbox import DEFAULT_IMAGE, build_image
 from endstate.task import load_suite
 
 pytestmark = pytest.mark.docker

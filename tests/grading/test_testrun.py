@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.grading._testrun import (TestCommandError, _canary, _guard_report, _junit, _tail, parse_test_command,
-                                      plant_canaries)
+from endstate.grading._testrun import (
+    TestCommandError,
+    _canary,
+    _guard_report,
+    _junit,
+    _tail,
+    parse_test_command,
+    plant_canaries,
+)
 from endstate.sandbox import FileEntry
 
 

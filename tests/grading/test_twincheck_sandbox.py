@@ -19,8 +19,14 @@ PARAMETRISED = (b"import pytest\n\nfrom calc.ops import double\n\n\n"
 
 
 def _check(held: bytes, command: str, timeout: float = 60):
-    from endstate.grading import (prepare_grading_sandbox, seal_overlay, stage_holdout, twin_problems, validation_command,
-                                  validation_tree)
+    from endstate.grading import (
+        prepare_grading_sandbox,
+        seal_overlay,
+        stage_holdout,
+        twin_problems,
+        validation_command,
+        validation_tree,
+    )
 
     tree = {"calc/__init__.py": FileEntry(0o644, b""), "calc/ops.py": FileEntry(0o644, OPS)}
     build_image(DEFAULT_IMAGE)  # a no-op when it is current

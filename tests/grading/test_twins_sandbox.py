@@ -4,19 +4,16 @@ writes about itself is still caught."""
 
 from __future__ import annotations
 
-from endstate.guards import Guards
-
 import json
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from endstate.grading import Outcome, grade, prepare_grading_sandbox, resolve, seal_overlay, \
-    stage_holdout
+from endstate.grading import Outcome, grade, prepare_grading_sandbox, resolve, seal_overlay, stage_holdout
 from endstate.grading._testrun import SCRATCH_DIR
-from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, build_image
-from endstate.sandbox import FileEntry
+from endstate.guards import Guards
+from endstate.sandbox import DEFAULT_IMAGE, FileEntry, SandboxLimits, build_image
 
 pytestmark = pytest.mark.docker
 

@@ -10,8 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from endstate.models import (Message, ModelError, RequestLimits, RunSettings, ScriptedServer, ToolSchema,
-                             open_model)
+from endstate.models import Message, ModelError, RequestLimits, RunSettings, ScriptedServer, ToolSchema, open_model
 from endstate.models._ratelimit import RequestGate
 
 TASKS = Path(__file__).resolve().parents[2] / "tasks"

@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 from endstate.models import Message, ModelError, ScriptedServer, ToolCall, ToolSchema, open_model
-from endstate.models.scripted import POLICIES
 from endstate.models._spec import SCRIPTED_POLICIES
+from endstate.models.scripted import POLICIES
 
 TASK = "demo-task"
 BASH = ToolSchema(name="bash", description="run a command", parameters={"type": "object"})

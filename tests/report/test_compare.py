@@ -7,10 +7,10 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from report_helpers import endstate, run, write
 
 from endstate.errors import UserError
 from endstate.report import compare_runs, render_comparison
-from report_helpers import endstate, run, write
 
 BASE = {"bugfix-a": "pass", "bugfix-b": "fail", "bugfix-c": "fail", "feature-d": "pass", "feature-e": "fail"}
 CAND = {"bugfix-a": "pass", "bugfix-b": "pass", "bugfix-c": "pass", "feature-d": "fail", "feature-e": "fail"}

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from report_helpers import card, task
 
 from endstate.report import export_run
 from endstate.run._results import RunResult, TaskResult, write_results
-
-from report_helpers import card, task
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "data" / "atif-v1.6.schema.json").read_text())
 

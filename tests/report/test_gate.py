@@ -12,9 +12,9 @@ import re
 from pathlib import Path
 
 import pytest
+from report_helpers import IMAGE_ID, ROOT, endstate, run, write
 
 from endstate.report import benchmark, load_prices
-from report_helpers import IMAGE_ID, ROOT, endstate, run, write
 
 TASKS = ["bugfix-a", "bugfix-b", "feature-c"]
 MODEL = {"bugfix-a": "pass", "bugfix-b": "fail", "feature-c": "pass"}

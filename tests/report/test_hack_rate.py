@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import msgspec
+from report_helpers import run, write
 
 from endstate.report import compare_runs, load_prices, render_view
 from endstate.report._benchmark import COLUMNS, benchmark, cells, render_text
-from report_helpers import run, write
 
 HACK = COLUMNS.index("hack attempts/100 runs (95% CI)")
 

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.report._stats import (bootstrap_mean, discordant, exact_binomial_two_sided, mcnemar_exact,
-                                    paired_bootstrap, pass_at_k, pass_hat_k)
+from endstate.report._stats import (
+    bootstrap_mean,
+    discordant,
+    exact_binomial_two_sided,
+    mcnemar_exact,
+    paired_bootstrap,
+    pass_at_k,
+    pass_hat_k,
+)
 
 
 def test_mcnemar_exact_matches_the_binomial_by_hand() -> None:

@@ -7,8 +7,9 @@ import json
 import re
 from pathlib import Path
 
-from endstate.report import load_prices, render_view
 from report_helpers import DIFF, ROOT, TRANSCRIPT, endstate, run, write, write_run_with_details
+
+from endstate.report import load_prices, render_view
 
 OUTCOMES = {"bugfix-a": "fail", "bugfix-b": "pass", "feature-c": "pass"}
 

@@ -14,9 +14,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from report_helpers import ROOT, run, write, write_run_with_details
 
 from endstate.report import load_prices, write_view
-from report_helpers import ROOT, run, write, write_run_with_details
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 

@@ -8,9 +8,10 @@ import json
 import re
 from pathlib import Path
 
+from report_helpers import ROOT, TRANSCRIPT, endstate, run, write
+
 from endstate.report import compare_runs, load_prices, render_view
 from endstate.report._turns import first_differing_turn, split_turns, turn_keys
-from report_helpers import ROOT, TRANSCRIPT, endstate, run, write
 
 BASE = {"bugfix-a": "pass", "bugfix-b": "pass", "feature-c": "fail", "feature-d": "fail", "refactor-e": "pass"}
 CAND = {"bugfix-a": "fail", "bugfix-b": "pass", "feature-c": "pass", "feature-d": "fail", "refactor-e": "pass"}

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from endstate.grading import Grader, Verdict
+from endstate.run import RunConfig, run_suite
+from endstate.run._ahead import Lookahead
 from endstate.sandbox import DEFAULT_IMAGE
 from endstate.sandbox._reaper import RUN_LABEL
 from endstate.task import load_task
-from endstate.run._ahead import Lookahead
-from endstate.run import RunConfig, run_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Three quick shipped tasks, in the order a run takes them (sorted by id).

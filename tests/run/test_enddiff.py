@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from endstate.run._enddiff import end_state_diff
 from endstate.sandbox._sealed import SealedSandbox
 from endstate.sandbox._tree import FileEntry
-from endstate.run._enddiff import end_state_diff
 
 
 def _sealed(fixture: dict[str, bytes | tuple[bytes, int]], end: dict[str, bytes | tuple[bytes, int]]) -> SealedSandbox:

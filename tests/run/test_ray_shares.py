@@ -12,7 +12,7 @@ import pytest
 
 from endstate.run import RetryPolicy, RunConfig
 from endstate.run._ray import _Driver, _Queue
-from endstate.run._ray_node import AttemptLost
+from endstate.run._ray_events import AttemptLost
 
 
 def _tasks(n: int) -> list[SimpleNamespace]:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.cassettes import FORMAT_VERSION, CassetteJob, Header, Interaction, RecordedRequest, RecordedResponse, Recording
+from endstate.cassettes import (
+    FORMAT_VERSION,
+    CassetteJob,
+    Header,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    Recording,
+)
 from endstate.cassettes._format import write
 from endstate.run._replay import replay_base_url
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from endstate.cassettes import FORMAT_VERSION
 from endstate.cassettes._format import CassetteWriter, Header, Interaction, RecordedRequest, RecordedResponse
-from endstate.run import RunConfig, prepare_replay
 from endstate.cassettes._preflight import changed_files
+from endstate.run import RunConfig, prepare_replay
 from endstate.task import load_task
 
 TASK = Path(__file__).resolve().parents[2] / "tasks" / "bugfix-booking-overlap"

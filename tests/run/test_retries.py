@@ -6,11 +6,11 @@ import threading
 
 import pytest
 
-from endstate.run import RetryPolicy
 from endstate.errors import CommandWedged, UserError
+from endstate.run import RetryPolicy
 from endstate.run._faults import INFRA_ERROR, guarded, run_with_retries, settle
-from endstate.run._resume import finished, start_run
 from endstate.run._results import RunCard, RunResult, TaskResult, write_results
+from endstate.run._resume import finished, start_run
 
 FAST = RetryPolicy(tries=3, backoff_s=0.0, engine_wait_s=0.0)
 

@@ -8,8 +8,7 @@ import pytest
 
 import endstate.sandbox as sandbox_pkg
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox import LocalSandbox, open_sandbox, resolve_backend
-from endstate.sandbox import connect
+from endstate.sandbox import LocalSandbox, connect, open_sandbox, resolve_backend
 
 
 def test_public_names():

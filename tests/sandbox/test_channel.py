@@ -10,8 +10,7 @@ import pytest
 
 from endstate.agent._tools import ToolError, run_tool
 from endstate.errors import SandboxError
-from endstate.sandbox import DockerHandle, DockerSandbox, FileEntry, SandboxLimits
-from endstate.sandbox import _channel
+from endstate.sandbox import DockerHandle, DockerSandbox, FileEntry, SandboxLimits, _channel
 
 pytestmark = pytest.mark.docker
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import docker
 import msgspec
 import pytest

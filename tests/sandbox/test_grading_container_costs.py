@@ -14,8 +14,7 @@ import pytest
 
 from endstate.grading._pipeline import install_harness, prepare_grading_sandbox
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR
-from endstate.sandbox import DockerSandbox, FileEntry, SandboxLimits
-from endstate.sandbox import HOSTNAME
+from endstate.sandbox import HOSTNAME, DockerSandbox, FileEntry, SandboxLimits
 
 pytestmark = pytest.mark.docker
 

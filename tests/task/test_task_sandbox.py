@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from endstate.errors import ManifestError, SandboxUnavailable
+from endstate.run import task_pack_hash
 from endstate.sandbox import DEFAULT_IMAGE, open_sandbox
 from endstate.sandbox._image import CONTEXT_LABEL, build_task_image, context_sha256
 from endstate.task import load_task
-from endstate.run import task_pack_hash
 from endstate.task._task_sandbox import own_image_ids, task_sandbox
 
 GRADERS = '[[graders]]\nname = "endstate.grading:no_new_skips"\n'

@@ -145,8 +145,8 @@ def _run_pytest(report, guard, args):
 
 
 def _run_unittest(report, guard, args):
-    import unittest
     import doctest  # noqa: F401 - imported before the workspace can shadow it
+    import unittest
     from xml.sax.saxutils import quoteattr
 
     if guard is not None:

@@ -17,7 +17,6 @@ import math
 import shlex
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
