@@ -26,12 +26,15 @@ setup: $(STAMP) image
 demo: setup
 	$(ES) eval --suite tasks --model scripted/reference --replay cassettes/scripted-reference -j $(JOBS) --overwrite
 
+# The tests that need no engine run on two workers (pytest-xdist); the Docker ones one at a
+# time, since several of them signal, kill or fill what they start and watch the engine.
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 -m "not docker"
+	$(PY) -m pytest -q -m docker
 
 # Unit tests only (no Docker engine needed).
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not docker and not slow"
+	$(PY) -m pytest -q -n 2 -m "not docker and not slow"
 
 # Benchmarks print figures and ratios measured in one run; none of them is a test.
 bench: setup
