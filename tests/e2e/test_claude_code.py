@@ -17,12 +17,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
+from e2e_helpers import CASSETTES, ROOT, endstate
+from program_agents import check_recordings_cover_the_core_tasks, check_sample_replays_to_the_live_end_states
 
-from endstate.agents import find_agent
 from endstate.cassettes import load
 from endstate.run import read_results
-from endstate.task import load_suite
 
 TASK = "bugfix-invoice-rounding"
 AGENT = "claude-code"
@@ -62,38 +61,11 @@ def test_claude_code_records_the_null_arm_and_fails_the_task(tmp_path):
 
 # -- the committed control arms, replayed: a sample here, the whole sets in bench/foreign_agent_replay.py
 
-def _tasks(ids: list[str]) -> list[str]:
-    return [arg for task in ids for arg in ("--task", task)]
-
-
 def test_the_committed_recordings_cover_the_core_tasks_with_this_agent_file():
-    core = sorted(t.id for t in load_suite(TASKS)[0] if t.manifest.category.value in ("bugfix", "feature", "refactor"))
-    agent = find_agent(AGENT)
-    assert agent is not None and len(core) == 12
-    for folder in (REFERENCE, NULL):
-        assert sorted(p.stem for p in folder.glob("*.cassette")) == core, folder
-        # A changed agent file is a different agent: its recordings must be made again.
-        assert {load(p).header.agent for p in folder.glob("*.cassette")} == {agent.id}, folder
-    assert read_results(REFERENCE_LIVE).vector == [(task, "pass") for task in core]
-    ran = endstate("cassette", "diff", str(REFERENCE / f"{core[0]}.cassette"), str(NULL / f"{core[0]}.cassette"))
-    assert ran.code == 1 and "first difference at agent turn 0" in ran.out, ran
+    check_recordings_cover_the_core_tasks(AGENT, REFERENCE, NULL, REFERENCE_LIVE)
 
 
 @pytest.mark.docker
 @pytest.mark.slow
 def test_a_sample_of_the_control_arms_replays_offline_to_the_live_end_states(tmp_path):
-    ran = endstate("eval", "--agent", AGENT, "--replay", str(REFERENCE), *_tasks(SAMPLE), "-j", "2",
-                   "--expect", "pass", "--out", str(tmp_path / "reference"), timeout=3600)
-    assert ran.code == 0, ran
-    replayed, live = read_results(tmp_path / "reference"), read_results(REFERENCE_LIVE)
-    assert replayed.card.agent == live.card.agent and replayed.vector == [(task, "pass") for task in SAMPLE]
-    before = {t.task_id: t for t in live.tasks}
-    for task in replayed.tasks:  # the same end state and the same counted run as live
-        assert task.unplayed == 0 and task.counters.steps > 1, task.task_id
-        assert (task.tree_hash, task.stop_reason, task.counters) == (
-            before[task.task_id].tree_hash, before[task.task_id].stop_reason, before[task.task_id].counters), task.task_id
-    ran = endstate("eval", "--agent", AGENT, "--replay", str(NULL), *_tasks(SAMPLE), "-j", "2",
-                   "--out", str(tmp_path / "null"), timeout=3600)
-    null = read_results(tmp_path / "null")
-    assert null.vector == [(task, "fail") for task in SAMPLE], ran
-    assert all(t.unplayed == 0 and t.counters.steps == 1 and t.stop_reason == "model_stopped" for t in null.tasks), null.tasks
+    check_sample_replays_to_the_live_end_states(AGENT, REFERENCE, NULL, REFERENCE_LIVE, SAMPLE, tmp_path)
