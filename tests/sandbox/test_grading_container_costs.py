@@ -175,3 +175,19 @@ def test_a_grading_container_reached_from_its_handle_still_unpacks_as_root(sandb
             box.put_harness_trees({HARNESS_DIR: ({"run.py": FileEntry(0o644, b"r\n")}, "root")})
             assert box.exec(f"stat -c '%U' {HARNESS_DIR}/run.py").stdout == "root\n"
         assert calls == [agent.container_id]  # the grading container unpacked it itself
+
+
+#: The signals a command ignores, as a bitmask (bit N-1 is signal N): SIGPIPE is 13, SIGXFSZ 25.
+_IGNORED = "grep '^SigIgn' /proc/self/status | cut -f2"
+
+
+def test_a_grading_containers_commands_start_with_the_signals_a_shell_gives_them(sandbox_image):
+    """The filter's wrapper is a Python program, and Python ignores SIGPIPE and SIGXFSZ; an exec
+    keeps them ignored. A pipeline such as `yes | head` then printed 'Broken pipe' under grading."""
+    with DockerSandbox(sandbox_image, LIMITS, "test-signals-grade", grading=True) as grading, \
+            DockerSandbox(sandbox_image, LIMITS, "test-signals-agent") as agent:
+        for box in (grading, agent):
+            ignored = int(box.exec(_IGNORED).stdout.strip(), 16)
+            assert not ignored & (1 << 12) and not ignored & (1 << 24), f"{box.container_id[:12]}: {ignored:#x}"
+            piped = box.exec("yes alpha | head -n 2")
+            assert (piped.exit_code, piped.stdout, piped.stderr) == (0, "alpha\nalpha\n", "")

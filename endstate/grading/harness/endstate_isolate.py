@@ -34,7 +34,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # run with -I: its own folder is not on sys.path
 try:
-    from endstate_restrict import restrict
+    from endstate_restrict import default_signals, restrict
 finally:
     sys.path.pop(0)
 
@@ -158,6 +158,7 @@ def main(argv):
     child = os.fork()
     if child == 0:
         start_init(before)
+        default_signals()  # as a shell would start it: SIGPIPE and SIGXFSZ not ignored
         os.execvp(argv[1], argv[1:])
     _, waited = os.waitpid(child, 0)
     code = os.waitstatus_to_exitcode(waited)

@@ -16,6 +16,7 @@ Stdlib only.
 import ctypes
 import errno
 import os
+import signal
 import struct
 import sys
 
@@ -81,10 +82,20 @@ def restrict():
 
 
 
+def default_signals():
+    """Undo what Python's start did to signals before a program is exec'd in its place: it
+    ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across exec. A shell
+    pipeline such as `yes | head` would then print "Broken pipe" instead of ending quietly."""
+    for name in ("SIGPIPE", "SIGXFSZ"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
 if __name__ == "__main__" and len(sys.argv) > 1:
     try:
         restrict()
     except OSError as exc:
         print(f"endstate: no seccomp filter for this command: {exc}", file=sys.stderr)
         sys.exit(71)
+    default_signals()
     os.execvp(sys.argv[1], sys.argv[1:])
