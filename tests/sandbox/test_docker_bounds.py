@@ -98,3 +98,9 @@ def test_the_model_reads_a_refusal_as_a_tool_error(box):
                        ("edit_file", {"path": "x", "old": "root", "new": "toor"})):
         with pytest.raises(ToolError, match="x resolves to /etc/shadow, outside the workspace: refused"):
             run_tool(box, name, args, timeout=10)
+
+
+def test_a_command_is_the_memory_cgroups_first_choice_not_its_runner(box):
+    """An end state that fills its memory must lose its own processes, not the runner that reports
+    on them (a dead runner is the harness's error; a killed command is the end state's failure)."""
+    assert box.exec("cat /proc/self/oom_score_adj").stdout.strip() == "1000"

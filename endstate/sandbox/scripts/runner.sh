@@ -53,7 +53,10 @@ while True:
   done
 ) </dev/null >/dev/null 3>&- 4>&- 5>&- 7>&- 8<&- &
 exec 6<&- 7>&- 9>&-
-( ulimit -f "$fsize" && exec "${wrapper[@]}" setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" ) \
+# The command is the memory cgroup's first choice when it fills the sandbox's memory: the
+# runner and its watchers, which say what happened, go on (raising the score needs no privilege).
+( ulimit -f "$fsize" || exit; echo 1000 > /proc/self/oom_score_adj
+  exec "${wrapper[@]}" setpriv --reuid=1000 --regid=1000 --init-groups bash -c "$cmd" ) \
   </dev/null >&3 2>&4 3>&- 4>&- 5>&- 8<&-
 status=$?
 exec 3>&- 4>&-
