@@ -55,12 +55,11 @@ from endstate.authoring._nodeids import (
 )
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command
-from endstate.checks import TaskCheck, check_tasks
 from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any, tar_to_tree
 from endstate.task import PatchError, apply_patch, load_task
 
-__all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench"]
+__all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench", "keep_checked"]
 
 
 class Instance(msgspec.Struct, forbid_unknown_fields=True):
@@ -92,8 +91,11 @@ class Skipped(msgspec.Struct):
 
 
 class ImportReport(msgspec.Struct):
+    #: Tasks written and checked out (`keep_checked`).
     written: list[str] = []
     skipped: list[Skipped] = []
+    #: Task id -> (its line in the file, its folder): written, not yet checked.
+    made: dict[str, tuple[int, str]] = {}
     #: Some lines of the file were not valid instances (bad input, rather than instances that failed).
     bad_input: bool = False
 
@@ -377,40 +379,34 @@ def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
     return list(dict.fromkeys(i.split("::", 1)[0] for i in ids if i.split("::", 1)[0] in fixture))
 
 
-def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: str, jobs: int = 1,
-                    dockerfile: Path | None = None, log: Callable[[str], None] = lambda line: None,
-                    progress: Callable[[TaskCheck], None] = lambda check: None) -> ImportReport:
-    """Write a checked task per instance of `file` under `out`; list the instances that are not.
+def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: str,
+                    dockerfile: Path | None = None, log: Callable[[str], None] = lambda line: None) -> ImportReport:
+    """Write a task per instance of `file` under `out` (`report.made`); list the instances that cannot
+    be made. The tasks are not checked here: the caller checks each and settles it with `keep_checked`.
     `dockerfile`: every task's image is built from it, as `tasks new --dockerfile` does."""
-    from endstate.run import resolve_graders
-
     repos, out = Path(repos), Path(out)
     if not repos.is_dir():
         raise UserError(f"--repos: {repos} is not a folder of clones")
     instances, skipped = read_instances(file)
     report = ImportReport(skipped=skipped, bad_input=bool(skipped))
-    made = {}
     for number, instance in instances:
         try:
-            made[instance.instance_id] = (number, write_instance(instance, repos, out, log, backend=backend,
-                                                                 image=image, own_dockerfile=dockerfile))
-            log(f"wrote {made[instance.instance_id][1]}")
+            folder = write_instance(instance, repos, out, log, backend=backend, image=image, own_dockerfile=dockerfile)
+            report.made[instance.instance_id] = (number, str(folder))
+            log(f"wrote {folder}")
         except EndstateError as exc:
             report.skipped.append(Skipped(number, instance.instance_id,
                                           f"instance {instance.instance_id}: {_capped(str(exc), REASON_MAX)}"))
-    tasks = [load_task(folder) for _, folder in made.values()]
-    if tasks:
-        log(f"checking {len(tasks)} task(s) (fixture, solution, each hack, reference)")
-    for check in check_tasks(tasks, {t.id: resolve_graders(t) for t in tasks}, backend=backend, image=image,
-                             jobs=jobs, progress=progress):
-        number, folder = made[check.task_id]
-        if check.ok:
-            report.written.append(check.task_id)
-            continue
-        shutil.rmtree(folder, ignore_errors=True)
-        why = _capped(check.error, REASON_MAX) if check.error else _capped("; ".join(
-            f"{r.case}: expected {r.expected}, got {r.outcome}" + (f" ({_capped(r.note, 400)})" if r.note else "")
-            for r in check.rows if not r.ok), REASON_MAX)
-        report.skipped.append(Skipped(number, check.task_id, f"instance {check.task_id} does not check out: {why}"))
     report.skipped.sort(key=lambda s: s.line)
     return report
+
+
+def keep_checked(report: ImportReport, task_id: str, why_not: str | None) -> None:
+    """A made task, checked: kept (`why_not` None), or removed and listed with why it does not check out."""
+    number, folder = report.made[task_id]
+    if why_not is None:
+        report.written.append(task_id)
+        return
+    shutil.rmtree(folder, ignore_errors=True)
+    report.skipped.append(Skipped(number, task_id, f"instance {task_id} does not check out: {_capped(why_not, REASON_MAX)}"))
+    report.skipped.sort(key=lambda s: s.line)

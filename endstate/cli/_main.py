@@ -17,6 +17,7 @@ from endstate import __version__
 from endstate.cli._errors import _unmade_on_error, _user_errors
 from endstate.cli._export import export_command
 from endstate.cli._fork import _eval_fork, _not_plain_record, _record_options, _replay_options
+from endstate.cli._import import import_group, show_check
 from endstate.cli._run import _load, _reap, _run, _run_options, _slug
 from endstate.errors import UserError
 
@@ -80,7 +81,7 @@ def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, ima
     click.echo(f"checking {len(usable)} task(s) in {backend} sandboxes, -j {jobs}")
 
     reports = check_tasks(usable, graders, backend=backend, image=image or DEFAULT_IMAGE, jobs=jobs,
-                          progress=_show_check)
+                          progress=show_check)
     bad = [r for r in reports if not r.ok]
     click.echo(f"{len(reports) - len(bad)} of {len(reports)} task(s) check out"
                + (f"; {len(errors)} failed to load" if errors else ""))
@@ -88,19 +89,6 @@ def tasks_check(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, ima
         sys.exit(2)
     if bad:
         sys.exit(1)
-
-
-def _show_check(report) -> None:
-    mark = "ok  " if report.ok else "FAIL"
-    detail = report.error or ", ".join(
-        f"{r.case}={r.outcome}" + (f"[{'/'.join(r.failing)}]" if r.failing else "") for r in report.rows
-    )
-    click.echo(f"{mark} {report.task_id:40s} {detail}")
-    for row in report.rows:
-        if not row.ok:
-            click.echo(f"       {row.case}: expected {row.expected}, got {row.outcome}: {row.note}")
-        elif row.note:  # ok, with something the author should know (too few impossible twins)
-            click.echo(f"       {row.case}: {row.note}")
 
 
 @tasks.command("adequacy")
@@ -166,57 +154,8 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
     click.echo(f"checking {folder} (fixture, solution, each hack, reference)")
     task = load_task(folder)
     reports = check_tasks([task], {task.id: resolve_graders(task)}, backend=backend, image=image or DEFAULT_IMAGE,
-                          progress=_show_check)
+                          progress=show_check)
     sys.exit(0 if all(r.ok for r in reports) else 1)
-
-
-@tasks.group("import")
-def tasks_import() -> None:
-    """Tasks from an evaluation set in another format."""
-
-
-@tasks_import.command("swebench")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--repos", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
-              help="Folder of local clones: owner__name, owner/name or name (.git optional).")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True,
-              help="Folder the tasks are written into.")
-@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True)
-@click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
-@click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
-@click.option("--dockerfile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="Give every task this image (copied to image/Dockerfile), not one made from the project's "
-                   "declared dependencies.")
-@_user_errors
-def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox: str, image: str | None,
-                          dockerfile: Path | None) -> None:
-    """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
-    from endstate.authoring import import_swebench
-    from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
-
-    report = import_swebench(file, repos, out, backend=resolve_backend(sandbox), image=image or DEFAULT_IMAGE,
-                             jobs=jobs, dockerfile=dockerfile, log=click.echo, progress=_show_check)
-    for skipped in report.skipped:
-        click.echo(f"endstate: not written: {skipped.reason}", err=True)
-    click.echo(f"{len(report.written)} task(s) written to {out} and checked"
-               + (f"; {len(report.skipped)} instance(s) not written" if report.skipped else ""))
-    if report.skipped:
-        sys.exit(2 if report.bad_input else 1)
-
-
-@tasks_import.command("harbor")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True,
-              help="Folder the tasks are written into.")
-@click.option("--base", default=None,
-              help="Build each task's Dockerfile FROM this image instead (e.g. endstate-sandbox:2).")
-@_user_errors
-def tasks_import_harbor(paths: tuple[Path, ...], out: Path, base: str | None) -> None:
-    """One task per Harbor task folder (or dataset folder of them), graded by its tests/test.sh."""
-    from endstate.authoring import import_harbor
-
-    written = import_harbor(list(paths), out, base=base, log=click.echo)
-    click.echo(f"{len(written)} task(s) written to {out}: check them with `endstate tasks check --suite {out}`")
 
 
 # -- image -----------------------------------------------------------------------------
@@ -448,3 +387,4 @@ def view_command(runs: tuple[Path, ...], out: Path | None, overwrite: bool, cont
 
 
 main.add_command(export_command)  # `endstate export`: endstate/cli/_export.py
+tasks.add_command(import_group)  # `endstate tasks import`: endstate/cli/_import.py
