@@ -54,8 +54,10 @@ INTEGRITY = "end_state"
 
 
 def install_harness(box: Sandbox) -> None:
-    """The harness's test entry point (read-only) and the folder its reports go to."""
-    box.put_harness_trees({HARNESS_DIR: (harness_files(), "root"), REPORT_DIR: ({}, "agent")})
+    """The harness's test entry point (read-only) and the folder its reports go to: root's and
+    sticky, like /tmp, so that root (who holds no DAC_OVERRIDE) makes each run's report folder in
+    it as it makes the run's scratch copy, and a test process can reach only its own."""
+    box.put_harness_trees({HARNESS_DIR: (harness_files(), "root"), REPORT_DIR: ({}, "scratch")})
 
 
 def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str, *,

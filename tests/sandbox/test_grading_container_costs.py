@@ -63,7 +63,7 @@ def test_what_the_sandbox_unpacks_is_what_the_engine_unpacks(sandbox_image, monk
     assert "/workspace/pkg/private.key agent agent 644 946684800" in agent_listing  # archives carry 644 or 755
     assert "/workspace/bin/alias agent agent 777 946684800.0000000000 l run.sh" in agent_listing
     assert agent_tree["pkg/deep/er/mod.py"] == FileEntry(0o755, b"x = 2\n")
-    assert "/workspace root root 755 d" in grading_listing and f"{REPORT_DIR} agent agent 755" in grading_listing
+    assert "/workspace root root 755 d" in grading_listing and f"{REPORT_DIR} root root 1777" in grading_listing
     assert "/workspace/dé jà/ü.txt root root 644 946684800" in grading_listing
     assert "/workspace/escape root root 777 946684800.0000000000 l ../etc" in grading_listing
 
