@@ -119,6 +119,19 @@ class SandboxSpec(_Strict):
     command_timeout: float | None = None
 
 
+class SealSpec(_Strict):
+    """`[seal]`: what the agent changes outside /workspace that is part of its end state
+    (absolute paths: `paths` matter, `ignore` below them does not; endstate.sandbox._layer)."""
+
+    paths: list[str] = []
+    ignore: list[str] = []
+
+    def __post_init__(self) -> None:
+        for path in [*self.paths, *self.ignore]:
+            if not path.startswith("/"):
+                raise ValueError(f"`seal` path {path!r} is not absolute: name it from / (e.g. /etc/nginx)")
+
+
 class Manifest(_Strict):
     id: str
     category: Category
@@ -127,6 +140,7 @@ class Manifest(_Strict):
     description: str = ""
     budget: Budget = Budget()
     sandbox: SandboxSpec = SandboxSpec()
+    seal: SealSpec = SealSpec()
     requires: Requires = Requires()
     #: Files the reference solution removes (the overlay in solution/ adds or replaces).
     solution_deletes: list[str] = []
@@ -218,7 +232,7 @@ class Task(msgspec.Struct):
         """The fixture with `solution/` laid over it, then `solution.diff` applied (either may be
         left out, not both), less `solution_deletes`."""
         tree, folder, diff = self.fixture(), self.root / "solution", self.root / "solution.diff"
-        if folder.is_dir() or not diff.is_file():
+        if folder.is_dir() or not (diff.is_file() or self.manifest.seal.paths):  # a sealed fix may lie outside
             tree = overlay(tree, load_dir(folder, what=f"task {self.id} solution"))
         if diff.is_file():
             tree = _patched(tree, diff, self.id)
