@@ -40,8 +40,7 @@ from endstate.authoring._harbortools import (
     uv_use,
 )
 from endstate.errors import SandboxUnavailable, UserError
-from endstate.sandbox import DEFAULT_IMAGE
-from endstate.sandbox._layer import selected
+from endstate.sandbox import DEFAULT_IMAGE, selected
 
 __all__ = ["base_images", "import_harbor"]
 
@@ -138,7 +137,9 @@ def _rebased(dockerfile: str, base: str | None, images: dict[str, str] | None = 
         if not names:
             raise UserError("no FROM line")
         rest = words[words.index(names[0]) + 1:]
-        image = base if base is not None and not named else images.get(names[0], names[0])
+        # A mapping of `python:3.12-slim` also maps it pinned by digest (`python:3.12-slim@sha256:...`).
+        image = base if base is not None and not named else images.get(names[0], images.get(names[0].split("@")[0],
+                                                                                             names[0]))
         if image != names[0]:
             lines[i] = f"FROM {image}" + "".join(f" {w}" for w in rest)
         if image not in stages:
@@ -367,7 +368,9 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
                                            + _LAYER.format(workdir=workdir, tests=TESTS))
     _write(task / "fixture", fixture)
     # The oracle's end state, as a task's solution/ is: what it added or changed, and what it removed.
-    _write(task / "solution", {name: data for name, data in solved.items() if fixture.get(name) != data})
+    changed = {name: data for name, data in solved.items() if fixture.get(name) != data}
+    if changed or not outside:  # a fix only outside the working folder leaves no (empty) solution/
+        _write(task / "solution", changed)
     deleted = sorted(set(fixture) - set(solved))
     shutil.copytree(folder / "tests", task / "holdout" / TESTS)
     (task / "prompt.md").write_text((folder / "instruction.md").read_text())

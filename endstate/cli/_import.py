@@ -87,8 +87,7 @@ def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox
 @_user_errors
 def tasks_import_harbor(paths: tuple[Path, ...], out: Path, base: str | None, base_image: tuple[str, ...]) -> None:
     """One task per Harbor task folder (or dataset folder of them), graded by its tests/test.sh."""
-    from endstate.authoring import import_harbor
-    from endstate.authoring._harbor import base_images
+    from endstate.authoring import base_images, import_harbor
 
     written = import_harbor(list(paths), out, base=base, images=base_images(base_image), log=click.echo)
     click.echo(f"{len(written)} task(s) written to {out}: check them with `endstate tasks check --suite {out}`")

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from endstate.sandbox import SNAPSHOT_MAX_BYTES, SealedSandbox
-from endstate.sandbox._layer import apply_change, combined_hash, read_change
+from endstate.sandbox import SNAPSHOT_MAX_BYTES, SealedSandbox, apply_change, combined_hash, read_change
 
 __all__ = ["seal_system"]
 

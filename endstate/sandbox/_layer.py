@@ -25,12 +25,25 @@ from endstate.errors import SandboxError
 from endstate.sandbox._base import WORKDIR, Sandbox
 from endstate.sandbox._tree import FileEntry, tree_hash
 
-__all__ = ["ALWAYS_IGNORED", "SystemChange", "apply_change", "combined_hash", "read_change", "selected"]
+__all__ = ["ALWAYS_IGNORED", "SealSpec", "SystemChange", "apply_change", "combined_hash", "read_change", "selected"]
 
 #: Never sealed, whatever a task lists: the kernel's and the engine's, endstate's own, the workspace
 #: (sealed on its own) and the tmpfs folders (gone with the container).
 ALWAYS_IGNORED = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/home/agent", WORKDIR, "/opt/endstate",
                   "/opt/endstate-verifier", "/logs", "/tests", "/.dockerenv")
+
+
+class SealSpec(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A task's `[seal]`: what the agent changes outside /workspace that is part of its end state
+    (absolute paths: `paths` matter, `ignore` below them does not)."""
+
+    paths: list[str] = []
+    ignore: list[str] = []
+
+    def __post_init__(self) -> None:
+        for path in [*self.paths, *self.ignore]:
+            if not path.startswith("/"):
+                raise ValueError(f"`seal` path {path!r} is not absolute: name it from / (e.g. /etc/nginx)")
 
 
 class SystemChange(msgspec.Struct, frozen=True):

@@ -15,12 +15,11 @@ from typing import Any
 import msgspec
 
 from endstate.errors import ManifestError, did_you_mean
-from endstate.sandbox import FileEntry, Tree, load_dir, overlay
+from endstate.sandbox import FileEntry, SealSpec, Tree, load_dir, overlay
 from endstate.task._patch import PatchError, apply_patch
 
 __all__ = [
-    "Category",
-    "Bound",
+    "Category", "Bound",
     "Requires",
     "COUNTERS",
     "GraderSpec",
@@ -117,19 +116,6 @@ class SandboxSpec(_Strict):
     memory_mb: int | None = None
     #: Default timeout of one command in this task's sandboxes; else the budget's.
     command_timeout: float | None = None
-
-
-class SealSpec(_Strict):
-    """`[seal]`: what the agent changes outside /workspace that is part of its end state
-    (absolute paths: `paths` matter, `ignore` below them does not; endstate.sandbox._layer)."""
-
-    paths: list[str] = []
-    ignore: list[str] = []
-
-    def __post_init__(self) -> None:
-        for path in [*self.paths, *self.ignore]:
-            if not path.startswith("/"):
-                raise ValueError(f"`seal` path {path!r} is not absolute: name it from / (e.g. /etc/nginx)")
 
 
 class Manifest(_Strict):
