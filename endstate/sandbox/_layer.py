@@ -127,6 +127,8 @@ def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_by
             for _ in stream:
                 pass
             continue
+        if total + int(stat.get("size", 0)) > max_bytes:  # refused before its bytes are read
+            raise SandboxError(f"what the agent changed under {', '.join(paths)} holds more than {max_bytes} bytes")
         with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
             member = tar.next()
             if member is None:
