@@ -218,3 +218,26 @@ def test_a_verifier_that_fetches_uv_and_runs_pytest_through_uvx_grades_offline(t
         (result,) = read_results(tmp_path / arm).tasks
         verdict = next(v for v in result.verdicts if v.grader == "verifier")
         assert (verdict.outcome, says in verdict.reason) == (outcome, True), verdict.reason
+
+
+def test_the_folders_an_oracle_changed_outside_its_working_folder_are_sealed():
+    from endstate.authoring._harbor import _sealed_paths
+
+    diff = ("C /etc\nC /etc/nginx\nA /etc/nginx/site.conf\nD /etc/nginx/default\nC /app\nA /app/out.txt\n"
+            "C /var\nC /var/log\nA /var/log/nginx.log\nC /root\nA /root/.bash_history\nA /usr/local/bin/tool\n"
+            "C /tmp\nA /tmp/scratch\n")
+    assert _sealed_paths(diff, "/app") == ["/etc/nginx", "/usr/local/bin"]
+    assert _sealed_paths("C /app\nA /app/x\n", "/app") == []
+
+
+def test_a_seal_path_that_is_not_absolute_is_refused_naming_the_file(tmp_path):
+    shutil.copytree(Path(__file__).resolve().parents[2] / "tasks-harbor" / "etc-greeter-config", tmp_path / "t")
+    manifest = tmp_path / "t/task.toml"
+    manifest.write_text(manifest.read_text().replace('paths = ["/etc/greeter"]', 'paths = ["etc/greeter"]'))
+    from endstate.errors import ManifestError
+    from endstate.task import load_task
+
+    with pytest.raises(ManifestError) as raised:
+        load_task(tmp_path / "t")
+    assert str(raised.value).startswith(f"{manifest}: `seal` path 'etc/greeter' is not absolute: name it from / "
+                                        "(e.g. /etc/nginx)"), raised.value
