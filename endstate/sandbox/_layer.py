@@ -148,17 +148,24 @@ def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_by
     return SystemChange(files=files, owners=owners, deleted=deleted)
 
 
+def _exec(client: Any, container: str, argv: list[str], user: str) -> tuple[int, str]:
+    made = client.api.exec_create(container, argv, user=user)
+    output = client.api.exec_start(made["Id"])
+    return client.api.exec_inspect(made["Id"]).get("ExitCode", 1), output.decode("utf-8", errors="replace")
+
+
 def apply_change(grading: Sandbox, change: SystemChange) -> None:
     """Give a fresh grading container exactly `change`: deletions first, then the files, as root
     with their owners and modes (folders above a new file are made root's)."""
     if change.empty:
         return
     client, container = _container(grading)
-    if change.deleted:
-        made = client.api.exec_create(container, ["rm", "-rf", "--", *change.deleted], user="root")
-        client.api.exec_start(made["Id"])
-        if client.api.exec_inspect(made["Id"]).get("ExitCode") != 0:
-            raise SandboxError(f"could not delete {', '.join(change.deleted)} in the grading container")
+    for path in change.deleted:
+        # As the owner of the folder it is in: root here may not write a folder it does not own.
+        code, owner = _exec(client, container, ["stat", "-c", "%u:%g", posixpath.dirname(path)], "root")
+        code = _exec(client, container, ["rm", "-rf", "--", path], owner.strip() if code == 0 else "root")[0]
+        if code != 0:
+            raise SandboxError(f"could not delete {path} in the grading container")
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path, entry in sorted(change.files.items()):

@@ -7,6 +7,8 @@ with any of them; and a fresh grading container given the change holds exactly i
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from endstate.errors import SandboxError
@@ -73,6 +75,21 @@ def test_the_grading_container_gets_exactly_the_change(changed, sandbox_image, e
         "ls: cannot access '/etc/skel/.bashrc': No such file or directory",
         "ls: cannot access '/srv/app/cache': No such file or directory",
         "ls: cannot access '/srv/other': No such file or directory"]
+
+
+def test_a_deletion_in_a_folder_only_the_agent_may_write_reaches_the_grading_container(sandbox_image, engine):
+    """Root in a container may not write a folder it does not own: the deletion is made as its owner."""
+    dockerfile = (f"FROM {sandbox_image}\nRUN mkdir -p /srv/owned && echo x > /srv/owned/file && echo y > /srv/owned/kept"
+                  " && chown -R 1000:1000 /srv/owned && chmod 755 /srv/owned\n").encode()
+    image, _ = engine.images.build(fileobj=io.BytesIO(dockerfile), tag="endstate-test-layer:1", rm=True)
+    with DockerSandbox(image.tags[0], LIMITS, "test-layer-owned") as box:
+        _as(engine, box, "1000", "rm /srv/owned/file")
+        box.stop()
+        change = read_change(box, ["/srv/owned"], [], max_bytes=1 << 20)
+    assert change.deleted == ["/srv/owned/file"] and not change.files
+    with DockerSandbox(image.tags[0], LIMITS, "test-layer-owned-grading", grading=True) as grading:
+        apply_change(grading, change)
+        assert _as(engine, grading, "root", "ls /srv/owned").split() == ["kept"]
 
 
 def test_the_hash_moves_with_bytes_modes_owners_and_deletions():
