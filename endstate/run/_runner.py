@@ -59,6 +59,7 @@ from endstate.run._results import (
 from endstate.run._resume import discard_partial
 from endstate.run._services import request_slots, scripted_urls
 from endstate.run._start import add_result, begin_run
+from endstate.run._system import seal_system
 from endstate.sandbox import (
     VCS_DIRS,
     EngineWatch,
@@ -264,6 +265,7 @@ class _Suite:
             install_harness(grading)
         try:
             sealed = seal_end_state(sandbox, prepared.fixture, grading, guards)
+            system = seal_system(task, sandbox, grading if grading_box is not None else None, sealed)
         except SandboxError as exc:
             if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
                 raise  # the machinery failed, not the end state
@@ -273,7 +275,7 @@ class _Suite:
         result.tree_hash = sealed.tree_hash
         diff = self.folder.diff(attempt_stem(task.id, result.attempt))
         diff.parent.mkdir(parents=True, exist_ok=True)
-        diff.write_text(end_state_diff(sealed))
+        diff.write_text(end_state_diff(sealed) + system)
         leaked = _leaked_history(task, sealed.paths())
         if leaked:
             raise EndStateRefused(RunOutcome.ERROR, f"the fixture's version-control history reached the sandbox "
