@@ -335,8 +335,9 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     hacks); returns the files the oracle deletes and the folders outside `workdir` it changes."""
     shutil.copytree(folder / "environment", task / "image")
     (task / "image/Dockerfile").write_text(dockerfile)
-    tag = f"endstate-harbor-{task_id}:import"
-    log(f"building {tag} from {folder / 'environment/Dockerfile'}")
+    # This process's own tag: two imports of one task at once must not remove each other's image.
+    tag = f"endstate-harbor-{task_id}:import-{os.getpid()}"
+    log(f"building task {task_id}'s image from {folder / 'environment/Dockerfile'}")
     # The network is on for the build (Debian's mirror: `apt-get install gcc` in the task's
     # Dockerfile); off for the oracle, the agent and the verifier.
     built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
