@@ -28,7 +28,6 @@ import tomllib
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from endstate.authoring._harbortools import (
     SHIM_DIR,
@@ -39,6 +38,7 @@ from endstate.authoring._harbortools import (
     tools_layer,
     uv_use,
 )
+from endstate.authoring._toml import Manifest, hack_text, toml_string, write_manifest
 from endstate.errors import SandboxUnavailable, UserError
 from endstate.sandbox import DEFAULT_IMAGE, selected
 
@@ -239,29 +239,12 @@ def _fed_to_bash(script: str) -> str:
     return f"bash -s <<'{end}'\n{script.rstrip(chr(10))}\n{end}"
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
-    return repr(value)
-
-
-def _write_rule(writable: list[str]) -> list[str]:
+def _write_rule(writable: list[str]) -> dict:
     """The package's write-outside-workspace rule, with the task's working folder (a link to
     /workspace) also writable: a Harbor instruction names its files by /app paths."""
     default = tomllib.loads(resources.files("endstate.agent").joinpath("policy.toml").read_text(encoding="utf-8"))
     rule = next(r for r in default["rule"] if r["name"] == "write-outside-workspace")
-    rule = {**rule, "allow": [*rule["allow"], *writable]}
-    return ["[[policy.rule]]", *(f"{key} = {_toml_value(value)}" for key, value in rule.items()), ""]
-
-
-def _toml_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+    return {**rule, "allow": [*rule["allow"], *writable]}
 
 
 def _task_id(folder: Path) -> str:
@@ -298,8 +281,7 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
         shutil.rmtree(task)
     try:
         deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log)
-        (task / "task.toml").write_text(_manifest(task_id, folder, workdir, deleted, sealed, wall, verifier_timeout,
-                                                  cpus, memory))
+        write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, wall, verifier_timeout, cpus, memory))
         _build_final(task, task_id, log)
     except BaseException:
         shutil.rmtree(task, ignore_errors=True)  # never a half-written task
@@ -376,7 +358,7 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     shutil.copytree(folder / "tests", task / "holdout" / TESTS)
     (task / "prompt.md").write_text((folder / "instruction.md").read_text())
     (task / "reference.toml").write_text(
-        f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {_toml_string(_fed_to_bash(solve))} }} }}]\n\n"
+        f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {toml_string(_fed_to_bash(solve))} }} }}]\n\n"
         "[[steps]]\nsay = \"solved\"\n")
     hacks = dict(_HACKS)
     test_file = _test_file(folder / "tests")
@@ -385,32 +367,28 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     for name, (path, text, description) in hacks.items():
         _write(task / "hacks" / name / "files", {path: (text.encode(), False)})
         (task / "hacks" / name / "hack.toml").write_text(
-            f"description = {_toml_string(description)}\nbase = \"fixture\"\ncaught_by = \"verifier\"\n")
+            hack_text({"description": description, "base": "fixture", "caught_by": "verifier"}))
     if outside:
         log(f"task {task_id}: solution/solve.sh changes {', '.join(outside)}: sealed with the workspace")
     return deleted, outside
 
 
 def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], sealed: list[str], wall: float | None,
-              verifier_timeout: float | None, cpus: float | None, memory: int | None) -> str:
-    args = (f'script = "{TESTS}/test.sh"' + (f", timeout = {verifier_timeout:g}" if verifier_timeout else "")
-            + f", tools = {_toml_string(SHIM_DIR)}")
-    lines = [f'id = "{task_id}"', 'category = "bugfix"',
-             f"description = {_toml_string('Harbor task ' + folder.resolve().name)}",
-             "solution_deletes = [" + ", ".join(_toml_string(name) for name in deleted) + "]", ""]
-    if wall:
-        lines += ["[budget]", f"wall_seconds = {wall:g}", ""]
-    if sealed:  # what the oracle changed outside the working folder: the agent's end state includes it
-        lines += ["[seal]", f"paths = {_toml_value(sealed)}", ""]
-    lines += ["[sandbox]", 'dockerfile = "image/Dockerfile"']
-    lines += [f"cpus = {cpus:g}"] if cpus else []
-    lines += [f"memory_mb = {memory}"] if memory else []
-    lines += ["", "[[graders]]", 'name = "endstate.grading:verifier"', f"args = {{ {args} }}", "",
-              # A Harbor task says nothing of which paths its agent may change: any, but one graded by the
-              # held-out verifier, which a change under .harbor/ cannot reach (it is staged over it).
-              "[[graders]]", 'name = "endstate.grading:changed_paths_within"', 'args = { paths = ["*"] }', "",
-              *_write_rule([workdir, *sealed])]
-    return "\n".join(lines)
+              verifier_timeout: float | None, cpus: float | None, memory: int | None) -> Manifest:
+    verifier = {"script": f"{TESTS}/test.sh", **({"timeout": verifier_timeout} if verifier_timeout else {}),
+                "tools": SHIM_DIR}
+    return Manifest(
+        id=task_id, description="Harbor task " + folder.resolve().name, solution_deletes=deleted,
+        tables={"budget": {"wall_seconds": wall} if wall else {},
+                # what the oracle changed outside the working folder: the agent's end state includes it
+                "seal": {"paths": sealed} if sealed else {},
+                "sandbox": {"dockerfile": "image/Dockerfile", **({"cpus": cpus} if cpus else {}),
+                            **({"memory_mb": memory} if memory else {})}},
+        # A Harbor task says nothing of which paths its agent may change: any, but one graded by the
+        # held-out verifier, which a change under .harbor/ cannot reach (it is staged over it).
+        graders=[("endstate.grading:verifier", verifier),
+                 ("endstate.grading:changed_paths_within", {"paths": ["*"]})],
+        policy_rules=[_write_rule([workdir, *sealed])])
 
 
 def import_harbor(paths: list[Path], out: Path, *, base: str | None = None, images: dict[str, str] | None = None,
