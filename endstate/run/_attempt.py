@@ -1,0 +1,63 @@
+"""What one attempt at a task holds: what it starts from, and what it keeps once sealed.
+
+An attempt whose end state was read is sealed: if the machinery then fails under its
+grading, the rerun grades that snapshot again in a fresh grading sandbox (`regrade`) and
+neither runs the agent nor asks the model again (see `_faults`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from endstate.agent import normalise_output
+from endstate.grading import Grader, RunVerdict, judge, seal_overlay
+from endstate.guards import Guards
+from endstate.run._results import TaskResult
+from endstate.sandbox import Sandbox, Tree
+from endstate.task import TaskSandbox
+
+__all__ = ["Prepared", "SealedAttempt", "regrade"]
+
+
+class Prepared(NamedTuple):
+    """A task's agent sandbox, made before the task starts, and what goes into it. The task's
+    first agent process writes the fixture in (see `AgentJob.fixture`): it holds a connection
+    into the sandbox anyway, and the run's would cost an engine call."""
+
+    fixture: Tree
+    holdout: Tree
+    where: TaskSandbox
+    live: Sandbox
+
+
+#: The result's fields the agent's part sets, which a regraded attempt keeps.
+_AGENT_FIELDS = ("stop_reason", "counters", "unplayed", "provenance", "sandbox_s")
+
+
+class SealedAttempt(NamedTuple):
+    """An attempt whose end state was read: what grading it again needs, and what its agent's
+    part wrote into the result. Kept in memory while the attempt runs, never on disk."""
+
+    raw: Tree
+    fixture: Tree
+    holdout: Tree
+    #: The task's sandbox (its image and limits), for a fresh grading sandbox.
+    where: TaskSandbox
+    agent: dict[str, Any]
+
+    @classmethod
+    def of(cls, raw: Tree, prepared: Prepared, result: TaskResult) -> SealedAttempt:
+        return cls(raw, prepared.fixture, prepared.holdout, prepared.where,
+                   {name: getattr(result, name) for name in _AGENT_FIELDS})
+
+
+def regrade(held: SealedAttempt, graders: list[Grader], grading: Sandbox, guards: Guards, result: TaskResult,
+            requires: Any) -> RunVerdict:
+    """The sealed end state, judged again in `grading` (a fresh grading sandbox); `result` gets
+    back what the agent's part had written into it, and the tree's hash."""
+    for name, value in held.agent.items():
+        setattr(result, name, value)
+    sealed = seal_overlay(held.raw, held.fixture, grading, guards)
+    result.tree_hash = sealed.tree_hash
+    return judge(sealed, held.holdout, graders, guards, requires=requires, counters=result.counters,
+                 normalise=normalise_output)
