@@ -48,7 +48,7 @@ from importlib import resources
 import msgspec
 
 from endstate.errors import FolderTooLarge
-from endstate.sandbox import RESTRICT, FileEntry, SealedSandbox, Tree
+from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, SealedSandbox, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files", "isolation",
            "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR",
@@ -224,10 +224,13 @@ def start_warm_runner(sealed: SealedSandbox) -> None:
 
 
 def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = None, prelude: str = "",
-              restage: dict[str, tuple[Tree, str]] | None = None) -> TestRun:
+              restage: dict[str, tuple[Tree, str]] | None = None, visible_only: bool = False) -> TestRun:
     """Run a task's test command through the harness's entry point in the grading sandbox:
     one command and one read of its report folder (`prelude`: a shell line run first, as
-    the test user; `restage`: harness trees written first, with this run's scratch copy)."""
+    the test user; `restage`: harness trees written first, with this run's scratch copy).
+
+    `visible_only`: the run needs no held-out file, and no held-out file is where it can
+    read one: its scratch copy holds none, and in its namespaces that copy is /workspace too."""
     runner, args, env = parse_test_command(command)
     paths, env = import_paths(env)
     box = sealed.grading
@@ -237,7 +240,9 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     restage = dict(restage or {})
     entry = ["python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py"]
     report_at, workspace = f"{REPORT_DIR}/{nonce}", workspace_of(sealed, nonce)
-    wrapper = isolation(sealed, [workspace, report_at])
+    hidden = visible_only and bool(sealed.visible) and bool(isolation(sealed, []))
+    own = [workspace, report_at, *([f"{WORKDIR}={workspace}"] if hidden else [])]
+    wrapper = isolation(sealed, own)
     if sealed.graded:  # made by the harness, with the scratch copy, so that a run's namespaces can carry it in
         restage[report_at] = ({}, "agent")
     if sealed.warm_runner and runner == "pytest" and not any(
@@ -246,7 +251,7 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
         key = {"token": FileEntry(0o644, token.encode())}
         isolated = ["--isolated"] if wrapper else []
         if wrapper:  # the warm server makes the namespaces itself, from what root alone may read
-            key["isolate"] = FileEntry(0o644, "\n".join([workspace, report_at]).encode())
+            key["isolate"] = FileEntry(0o644, "\n".join(own).encode())
             wrapper = []
         restage[f"{WARM_DIR}/key"] = (key, "private")
         wipe = ["--wipe", *WIPED] if prelude == WIPE else []
@@ -261,7 +266,7 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     bounds = run_bounds(sealed, workspace, report_at)
     held = box.bound_folders(bounds)
     try:
-        _scratch_copy(sealed, nonce, restage, kept=not held)
+        _scratch_copy(sealed, nonce, restage, kept=not held, tree=sealed.visible if hidden else None)
         result = box.exec_wrapped(line, wrapper, timeout=timeout)
         run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
         try:
@@ -365,7 +370,8 @@ def footprint(tree: Tree) -> int:
     return sum(-(-len(entry.data) // _PAGE) * _PAGE + _PAGE for entry in tree.values())
 
 
-def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]], *, kept: bool = True) -> str:
+def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]], *, kept: bool = True,
+                  tree: Tree | None = None) -> str:
     """Where this run's tests run: a fresh copy of the graded tree (the staged files in it),
     written in one go with `restage`; `kept`: it stays after the run (not in a bounded folder,
     released with what the run wrote), so later restages must reach it.
@@ -378,7 +384,7 @@ def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tr
             sealed.grading.put_harness_trees(restage)
         return "/workspace"
     at = f"{SCRATCH_DIR}/{nonce}"
-    sealed.grading.put_harness_trees({**restage, at: (graded, "scratch")})
+    sealed.grading.put_harness_trees({**restage, at: (graded if tree is None else tree, "scratch")})
     if kept:
         sealed.scratch_copies = [*sealed.scratch_copies, at]  # what a later restage must reach
     return at
