@@ -52,6 +52,8 @@ def _timed(tree: Path, *args: str) -> float:
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         sys.exit(f"endstate {' '.join(args)} in {tree} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    summary = [line for line in proc.stdout.splitlines() if line.strip()][-2:]  # mutate: how many were killed
+    print(f"  ({' | '.join(summary)[:300]}; exit {proc.returncode})", flush=True)
     return elapsed
 
 
