@@ -7,16 +7,18 @@ neither runs the agent nor asks the model again (see `_faults`).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from endstate.agent import normalise_output
 from endstate.grading import Grader, RunVerdict, judge, seal_overlay
 from endstate.guards import Guards
+from endstate.run._enddiff import end_state_diff
 from endstate.run._results import TaskResult
-from endstate.sandbox import Sandbox, Tree
+from endstate.sandbox import Sandbox, SealedSandbox, Tree
 from endstate.task import TaskSandbox
 
-__all__ = ["Prepared", "SealedAttempt", "regrade"]
+__all__ = ["Prepared", "SealedAttempt", "regrade", "write_diff"]
 
 
 class Prepared(NamedTuple):
@@ -51,13 +53,21 @@ class SealedAttempt(NamedTuple):
                    {name: getattr(result, name) for name in _AGENT_FIELDS})
 
 
+def write_diff(path: Path, sealed: SealedSandbox) -> None:
+    """The end state's diff against the fixture, where the run folder keeps it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(end_state_diff(sealed))
+
+
 def regrade(held: SealedAttempt, graders: list[Grader], grading: Sandbox, guards: Guards, result: TaskResult,
-            requires: Any) -> RunVerdict:
+            requires: Any, diff: Path) -> RunVerdict:
     """The sealed end state, judged again in `grading` (a fresh grading sandbox); `result` gets
-    back what the agent's part had written into it, and the tree's hash."""
+    back what the agent's part had written into it, and the tree's hash; its diff is written
+    (again) to `diff`."""
     for name, value in held.agent.items():
         setattr(result, name, value)
     sealed = seal_overlay(held.raw, held.fixture, grading, guards)
     result.tree_hash = sealed.tree_hash
+    write_diff(diff, sealed)
     return judge(sealed, held.holdout, graders, guards, requires=requires, counters=result.counters,
                  normalise=normalise_output)

@@ -39,9 +39,8 @@ from endstate.grading import (
 )
 from endstate.models import RequestLimits, Scrubber, parse_spec
 from endstate.run._ahead import Lookahead
-from endstate.run._attempt import Prepared, SealedAttempt, regrade
+from endstate.run._attempt import Prepared, SealedAttempt, regrade, write_diff
 from endstate.run._config import RunConfig, run_card
-from endstate.run._enddiff import end_state_diff
 from endstate.run._ended import EndStateRefused, NoEndState, TaskEnded
 from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, sweep_run
 from endstate.run._folder import RunFolder
@@ -229,7 +228,8 @@ class _Suite:
         graded again in a fresh grading sandbox. The agent does not run, the model is not asked."""
         box = GradingBox(self.prep_pool, self.backend, held.where.image, held.where.limits, task.id, run_id=self.run_id)
         try:
-            verdict = regrade(held, graders, box.get(), self.config.guards, result, task.manifest.requires)
+            verdict = regrade(held, graders, box.get(), self.config.guards, result, task.manifest.requires,
+                              self.folder.diff(attempt_stem(task.id, result.attempt)))
         finally:
             self.sandboxes.remove(box.close)
         self._record(result, verdict)
@@ -272,6 +272,10 @@ class _Suite:
             # What the end state holds decides it: the end-state check failed, a hack attempt.
             raise EndStateRefused(RunOutcome.FAIL, f"the end state could not be sealed: {exc}", INTEGRITY,
                                   verdict=Verdict.tampered(f"the end state could not be sealed: {exc}")) from None
+        leaked = _leaked_history(task, list(raw))
+        if leaked:
+            raise EndStateRefused(RunOutcome.ERROR, f"the fixture's version-control history reached the sandbox "
+                            f"({leaked[0]}, {len(leaked)} file(s)): the run could read answers from it", "contamination")
         if grading_box is not None:  # sealed: from here on, a fault of the machinery only regrades it
             self.sealed[(task.id, result.attempt)] = SealedAttempt.of(raw, prepared, result)
             grading = grading_box.get()
@@ -280,13 +284,7 @@ class _Suite:
             install_harness(grading)
         sealed = seal_overlay(raw, prepared.fixture, grading, guards)
         result.tree_hash = sealed.tree_hash
-        diff = self.folder.diff(attempt_stem(task.id, result.attempt))
-        diff.parent.mkdir(parents=True, exist_ok=True)
-        diff.write_text(end_state_diff(sealed))
-        leaked = _leaked_history(task, sealed.paths())
-        if leaked:
-            raise EndStateRefused(RunOutcome.ERROR, f"the fixture's version-control history reached the sandbox "
-                            f"({leaked[0]}, {len(leaked)} file(s)): the run could read answers from it", "contamination")
+        write_diff(self.folder.diff(attempt_stem(task.id, result.attempt)), sealed)
         return sealed
 
     def _record(self, result: TaskResult, verdict: RunVerdict) -> None:
