@@ -298,3 +298,35 @@ def test_without_the_harness_writing_in_between_a_trace_remains():
     """The test above can fail: /dev updates an access time on every look, so before the harness
     writes again what the reader looked at there still says when."""
     assert "/dev" in _traces(restage=False)
+
+
+#: A visible test that fails if any file it can read starts as a held-out file does.
+LOOKS_FOR_HELD_OUT = b"""import glob
+
+
+def test_no_held_out_file_anywhere():
+    found = []
+    places = ("/workspace", "/opt/endstate", "/tmp", "/var/tmp", "/dev/shm", "/home/agent", "/run/lock", "/logs")
+    for path in (p for place in places for p in glob.glob(place + "/**", recursive=True)):
+        try:
+            with open(path, "rb") as file:
+                found += [path] if file.read(15) == b"# HELD-OUT-MARK" else []
+        except OSError:
+            pass
+    assert found == []
+"""
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_visible_only_run_started_warm_or_cold_finds_no_held_out_file(warm):
+    from endstate.grading._testrun import run_tests, start_warm_runner
+
+    tree = dict(FIXTURE, **files({"calc/ops.py": FIXED, "tests/test_look.py": LOOKS_FOR_HELD_OUT}))
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=120), "visible") as box:
+        sealed = seal_overlay(tree, FIXTURE, box, Guards())
+        stage_holdout(sealed, HOLD)
+        if warm:
+            start_warm_runner(sealed)
+        run = run_tests(sealed, "python -m pytest -q tests", visible_only=True)
+    assert {name: outcome for _, name, outcome in run.cases} == {"test_two": "passed",
+                                                                 "test_no_held_out_file_anywhere": "passed"}, run
