@@ -36,6 +36,7 @@ DEFAULT_AGENT = "endstate"
 OBSERVABLE_COUNTERS: tuple[str, ...] = ("steps", "input_tokens", "output_tokens")
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_PIP_PINNED = re.compile(r"^[A-Za-z0-9._\[\],-]+\s*===?\s*([^\s;,]+)\s*(;.*)?$")
 _NPM_PINNED = re.compile(r"^(@[a-z0-9._-]+/)?[a-z0-9._-]+@\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
 
@@ -122,6 +123,18 @@ class AgentSpec(_Strict):
     def id(self) -> str:
         """What the run card and the pack hash carry: name and a short content hash."""
         return f"{self.name}@{self.file_sha256[:12]}"
+
+    @property
+    def version(self) -> str:
+        """The agent program's version, as its first pinned package says ("" when unpinned):
+        what the run card shows beside the name, like a model's."""
+        for package in self.install.npm:
+            return package.rpartition("@")[2]
+        for requirement in self.install.requirements:
+            pinned = _PIP_PINNED.match(requirement)
+            if pinned:
+                return pinned.group(1)
+        return ""
 
 
 def load_agent(path: str | Path) -> AgentSpec:
