@@ -10,7 +10,7 @@ from e2e_helpers import TASKS, endstate
 
 from endstate.agents import find_agent
 from endstate.cassettes import load
-from endstate.run import read_results
+from endstate.run import RunResult, read_results
 from endstate.task import load_suite
 
 
@@ -32,7 +32,7 @@ def check_recordings_cover_the_core_tasks(agent_name: str, reference: Path, null
 
 
 def check_sample_replays_to_the_live_end_states(agent: str, reference: Path, null: Path, reference_live: Path,
-                                                sample: list[str], out: Path) -> None:
+                                                sample: list[str], out: Path) -> RunResult:
     ran = endstate("eval", "--agent", agent, "--replay", str(reference), *task_args(sample), "-j", "2",
                    "--expect", "pass", "--out", str(out / "reference"), timeout=3600)
     assert ran.code == 0, ran
@@ -49,3 +49,4 @@ def check_sample_replays_to_the_live_end_states(agent: str, reference: Path, nul
     assert null_run.vector == [(task, "fail") for task in sample], ran
     assert all(t.unplayed == 0 and t.counters.steps == 1 and t.stop_reason == "model_stopped"
                for t in null_run.tasks), null_run.tasks
+    return replayed

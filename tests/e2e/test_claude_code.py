@@ -68,4 +68,8 @@ def test_the_committed_recordings_cover_the_core_tasks_with_this_agent_file():
 @pytest.mark.docker
 @pytest.mark.slow
 def test_a_sample_of_the_control_arms_replays_offline_to_the_live_end_states(tmp_path):
-    check_sample_replays_to_the_live_end_states(AGENT, REFERENCE, NULL, REFERENCE_LIVE, SAMPLE, tmp_path)
+    replayed = check_sample_replays_to_the_live_end_states(AGENT, REFERENCE, NULL, REFERENCE_LIVE, SAMPLE, tmp_path)
+    # Claude Code's prompt is read from the cache but for the newest turn: counted as input, and by kind.
+    for task in replayed.tasks:
+        c = task.counters
+        assert 0 < c.cache_write_tokens < c.cached_input_tokens < c.input_tokens, (task.task_id, c)

@@ -66,4 +66,6 @@ def test_the_committed_recordings_cover_the_core_tasks_with_this_agent_file():
 @pytest.mark.docker
 @pytest.mark.slow
 def test_a_sample_of_the_control_arms_replays_offline_to_the_live_end_states(tmp_path):
-    check_sample_replays_to_the_live_end_states(AGENT, REFERENCE, NULL, REFERENCE_LIVE, SAMPLE, tmp_path)
+    replayed = check_sample_replays_to_the_live_end_states(AGENT, REFERENCE, NULL, REFERENCE_LIVE, SAMPLE, tmp_path)
+    # Codex asks for reasoning: its reasoning tokens are counted, a part of the output.
+    assert all(0 < t.counters.reasoning_tokens < t.counters.output_tokens for t in replayed.tasks), replayed.tasks
