@@ -19,8 +19,11 @@ import re
 
 import pytest
 from e2e_helpers import CASSETTES, ROOT, endstate
-from program_agents import (check_recordings_cover_the_core_tasks, check_sample_replays_to_the_live_end_states,
-                            check_the_hack_arm)
+from program_agents import (
+    check_recordings_cover_the_core_tasks,
+    check_sample_replays_to_the_live_end_states,
+    check_the_hack_arm,
+)
 
 from endstate.run import read_results
 
