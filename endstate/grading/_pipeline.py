@@ -146,9 +146,19 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree, graders: Sequence[Grader
     sealed.grading.put_harness_trees(trees)
     sealed.staged.update(staged)
     if sealed.graded:  # what each test run copies into its scratch folder
-        sealed.visible = {**sealed.graded, **{path: staged[path] for path in staged.keys() - holdout.keys()}}
+        hidden = _apart(holdout, sealed.graded)
+        sealed.visible = {**sealed.graded, **{path: entry for path, entry in staged.items() if path not in hidden}}
         sealed.graded = {**sealed.graded, **staged}
     sealed.stage_done = True
+
+
+def _apart(holdout: Tree, graded: Tree) -> set[str]:
+    """The held-out files a visible-only run is not given: those in a top folder of their own
+    (`tests_holdout/`). A held-out file inside the project's own folders (a test file the fix
+    changed, a new one beside the others) is part of the project's test run as the task states it:
+    its `tests_pass` counted it (`tasks new`, the SWE-bench import), so that run still has it."""
+    tops = {path.split("/", 1)[0] for path in graded}
+    return {path for path in holdout if path.split("/", 1)[0] not in tops}
 
 
 def _probe_first(sealed: SealedSandbox, graders: Sequence[Grader]) -> None:

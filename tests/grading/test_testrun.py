@@ -108,3 +108,15 @@ def test_the_tail_drops_the_canary_and_the_runners_own_counts():
               "2 failed, 20 passed in 0.31s\n"
               "- generated xml file: /opt/endstate/report/abc.xml -\n")
     assert _tail(output, ("9f8e7d6c", "123", "1000456")) == "FAILED tests/test_a.py::test_b - assert 1 == 2"
+
+
+def test_a_visible_only_run_is_denied_held_out_files_in_a_folder_of_their_own_only():
+    """`tests_holdout/` is apart from the project: hidden. A held-out file among the project's own
+    tests (a changed test file, a new one beside it) belongs to the run its tests_pass counted."""
+    from endstate.grading._pipeline import _apart
+    from endstate.sandbox import FileEntry
+
+    entry = FileEntry(0o644, b"x")
+    graded = {"calc/ops.py": entry, "tests/test_ops.py": entry}
+    holdout = {"tests_holdout/test_more.py": entry, "tests/test_ops.py": entry, "tests/test_new.py": entry}
+    assert _apart(holdout, graded) == {"tests_holdout/test_more.py"}
