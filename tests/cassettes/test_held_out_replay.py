@@ -12,7 +12,6 @@ import pytest
 from endstate.cassettes import check_replay_folder, load
 from endstate.cassettes._format import write
 from endstate.cassettes._preflight import check_header
-from endstate.errors import CassetteError
 from endstate.task import files_hash, load_task, run_task_hash, variant_hash
 
 ROOT = Path(__file__).resolve().parents[2]
