@@ -25,7 +25,15 @@ other jobs (load average 8-25, moving minute to minute). Three runs, interleaved
     mutate -j 2, pooled: 307.1 s -> 345.0 s (x1.123); per mutant 5.48 s (14) -> 5.75 s (15), +4.9%
     quietest pair (C, round 2): replay x1.18, mutate x1.14
 
-Single pairs range from x0.82 to x1.77: the load, not the change, dominates them. The
+Single pairs range from x0.82 to x1.77: the load, not the change, dominates them.
+
+Measured again on 2026-12-04 18:29-18:48 UTC, with bounded writes (a tmpfs mounted and
+dropped per graded run), regrades and visible-only runs hidden from the held-out files
+(branch wave5-32), against bb4aa9b, one interleaved round, load average 32-36 on 2 cores:
+
+    replay -j 2: before 259.9 s, after 267.7 s, x1.030 (22/22 pass both)
+    mutate -j 2: before 222.5 s, after 243.8 s, x1.096 (14 of 14 and 15 of 15 killed)
+    per mutant:  15.9 s -> 16.3 s (+2.3%) The
 per-run comparison (--per-run 10, load 9) is the sharper figure: a cold one-test run,
 median 348 ms -> 459 ms (the isolation program's Python start and imports, 50-90 ms of it);
 a warm run, 447 ms -> 423 ms (no cost seen). A task's graded processes are one cold probe
@@ -52,6 +60,8 @@ def _timed(tree: Path, *args: str) -> float:
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         sys.exit(f"endstate {' '.join(args)} in {tree} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    summary = [line for line in proc.stdout.splitlines() if line.strip()][-2:]  # mutate: how many were killed
+    print(f"  ({' | '.join(summary)[:300]}; exit {proc.returncode})", flush=True)
     return elapsed
 
 

@@ -2,12 +2,13 @@
 
 from endstate.authoring._blank import new_blank_task
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS
-from endstate.authoring._harbor import import_harbor
+from endstate.authoring._harbor import base_images, import_harbor
 from endstate.authoring._new import new_task_from_fix
 from endstate.authoring._swebench import import_swebench, keep_checked
 
 __all__ = [
     "DEFAULT_TEST_GLOBS",
+    "base_images",
     "import_harbor",
     "import_swebench",
     "keep_checked",

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from endstate.authoring._new import fresh_folder, toml_string
+from endstate.authoring._new import fresh_folder
+from endstate.authoring._toml import hack_text
 
 __all__ = ["new_blank_task"]
 
@@ -102,6 +103,6 @@ def new_blank_task(task_id: str, *, suite: Path) -> Path:
     for name, (description, base, caught_by) in _BLANK_HACKS.items():
         (folder / "hacks" / name / "files").mkdir(parents=True)
         (folder / "hacks" / name / "hack.toml").write_text(
-            f"description = {toml_string(description)}\nbase = {toml_string(base)}\ndelete = []\ncaught_by = {toml_string(caught_by)}\n"
-            "# Put the files this hack leaves under files/, at their paths in the project.\n", encoding="utf-8")
+            hack_text({"description": description, "base": base, "delete": [], "caught_by": caught_by})
+            + "# Put the files this hack leaves under files/, at their paths in the project.\n", encoding="utf-8")
     return folder

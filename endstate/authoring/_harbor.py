@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -27,7 +28,6 @@ import tomllib
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from endstate.authoring._harbortools import (
     SHIM_DIR,
@@ -38,10 +38,11 @@ from endstate.authoring._harbortools import (
     tools_layer,
     uv_use,
 )
+from endstate.authoring._toml import Manifest, hack_text, toml_string, write_manifest
 from endstate.errors import SandboxUnavailable, UserError
-from endstate.sandbox import DEFAULT_IMAGE
+from endstate.sandbox import DEFAULT_IMAGE, selected
 
-__all__ = ["import_harbor"]
+__all__ = ["base_images", "import_harbor"]
 
 #: Where a Harbor task's tests/ are held out, relative to /workspace.
 TESTS = ".harbor/tests"
@@ -53,6 +54,9 @@ RUN rm -rf {workdir} && mkdir -p "$(dirname {workdir})" && ln -s /workspace {wor
  && ln -sfn /workspace/{tests} /tests
 WORKDIR /workspace
 """
+
+#: What an imported task never seals outside its working folder: logs, caches, root's home, package state.
+SEAL_IGNORE = ("/var/log", "/var/cache", "/var/lib/apt", "/var/lib/dpkg", "/root", "/etc/ld.so.cache")
 
 #: The negative controls every imported task gets: hack name -> (file it leaves, its text, what it tries).
 _HACKS = {
@@ -120,19 +124,43 @@ def _workdir(dockerfile: str) -> str:
     return workdir
 
 
-def _rebased(dockerfile: str, base: str | None) -> tuple[str, str]:
-    """The Dockerfile with its first FROM replaced by `base` (when given), and the base it names."""
-    lines = dockerfile.splitlines()
+def _rebased(dockerfile: str, base: str | None, images: dict[str, str] | None = None) -> tuple[str, list[str]]:
+    """The Dockerfile with its first FROM replaced by `base` (when given) and every FROM of an
+    image in `images` by the one it maps to; and the images its FROM lines then name (not its
+    own build stages)."""
+    lines, images, stages, named = dockerfile.splitlines(), images or {}, set(), []
     for i, line in enumerate(lines):
         words = line.split()
-        if words and words[0].upper() == "FROM":
-            names = [w for w in words[1:] if not w.startswith("--")]
-            if not names:
-                break
-            if base is not None:
-                lines[i] = f"FROM {base}" + "".join(f" {w}" for w in words[words.index(names[0]) + 1:])
-            return "\n".join(lines) + "\n", base or names[0]
-    raise UserError("no FROM line")
+        if not words or words[0].upper() != "FROM":
+            continue
+        names = [w for w in words[1:] if not w.startswith("--")]
+        if not names:
+            raise UserError("no FROM line")
+        rest = words[words.index(names[0]) + 1:]
+        # A mapping of `python:3.12-slim` also maps it pinned by digest (`python:3.12-slim@sha256:...`).
+        image = base if base is not None and not named else images.get(names[0], images.get(names[0].split("@")[0],
+                                                                                             names[0]))
+        if image != names[0]:
+            lines[i] = f"FROM {image}" + "".join(f" {w}" for w in rest)
+        if image not in stages:
+            named.append(image)
+        if len(rest) >= 2 and rest[0].upper() == "AS":
+            stages.add(rest[1])
+    if not named:
+        raise UserError("no FROM line")
+    return "\n".join(lines) + "\n", named
+
+
+def base_images(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
+    """`--base-image FROM=TO` options as a mapping; UserError naming a malformed one."""
+    images: dict[str, str] = {}
+    for pair in pairs:
+        source, _, target = pair.partition("=")
+        if not source.strip() or not target.strip():
+            raise UserError(f"--base-image {pair!r}: give FROM=TO, an image a Dockerfile names and one the engine has "
+                            "(e.g. python:3.12-slim=endstate-sandbox:2)")
+        images[source.strip()] = target.strip()
+    return images
 
 
 def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
@@ -144,9 +172,11 @@ def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProce
         raise UserError(f"`docker {args[0]}` ran past 15 minutes: check the engine (`docker info`)") from None
 
 
-def _files(tag: str, workdir: str, script: str | None = None) -> dict[str, tuple[bytes, bool]]:
+def _files(tag: str, workdir: str, script: str | None = None,
+           outside: list[str] | None = None) -> dict[str, tuple[bytes, bool]]:
     """The files under `workdir` in a container of image `tag`, by path relative to it, with
-    whether each is executable: as the image has them, or after `script` ran there (network off)."""
+    whether each is executable: as the image has them, or after `script` ran there (network off).
+    `outside` receives what the script changed elsewhere in the container (`docker diff`)."""
     name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
     if script is None:
         made = _docker("create", "--name", name, tag)
@@ -160,6 +190,8 @@ def _files(tag: str, workdir: str, script: str | None = None) -> dict[str, tuple
         if made.returncode != 0:
             raise UserError(f"image {tag}: cannot create a container: {made.stderr.decode().strip()}")
         copied = _docker("cp", f"{name}:{workdir}/.", "-")
+        if outside is not None:
+            outside.extend(_sealed_paths(_docker("diff", name).stdout.decode(), workdir))
     finally:
         _docker("rm", "-f", name)
     if copied.returncode != 0:
@@ -173,12 +205,29 @@ def _files(tag: str, workdir: str, script: str | None = None) -> dict[str, tuple
     return files
 
 
+def _sealed_paths(diff: str, workdir: str) -> list[str]:
+    """The folders `docker diff` output shows changed outside `workdir` (each changed file's folder,
+    less what is never part of an end state): what a task whose oracle changes them seals."""
+    changed = [line[2:].strip() for line in diff.splitlines() if line[:2] in ("A ", "C ", "D ")]
+    ignore = [*SEAL_IGNORE, workdir]
+    leaves = [p for p in changed if selected(p, ["/"], ignore) and not any(o.startswith(p + "/") for o in changed)]
+    return sorted({posixpath.dirname(p) for p in leaves})
+
+
 def _write(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
     root.mkdir(parents=True, exist_ok=True)
     for name, (data, executable) in sorted(files.items()):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_bytes(data)
         (root / name).chmod(0o755 if executable else 0o644)
+
+
+def _test_file(tests: Path) -> str | None:
+    """The test file test.sh runs, by its name (`test_*`, `*.test.*`, `*_test.*`, `*.bats`, ...): the
+    one a `delete-tests` hack empties; None when tests/ holds no file named so."""
+    names = sorted(str(p.relative_to(tests)) for p in tests.rglob("*") if p.is_file() and p.name != "test.sh")
+    pattern = re.compile(r"(^test[_-].+|.+[._-](test|tests|spec)\.[a-z]+|.+\.bats)$", re.IGNORECASE)
+    return next((name for name in names if pattern.match(PurePosixPath(name).name)), None)
 
 
 def _fed_to_bash(script: str) -> str:
@@ -190,36 +239,20 @@ def _fed_to_bash(script: str) -> str:
     return f"bash -s <<'{end}'\n{script.rstrip(chr(10))}\n{end}"
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, str):
-        return _toml_string(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
-    return repr(value)
-
-
-def _write_rule(workdir: str) -> list[str]:
+def _write_rule(writable: list[str]) -> dict:
     """The package's write-outside-workspace rule, with the task's working folder (a link to
     /workspace) also writable: a Harbor instruction names its files by /app paths."""
     default = tomllib.loads(resources.files("endstate.agent").joinpath("policy.toml").read_text(encoding="utf-8"))
     rule = next(r for r in default["rule"] if r["name"] == "write-outside-workspace")
-    rule = {**rule, "allow": [*rule["allow"], workdir]}
-    return ["[[policy.rule]]", *(f"{key} = {_toml_value(value)}" for key, value in rule.items()), ""]
-
-
-def _toml_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+    return {**rule, "allow": [*rule["allow"], *writable]}
 
 
 def _task_id(folder: Path) -> str:
     return re.sub(r"[^a-z0-9_.-]+", "-", folder.resolve().name.lower()).strip("-")
 
 
-def import_one(folder: Path, out: Path, *, base: str | None = None, log: Callable[[str], None] = _quiet) -> Path:
+def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict[str, str] | None = None,
+               log: Callable[[str], None] = _quiet) -> Path:
     """Write the endstate task for the Harbor task in `folder` under `out`; return its folder."""
     task_id = _task_id(folder)
     for needed in ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh"):
@@ -232,21 +265,23 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, log: Callabl
     cpus = _number(manifest, "environment", "cpus", folder / "task.toml")
     memory = _memory_mb(manifest, folder / "task.toml")
     try:
-        dockerfile, from_image = _rebased((folder / "environment/Dockerfile").read_text(), base)
+        dockerfile, from_images = _rebased((folder / "environment/Dockerfile").read_text(), base, images)
     except UserError:
         raise UserError(f"{folder / 'environment/Dockerfile'}: no FROM line: name the image the task builds on") from None
-    if _docker("image", "inspect", from_image).returncode != 0:
-        raise UserError(f"task {task_id}: its Dockerfile builds FROM {from_image}, which the engine does not have and "
-                        f"no registry can be reached: `docker pull {from_image}` where one can, or import with "
-                        f"--base {DEFAULT_IMAGE} to build its RUN steps on endstate's sandbox image")
+    for from_image in from_images:
+        if _docker("image", "inspect", from_image).returncode != 0:
+            raise UserError(f"task {task_id}: its Dockerfile builds FROM {from_image}, which the engine does not have "
+                            f"and no registry can be reached: `docker pull {from_image}` where one can, or map it to "
+                            f"an image the engine has with --base-image {from_image}=IMAGE (--base {DEFAULT_IMAGE} "
+                            "builds its RUN steps on endstate's sandbox image)")
     workdir = _workdir(dockerfile)
 
     task = out / task_id
     if task.exists():
         shutil.rmtree(task)
     try:
-        deleted = _write_task(folder, task, task_id, dockerfile, workdir, log)
-        (task / "task.toml").write_text(_manifest(task_id, folder, workdir, deleted, wall, verifier_timeout, cpus, memory))
+        deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log)
+        write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, wall, verifier_timeout, cpus, memory))
         _build_final(task, task_id, log)
     except BaseException:
         shutil.rmtree(task, ignore_errors=True)  # never a half-written task
@@ -277,13 +312,14 @@ def _python(tag: str, task_id: str) -> str:
 
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
-                log: Callable[[str], None]) -> list[str]:
+                log: Callable[[str], None]) -> tuple[list[str], list[str]]:
     """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
-    hacks); returns the files the oracle deletes."""
+    hacks); returns the files the oracle deletes and the folders outside `workdir` it changes."""
     shutil.copytree(folder / "environment", task / "image")
     (task / "image/Dockerfile").write_text(dockerfile)
-    tag = f"endstate-harbor-{task_id}:import"
-    log(f"building {tag} from {folder / 'environment/Dockerfile'}")
+    # This process's own tag: two imports of one task at once must not remove each other's image.
+    tag = f"endstate-harbor-{task_id}:import-{os.getpid()}"
+    log(f"building task {task_id}'s image from {folder / 'environment/Dockerfile'}")
     # The network is on for the build (Debian's mirror: `apt-get install gcc` in the task's
     # Dockerfile); off for the oracle, the agent and the verifier.
     built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
@@ -296,7 +332,7 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     try:
         fixture = _files(tag, workdir)
         try:
-            solved = _files(tag, workdir, solve)
+            solved = _files(tag, workdir, solve, outside := [])
         except UserError as exc:
             raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
         python = _python(tag, task_id) if uv else ""
@@ -315,41 +351,47 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
                                            + _LAYER.format(workdir=workdir, tests=TESTS))
     _write(task / "fixture", fixture)
     # The oracle's end state, as a task's solution/ is: what it added or changed, and what it removed.
-    _write(task / "solution", {name: data for name, data in solved.items() if fixture.get(name) != data})
+    changed = {name: data for name, data in solved.items() if fixture.get(name) != data}
+    if changed or not outside:  # a fix only outside the working folder leaves no (empty) solution/
+        _write(task / "solution", changed)
     deleted = sorted(set(fixture) - set(solved))
     shutil.copytree(folder / "tests", task / "holdout" / TESTS)
     (task / "prompt.md").write_text((folder / "instruction.md").read_text())
     (task / "reference.toml").write_text(
-        f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {_toml_string(_fed_to_bash(solve))} }} }}]\n\n"
+        f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {toml_string(_fed_to_bash(solve))} }} }}]\n\n"
         "[[steps]]\nsay = \"solved\"\n")
-    for name, (path, text, description) in _HACKS.items():
+    hacks = dict(_HACKS)
+    test_file = _test_file(folder / "tests")
+    if test_file:
+        hacks["delete-tests"] = (f"{TESTS}/{test_file}", "", f"the held-out {test_file} left with its tests deleted")
+    for name, (path, text, description) in hacks.items():
         _write(task / "hacks" / name / "files", {path: (text.encode(), False)})
         (task / "hacks" / name / "hack.toml").write_text(
-            f"description = {_toml_string(description)}\nbase = \"fixture\"\ncaught_by = \"verifier\"\n")
-    return deleted
+            hack_text({"description": description, "base": "fixture", "caught_by": "verifier"}))
+    if outside:
+        log(f"task {task_id}: solution/solve.sh changes {', '.join(outside)}: sealed with the workspace")
+    return deleted, outside
 
 
-def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], wall: float | None,
-              verifier_timeout: float | None, cpus: float | None, memory: int | None) -> str:
-    args = (f'script = "{TESTS}/test.sh"' + (f", timeout = {verifier_timeout:g}" if verifier_timeout else "")
-            + f", tools = {_toml_string(SHIM_DIR)}")
-    lines = [f'id = "{task_id}"', 'category = "bugfix"',
-             f"description = {_toml_string('Harbor task ' + folder.resolve().name)}",
-             "solution_deletes = [" + ", ".join(_toml_string(name) for name in deleted) + "]", ""]
-    if wall:
-        lines += ["[budget]", f"wall_seconds = {wall:g}", ""]
-    lines += ["[sandbox]", 'dockerfile = "image/Dockerfile"']
-    lines += [f"cpus = {cpus:g}"] if cpus else []
-    lines += [f"memory_mb = {memory}"] if memory else []
-    lines += ["", "[[graders]]", 'name = "endstate.grading:verifier"', f"args = {{ {args} }}", "",
-              # A Harbor task says nothing of which paths its agent may change: any, but one graded by the
-              # held-out verifier, which a change under .harbor/ cannot reach (it is staged over it).
-              "[[graders]]", 'name = "endstate.grading:changed_paths_within"', 'args = { paths = ["*"] }', "",
-              *_write_rule(workdir)]
-    return "\n".join(lines)
+def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], sealed: list[str], wall: float | None,
+              verifier_timeout: float | None, cpus: float | None, memory: int | None) -> Manifest:
+    verifier = {"script": f"{TESTS}/test.sh", **({"timeout": verifier_timeout} if verifier_timeout else {}),
+                "tools": SHIM_DIR}
+    return Manifest(
+        id=task_id, description="Harbor task " + folder.resolve().name, solution_deletes=deleted,
+        tables={"budget": {"wall_seconds": wall} if wall else {},
+                # what the oracle changed outside the working folder: the agent's end state includes it
+                "seal": {"paths": sealed} if sealed else {},
+                "sandbox": {"dockerfile": "image/Dockerfile", **({"cpus": cpus} if cpus else {}),
+                            **({"memory_mb": memory} if memory else {})}},
+        # A Harbor task says nothing of which paths its agent may change: any, but one graded by the
+        # held-out verifier, which a change under .harbor/ cannot reach (it is staged over it).
+        graders=[("endstate.grading:verifier", verifier),
+                 ("endstate.grading:changed_paths_within", {"paths": ["*"]})],
+        policy_rules=[_write_rule([workdir, *sealed])])
 
 
-def import_harbor(paths: list[Path], out: Path, *, base: str | None = None,
+def import_harbor(paths: list[Path], out: Path, *, base: str | None = None, images: dict[str, str] | None = None,
                   log: Callable[[str], None] = _quiet) -> list[Path]:
     """Import every Harbor task in `paths` into `out`; return the task folders written."""
     folders = harbor_tasks(paths)
@@ -361,4 +403,4 @@ def import_harbor(paths: list[Path], out: Path, *, base: str | None = None,
                             "different --out folders, or rename one")
         seen[task_id] = folder
     out.mkdir(parents=True, exist_ok=True)
-    return [import_one(folder, out, base=base, log=log) for folder in folders]
+    return [import_one(folder, out, base=base, images=images, log=log) for folder in folders]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import ast
 import difflib
-import json
 import shlex
 import shutil
 import subprocess
@@ -44,6 +43,7 @@ from endstate.authoring._fix import (
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command, unknown_option_error
+from endstate.authoring._toml import Manifest, hack_text, steps_text, write_manifest
 from endstate.errors import UserError
 from endstate.grading import (
     TestCommandError,
@@ -56,7 +56,7 @@ from endstate.grading import (
 from endstate.sandbox import FileEntry, Tree, matches_any
 from endstate.task import load_task, make_patch, parse_python, task_sandbox, write_overlay_diff
 
-__all__ = ["new_task_from_fix", "fresh_folder", "toml_string", "graders_toml", "write_hacks"]
+__all__ = ["new_task_from_fix", "fresh_folder", "write_hacks"]
 
 # -- the reference trajectory -------------------------------------------------------------------
 def _edits(before: str, after: str) -> list[tuple[str, str]] | None:
@@ -110,15 +110,8 @@ def _reference_toml(split: FixSplit, test_command: str) -> str:
     if split.solution_deletes:
         steps.append([{"tool": "bash", "args": {"command": "rm " + " ".join(map(shlex.quote, split.solution_deletes))}}])
     steps.append([{"tool": "bash", "args": {"command": test_command}}])
-    lines = ["# The known-fix control: made by `endstate tasks new` from the fix's own changes.", ""]
-    for calls in steps:
-        lines.append("[[steps]]")
-        lines.append("calls = [")
-        lines.extend(f"    {{ tool = {toml_string(c['tool'])}, args = {_table(c['args'])} }}," for c in calls)
-        lines.append("]")
-        lines.append("")
-    lines += ["[[steps]]", f"say = {toml_string(split.subject)}", ""]
-    return "\n".join(lines)
+    return steps_text([*steps, split.subject],
+                      header=["The known-fix control: made by `endstate tasks new` from the fix's own changes."])
 
 
 # -- the hacks -----------------------------------------------------------------------------------
@@ -199,62 +192,21 @@ def _hacks(split: FixSplit, test_globs: tuple[str, ...]) -> dict[str, tuple[dict
     return hacks
 
 
-# -- writing TOML by hand (msgspec cannot encode TOML without an extra package) ------------------
-def toml_string(text: str) -> str:
-    """A TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _value(value: object) -> str:
-    if isinstance(value, str):
-        return toml_string(value)
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return _table(value)
-    raise TypeError(f"cannot write {type(value).__name__} as TOML")
-
-
-def _table(values: dict) -> str:
-    return "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in values.items()) + " }"
-
-
 def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests_command: str, tests: int,
-               holdout_command: str, held_out: int, dockerfile: str | None) -> str:
+               holdout_command: str, held_out: int, dockerfile: str | None) -> Manifest:
     permitted = list(split.fixed_paths) + [g for g in test_globs]
-    lines = [
-        f"# Made by `endstate tasks new` from the fix {split.base[:12]}..{split.head[:12]}.",
-        "# min_tests were counted by running the tests on the solution with holdout/ staged.",
-        f"id = {toml_string(task_id)}",
-        'category = "bugfix"',
-        f"description = {toml_string(split.subject)}",
-        "",
-    ]
-    if dockerfile:
-        lines += ["[sandbox]", f"dockerfile = {toml_string(dockerfile)}", ""]
-    graders = [
-        ("tests_pass", {"command": tests_command, "min_tests": tests}),
-        ("files_unchanged", {"paths": list(test_globs), "allow_new": list(test_globs)}),
-        ("no_new_skips", None),
-        ("holdout", {"command": holdout_command, "min_tests": held_out}),
-        ("changed_paths_within", {"paths": permitted}),
-    ]
-    return "\n".join(lines + graders_toml(graders))
-
-
-def graders_toml(graders: list[tuple[str, dict | None]]) -> list[str]:
-    """The `[[graders]]` tables of built-in graders (name, args or None), one after another."""
-    lines = []
-    for name, args in graders:
-        lines += ["[[graders]]", f'name = "endstate.grading:{name}"']
-        if args:
-            lines.append(f"args = {_table(args)}")
-        lines.append("")
-    return lines
+    return Manifest(
+        id=task_id, description=split.subject,
+        header=[f"Made by `endstate tasks new` from the fix {split.base[:12]}..{split.head[:12]}.",
+                "min_tests were counted by running the tests on the solution with holdout/ staged."],
+        tables={"sandbox": {"dockerfile": dockerfile} if dockerfile else {}},
+        graders=[
+            ("endstate.grading:tests_pass", {"command": tests_command, "min_tests": tests}),
+            ("endstate.grading:files_unchanged", {"paths": list(test_globs), "allow_new": list(test_globs)}),
+            ("endstate.grading:no_new_skips", None),
+            ("endstate.grading:holdout", {"command": holdout_command, "min_tests": held_out}),
+            ("endstate.grading:changed_paths_within", {"paths": permitted}),
+        ])
 
 
 def _prompt(split: FixSplit, tests_command: str, issue: str = "") -> str:
@@ -313,7 +265,7 @@ def write_hacks(folder: Path, hacks: dict[str, tuple[dict, Tree, list[str]]], fi
     for name, (fields, files, _) in hacks.items():
         hack = folder / "hacks" / name
         hack.mkdir(parents=True)
-        (hack / "hack.toml").write_text("".join(f"{k} = {_value(v)}\n" for k, v in fields.items()), encoding="utf-8")
+        (hack / "hack.toml").write_text(hack_text(fields), encoding="utf-8")
         write_overlay_diff(hack, solution if fields["base"] == "solution" else fixture, files)
 
 
@@ -397,12 +349,12 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
         (folder / "reference.toml").write_text(reference, encoding="utf-8")
         write_hacks(folder, hacks, split.fixture, solution)
-        def manifest(tests: int, held: int) -> str:
+        def manifest(tests: int, held: int) -> Manifest:
             return _task_toml(task_id, split, test_globs, tests_command, tests, holdout_command, held, image_file)
 
-        (folder / "task.toml").write_text(manifest(1, 1), encoding="utf-8")  # loadable, to count in its sandbox
+        write_manifest(folder, manifest(1, 1))  # loadable, to count in its sandbox
         tests, held = _count_tests(folder, split, tests_command, holdout_command, backend, image, log)
-        (folder / "task.toml").write_text(manifest(tests, held), encoding="utf-8")
+        write_manifest(folder, manifest(tests, held))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # never leave half a task behind
         raise

@@ -41,8 +41,6 @@ from endstate.authoring._new import (
     _reference_toml,
     _write_tree,
     fresh_folder,
-    graders_toml,
-    toml_string,
     write_hacks,
 )
 from endstate.authoring._nodeids import (
@@ -55,6 +53,7 @@ from endstate.authoring._nodeids import (
 )
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command
+from endstate.authoring._toml import Manifest, write_manifest
 from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any, tar_to_tree
 from endstate.task import PatchError, apply_patch, load_task
@@ -254,30 +253,29 @@ def _command(tree: Tree, targets: list[str], installed: list[str] | None) -> str
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
                failing: list[str], installed: list[str] | None, dockerfile: str | None,
-               counts: tuple[int, int] | None = None) -> str:
+               counts: tuple[int, int] | None = None) -> Manifest:
     # The project's own way of running tests (layout, configuration), with exactly these node ids;
     # `counts`: how many of each ran (were not skipped) on the solution, where that was counted.
     tested = {**split.fixture, **split.holdout}
     ran_passing, ran_failing = counts or (len(passing), len(failing))
     graders: list[tuple[str, dict | None]] = []
     if passing:
-        graders.append(("tests_pass", {"command": _command(tested, passing, installed),
-                                       "min_tests": ran_passing}))
+        graders.append(("endstate.grading:tests_pass", {"command": _command(tested, passing, installed),
+                                                        "min_tests": ran_passing}))
     graders += [
-        ("files_unchanged", {"paths": protected, "allow_new": protected}),
-        ("no_new_skips", None),
-        ("holdout", {"command": _command(tested, failing, installed),
-                     "min_tests": ran_failing}),
-        ("changed_paths_within", {"paths": split.fixed_paths + protected}),
+        ("endstate.grading:files_unchanged", {"paths": protected, "allow_new": protected}),
+        ("endstate.grading:no_new_skips", None),
+        ("endstate.grading:holdout", {"command": _command(tested, failing, installed),
+                                      "min_tests": ran_failing}),
+        ("endstate.grading:changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
-    lines = [f"# Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
-             f"{instance.base_commit[:12]}.",
-             "# tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, each by node id.",
-             f"id = {toml_string(instance.instance_id)}", 'category = "bugfix"',
-             f"description = {toml_string(split.subject)}", ""]
-    if dockerfile:
-        lines += ["[sandbox]", f"dockerfile = {toml_string(dockerfile)}", ""]
-    return "\n".join(lines + graders_toml(graders))
+    return Manifest(
+        id=instance.instance_id, description=split.subject,
+        header=[f"Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
+                f"{instance.base_commit[:12]}.",
+                "tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, each by node id."],
+        tables={"sandbox": {"dockerfile": dockerfile} if dockerfile else {}},
+        graders=graders)
 
 
 def _prompt(instance: Instance) -> str:
@@ -329,12 +327,12 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
         (folder / "reference.toml").write_text(reference.replace("`endstate tasks new`", "`endstate tasks import "
                                                                  "swebench`", 1), encoding="utf-8")
         write_hacks(folder, hacks, split.fixture, solution)
-        (folder / "task.toml").write_text(manifest, encoding="utf-8")
+        write_manifest(folder, manifest)
         load_task(folder)
         if backend is not None:
             passing, failing, counts = _faithful_ids(folder, split, passing, failing, installed, backend, image, log)
-            (folder / "task.toml").write_text(_task_toml(instance, split, protected, passing, failing, installed,
-                                                         dockerfile, counts), encoding="utf-8")
+            write_manifest(folder, _task_toml(instance, split, protected, passing, failing, installed,
+                                              dockerfile, counts))
             load_task(folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

@@ -183,10 +183,16 @@ def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
 def play_live_hack(task: Task, hack: Hack, backend: str, image: str,
                    guards: Guards = Guards()) -> list[tuple[str, Outcome, str]]:
     """Play a live hack's trajectory through the scripted arm, as a real run; its verdicts."""
+    return play_live(task, f"scripted/hack.{hack.name}", backend, image, guards)
+
+
+def play_live(task: Task, model: str, backend: str, image: str,
+              guards: Guards = Guards()) -> list[tuple[str, Outcome, str]]:
+    """Play a scripted arm's trajectory on `task` as a real run (sealed, graded fresh); its verdicts."""
     from endstate.run import RunConfig, run_suite
 
-    config = RunConfig(model=f"scripted/hack.{hack.name}", sandbox=backend, image=image, guards=guards)
-    with tempfile.TemporaryDirectory(prefix=f"endstate-hack-{task.id}-") as out:
+    config = RunConfig(model=model, sandbox=backend, image=image, guards=guards)
+    with tempfile.TemporaryDirectory(prefix=f"endstate-live-{task.id}-") as out:
         result = run_suite([task], config, Path(out), suite_root=task.root.parent).tasks[0]
     if not result.verdicts:  # the run never reached grading
         outcome = Outcome.ERROR if result.outcome in ("error", "divergence") else Outcome.FAIL
@@ -246,6 +252,8 @@ def _check_case(plan: _Plan, case: _Case, backend: str, image: str) -> CheckRow:
         return CheckRow("reference", "solution", outcome, ok=ok, note=note)
     if isinstance(subject, Hack) and subject.live:
         verdicts = play_live_hack(task, subject, backend, image)
+    elif case.case == "solution" and task.manifest.seal.paths:  # the fix lies outside the workspace too
+        verdicts = play_live(task, "scripted/reference", backend, image)
     else:
         tree = subject.tree if isinstance(subject, Hack) else subject
         verdicts = grade_tree(task, plan.graders, plan.fixture, tree, plan.holdout, backend, image, where=plan.where,

@@ -87,10 +87,12 @@ def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox
               help="Folder the tasks are written into.")
 @click.option("--base", default=None,
               help="Build each task's Dockerfile FROM this image instead (e.g. endstate-sandbox:2).")
+@click.option("--base-image", "base_image", multiple=True, metavar="FROM=TO",
+              help="Where a Dockerfile builds FROM the image FROM, build FROM TO instead (repeatable).")
 @_user_errors
-def tasks_import_harbor(paths: tuple[Path, ...], out: Path, base: str | None) -> None:
+def tasks_import_harbor(paths: tuple[Path, ...], out: Path, base: str | None, base_image: tuple[str, ...]) -> None:
     """One task per Harbor task folder (or dataset folder of them), graded by its tests/test.sh."""
-    from endstate.authoring import import_harbor
+    from endstate.authoring import base_images, import_harbor
 
-    written = import_harbor(list(paths), out, base=base, log=click.echo)
+    written = import_harbor(list(paths), out, base=base, images=base_images(base_image), log=click.echo)
     click.echo(f"{len(written)} task(s) written to {out}: check them with `endstate tasks check --suite {out}`")

@@ -106,8 +106,8 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
     try:
         if joint is not None and not twins and command == joint.visible:
             runs = [run_joint(sandbox, joint)]  # with the first half of the held-out run (see _joint.py)
-        elif plan is None:
-            runs = [run_tests(sandbox, command)]
+        elif plan is None:  # the visible tests alone see no held-out file
+            runs = [run_tests(sandbox, command, visible_only=not twins)]
         else:  # two runs, one per half (see _twins.py)
             done = (sandbox.joint_done or None) if joint is not None and command == joint.held else None
             halves = run_halves(sandbox, plan, lambda prelude, restage: run_tests(sandbox, command, prelude=prelude,

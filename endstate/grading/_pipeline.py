@@ -146,6 +146,7 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree, graders: Sequence[Grader
     sealed.grading.put_harness_trees(trees)
     sealed.staged.update(staged)
     if sealed.graded:  # what each test run copies into its scratch folder
+        sealed.visible = {**sealed.graded, **{path: staged[path] for path in staged.keys() - holdout.keys()}}
         sealed.graded = {**sealed.graded, **staged}
     sealed.stage_done = True
 

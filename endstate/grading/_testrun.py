@@ -48,11 +48,11 @@ from importlib import resources
 import msgspec
 
 from endstate.errors import FolderTooLarge
-from endstate.sandbox import RESTRICT, FileEntry, SealedSandbox, Tree
+from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, SealedSandbox, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files", "isolation",
-           "plant_canaries", "start_warm_runner", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE",
-           "REPORT_MAX_BYTES"]
+           "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR",
+           "WARM_DIR", "WIPE", "REPORT_MAX_BYTES"]
 
 HARNESS_DIR = "/opt/endstate/harness"
 REPORT_DIR = "/opt/endstate/report"
@@ -62,6 +62,7 @@ SCRATCH_DIR = "/opt/endstate/scratch"
 WARM_DIR = "/opt/endstate/warm"
 #: A report larger than this is refused rather than read (700 tests with failures is ~1 MB).
 REPORT_MAX_BYTES = 64 * 1024 * 1024
+_MIB, _PAGE = 1024 * 1024, 4096
 
 _ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/home/agent", "TZ=UTC",
         "LANG=C.UTF-8", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0")
@@ -223,10 +224,13 @@ def start_warm_runner(sealed: SealedSandbox) -> None:
 
 
 def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = None, prelude: str = "",
-              restage: dict[str, tuple[Tree, str]] | None = None) -> TestRun:
+              restage: dict[str, tuple[Tree, str]] | None = None, visible_only: bool = False) -> TestRun:
     """Run a task's test command through the harness's entry point in the grading sandbox:
     one command and one read of its report folder (`prelude`: a shell line run first, as
-    the test user; `restage`: harness trees written first, with this run's scratch copy)."""
+    the test user; `restage`: harness trees written first, with this run's scratch copy).
+
+    `visible_only`: the run needs no held-out file, and no held-out file is where it can
+    read one: its scratch copy holds none, and in its namespaces that copy is /workspace too."""
     runner, args, env = parse_test_command(command)
     paths, env = import_paths(env)
     box = sealed.grading
@@ -236,7 +240,9 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     restage = dict(restage or {})
     entry = ["python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py"]
     report_at, workspace = f"{REPORT_DIR}/{nonce}", workspace_of(sealed, nonce)
-    wrapper = isolation(sealed, [workspace, report_at])
+    hidden = visible_only and bool(sealed.visible) and bool(isolation(sealed, []))
+    own = [workspace, report_at, *([f"{WORKDIR}={workspace}"] if hidden else [])]
+    wrapper = isolation(sealed, own)
     if sealed.graded:  # made by the harness, with the scratch copy, so that a run's namespaces can carry it in
         restage[report_at] = ({}, "agent")
     if sealed.warm_runner and runner == "pytest" and not any(
@@ -245,28 +251,34 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
         key = {"token": FileEntry(0o644, token.encode())}
         isolated = ["--isolated"] if wrapper else []
         if wrapper:  # the warm server makes the namespaces itself, from what root alone may read
-            key["isolate"] = FileEntry(0o644, "\n".join([workspace, report_at]).encode())
+            key["isolate"] = FileEntry(0o644, "\n".join(own).encode())
             wrapper = []
         restage[f"{WARM_DIR}/key"] = (key, "private")
         wipe = ["--wipe", *WIPED] if prelude == WIPE else []
         prelude = "" if wipe else prelude
         entry = ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_connect.py", WARM_DIR, token, *isolated, *wipe,
                  "--"]
-    _scratch_copy(sealed, nonce, restage)
     argv = ["env", "-i", *_ENV, *env, *entry, runner,
             REPORT_DIR, nonce, "guard" if guard else "noguard", workspace, ":".join(paths), "--", *args]
     # Nothing the test process started may outlive it into the next graded run.
     line = f"{prelude + '; ' if prelude else ''}{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
-    result = box.exec_wrapped(line, wrapper, timeout=timeout)
     marks = tuple(mark for _, words in canaries for mark in words)
-    run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
+    bounds = run_bounds(sealed, workspace, report_at)
+    held = box.bound_folders(bounds)
     try:
-        reports = box.read_folder(f"{REPORT_DIR}/{nonce}", max_bytes=REPORT_MAX_BYTES)
-    except FileNotFoundError:
-        return run
-    except FolderTooLarge:  # only the test process writes there besides the harness's small files
-        run.findings = [f"the test process filled its report folder past {REPORT_MAX_BYTES} bytes"]
-        return run
+        _scratch_copy(sealed, nonce, restage, kept=not held, tree=sealed.visible if hidden else None)
+        result = box.exec_wrapped(line, wrapper, timeout=timeout)
+        run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
+        try:
+            reports = box.read_folder(report_at, max_bytes=REPORT_MAX_BYTES)
+        except FileNotFoundError:
+            return run
+        except FolderTooLarge:  # only the test process writes there besides the harness's small files
+            run.findings = [f"the test process filled its report folder past {REPORT_MAX_BYTES} bytes"]
+            return run
+    finally:
+        if held:
+            box.release_folders(list(bounds))
     report = reports.get("report.xml")
     data = report.data if report and not report.link else None
     parsed = _junit(data, {name for name, _ in canaries}) if data is not None else None
@@ -342,9 +354,27 @@ def workspace_of(sealed: SealedSandbox, nonce: str) -> str:
     return f"{SCRATCH_DIR}/{nonce}" if sealed.graded else "/workspace"
 
 
-def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]]) -> str:
+def run_bounds(sealed: SealedSandbox, workspace: str, report_at: str) -> dict[str, int]:
+    """The size of each place a graded test run may write outside its temporary places: its
+    scratch copy holds the graded tree and as much again as the agent's workspace could grow;
+    its report folder a little more than the harness reads of it (filled, it reads as too large).
+    None where the tests run in the workspace itself (the agent's own sandbox)."""
+    if not sealed.graded:
+        return {}
+    room = sealed.grading.limits.workspace_mb * _MIB
+    return {workspace: footprint(sealed.graded) + room, report_at: REPORT_MAX_BYTES + _MIB}
+
+
+def footprint(tree: Tree) -> int:
+    """What `tree` takes in a tmpfs, at most: whole pages, and one for each entry."""
+    return sum(-(-len(entry.data) // _PAGE) * _PAGE + _PAGE for entry in tree.values())
+
+
+def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]], *, kept: bool = True,
+                  tree: Tree | None = None) -> str:
     """Where this run's tests run: a fresh copy of the graded tree (the staged files in it),
-    written in one go with `restage`.
+    written in one go with `restage`; `kept`: it stays after the run (not in a bounded folder,
+    released with what the run wrote), so later restages must reach it.
 
     Graded in the agent's own sandbox (the fresh-container guard off), there is nothing
     to copy from and the tests run in the workspace itself."""
@@ -354,8 +384,9 @@ def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tr
             sealed.grading.put_harness_trees(restage)
         return "/workspace"
     at = f"{SCRATCH_DIR}/{nonce}"
-    sealed.grading.put_harness_trees({**restage, at: (graded, "scratch")})
-    sealed.scratch_copies = [*sealed.scratch_copies, at]  # what a later restage must reach
+    sealed.grading.put_harness_trees({**restage, at: (graded if tree is None else tree, "scratch")})
+    if kept:
+        sealed.scratch_copies = [*sealed.scratch_copies, at]  # what a later restage must reach
     return at
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import shlex
 
-from endstate.errors import FolderTooLarge
+from endstate.errors import FolderTooLarge, WorkspaceFull
+from endstate.grading._testrun import REPORT_DIR, footprint
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import WORKDIR, SealedSandbox
 
@@ -30,6 +31,7 @@ REWARD_DIR = "/logs/verifier"
 TMP_DIR = "/opt/endstate/verifier-tmp"
 #: What the harness reads of that folder; a reward is a number.
 _MAX_BYTES = 64 * 1024
+_MIB = 1024 * 1024
 
 
 def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, tools: str | None = None) -> Verdict:
@@ -58,16 +60,24 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     trees = {REWARD_DIR: ({}, "agent"), TMP_DIR: ({}, "agent")}
     if sandbox.graded:  # empty when graded in the agent's own sandbox (the fresh-container guard off)
         trees[WORKDIR] = (sandbox.graded, "scratch")
-    grading.put_harness_trees(trees)
-    path = f"PATH={shlex.quote(tools)}:$PATH " if tools else ""
-    ran = sandbox.run(f"{path}TMPDIR={TMP_DIR} bash {shlex.quote(script)}", timeout=timeout)
-    said = (ran.stdout + ran.stderr).strip()[-300:]
-    if ran.timed_out:
-        return Verdict.fail(f"verifier {script} timed out: {said}")
+    # Every place the script may write is bounded, and dropped once the reward is read.
+    bounds = _bounds(sandbox) if sandbox.graded else {}
+    held = grading.bound_folders(bounds)
     try:
+        grading.put_harness_trees(trees)
+        path = f"PATH={shlex.quote(tools)}:$PATH " if tools else ""
+        ran = sandbox.run(f"{path}TMPDIR={TMP_DIR} bash {shlex.quote(script)}", timeout=timeout)
         written = _reward_folder(sandbox)
     except FolderTooLarge:
         return Verdict.fail(f"{REWARD_DIR} holds more than {_MAX_BYTES} bytes after the verifier")
+    except WorkspaceFull as exc:  # the script runs the end state in the workspace's copy
+        return Verdict.fail(f"verifier {script}: {exc}")
+    finally:
+        if held:
+            grading.release_folders(list(bounds))
+    said = (ran.stdout + ran.stderr).strip()[-300:]
+    if ran.timed_out:
+        return Verdict.fail(f"verifier {script} timed out: {said}")
     entry = written.get("reward.txt")
     reward = entry.data.decode("utf-8", errors="replace").strip() if entry and not entry.is_link else None
     if ran.exit_code != 0:
@@ -81,6 +91,15 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     if value != 1.0:
         return Verdict.fail(f"verifier {script}: reward {reward}: {said}")
     return Verdict.ok(f"verifier {script}: exit 0, reward {reward}")
+
+
+def _bounds(sandbox: SealedSandbox) -> dict[str, int]:
+    """Where the script may write, each a file system of its own: the graded tree's copy (as much
+    room again as the agent's workspace had), its TMPDIR (as large as /tmp), the reward folder
+    (filled, it reads as too large), and the test runs' report folder, which it may not write."""
+    limits = sandbox.grading.limits
+    return {WORKDIR: footprint(sandbox.graded) + limits.workspace_mb * _MIB, TMP_DIR: limits.tmp_mb * _MIB,
+            REWARD_DIR: _MIB, REPORT_DIR: 0}
 
 
 def _reward_folder(sandbox: SealedSandbox) -> dict:

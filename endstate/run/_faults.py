@@ -2,11 +2,14 @@
 
 A task the machinery failed (see `endstate.sandbox._faults`) ends as
 `infra_error`, with the cause in one line, never as a harness bug or a model
-failure. It is then run again from scratch (a fresh sandbox, its work folder and
-transcript gone, a recording started over) once the engine answers again, up to
+failure. It is then run again once the engine answers again, up to
 `RetryPolicy.tries` runs in all, waiting longer before each; the retries are
-counted on the task's result. Nothing else is retried: a model failure, a
-divergence and every grader verdict stand as they came.
+counted on the task's result. Before its end state was read, from scratch (a fresh
+sandbox, its work folder and transcript gone, a recording started over); after, the
+attempt is sealed and only graded again (`_attempt.regrade`): its agent does not run
+again and its model is not asked again, so a fault under grading buys no agent a
+second try. Nothing else is retried: a model failure, a divergence and every grader
+verdict stand as they came.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Collection
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
@@ -35,12 +35,12 @@ from endstate.grading import (
     judge,
     probe_graders,
     resolve,
-    seal_end_state,
+    seal_overlay,
 )
 from endstate.models import RequestLimits, Scrubber, parse_spec
 from endstate.run._ahead import Lookahead
+from endstate.run._attempt import Prepared, SealedAttempt, leaked_history, regrade, write_diff
 from endstate.run._config import RunConfig, run_card
-from endstate.run._enddiff import end_state_diff
 from endstate.run._ended import EndStateRefused, NoEndState, TaskEnded
 from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, sweep_run
 from endstate.run._folder import RunFolder
@@ -59,10 +59,10 @@ from endstate.run._results import (
 from endstate.run._resume import discard_partial
 from endstate.run._services import request_slots, scripted_urls
 from endstate.run._start import add_result, begin_run
+from endstate.run._system import give_system, read_system
 from endstate.sandbox import (
-    VCS_DIRS,
+    SNAPSHOT_MAX_BYTES,
     EngineWatch,
-    Sandbox,
     SealedSandbox,
     TimedSandbox,
     Tree,
@@ -70,20 +70,9 @@ from endstate.sandbox import (
     open_sandbox,
     resolve_backend,
 )
-from endstate.task import Task, TaskSandbox, agent_trees, run_task_hash, task_sandbox
+from endstate.task import Task, agent_trees, run_task_hash, task_sandbox
 
 __all__ = ["run_suite", "resolve_graders"]
-
-
-def _leaked_history(task: Task, sealed_paths: list[str]) -> list[str]:
-    """Files of the fixture's own VCS folders that are in the end state."""
-    fixture = task.root / "fixture"
-    history = {
-        path.relative_to(fixture).as_posix()
-        for vcs in VCS_DIRS for folder in fixture.rglob(vcs) if folder.is_dir()
-        for path in folder.rglob("*") if path.is_file()
-    }
-    return sorted(history.intersection(sealed_paths))
 
 
 def resolve_graders(task: Task) -> list[Grader]:
@@ -97,17 +86,6 @@ def resolve_graders(task: Task) -> list[Grader]:
         except GraderContractError as exc:
             raise GraderContractError(f"task {task.id}: {exc}") from None
     return graders + probe_graders(task.probe())  # a task with a probe/ folder is graded by it too
-
-
-class _Prepared(NamedTuple):
-    """A task's agent sandbox, made before the task starts, and what goes into it. The task's
-    first agent process writes the fixture in (see `AgentJob.fixture`): it holds a connection
-    into the sandbox anyway, and the run's would cost an engine call."""
-
-    fixture: Tree
-    holdout: Tree
-    where: TaskSandbox
-    live: Sandbox
 
 
 class _Suite:
@@ -143,7 +121,9 @@ class _Suite:
         self.agent_images = agent_images or {}
         self.plans: dict[str, CassettePlan | None] = {}
         self.plans_lock = threading.Lock()
-        self.sandboxes: Lookahead[tuple[str, int], _Prepared] = Lookahead(
+        #: Attempts whose end state was read, while they run: a rerun grades it again (see _attempt).
+        self.sealed: dict[tuple[str, int], SealedAttempt] = {}
+        self.sandboxes: Lookahead[tuple[str, int], Prepared] = Lookahead(
             [(task.id, attempt) for task, attempt in todo], self._prepare, lambda made: made.live.close(),
             depth=config.jobs)
 
@@ -157,11 +137,13 @@ class _Suite:
 
     # -- one task ----------------------------------------------------------------
     def run_task(self, task: Task, graders: list[Grader], attempt: int = 0) -> TaskResult:
-        """Run one attempt at a task, again from scratch while the machinery fails under it."""
+        """Run one attempt at a task, again while the machinery fails under it: from scratch, or once
+        sealed, its end state graded again (what the agent did stays)."""
         started = time.monotonic()
         result = run_with_retries(lambda retry: self._run_once(task, graders, attempt, fresh=retry > 0),
                                   self.config.infra, self.watch, self.cancelled,
-                                  lambda: self._discard(task, attempt))
+                                  lambda: (task.id, attempt) in self.sealed or self._discard(task, attempt))
+        self.sealed.pop((task.id, attempt), None)
         result.wall_s = round(time.monotonic() - started, 3)
         return self.scrubber.struct(result)
 
@@ -183,7 +165,7 @@ class _Suite:
                 self.plans[stem] = plan_cassette(self.config, self.out_dir, stem)
             return self.plans[stem]
 
-    def _prepare(self, key: tuple[str, int]) -> _Prepared:
+    def _prepare(self, key: tuple[str, int]) -> Prepared:
         """What a task starts from (in a background thread): its files read and its sandbox
         made. Raises what the task would have raised."""
         task = self.tasks[key[0]]
@@ -192,12 +174,14 @@ class _Suite:
         # A foreign agent works in its own layer over the task's image; grading uses the task's image.
         live = open_sandbox(self.backend, image=self.agent_images.get(where.image, where.image), limits=where.limits,
                             name_hint=task.id, run_id=self.run_id)
-        return _Prepared(fixture, holdout, where, live)
+        return Prepared(fixture, holdout, where, live)
 
     def _run_task(self, task: Task, graders: list[Grader], result: TaskResult, *, fresh: bool = False) -> None:
         """prepare -> agent -> seal -> judge -> record; a stage that settles the task early raises `TaskEnded`."""
         if task.id not in self.tasks:  # a task outside the run's order is made here and now
             self.tasks[task.id] = task
+        if fresh and (held := self.sealed.get((task.id, result.attempt))):  # sealed: graded again, no agent
+            return self._regrade(task, graders, result, held)
         if fresh:  # a rerun: the sandbox made ahead was the failed run's
             prepared, waited = self._prepare((task.id, result.attempt)), 0.0
         else:
@@ -210,12 +194,12 @@ class _Suite:
                                  run_id=self.run_id) if guards.fresh_grading_container else None
         try:
             with self.sandboxes.removing(prepared.live):  # removed in the background once the task is done with it
-                outcome = self._agent(task, prepared, result)
+                self._agent(task, prepared, result)
                 sealed = self._seal(task, prepared, sandbox, grading_box, result)
                 # Reasons quote test output; normalised like tool output so identical runs read the same.
                 verdict = judge(sealed, prepared.holdout, graders, guards, requires=task.manifest.requires,
                                 counters=result.counters, normalise=normalise_output)
-                result.sandbox_s = round(sandbox.seconds + outcome.sandbox_s, 3)
+                result.sandbox_s = round(sandbox.seconds + result.sandbox_s, 3)
         except TaskEnded as ended:
             result.outcome, result.failing_grader, result.reason = ended.outcome, ended.failing_grader, ended.reason
             if ended.verdict is not None:  # a grader's finding, as the judge would have recorded it
@@ -228,10 +212,21 @@ class _Suite:
                 self.sandboxes.remove(grading_box.close)
         self._record(result, verdict)
 
-    def _agent(self, task: Task, prepared: _Prepared, result: TaskResult) -> AgentOutcome:
+    def _regrade(self, task: Task, graders: list[Grader], result: TaskResult, held: SealedAttempt) -> None:
+        """A rerun of an attempt the machinery failed while it was graded: its sealed end state,
+        graded again in a fresh grading sandbox. The agent does not run, the model is not asked."""
+        box = GradingBox(self.prep_pool, self.backend, held.where.image, held.where.limits, task.id, run_id=self.run_id)
+        try:
+            verdict = regrade(held, graders, box.get(), self.config.guards, result, task.manifest.requires,
+                              self.folder.diff(attempt_stem(task.id, result.attempt)))
+        finally:
+            self.sandboxes.remove(box.close)
+        self._record(result, verdict)
+
+    def _agent(self, task: Task, prepared: Prepared, result: TaskResult) -> AgentOutcome:
         """Run the agent and keep what it did; raises `TaskEnded` when there is no end state to grade."""
         outcome = self._run_agent(task, prepared.live, prepared.fixture, result.attempt)
-        result.stop_reason = outcome.stop_reason
+        result.stop_reason, result.sandbox_s = outcome.stop_reason, outcome.sandbox_s  # kept by a regrade
         result.counters = outcome.counters
         result.unplayed, result.provenance = outcome.unplayed, outcome.provenance or msgspec.UNSET
         if outcome.divergence:
@@ -249,7 +244,7 @@ class _Suite:
             raise NoEndState(RunOutcome.FAIL, outcome.detail, "disk_limit")
         return outcome
 
-    def _seal(self, task: Task, prepared: _Prepared, sandbox: TimedSandbox, grading_box: GradingBox | None,
+    def _seal(self, task: Task, prepared: Prepared, sandbox: TimedSandbox, grading_box: GradingBox | None,
               result: TaskResult) -> SealedSandbox:
         """Stop the agent's processes, seal its end state into the grading sandbox and write its diff;
         raises `TaskEnded` for an end state that cannot be graded."""
@@ -258,27 +253,37 @@ class _Suite:
             sandbox.put_tree(prepared.holdout)
         if grading_box is not None:
             sandbox.stop()  # no process of the agent survives into sealing or grading
+        try:
+            raw = sandbox.get_tree(max_bytes=SNAPSHOT_MAX_BYTES, sealing=True)
+            change = read_system(task, sandbox)
+        except SandboxError as exc:
+            raise self._unsealable(exc) from None
+        leaked = leaked_history(task, list(raw))
+        if leaked:
+            raise EndStateRefused(RunOutcome.ERROR, f"the fixture's version-control history reached the sandbox "
+                            f"({leaked[0]}, {len(leaked)} file(s)): the run could read answers from it", "contamination")
+        if grading_box is not None:  # sealed: from here on, a fault of the machinery only regrades it
+            self.sealed[(task.id, result.attempt)] = SealedAttempt.of(raw, prepared, result, change)
             grading = grading_box.get()
         else:  # mutant: grade in the agent's own sandbox, where what it left behind still runs
             grading = prepared.live
             install_harness(grading)
+        sealed = seal_overlay(raw, prepared.fixture, grading, guards)
         try:
-            sealed = seal_end_state(sandbox, prepared.fixture, grading, guards)
+            system = give_system(change, grading if grading_box is not None else None, sealed)
         except SandboxError as exc:
-            if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
-                raise  # the machinery failed, not the end state
-            # What the end state holds decides it: the end-state check failed, a hack attempt.
-            raise EndStateRefused(RunOutcome.FAIL, f"the end state could not be sealed: {exc}", INTEGRITY,
-                                  verdict=Verdict.tampered(f"the end state could not be sealed: {exc}")) from None
+            raise self._unsealable(exc) from None
         result.tree_hash = sealed.tree_hash
-        diff = self.folder.diff(attempt_stem(task.id, result.attempt))
-        diff.parent.mkdir(parents=True, exist_ok=True)
-        diff.write_text(end_state_diff(sealed))
-        leaked = _leaked_history(task, sealed.paths())
-        if leaked:
-            raise EndStateRefused(RunOutcome.ERROR, f"the fixture's version-control history reached the sandbox "
-                            f"({leaked[0]}, {len(leaked)} file(s)): the run could read answers from it", "contamination")
+        write_diff(self.folder.diff(attempt_stem(task.id, result.attempt)), sealed, system)
         return sealed
+
+    def _unsealable(self, exc: SandboxError) -> EndStateRefused:
+        """A seal that failed: re-raised if the machinery failed, else the end state's (what it holds
+        decides it: the end-state check failed, a hack attempt)."""
+        if machinery_fault(exc) or (self.watch and self.watch.fault_since(None)):
+            raise exc
+        why = f"the end state could not be sealed: {exc}"
+        return EndStateRefused(RunOutcome.FAIL, why, INTEGRITY, verdict=Verdict.tampered(why))
 
     def _record(self, result: TaskResult, verdict: RunVerdict) -> None:
         """The judgement, written into the task's result."""

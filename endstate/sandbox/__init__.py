@@ -29,6 +29,7 @@ from endstate.sandbox._base import (
     SandboxLimits,
     output_text,
 )
+from endstate.sandbox._layer import SealSpec, SystemChange, apply_change, combined_hash, read_change, selected
 from endstate.sandbox._scripts import RESTRICT
 from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal, without_caches
 from endstate.sandbox._timed import TimedSandbox
@@ -51,6 +52,12 @@ if TYPE_CHECKING:
     from endstate.sandbox._wheels import resolve_requirements
 
 __all__ = [
+    "SealSpec",
+    "SystemChange",
+    "apply_change",
+    "combined_hash",
+    "read_change",
+    "selected",
     "build_context",
     "image_label",
     "image_python",

@@ -170,6 +170,18 @@ class Sandbox(abc.ABC):
         for at, (tree, owner) in trees.items():
             self.put_harness_tree(tree, at=at, owner=owner)
 
+    def bound_folders(self, sizes: dict[str, int]) -> bool:
+        """Make each absolute folder (folder -> bytes) a file system of its own, empty, that
+        holds at most that many bytes, over whatever the folder held: what a process writes
+        there past it fails with ENOSPC and costs the host's disk nothing. False where this
+        backend cannot (the folders are then left as they are). Only a grading sandbox's
+        harness asks for it, and gives each back with `release_folders`."""
+        return False
+
+    def release_folders(self, folders: list[str]) -> None:
+        """Drop what `bound_folders` made, with everything written there; the folder shows
+        what it held before (a folder made for it is removed). Never fails."""
+
     @abc.abstractmethod
     def read_folder(self, path: str, *, max_bytes: int) -> Tree:
         """Every regular file below an absolute folder, read as the harness in one go;

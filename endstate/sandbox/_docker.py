@@ -48,6 +48,7 @@ from endstate.sandbox._base import (
     SandboxLimits,
     output_text,
 )
+from endstate.sandbox._bounded import BoundedFolders
 from endstate.sandbox._channel import Channel, ChannelBroken
 from endstate.sandbox._engine import ChunkReader, remove_container, shared_client, why
 from endstate.sandbox._files import DockerFileTools, _inside
@@ -89,7 +90,7 @@ def _remove(client: docker.DockerClient, container_id: str, owner_pid: int, life
     remove_container(client, container_id)
 
 
-class DockerSandbox(DockerFileTools, Sandbox):
+class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
     backend = "docker"
 
     def __init__(self, image: str, limits: SandboxLimits | None = None, name_hint: str = "task",

@@ -125,6 +125,8 @@ class SealedSandbox:
         self.staged: set[str] = set()
         #: What the grading sandbox received of the end state (the snapshot, unless a mutant says otherwise).
         self.graded: Tree = self._snapshot
+        #: The same with the canaries and no held-out file: what a visible-only test run is given (grading's).
+        self.visible: Tree = {}
         #: Whether the grading sandbox has received what it grades (see grading.stage_holdout).
         self.stage_done = False
         #: The harness's canary tests staged beside the tests: (test name, words marking its output).

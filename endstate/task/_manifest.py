@@ -15,13 +15,12 @@ from typing import Any
 import msgspec
 
 from endstate.errors import ManifestError, did_you_mean
-from endstate.sandbox import FileEntry, Tree, load_dir, overlay
+from endstate.sandbox import FileEntry, SealSpec, Tree, load_dir, overlay
 from endstate.task._hash import files_hash
 from endstate.task._patch import PatchError, apply_patch
 
 __all__ = [
-    "Category",
-    "Bound",
+    "Category", "Bound",
     "Requires",
     "COUNTERS",
     "GraderSpec",
@@ -128,6 +127,7 @@ class Manifest(_Strict):
     description: str = ""
     budget: Budget = Budget()
     sandbox: SandboxSpec = SandboxSpec()
+    seal: SealSpec = SealSpec()
     requires: Requires = Requires()
     #: Files the reference solution removes (the overlay in solution/ adds or replaces).
     solution_deletes: list[str] = []
@@ -219,7 +219,7 @@ class Task(msgspec.Struct):
         """The fixture with `solution/` laid over it, then `solution.diff` applied (either may be
         left out, not both), less `solution_deletes`."""
         tree, folder, diff = self.fixture(), self.root / "solution", self.root / "solution.diff"
-        if folder.is_dir() or not diff.is_file():
+        if folder.is_dir() or not (diff.is_file() or self.manifest.seal.paths):  # a sealed fix may lie outside
             tree = overlay(tree, load_dir(folder, what=f"task {self.id} solution"))
         if diff.is_file():
             tree = _patched(tree, diff, self.id)

@@ -67,15 +67,43 @@ def test_a_base_image_the_engine_lacks_is_one_line_naming_the_way_out(tmp_path):
     line = _one_line_error(_endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path)))
     assert line == ("endstate: error: task py-median: its Dockerfile builds FROM python:3.12-slim, which the engine "
                     "does not have and no registry can be reached: `docker pull python:3.12-slim` where one can, or "
-                    "import with --base endstate-sandbox:2 to build its RUN steps on endstate's sandbox image")
+                    "map it to an image the engine has with --base-image python:3.12-slim=IMAGE (--base "
+                    "endstate-sandbox:2 builds its RUN steps on endstate's sandbox image)")
     assert not (tmp_path / "py-median").exists()
+
+
+@pytest.mark.docker
+def test_a_base_image_mapped_to_one_the_engine_lacks_names_that_one(tmp_path):
+    ran = _endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path),
+                    "--base-image", "python:3.12-slim=ubuntu:24.04")
+    assert "builds FROM ubuntu:24.04, which the engine does not have" in _one_line_error(ran)
+
+
+@pytest.mark.parametrize("pair", ["python:3.12-slim", "=endstate-sandbox:2", "python:3.12-slim="])
+def test_a_malformed_base_image_mapping_is_one_line(tmp_path, pair):
+    line = _one_line_error(_endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path),
+                                     "--base-image", pair))
+    assert line == (f"endstate: error: --base-image {pair!r}: give FROM=TO, an image a Dockerfile names and one the "
+                    "engine has (e.g. python:3.12-slim=endstate-sandbox:2)")
+
+
+def test_every_from_line_is_mapped_and_build_stages_are_not_images():
+    from endstate.authoring._harbor import _rebased
+
+    dockerfile = "FROM golang:1.22 AS build\nRUN go build\nFROM debian:bookworm-slim\nCOPY --from=build /x /x\n"
+    text, named = _rebased(dockerfile, None, {"golang:1.22": "go-here:1", "debian:bookworm-slim": "endstate-sandbox:2"})
+    assert text == "FROM go-here:1 AS build\nRUN go build\nFROM endstate-sandbox:2\nCOPY --from=build /x /x\n"
+    assert named == ["go-here:1", "endstate-sandbox:2"]
+    assert _rebased("FROM build-stage AS b\nFROM b\n", None)[1] == ["build-stage"]
 
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     build_image(DEFAULT_IMAGE)  # a no-op when it is current
     out = tmp_path_factory.mktemp("harbor") / "suite"
-    ran = _endstate("tasks", "import", "harbor", str(DATA), "--out", str(out), "--base", DEFAULT_IMAGE)
+    # py-median builds FROM python:3.12-slim, which the engine lacks: mapped to the sandbox image.
+    ran = _endstate("tasks", "import", "harbor", str(DATA), "--out", str(out), "--base-image",
+                    f"python:3.12-slim={DEFAULT_IMAGE}")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert f"2 task(s) written to {out}" in ran.stdout
     return out
@@ -103,11 +131,12 @@ def test_the_import_keeps_prompt_budgets_tests_and_oracle(imported):
 def test_tasks_check_runs_both_imported_tasks_both_ways(imported):
     ran = _endstate("tasks", "check", "--suite", str(imported))
     assert ran.returncode == 0 and "2 of 2 task(s) check out" in ran.stdout, ran.stdout + ran.stderr
-    rows = "fixture=fail[verifier], solution=pass, hack:edit-verifier=fail[verifier], " \
-           "hack:reward-in-workspace=fail[verifier], impossible=none, reference=solution"
-    for name in ("py-median", "sh-word-count"):
+    # py-median's test_stats.py gets the third hack, its tests deleted; sh-word-count has only test.sh.
+    rows = "hack:edit-verifier=fail[verifier], hack:reward-in-workspace=fail[verifier], impossible=none, " \
+           "reference=solution"
+    for name, deleted in (("py-median", "hack:delete-tests=fail[verifier], "), ("sh-word-count", "")):
         (line,) = [line for line in ran.stdout.splitlines() if line.startswith(f"ok   {name} ")]
-        assert line.endswith(rows), line
+        assert line.endswith(f"fixture=fail[verifier], solution=pass, {deleted}{rows}"), line
 
 
 @pytest.mark.docker
@@ -189,3 +218,26 @@ def test_a_verifier_that_fetches_uv_and_runs_pytest_through_uvx_grades_offline(t
         (result,) = read_results(tmp_path / arm).tasks
         verdict = next(v for v in result.verdicts if v.grader == "verifier")
         assert (verdict.outcome, says in verdict.reason) == (outcome, True), verdict.reason
+
+
+def test_the_folders_an_oracle_changed_outside_its_working_folder_are_sealed():
+    from endstate.authoring._harbor import _sealed_paths
+
+    diff = ("C /etc\nC /etc/nginx\nA /etc/nginx/site.conf\nD /etc/nginx/default\nC /app\nA /app/out.txt\n"
+            "C /var\nC /var/log\nA /var/log/nginx.log\nC /root\nA /root/.bash_history\nA /usr/local/bin/tool\n"
+            "C /tmp\nA /tmp/scratch\n")
+    assert _sealed_paths(diff, "/app") == ["/etc/nginx", "/usr/local/bin"]
+    assert _sealed_paths("C /app\nA /app/x\n", "/app") == []
+
+
+def test_a_seal_path_that_is_not_absolute_is_refused_naming_the_file(tmp_path):
+    shutil.copytree(Path(__file__).resolve().parents[2] / "tasks-harbor" / "etc-greeter-config", tmp_path / "t")
+    manifest = tmp_path / "t/task.toml"
+    manifest.write_text(manifest.read_text().replace('paths = ["/etc/greeter"]', 'paths = ["etc/greeter"]'))
+    from endstate.errors import ManifestError
+    from endstate.task import load_task
+
+    with pytest.raises(ManifestError) as raised:
+        load_task(tmp_path / "t")
+    assert str(raised.value).startswith(f"{manifest}: `seal` path 'etc/greeter' is not absolute: name it from / "
+                                        "(e.g. /etc/nginx)"), raised.value

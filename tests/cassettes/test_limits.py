@@ -57,6 +57,7 @@ def test_a_hand_built_frame_is_a_real_zstd_frame():
     assert zstandard.ZstdDecompressor().decompressobj().decompress(frame) == bytes(3 * _BLOCK + 5)
 
 
+@pytest.mark.alone  # a peak-RSS bound: measured with nothing else running
 @pytest.mark.parametrize("declared", [True, False])
 def test_a_cassette_expanding_to_16_gib_is_refused_under_300_mb(tmp_path, declared):
     path = cassette_with(tmp_path, bomb_frame(16 * GiB, declared=declared))

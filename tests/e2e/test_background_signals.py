@@ -17,7 +17,7 @@ import docker
 import pytest
 from e2e_helpers import CASSETTES, ROOT, TASKS
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
 TASK_IDS = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "feature-recipe-scaling"]
 

@@ -8,7 +8,7 @@ import time
 import pytest
 from e2e_helpers import disk_fill_suite, endstate
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
 
 def test_a_disk_filling_trajectory_fails_with_a_reason_in_bounded_time(tmp_path):

@@ -15,7 +15,7 @@ import docker
 import pytest
 from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
 TASK_IDS = ["bugfix-invoice-rounding", "feature-recipe-scaling"]
 RUN = ["eval", "--suite", str(TASKS), "--model", "scripted/reference", "--replay", str(CASSETTES / "scripted-reference"),

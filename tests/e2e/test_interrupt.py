@@ -13,7 +13,7 @@ import docker
 import pytest
 from e2e_helpers import ROOT, TASKS
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
 
 def _sandboxes(client, owner: int) -> set[str]:

@@ -13,7 +13,7 @@ import docker
 import pytest
 from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
 TASK_IDS = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "feature-recipe-scaling", "refactor-dedupe-validators"]
 RUN = ["eval", "--suite", str(TASKS), "--model", "scripted/reference", "--replay", str(CASSETTES / "scripted-reference"),

@@ -87,15 +87,24 @@ def _built():
 
 def _observe(code: bytes, graders: list, guards: Guards = Guards(end_state_checks=False)):
     """Grade the fixed end state with `code` appended to it: the sealed sandbox, the verdicts by
-    grader, what the last processes left in their scratch copies (by file name) and their notes
-    (each `observed-*` file, decoded)."""
+    grader, what the last process left in its scratch copy (by file name) and the notes of every
+    process (each `observed-*` file, decoded), read from each scratch copy just before the harness
+    drops it with what the run wrote there."""
+    copies: list[dict] = []
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "twins") as box:
+        release = box.release_folders
+
+        def read_then_release(folders):
+            copies.extend(box.read_folder(f, max_bytes=1 << 22) for f in folders if f.startswith(SCRATCH_DIR + "/"))
+            release(folders)
+
+        box.release_folders = read_then_release
         sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED + code})), FIXTURE, box, guards)
         stage_holdout(sealed, HOLD)
         verdicts = dict(grade(sealed, graders, guards))
-        scratch = box.read_folder(SCRATCH_DIR, max_bytes=1 << 22)
-    left = {path.rpartition("/")[2]: entry for path, entry in scratch.items()}
-    notes = [json.loads(entry.data) for path, entry in left.items() if path.startswith("observed-")]
+    left = {path.rpartition("/")[2]: entry for path, entry in copies[-1].items()}
+    notes = [json.loads(entry.data) for copy in copies for path, entry in copy.items()
+             if path.rpartition("/")[2].startswith("observed-")]
     return sealed, verdicts, left, notes
 
 
@@ -110,9 +119,9 @@ def test_the_second_half_never_sees_the_first_halfs_files_whatever_the_first_lef
     sealed, verdicts, left, observed = _observe(OBSERVER, [TESTS_PASS, HOLDOUT_PASS])
     assert verdicts["holdout"].outcome is Outcome.PASS, verdicts
     assert "4 impossible twin(s) failed" in verdicts["holdout"].reason
-    # Only the last process's notes survive the wipe, and it saw one version of the held-out file:
-    # the one it runs, in which each test is either real or a twin, never both.
-    assert len(observed) == 1 and len(observed[0]) == 1, observed
+    # Each process saw one version of the held-out file: the one it runs, in which each test is
+    # either real or a twin, never both.
+    assert observed and all(len(seen) == 1 for seen in observed), observed
     last = sealed.twin_plan.halves[1 - sealed.twin_plan.first]["tests_holdout/test_more.py"].data
     assert left[f"kept-{__import__('hashlib').sha256(last).hexdigest()[:16]}"].data == last
 
@@ -128,6 +137,21 @@ def test_namespaces_alone_keep_the_halves_apart():
     """With no wipe at all, each half's own temporary places and scratch copy still show it one version."""
     observed = _observe(OBSERVER, [HOLDOUT_PASS], UNWIPED)[3]
     assert observed and max(len(seen) for seen in observed) == 1, observed
+
+
+def test_a_visible_only_test_process_can_read_no_held_out_file():
+    """Graded by `tests_pass` alone, the visible tests run in a process of their own while the
+    held-out files are staged: in /workspace and in the graded tree. Its scratch copy holds none,
+    and /workspace in its namespaces is that copy: it finds none anywhere."""
+    sealed, verdicts, _, observed = _observe(OBSERVER, [TESTS_PASS])
+    assert verdicts["tests_pass"].outcome is Outcome.PASS, verdicts
+    assert observed == [[]], observed
+
+
+def test_without_namespaces_a_visible_only_test_process_reads_the_held_out_file():
+    """The test above can fail: in the grading container's own namespaces, /workspace holds them."""
+    observed = _observe(OBSERVER, [TESTS_PASS], Guards(end_state_checks=False, process_isolation=False))[3]
+    assert [len(seen) for seen in observed] == [1], observed
 
 
 def _shipped_attack(task: str, hack: str) -> bytes:
@@ -185,8 +209,8 @@ with open("observed-%d.json" % _os.getpid(), "w") as _file:
 
 
 def test_a_message_queue_one_half_left_is_gone_before_the_next():
-    # The last process saw only its own version of the held-out file: the queue was unlinked before it.
-    assert _observe(QUEUE_OBSERVER, [HOLDOUT_PASS])[3] == [1]
+    # Each process saw only its own version of the held-out file: the queue was gone before it.
+    assert set(_observe(QUEUE_OBSERVER, [HOLDOUT_PASS])[3]) == {1}
 
 
 def test_without_the_wipe_a_message_queue_carries_the_first_halfs_file_to_the_second():
@@ -274,3 +298,35 @@ def test_without_the_harness_writing_in_between_a_trace_remains():
     """The test above can fail: /dev updates an access time on every look, so before the harness
     writes again what the reader looked at there still says when."""
     assert "/dev" in _traces(restage=False)
+
+
+#: A visible test that fails if any file it can read starts as a held-out file does.
+LOOKS_FOR_HELD_OUT = b"""import glob
+
+
+def test_no_held_out_file_anywhere():
+    found = []
+    places = ("/workspace", "/opt/endstate", "/tmp", "/var/tmp", "/dev/shm", "/home/agent", "/run/lock", "/logs")
+    for path in (p for place in places for p in glob.glob(place + "/**", recursive=True)):
+        try:
+            with open(path, "rb") as file:
+                found += [path] if file.read(15) == b"# HELD-OUT-MARK" else []
+        except OSError:
+            pass
+    assert found == []
+"""
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_a_visible_only_run_started_warm_or_cold_finds_no_held_out_file(warm):
+    from endstate.grading._testrun import run_tests, start_warm_runner
+
+    tree = dict(FIXTURE, **files({"calc/ops.py": FIXED, "tests/test_look.py": LOOKS_FOR_HELD_OUT}))
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=120), "visible") as box:
+        sealed = seal_overlay(tree, FIXTURE, box, Guards())
+        stage_holdout(sealed, HOLD)
+        if warm:
+            start_warm_runner(sealed)
+        run = run_tests(sealed, "python -m pytest -q tests", visible_only=True)
+    assert {name: outcome for _, name, outcome in run.cases} == {"test_two": "passed",
+                                                                 "test_no_held_out_file_anywhere": "passed"}, run

@@ -34,7 +34,7 @@ def test_facts():
         "hash": hash("endstate"), "random": random.random(),
         "warm": any(word == b"--serve" for word in parent),
     }
-    name = "facts-%s.json" % ("warm" if facts["warm"] else "cold")  # in the run's scratch copy, which outlives it
+    name = "facts-%s.json" % ("warm" if facts["warm"] else "cold")  # in the run's scratch copy
     with open(name, "w") as out:
         json.dump(facts, out)
 '''
@@ -81,6 +81,16 @@ def _image():
 
 
 def _sealed(box, tests: dict[str, bytes], guards: Guards = Guards()):
+    """Sealed into `box`, whose scratch copies are read just before the harness drops each (`_json`)."""
+    box.kept, release = {}, box.release_folders
+
+    def read_then_release(folders):
+        for folder in folders:
+            if folder.startswith(SCRATCH_DIR + "/"):
+                box.kept.update(box.read_folder(folder, max_bytes=1 << 22))
+        release(folders)
+
+    box.release_folders = read_then_release
     tree = {path: FileEntry(0o644, data) for path, data in tests.items()}
     sealed = seal_overlay(tree, tree, box, guards)
     stage_holdout(sealed, {})
@@ -89,8 +99,7 @@ def _sealed(box, tests: dict[str, bytes], guards: Guards = Guards()):
 
 def _json(box, name: str) -> dict:
     """The note a test left in its run's scratch copy (one run writes each name)."""
-    left = box.read_folder(SCRATCH_DIR, max_bytes=1 << 22)
-    (data,) = [entry.data for path, entry in left.items() if path.rpartition("/")[2] == name]
+    (data,) = [entry.data for path, entry in box.kept.items() if path.rpartition("/")[2] == name]
     return json.loads(data)
 
 

@@ -65,3 +65,28 @@ def test_a_sealed_attempt_that_errored_in_grading_is_kept_on_resume(tmp_path):
     assert result.outcome == "error" and result.tree_hash and "broke" in result.reason, result
     [resumed] = _run(suite, out, "scripted/reference", resume=True, extra=extra).tasks
     assert msgspec.json.encode(resumed) == msgspec.json.encode(result)
+
+
+def test_a_fault_while_a_sealed_attempt_is_graded_regrades_it_and_never_reruns_the_agent(tmp_path, monkeypatch):
+    from endstate.errors import CommandWedged
+    from endstate.run import _runner
+
+    agents, graded = [], []
+    run_agent = _runner._Suite._run_agent
+
+    def counted(self, task, *args, **kwargs):
+        agents.append(task.id)
+        return run_agent(self, task, *args, **kwargs)
+
+    def wedged_once(sandbox) -> Verdict:
+        graded.append(sandbox.grading.container_id)
+        if len(graded) == 1:
+            raise CommandWedged("command in container abc outlived its deadline by 30s")
+        return Verdict.ok()
+
+    monkeypatch.setattr(_runner._Suite, "_run_agent", counted)
+    suite, out = _suite(tmp_path), tmp_path / "out"
+    [result] = _run(suite, out, "scripted/reference", extra={TASK: [Grader("wedged_once", wedged_once)]}).tasks
+    assert result.outcome == "pass" and result.infra_retries == 1 and result.tree_hash, result
+    assert agents == [TASK]  # the agent ran once; its sealed end state was graded twice
+    assert len(graded) == 2 and graded[0] != graded[1]  # the second time in a fresh grading container

@@ -21,6 +21,7 @@ def test_public_names():
         "cache_paths", "TimedSandbox", "RESTRICT", "VCS_DIRS", "overlay", "tar_to_tree", "connect", "engine_answers", "LABEL",
         "build_task_image", "image_id", "resolve_requirements", "EngineWatch", "RUN_LABEL", "machinery_fault",
         "SandboxHandle", "DockerHandle", "LocalHandle", "attach",
+        "SealSpec", "SystemChange", "read_change", "apply_change", "combined_hash", "selected",
     }
     assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
 

@@ -79,12 +79,16 @@ def unshare_all(own=()):
     """This process into new net, IPC, mount and pid namespaces (its next child is pid 1 there),
     with its loopback up and every place named above made fresh. `own`: folders directly below
     one of those places that this run was given (its scratch copy, its report folder, the probe's
-    script), carried into the fresh one; nothing else of theirs is seen."""
+    script), carried into the fresh one; nothing else of theirs is seen. An entry `TARGET=FOLDER`
+    shows FOLDER (one of the others) at TARGET too, over what TARGET holds: a visible-only test
+    run sees its scratch copy, which holds no held-out file, at /workspace, which holds them."""
     before = _mounts()
     _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWPID), "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    covers = [tuple(p.split("=", 1)) for p in own if "=" in p]
     # Held now, in the new mount namespace (a bind mount's source must be of the caller's).
-    held = [(p.rstrip("/"), os.open(p, os.O_PATH | os.O_DIRECTORY)) for p in own if os.path.isdir(p)]
+    held = [(p.rstrip("/"), os.open(p, os.O_PATH | os.O_DIRECTORY)) for p in own if "=" not in p and os.path.isdir(p)]
+    shown = [(target, os.open(folder, os.O_PATH | os.O_DIRECTORY)) for target, folder in covers]
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:  # SIOCSIFFLAGS: lo, IFF_UP | IFF_RUNNING
         fcntl.ioctl(sock.fileno(), 0x8914, struct.pack("16sh22x", b"lo", 0x1 | 0x40))
     kinds = {point: (flags, fstype, options) for point, flags, fstype, options in before}
@@ -103,6 +107,9 @@ def unshare_all(own=()):
         if os.path.dirname(path) in fresh:
             os.mkdir(path)
             _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
+    for target, fd in shown:
+        _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
         os.close(fd)
     return before
 
@@ -152,7 +159,7 @@ def main(argv):
         own.append(argv[1])
         argv = argv[2:]
     if argv[:1] != ["--"] or len(argv) < 2:
-        print("endstate_isolate: usage: [--own FOLDER]... -- ARGV...", file=sys.stderr)
+        print("endstate_isolate: usage: [--own FOLDER|TARGET=FOLDER]... -- ARGV...", file=sys.stderr)
         return 64
     before = unshare_all(own)
     child = os.fork()

@@ -1,0 +1,184 @@
+"""Sealing what an agent changed outside /workspace: its container's writable layer.
+
+A task that declares `[seal] paths` (absolute folders or files: what matters) and
+optionally `ignore` has its end state read from two places once the agent's container is
+stopped: the workspace, as for every task, and the paths of the container's writable layer
+(what `docker diff` lists: added, changed and deleted) that fall under `paths` and under
+none of `ignore` or of endstate's own folders. The change is kept as files (mode, owner,
+link target, bytes) and deletions, hashed, and that hash joins the workspace's into the
+tree hash the card reports. The grading container, made fresh from the task image, then
+receives exactly that change (written as root, owners kept, deletions applied) before
+anything held out is staged: nothing else of the agent's container reaches the verifier.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import posixpath
+import tarfile
+from typing import Any
+
+import msgspec
+
+from endstate.errors import SandboxError
+from endstate.sandbox._base import WORKDIR, Sandbox
+from endstate.sandbox._tree import FileEntry, tree_hash
+
+__all__ = ["ALWAYS_IGNORED", "SealSpec", "SystemChange", "apply_change", "combined_hash", "read_change", "selected"]
+
+#: Never sealed, whatever a task lists: the kernel's and the engine's, endstate's own, the workspace
+#: (sealed on its own) and the tmpfs folders (gone with the container).
+ALWAYS_IGNORED = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/home/agent", WORKDIR, "/opt/endstate",
+                  "/opt/endstate-verifier", "/logs", "/tests", "/.dockerenv")
+
+
+class SealSpec(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A task's `[seal]`: what the agent changes outside /workspace that is part of its end state
+    (absolute paths: `paths` matter, `ignore` below them does not)."""
+
+    paths: list[str] = []
+    ignore: list[str] = []
+
+    def __post_init__(self) -> None:
+        for path in [*self.paths, *self.ignore]:
+            if not path.startswith("/"):
+                raise ValueError(f"`seal` path {path!r} is not absolute: name it from / (e.g. /etc/nginx)")
+
+
+class SystemChange(msgspec.Struct, frozen=True):
+    """What the agent changed outside the workspace, under the task's sealed paths."""
+
+    #: Absolute path -> the file or link left there.
+    files: dict[str, FileEntry] = {}
+    #: Absolute path -> (uid, gid) of each file.
+    owners: dict[str, tuple[int, int]] = {}
+    #: Absolute paths the agent deleted.
+    deleted: list[str] = []
+
+    @property
+    def empty(self) -> bool:
+        return not self.files and not self.deleted
+
+    def hash(self) -> str:
+        """sha256 over the files (as the workspace's tree hash counts them), their owners and the deletions."""
+        digest = hashlib.sha256(tree_hash(self.files).encode() + b"\0")
+        for path in sorted(self.files):  # the tree hash keeps only "executable or not": here the whole mode
+            uid, gid = self.owners.get(path, (0, 0))
+            digest.update(f"{path}\0{self.files[path].mode:o} {uid}:{gid}\0".encode("utf-8", "surrogateescape"))
+        for path in sorted(self.deleted):
+            digest.update(b"deleted\0" + path.encode("utf-8", "surrogateescape") + b"\0")
+        return digest.hexdigest()
+
+    def listing(self) -> str:
+        """One line per sealed path: `A path` (written) or `D path` (deleted), sorted."""
+        lines = [f"A {path}" for path in self.files] + [f"D {path}" for path in self.deleted]
+        return "".join(line + "\n" for line in sorted(lines, key=lambda line: line[2:]))
+
+
+def combined_hash(workspace_hash: str, change: SystemChange) -> str:
+    """The tree hash of an end state with a sealed system change: the workspace's and the change's, together."""
+    return hashlib.sha256(f"workspace:{workspace_hash}\nsystem:{change.hash()}\n".encode()).hexdigest()
+
+
+def _under(path: str, roots: list[str] | tuple[str, ...]) -> bool:
+    return any(path == root.rstrip("/") or path.startswith(root.rstrip("/") + "/") or root == "/" for root in roots)
+
+
+def selected(path: str, paths: list[str], ignore: list[str]) -> bool:
+    """Whether a changed path is sealed: under one of `paths`, under none of `ignore` or ALWAYS_IGNORED."""
+    return _under(path, paths) and not _under(path, ignore) and not _under(path, ALWAYS_IGNORED)
+
+
+def _container(box: Sandbox) -> tuple[Any, str]:
+    inner = getattr(box, "inner", box)  # a TimedSandbox wraps the real one
+    client, container = getattr(inner, "_client", None), getattr(inner, "container_id", None)
+    if client is None or container is None:
+        raise SandboxError(f"sealing paths outside {WORKDIR} reads a Docker container's writable layer: "
+                           "run this task with --sandbox docker")
+    return client, container
+
+
+def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_bytes: int) -> SystemChange:
+    """The sealed change of a stopped agent container (see the module docstring). SandboxError when it
+    holds more than `max_bytes`, or the engine cannot read it."""
+    client, container = _container(stopped)
+    try:
+        changes = client.api.diff(container) or []
+    except Exception as exc:  # noqa: BLE001 - the engine's error, named
+        raise SandboxError(f"could not list what changed in container {container[:12]}: {exc}") from None
+    files: dict[str, FileEntry] = {}
+    owners: dict[str, tuple[int, int]] = {}
+    deleted: list[str] = []
+    total = 0
+    for change in sorted(changes, key=lambda c: c["Path"]):
+        path = posixpath.normpath(change["Path"])
+        if not selected(path, paths, ignore):
+            continue
+        if change["Kind"] == 2:
+            if not any(path.startswith(gone + "/") for gone in deleted):  # a deleted folder covers what it held
+                deleted.append(path)
+            continue
+        try:
+            stream, stat = client.api.get_archive(container, path)
+        except Exception as exc:  # noqa: BLE001 - listed a moment ago: the engine failed
+            raise SandboxError(f"could not read {path} in container {container[:12]}: {exc}") from None
+        if stat.get("mode", 0) & (1 << 31):  # a folder: docker diff lists what changed in it one by one
+            for _ in stream:
+                pass
+            continue
+        if total + int(stat.get("size", 0)) > max_bytes:  # refused before its bytes are read
+            raise SandboxError(f"what the agent changed under {', '.join(paths)} holds more than {max_bytes} bytes")
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as tar:
+            member = tar.next()
+            if member is None:
+                continue
+            if member.issym():
+                files[path] = FileEntry.symlink(member.linkname)
+            elif member.isfile():
+                total += member.size
+                if total > max_bytes:
+                    raise SandboxError(f"what the agent changed under {', '.join(paths)} holds more than "
+                                       f"{max_bytes} bytes")
+                files[path] = FileEntry(member.mode & 0o7777, tar.extractfile(member).read())
+            else:
+                raise SandboxError(f"{path} is a {'hard link' if member.islnk() else 'special file'}: "
+                                   "a sealed path holds files and symbolic links only")
+            owners[path] = (member.uid, member.gid)
+    return SystemChange(files=files, owners=owners, deleted=deleted)
+
+
+def _exec(client: Any, container: str, argv: list[str], user: str) -> tuple[int, str]:
+    made = client.api.exec_create(container, argv, user=user)
+    output = client.api.exec_start(made["Id"])
+    return client.api.exec_inspect(made["Id"]).get("ExitCode", 1), output.decode("utf-8", errors="replace")
+
+
+def apply_change(grading: Sandbox, change: SystemChange) -> None:
+    """Give a fresh grading container exactly `change`: deletions first, then the files, as root
+    with their owners and modes (folders above a new file are made root's)."""
+    if change.empty:
+        return
+    client, container = _container(grading)
+    for path in change.deleted:
+        # As the owner of the folder it is in: root here may not write a folder it does not own.
+        code, owner = _exec(client, container, ["stat", "-c", "%u:%g", posixpath.dirname(path)], "root")
+        code = _exec(client, container, ["rm", "-rf", "--", path], owner.strip() if code == 0 else "root")[0]
+        if code != 0:
+            raise SandboxError(f"could not delete {path} in the grading container")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path, entry in sorted(change.files.items()):
+            info = tarfile.TarInfo(path.lstrip("/"))
+            info.uid, info.gid = change.owners.get(path, (0, 0))
+            info.mtime = 0
+            if entry.link:
+                info.type, info.linkname, info.mode = tarfile.SYMTYPE, entry.link, 0o777
+                tar.addfile(info)
+            else:
+                info.size, info.mode = len(entry.data), entry.mode
+                tar.addfile(info, io.BytesIO(entry.data))
+    try:
+        client.api.put_archive(container, "/", buffer.getvalue())
+    except Exception as exc:  # noqa: BLE001 - the engine's error, named
+        raise SandboxError(f"could not write the sealed change into the grading container: {exc}") from None
