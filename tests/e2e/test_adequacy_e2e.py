@@ -132,20 +132,27 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
 
 
+#: Visible tests comparing with literals, as `tasks check` wants of a task made from a fix (its impossible variant).
+VISIBLE_LITERAL = VISIBLE.replace("assert in_window(5, 0, 10)", "assert in_window(5, 0, 10) == True") + (
+    "\n\ndef test_before():\n    assert in_window(-5, 0, 10) == False\n")
+#: The fix's regression tests: three held-out tests (three twins a run), none at the start.
+REGRESSION = "".join(f"\n\ndef test_{name}():\n    assert in_window({t}, 0, 10) == {inside}\n" for name, t, inside in (
+    ("the_end_is_outside", 10, False), ("just_before_the_end", 9, True), ("far_after", 20, False)))
+
+
 def test_tasks_new_prints_the_adequacy_of_the_task_it_makes_and_flags_a_weak_one(tmp_path):
     """The fix's regression test checks only the end, so `start < t` for `start <= t` survives:
     the new task is flagged with that mutant, and kept (a person decides)."""
     repo = tmp_path / "repo"
     for path, text in {"clock/__init__.py": "from clock.window import in_window\n", "clock/window.py": FIXTURE,
-                       "tests/__init__.py": "", "tests/test_window.py": VISIBLE}.items():
+                       "tests/__init__.py": "", "tests/test_window.py": VISIBLE_LITERAL}.items():
         (repo / path).parent.mkdir(parents=True, exist_ok=True)
         (repo / path).write_text(text)
     _git(repo, "init", "-q", "-b", "main")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "Initial")
     (repo / "clock/window.py").write_text(SOLUTION)
-    (repo / "tests/test_window.py").write_text(VISIBLE + "\n\ndef test_the_end_is_outside():\n"
-                                               "    assert not in_window(10, 0, 10)\n")
+    (repo / "tests/test_window.py").write_text(VISIBLE_LITERAL + REGRESSION)
     _git(repo, "commit", "-q", "-am", "in_window leaves out its end")
 
     ran = endstate("tasks", "new", "bugfix-window", "--suite", str(tmp_path / "suite"), "--repo", str(repo),
@@ -159,4 +166,4 @@ def test_tasks_new_prints_the_adequacy_of_the_task_it_makes_and_flags_a_weak_one
     assert (tmp_path / "suite" / "bugfix-window" / "task.toml").is_file()
     quiet = endstate("tasks", "new", "bugfix-quiet", "--suite", str(tmp_path / "suite"), "--repo", str(repo),
                      "--fix", "HEAD", "--no-adequacy")
-    assert quiet.code == 0 and "adequacy of" not in quiet.out, quiet
+    assert quiet.code == 0 and "adequacy of" not in quiet.out, quiet.out
