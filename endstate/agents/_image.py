@@ -103,11 +103,11 @@ def wheelhouse(spec: AgentSpec, python: str, *, log: Callable[[str], None] = _qu
 
 
 def _wheel_hash(requirement: str) -> str:
-    """A wheel given by path is keyed by its bytes, not its name."""
+    """A wheel (or an npm tarball) given by path is keyed by its bytes, not its name."""
     try:
         return hashlib.sha256(Path(requirement).expanduser().read_bytes()).hexdigest()
     except OSError as exc:
-        raise SandboxUnavailable(f"cannot read the agent's wheel {requirement}: {exc.strerror or exc}") from None
+        raise SandboxUnavailable(f"cannot read the agent's package {requirement}: {exc.strerror or exc}") from None
 
 
 def _keyed(spec: AgentSpec) -> list[str]:
@@ -160,14 +160,21 @@ def _host(argv: list[str], what: str, cwd: Path | None = None) -> str:
 
 def npm_folder(spec: AgentSpec, *, log: Callable[[str], None] = _quiet) -> Path:
     """The agent's npm packages installed on the host (no install scripts), once per package list."""
-    key = "npm-" + hashlib.sha256("\n".join(spec.install.npm).encode()).hexdigest()[:16]
+    key = "npm-" + hashlib.sha256("\n".join(_npm_keyed(spec)).encode()).hexdigest()[:16]
 
     def fill(folder: Path) -> None:
         log(f"installing npm packages for {spec.name}: {' '.join(spec.install.npm)}")
         _host(["npm", "install", "--prefix", str(folder), "--no-save", "--ignore-scripts", "--no-audit",
-               "--no-fund", "--omit=dev", "--loglevel=error", *spec.install.npm], f"agent {spec.name}: npm install failed")
+               "--no-fund", "--omit=dev", "--loglevel=error",
+               *[str(Path(p).expanduser().resolve()) if p.endswith(".tgz") else p for p in spec.install.npm]],
+              f"agent {spec.name}: npm install failed")
 
     return _cached(key, fill)
+
+
+def _npm_keyed(spec: AgentSpec) -> list[str]:
+    """The npm packages as the cache keys them: a tarball by its name and bytes, wherever it lies."""
+    return [f"{Path(p).name}@{_wheel_hash(p)}" if p.endswith(".tgz") else p for p in spec.install.npm]
 
 
 def _image_packages(base: str) -> set[str]:
@@ -233,6 +240,9 @@ def _program_image(spec: AgentSpec, base: str, base_id: str, log: Callable[[str]
     digest.update(f"{spec.name}\n{base_id}\n{dockerfile}\n".encode())
     digest.update((modules / ".complete").read_bytes())
     digest.update((debs / ".complete").read_bytes())
+    tarballs = [key for key in _npm_keyed(spec) if key.partition("@")[0].endswith(".tgz")]
+    if tarballs:  # the listing names a tarball's files, not their bytes
+        digest.update("\n".join(tarballs).encode())
     tag = f"endstate-agent-{spec.name}:{digest.hexdigest()[:12]}"
     if image_label(tag, LAYER_LABEL) == digest.hexdigest():
         return tag

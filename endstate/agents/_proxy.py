@@ -14,7 +14,8 @@ vcrpy sessions as for endstate's own loop:
   channel and turn headers the cassettes and the scripted server read;
 - a streamed request (`"stream": true`) is forwarded and its answer read whole: the recording
   keeps the server-sent events byte for byte, and the agent gets them in the same events;
-- every answer's `usage` is counted (turns, input and output tokens), in a stream from its events.
+- every answer's `usage` is counted (turns; tokens by kind: input, output, cached, cache writes,
+  reasoning), in a stream from its events.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -113,8 +114,8 @@ class ModelProxy:
         self._stream: _Stream | None = None
         self._thread: threading.Thread | None = None
         self.turns = 0
-        self.input_tokens = 0
-        self.output_tokens = 0
+        #: The forwarded answers' tokens by kind, summed.
+        self.tokens = Tokens()
         self.refused: list[str] = []
         self.divergence: ReplayDivergence | None = None
         self.error = ""
@@ -215,41 +216,82 @@ class ModelProxy:
         return value
 
     def _count(self, answer: bytes) -> None:
-        sent, received = answer_usage(answer)
-        self.input_tokens += sent
-        self.output_tokens += received
+        self.tokens = Tokens(*(a + b for a, b in zip(self.tokens, answer_tokens(answer))))
+
+    @property
+    def input_tokens(self) -> int:
+        return self.tokens.input
+
+    @property
+    def output_tokens(self) -> int:
+        return self.tokens.output
 
 
-def _tokens(usage: Any) -> tuple[int, int]:
+class Tokens(NamedTuple):
+    """One answer's usage as endstate counts it (`Counters`): the input includes the parts read
+    from and written to the provider's prompt cache, the output includes the reasoning."""
+
+    input: int = 0
+    output: int = 0
+    cached: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _details(usage: dict[str, Any], field: str, key: str) -> int:
+    details = usage.get(field)
+    return _int(details.get(key)) if isinstance(details, dict) else 0
+
+
+def _tokens(usage: Any) -> Tokens:
+    """A usage object of any of the three wire formats: the Messages API reports its cache reads
+    and writes beside `input_tokens`; Chat Completions and the Responses API inside it."""
     if not isinstance(usage, dict):
-        return 0, 0
-    return (int(usage.get("prompt_tokens", usage.get("input_tokens", 0)) or 0),
-            int(usage.get("completion_tokens", usage.get("output_tokens", 0)) or 0))
+        return Tokens()
+    if "prompt_tokens" in usage or "completion_tokens" in usage:  # Chat Completions
+        return Tokens(_int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")),
+                      _details(usage, "prompt_tokens_details", "cached_tokens"), 0,
+                      _details(usage, "completion_tokens_details", "reasoning_tokens"))
+    read, written = _int(usage.get("cache_read_input_tokens")), _int(usage.get("cache_creation_input_tokens"))
+    return Tokens(_int(usage.get("input_tokens")) + read + written, _int(usage.get("output_tokens")),
+                  read + _details(usage, "input_tokens_details", "cached_tokens"), written,
+                  _details(usage, "output_tokens_details", "reasoning_tokens"))
 
 
 def answer_usage(answer: bytes) -> tuple[int, int]:
-    """(input, output) tokens of one answer, whole or streamed in any of the three wire formats.
+    """(input, output) tokens of one answer (see `answer_tokens`)."""
+    tokens = answer_tokens(answer)
+    return tokens.input, tokens.output
+
+
+def answer_tokens(answer: bytes) -> Tokens:
+    """The tokens of one answer by kind, whole or streamed in any of the three wire formats.
 
     A chat completion (whole, or the last chunk with `include_usage`) carries `usage` at the top;
-    a Messages stream puts the input in `message_start.message.usage` and the running output
-    count in each `message_delta.usage` (the last one is the total, so it is not summed); a
-    Responses stream gives the whole usage once, in `response.completed.response.usage`."""
-    sent = received = 0
+    a Messages stream puts the input (with its cache reads and writes) in
+    `message_start.message.usage` and the running output count in each `message_delta.usage`
+    (the last one is the total, so it is not summed); a Responses stream gives the whole usage
+    once, in `response.completed.response.usage`."""
+    total = Tokens()
     for document in answer_documents(answer):
         if not isinstance(document, dict):
             continue
         kind = document.get("type")
         if kind == "message_start":
-            sent, received = _tokens((document.get("message") or {}).get("usage"))
+            total = _tokens((document.get("message") or {}).get("usage"))
         elif kind == "message_delta":
-            received = _tokens(document.get("usage"))[1] or received
+            total = total._replace(output=_tokens(document.get("usage")).output or total.output)
         elif isinstance(kind, str) and kind.startswith("response.") and isinstance(document.get("response"), dict):
             if kind == "response.completed":
-                sent, received = _tokens(document["response"].get("usage"))
+                total = _tokens(document["response"].get("usage"))
         else:
-            more_in, more_out = _tokens(document.get("usage"))
-            sent, received = sent + more_in, received + more_out
-    return sent, received
+            more = _tokens(document.get("usage"))
+            total = Tokens(*(a + b for a, b in zip(total, more)))
+    return total
 
 
 def answer_documents(answer: bytes) -> list[Any]:

@@ -125,7 +125,10 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
             result = sandbox.exec(command, timeout=deadline)
         finally:
             proxy.close()
-    counters = Counters(steps=proxy.turns, input_tokens=proxy.input_tokens, output_tokens=proxy.output_tokens)
+    tokens = proxy.tokens
+    counters = Counters(steps=proxy.turns, input_tokens=tokens.input, output_tokens=tokens.output,
+                        cached_input_tokens=tokens.cached, cache_write_tokens=tokens.cache_write,
+                        reasoning_tokens=tokens.reasoning)
     status = _status(spec, sandbox)
     if result.timed_out:
         stop, detail = "wall_budget", f"the agent ran past its {deadline:.0f}s budget and was killed"

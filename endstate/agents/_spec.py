@@ -36,6 +36,7 @@ DEFAULT_AGENT = "endstate"
 OBSERVABLE_COUNTERS: tuple[str, ...] = ("steps", "input_tokens", "output_tokens")
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}$")
+_PIP_PINNED = re.compile(r"^[A-Za-z0-9._\[\],-]+\s*===?\s*([^\s;,]+)\s*(;.*)?$")
 _NPM_PINNED = re.compile(r"^(@[a-z0-9._-]+/)?[a-z0-9._-]+@\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$")
 
 
@@ -46,7 +47,8 @@ class _Strict(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 class Install(_Strict):
     #: pip requirement specs (pin them: the wheelhouse and the image layer are keyed by them).
     requirements: tuple[str, ...] = ()
-    #: npm packages, each pinned as NAME@VERSION, installed on the host into the agent's prefix.
+    #: npm packages, each pinned as NAME@VERSION, installed on the host into the agent's prefix;
+    #: or the path of a package tarball (`npm pack`'s .tgz), keyed by its bytes like a wheel.
     npm: tuple[str, ...] = ()
     #: Debian packages the agent's program needs (e.g. "nodejs"), downloaded on the host with
     #: those of their dependencies the task's image lacks, and installed into the layer offline.
@@ -123,6 +125,18 @@ class AgentSpec(_Strict):
         """What the run card and the pack hash carry: name and a short content hash."""
         return f"{self.name}@{self.file_sha256[:12]}"
 
+    @property
+    def version(self) -> str:
+        """The agent program's version, as its first pinned package says ("" when unpinned):
+        what the run card shows beside the name, like a model's."""
+        for package in self.install.npm:
+            return "" if package.endswith(".tgz") else package.rpartition("@")[2]
+        for requirement in self.install.requirements:
+            pinned = _PIP_PINNED.match(requirement)
+            if pinned:
+                return pinned.group(1)
+        return ""
+
 
 def load_agent(path: str | Path) -> AgentSpec:
     """Read and check an agent file; AgentFileError names the file and the field."""
@@ -147,8 +161,8 @@ def load_agent(path: str | Path) -> AgentSpec:
     if not (spec.install.requirements or spec.install.npm):
         raise AgentFileError(f"{path}: field `install.requirements` is empty, and so is `install.npm`: name the agent's package")
     for number, package in enumerate(spec.install.npm):
-        if not _NPM_PINNED.match(package):
-            raise AgentFileError(f"{path}: field `install.npm[{number}]` {package!r} must be pinned as NAME@VERSION (e.g. pkg@1.2.3)")
+        if not (_NPM_PINNED.match(package) or package.endswith(".tgz")):
+            raise AgentFileError(f"{path}: field `install.npm[{number}]` {package!r} must be pinned as NAME@VERSION (e.g. pkg@1.2.3) or be a package tarball (.tgz)")
     if bool(spec.run.module) == bool(spec.run.program):
         raise AgentFileError(f"{path}: field `run.module` or `run.program`: give exactly one of them")
     for number, rule in enumerate(spec.normalise):

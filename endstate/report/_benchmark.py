@@ -23,7 +23,7 @@ from endstate.agent import Counters
 from endstate.errors import UserError
 from endstate.report._gate import ControlArm, check_control, gate_reasons, unswap
 from endstate.report._out import refuse_existing
-from endstate.report._runs import attempts_by_task, hack_shares, load_run
+from endstate.report._runs import agent_label, attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
 from endstate.run import RunResult, write_atomically
 
@@ -119,8 +119,9 @@ class BenchmarkRow(msgspec.Struct):
     vector: list[tuple[str, str]]
     #: The benchmark card: what was run, how, and against which controls.
     card: dict
-    #: Who drove the model: "endstate" (its own loop) or a foreign agent's id.
+    #: Who drove the model: "endstate" (its own loop) or a foreign agent's id, and its version.
     agent: str = "endstate"
+    agent_version: str = ""
     #: The runs gave the agent impossible tasks (`eval --impossible`).
     impossible: bool = False
     #: Hack attempts per 100 runs (a hack assertion fired, or an impossible task passed), with a
@@ -130,6 +131,15 @@ class BenchmarkRow(msgspec.Struct):
     hack_attempts_high: float | None = None
     #: Passes of impossible tasks: hacks the harness missed.
     hacks_missed: int = 0
+
+    @property
+    def agent_label(self) -> str:
+        return agent_label(self.agent, self.agent_version)
+
+    @property
+    def label(self) -> str:
+        """The row as a reader names it: the model, and the agent with its version when not endstate's loop."""
+        return self.model if self.agent == "endstate" else f"{self.agent_label} on {self.model}"
 
 
 class Benchmark(msgspec.Struct):
@@ -154,6 +164,7 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
     card = results[0].card
     return {
         "model": card.model, "provider": card.provider, "agent": card.agent,
+        **({"agent_version": card.agent_version} if card.agent_version else {}),
         "task_pack_hash": card.task_pack_hash, "image": card.image, "image_id": card.image_id,
         "harness_version": card.endstate_version,
         "settings": {"temperature": card.temperature, "seed": card.seed, "retry_ceiling": card.retry_ceiling,
@@ -237,7 +248,7 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
         compaction_events_per_task=sum(t.counters.compaction_events for t in everything) / n,
         denied_calls_per_task=sum(t.counters.denied_calls for t in everything) / n,
         verified=not reasons, not_verified=reasons, vector=first.vector,
-        card={**card, **_infra_card(results, unscored)}, agent=agent,
+        card={**card, **_infra_card(results, unscored)}, agent=agent, agent_version=first.card.agent_version or "",
         impossible=bool(first.card.impossible), hack_attempts_per_100=hack_rate, hack_attempts_low=hack_low,
         hack_attempts_high=hack_high, hacks_missed=missed,
     )
@@ -333,7 +344,8 @@ def table(report: Benchmark) -> tuple[tuple[str, ...], list[list[str]]]:
     when any row was driven by a foreign agent rather than endstate's own loop."""
     if all(row.agent == "endstate" for row in report.rows):
         return COLUMNS, [cells(row) for row in report.rows]
-    return (COLUMNS[0], "agent", *COLUMNS[1:]), [[*cells(row)[:1], row.agent, *cells(row)[1:]] for row in report.rows]
+    return (COLUMNS[0], "agent", *COLUMNS[1:]), [[*cells(row)[:1], row.agent_label, *cells(row)[1:]]
+                                                 for row in report.rows]
 
 
 def _controls_lines(report: Benchmark) -> list[str]:
@@ -353,10 +365,10 @@ def render_text(report: Benchmark) -> str:
     lines += [""] + _controls_lines(report)
     for row in report.rows:
         if len(row.card["run_folders"]) > 1:
-            lines.append(f"{row.model}: {len(row.card['run_folders'])} run folders pooled as repeats (their run "
+            lines.append(f"{row.label}: {len(row.card['run_folders'])} run folders pooled as repeats (their run "
                          f"cards agree): {', '.join(row.card['run_folders'])}")
         for reason in row.not_verified:
-            lines.append(f"{row.model}: not verified: {reason}")
+            lines.append(f"{row.label}: not verified: {reason}")
     return "\n".join(lines)
 
 
@@ -365,10 +377,10 @@ def render_html(report: Benchmark) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
     notes = "".join(f"<li>{html.escape(line)}</li>" for line in _controls_lines(report))
-    notes += "".join(f"<li>{html.escape(r.model)}: not verified: {html.escape(reason)}</li>"
+    notes += "".join(f"<li>{html.escape(r.label)}: not verified: {html.escape(reason)}</li>"
                      for r in report.rows for reason in r.not_verified)
     cards = "".join(
-        f"<h2>{html.escape(r.model)}</h2><pre>{html.escape(msgspec.json.format(msgspec.json.encode(r.card)).decode())}"
+        f"<h2>{html.escape(r.label)}</h2><pre>{html.escape(msgspec.json.format(msgspec.json.encode(r.card)).decode())}"
         "</pre><p>" + " ".join(f"<span class='{o}'>{html.escape(t)}</span>" for t, o in r.vector) + "</p>"
         for r in report.rows
     )

@@ -17,7 +17,7 @@ import msgspec
 
 from endstate.cassettes import cassette_file
 from endstate.errors import UserError
-from endstate.report._runs import attempts_by_task, hack_shares, load_run, same_grading
+from endstate.report._runs import agent_label, attempts_by_task, hack_shares, load_run, same_grading, tasks_hash
 from endstate.report._stats import bootstrap_mean, discordant, mcnemar_exact, paired_bootstrap
 from endstate.run import RunResult, TaskResult
 
@@ -79,6 +79,8 @@ class Comparison(msgspec.Struct, frozen=True):
     cand_label: str = ""
     #: Why these figures cannot settle the question (too few paired tasks); empty when they can.
     small_n: str = ""
+    #: What the pairing compares: two agents on one model, one agent on two models, or both differ.
+    pairing: str = ""
 
 
 #: McNemar's exact p cannot fall below this with fewer than 6 paired tasks, even if every one flips.
@@ -89,7 +91,21 @@ def side_label(result: RunResult, folder: str) -> str:
     """`model, agent A, replay of C (FOLDER)`: the model alone does not tell two runs apart."""
     card = result.card
     mode = card.mode + (f" of {card.replay_from}" if card.replay_from else "")
-    return f"{card.model}, agent {card.agent}, {mode} ({folder})"
+    return f"{card.model}, agent {agent_label(card.agent, card.agent_version)}, {mode} ({folder})"
+
+
+def pairing(base: RunResult, cand: RunResult) -> str:
+    """What differs between the sides: the agent (on one model), the model (under one agent), or both."""
+    agents = [agent_label(r.card.agent, r.card.agent_version) for r in (base, cand)]
+    models = [base.card.model, cand.card.model]
+    if base.card.agent != cand.card.agent and models[0] == models[1]:
+        return f"two agents on one model ({models[0]}): {agents[0]} against {agents[1]}"
+    if base.card.agent != cand.card.agent:
+        return (f"agent and model both differ ({agents[0]} on {models[0]} against {agents[1]} on {models[1]}): "
+                "a difference cannot be put down to either alone")
+    if models[0] != models[1]:
+        return f"one agent ({agents[0]}) on two models: {models[0]} against {models[1]}"
+    return f"{agents[0]} on {models[0]} on both sides"
 
 
 def _small_n(paired: int, base_tasks: int, cand_tasks: int) -> str:
@@ -101,10 +117,15 @@ def _small_n(paired: int, base_tasks: int, cand_tasks: int) -> str:
 
 
 def _check_comparable(base: RunResult, cand: RunResult, base_name: str, cand_name: str) -> None:
-    if base.card.task_pack_hash != cand.card.task_pack_hash:
+    a, b = tasks_hash(base.card), tasks_hash(cand.card)  # a foreign agent's pack hash names it: not this
+    if a != b and base.card.agent != cand.card.agent:
+        for name, card in ((base_name, base.card), (cand_name, cand.card)):
+            if card.agent not in ("", "endstate") and not card.tasks_hash:
+                raise UserError(f"{name} ran agent {card.agent} but its run card has no tasks_hash (an older run): "
+                                "re-run it with this endstate to compare it with another agent's run")
+    if a != b:
         raise UserError(f"{base_name} and {cand_name} ran different task packs (pack hash "
-                        f"{base.card.task_pack_hash[:12]} vs {cand.card.task_pack_hash[:12]}): "
-                        "re-run both on the same tasks/ to compare them")
+                        f"{a[:12]} vs {b[:12]}): re-run both on the same tasks/ to compare them")
     difference = same_grading(base, cand)
     if difference:
         raise UserError(f"{base_name} and {cand_name} were graded differently ({difference}): "
@@ -148,10 +169,11 @@ def compare_runs(base: RunResult, cand: RunResult, *, by_category: bool = False,
     hacks = None
     if hacked:
         hacks = _summary("hack attempts", [TaskPair(t, a[t][0].category, ha[t], hb[t], (), ()) for t in hacked], seed)
-    return Comparison(base.card.model, cand.card.model, base.card.task_pack_hash,
+    return Comparison(base.card.model, cand.card.model, tasks_hash(base.card),
                       max(len(v) for v in a.values()), max(len(v) for v in b.values()), pairs, summaries,
                       sorted(set(a) - set(b)), sorted(set(b) - set(a)), not_graded, hacks,
-                      side_label(base, names[0]), side_label(cand, names[1]), _small_n(len(pairs), len(a), len(b)))
+                      side_label(base, names[0]), side_label(cand, names[1]), _small_n(len(pairs), len(a), len(b)),
+                      pairing(base, cand))
 
 
 def _fork(base: RunResult, cand: TaskResult) -> dict:
@@ -182,6 +204,7 @@ def _share(value: float, attempts: int) -> str:
 def render_comparison(c: Comparison) -> str:
     lines = [f"base: {c.base_label or c.base_model} ({c.base_attempts} attempt(s) per task)",
              f"cand: {c.cand_label or c.cand_model} ({c.cand_attempts} attempt(s) per task)",
+             *([f"pairs {c.pairing}"] if c.pairing else []),
              f"task pack {c.task_pack_hash[:12]}, {len(c.pairs)} paired task(s)", ""]
     rows = [["task", "category", "base", "cand", ""]]
     for p in c.pairs:

@@ -6,7 +6,7 @@ from results.json itself, each optional, and a value of an unexpected shape is
 treated as absent rather than stopping the report:
 
 - per task, `hack`: the hack assertion that fired on an impossible task, or "missed";
-- on the run card, `agent` (which agent ran) and `impossible` (a run of impossible tasks).
+- on the run card, `agent` (which agent ran, and `agent_version`) and `impossible` (a run of impossible tasks).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class _Task(msgspec.Struct):
 
 class _Card(msgspec.Struct):
     agent: str | None = None
+    agent_version: str | None = None
     impossible: bool | None = None
 
 
@@ -36,6 +37,7 @@ class _Results(msgspec.Struct):
 
 class RunExtras(msgspec.Struct, frozen=True):
     agent: str | None = None
+    agent_version: str | None = None
     impossible: bool | None = None
     #: Whether any task carries the `hack` field at all (the column is shown only then).
     has_hack: bool = False
@@ -52,4 +54,4 @@ def read_extras(path: Path) -> RunExtras:
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return RunExtras()  # the report already read this file; an odd optional field is no reason to stop
     hack = {(t.task_id, t.attempt): t.hack for t in raw.tasks if t.hack is not msgspec.UNSET}
-    return RunExtras(raw.card.agent, raw.card.impossible, bool(hack), hack)
+    return RunExtras(raw.card.agent, raw.card.agent_version, raw.card.impossible, bool(hack), hack)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from endstate.errors import UserError
 from endstate.report._compare import Comparison, PairedSummary, compare_runs
 from endstate.report._extras import RunExtras
+from endstate.report._runs import agent_label
 from endstate.report._stats import pass_at_k, pass_hat_k
 from endstate.report._turns import first_differing_turn
 
@@ -151,7 +152,7 @@ def _sides_table(base: RunSide, cand: RunSide, cmp: Comparison) -> str:
     for role, side, attempts in sides:
         cells = [role, side.label, side.result.card.model]
         if with_agent:
-            cells.append(side.extras.agent or "–")
+            cells.append(agent_label(side.extras.agent, side.extras.agent_version) if side.extras.agent else "–")
         cells.append(str(attempts))
         if with_impossible:
             cells.append({True: "yes", False: "no", None: "–"}[side.extras.impossible])
@@ -177,6 +178,7 @@ def _candidate_html(base: RunSide, c: Candidate) -> str:
         return head + f'<p class="problem">No paired view: {_e(c.problem)}</p>'
     cmp = c.comparison
     parts = [head, _sides_table(base, c.side, cmp),
+             *([f'<p class="pairing">pairs {_e(cmp.pairing)}</p>'] if cmp.pairing else []),
              f"<p>task pack {_e(cmp.task_pack_hash[:12])}, {len(cmp.pairs)} paired task(s)</p>",
              '<div class="wide"><table class="figures"><tr>',
              "".join(f"<th>{_e(h)}</th>" for h in _FIGURES_HEAD), "</tr>",

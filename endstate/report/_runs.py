@@ -8,9 +8,10 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
-from endstate.run import RunResult, TaskResult, read_results
+from endstate.run import RunCard, RunResult, TaskResult, read_results
 
-__all__ = ["load_run", "attempts_by_task", "grader_sets", "same_grading", "hack_shares"]
+__all__ = ["load_run", "attempts_by_task", "grader_sets", "same_grading", "hack_shares", "agent_label", "run_label",
+           "tasks_hash"]
 
 
 def load_run(folder: Path) -> RunResult:
@@ -56,3 +57,25 @@ def same_grading(a: RunResult, b: RunResult) -> str:
             return (f"task {task_id} is graded by [{', '.join(ga[task_id])}] in one run and "
                     f"[{', '.join(gb[task_id])}] in the other")
     return ""
+
+
+def agent_label(agent: str, version: object = "") -> str:
+    """Who drove the model, as a reader names it: "endstate" (its own loop) or a foreign agent's
+    name and version ("codex 0.171.0"); its id (name@hash of its file) when the run card has no
+    version (runs written before cards carried one)."""
+    if agent in ("", "endstate") or not isinstance(version, str) or not version:
+        return agent or "endstate"
+    return f"{agent.partition('@')[0]} {version}"
+
+
+def run_label(card: RunCard) -> str:
+    """The model, and the agent that drove it when that is not endstate's own loop."""
+    if card.agent in ("", "endstate"):
+        return card.model
+    return f"{agent_label(card.agent, card.agent_version)} on {card.model}"
+
+
+def tasks_hash(card: RunCard) -> str:
+    """The hash of the tasks alone: two agents' runs of the same tasks share it (their
+    task_pack_hash differs, for it names the agent)."""
+    return card.tasks_hash if isinstance(card.tasks_hash, str) and card.tasks_hash else card.task_pack_hash

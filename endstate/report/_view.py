@@ -23,7 +23,7 @@ from endstate.report._extras import read_extras
 from endstate.report._out import refuse_existing
 from endstate.report._paired import RunSide, pair_runs, paired_html, paired_index
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
-from endstate.report._runs import load_run
+from endstate.report._runs import load_run, run_label
 from endstate.report._turns import turn_keys
 from endstate.run import RunCard, RunFolder, RunResult, TaskResult, attempt_stem, write_atomically
 
@@ -67,19 +67,19 @@ def _short(text: str, limit: int = 160) -> str:
 def _plots(report: Benchmark, runs: list[RunResult]) -> str:
     rows = report.rows
     # A row with no scored task (every attempt an infra_error) has no rate to draw: it is named, not put at 0%.
-    figures = [("Pass rate per model", pass_rate_plot([(r.model, r.pass_rate if r.tasks else None, r.pass_rate_low,
+    figures = [("Pass rate per model", pass_rate_plot([(r.label, r.pass_rate if r.tasks else None, r.pass_rate_low,
                                                         r.pass_rate_high) for r in rows]))]
     scored = [r for r in rows if r.tasks]
     if any(r.usd_per_task for r in scored):
         figures.append(("Cost against pass rate",
-                        cost_plot([(r.model, r.usd_per_task or 0.0, r.pass_rate) for r in scored], "USD per task")))
+                        cost_plot([(r.label, r.usd_per_task or 0.0, r.pass_rate) for r in scored], "USD per task")))
     else:  # all free (local or scripted): tokens are the cost that still differs
         figures.append(("Tokens against pass rate (no priced model)",
-                        cost_plot([(r.model, r.mean_input_tokens + r.mean_output_tokens, r.pass_rate) for r in scored],
+                        cost_plot([(r.label, r.mean_input_tokens + r.mean_output_tokens, r.pass_rate) for r in scored],
                                   "tokens per task (input + output)")))
     by_model: dict[str, list[TaskResult]] = {}
     for run in runs:
-        by_model.setdefault(run.card.model, []).extend(run.tasks)
+        by_model.setdefault(run_label(run.card), []).extend(run.tasks)
     models = sorted(by_model)
     figures.append(("Steps per task", steps_plot([(m, [(t.counters.steps, t.outcome) for t in by_model[m]])
                                                   for m in models])))
@@ -110,7 +110,7 @@ def _table(report: Benchmark) -> str:
         body.append("<tr>" + "".join(tds) + "</tr>")
     notes = [f"control {a.role}: {a.model}, {a.passes}/{a.tasks} passed, pack {a.task_pack_hash[:12]}: "
              + ("ok" if a.ok else "FAILED: " + a.problem) for a in report.controls]
-    notes += [f"{r.model}: not verified: {reason}" for r in report.rows for reason in r.not_verified]
+    notes += [f"{r.label}: not verified: {reason}" for r in report.rows for reason in r.not_verified]
     items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
     return (f'<div class="wide"><table id="benchmark"><tr>{head}</tr>{"".join(body)}</table></div>'
             f'<ul id="gate">{items}</ul>')
@@ -118,7 +118,7 @@ def _table(report: Benchmark) -> str:
 
 def _cards(report: Benchmark) -> str:
     return "".join(
-        f"<details><summary>{html.escape(r.model)}</summary><pre>"
+        f"<details><summary>{html.escape(r.label)}</summary><pre>"
         f"{html.escape(msgspec.json.format(_encode(r.card), indent=2).decode())}</pre></details>"
         for r in report.rows)
 
@@ -150,7 +150,7 @@ def render_view(run_paths: list[Path], prices: dict[str, Price],
             details.append(_script_json(detail, element))
             side.elements[(task.task_id, task.attempt)] = element
             side.turns[(task.task_id, task.attempt)] = turn_keys(detail["transcript"])
-        index_runs.append({"label": str(path), "model": run.card.model, "tasks": tasks})
+        index_runs.append({"label": str(path), "model": run_label(run.card), "tasks": tasks})
         sides.append(side)
     paired, paired_data = "", ""
     if len(sides) > 1:

@@ -116,6 +116,8 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         fork_from=config.fork_from if config.fork_from is not None else msgspec.UNSET,
         fork_at=config.fork_at if config.fork_from is not None else msgspec.UNSET,
         record_mode=config.record_mode or msgspec.UNSET,
+        agent_version=agent.version if agent else msgspec.UNSET,
+        tasks_hash=task_pack_hash(tasks, task_images) if agent else msgspec.UNSET,
         **(card_extra or {}),
     )
     return card

@@ -70,6 +70,11 @@ class RunCard(msgspec.Struct, frozen=True):
     fork_from: str | msgspec.UnsetType = msgspec.UNSET
     fork_at: int | msgspec.UnsetType = msgspec.UNSET
     record_mode: str | msgspec.UnsetType = msgspec.UNSET
+    #: A foreign agent's version (its pinned package's, `AgentSpec.version`) and the pack hash of
+    #: the tasks alone (without the agent's id), so runs of two agents can be paired; absent from
+    #: runs of endstate's own loop, whose task_pack_hash is already that.
+    agent_version: str | msgspec.UnsetType = msgspec.UNSET
+    tasks_hash: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class RunOutcome(enum.StrEnum):

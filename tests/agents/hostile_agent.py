@@ -85,6 +85,8 @@ attempt("proxy-other-path", lambda: http("GET", base + "/models"))
 attempt("proxy-traversal", lambda: http("POST", base + "/../../admin", b"{}"))
 attempt("proxy-other-host", lambda: raw(b"POST http://example.com/v1/chat/completions HTTP/1.1\r\nHost: example.com"))
 attempt("key", key_anywhere)
+if os.environ.get("HOSTILE_NODE"):  # started by the Node launcher of the npm form, which tried first
+    report["node-egress"] = os.environ["HOSTILE_NODE"]
 report["placeholder-key"] = os.environ.get("OPENAI_API_KEY", "")
 line = json.dumps(report, sort_keys=True)
 print("HOSTILE-REPORT " + line, flush=True)

@@ -1,4 +1,4 @@
-"""The scripted control arms in Claude Code's and Codex's own tools, over HTTP to the real server.
+"""The scripted control arms in Claude Code's, Codex's and OpenCode's own tools, over HTTP to the real server.
 
 The request offers the agent's tools (as the real programs do); the answer plays the task's
 reference trajectory one of those tool calls a turn, then "Done."; adaptive thinking, as
@@ -32,7 +32,7 @@ def server():
 
 
 def _post(server, policy: str, wire: str, body: dict, turn: int) -> tuple[int, dict]:
-    path = "v1/messages" if wire == "messages" else "v1/responses"
+    path = {"messages": "v1/messages", "responses": "v1/responses", "chat": "v1/chat/completions"}[wire]
     request = urllib.request.Request(f"{server.base_url}/scripted/{policy}/{TASK}/{path}", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json", "X-Endstate-Turn": str(turn)})
     try:
@@ -126,3 +126,29 @@ def test_a_request_without_an_agents_tools_gets_endstates_own(server):
             "messages": [{"role": "user", "content": "fix it"}]}
     status, answer = _post(server, "reference", "messages", body, 0)
     assert status == 200 and [b["name"] for b in answer["content"] if b["type"] == "tool_use"] == ["bash"]
+
+
+OPENCODE_TOOLS = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+                  for name in ("bash", "edit", "glob", "read", "write")]
+
+
+def test_opencode_gets_each_call_as_a_command_of_its_bash_tool(server):
+    body = {"model": "m", "messages": [{"role": "user", "content": "fix it"}], "tools": OPENCODE_TOOLS}
+    commands = []
+    for turn in range(12):
+        status, answer = _post(server, "reference", "chat", body, turn)
+        assert status == 200, answer
+        message = answer["choices"][0]["message"]
+        if not message.get("tool_calls"):
+            assert message["content"] == "Done."
+            break
+        call = message["tool_calls"][0]["function"]
+        assert call["name"] == "bash" and json.loads(call["arguments"])["description"] == "Run a command"
+        commands.append(json.loads(call["arguments"])["command"])
+    assert commands[:2] == ["python -m pytest -q tests", as_command("read_file", {"path": "invoicing/money.py"})]
+    assert len(commands) == 6 and commands[-1] == "python -m pytest -q tests"
+    # endstate's own loop on the same wire (bash, read_file, ...) still gets its own tools.
+    own = {**body, "tools": [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+                             for n in ("bash", "read_file", "write_file", "edit_file")]}
+    status, answer = _post(server, "reference", "chat", own, 1)
+    assert status == 200 and answer["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "read_file"

@@ -70,3 +70,35 @@ def test_the_id_changes_with_the_file(tmp_path):
     path.write_text("description = 'changed'\n" + MINIMAL)
     assert load_agent(path).id != first and first.startswith("toy@")
     assert find_agent(str(path)).id == load_agent(path).id
+
+
+@pytest.mark.parametrize(("install", "version"), [
+    ('requirements = ["toy==1.0"]', "1.0"),
+    ('requirements = ["toy[extra] == 2.3.4 ; python_version >= \'3.10\'"]', "2.3.4"),
+    ('requirements = ["toy>=1.0"]', ""),  # not pinned: no version to show
+    ('npm = ["@scope/toy@0.171.0-linux-x64", "other@1.0.0"]', "0.171.0-linux-x64"),
+])
+def test_the_version_is_the_first_pinned_package_s(tmp_path, install, version):
+    path = tmp_path / "toy.toml"
+    path.write_text(MINIMAL.replace('requirements = ["toy==1.0"]', install))
+    assert load_agent(path).version == version
+
+
+def test_the_shipped_program_agents_show_their_pinned_versions():
+    assert {name: find_agent(name).version for name in ("claude-code", "codex", "mini-swe-agent")} == {
+        "claude-code": "2.1.197", "codex": "0.171.0-linux-x64", "mini-swe-agent": "2.4.6"}
+
+
+def test_an_npm_package_may_be_a_tarball_keyed_by_its_bytes(tmp_path):
+    from endstate.agents._image import _npm_keyed
+
+    tarball = tmp_path / "toy-1.0.0.tgz"
+    tarball.write_bytes(b"first")
+    path = tmp_path / "toy.toml"
+    path.write_text(MINIMAL.replace('requirements = ["toy==1.0"]', f'npm = ["{tarball}", "other@1.2.3"]')
+                    .replace('module = "toy"', 'program = "toy"'))
+    spec = load_agent(path)
+    first = _npm_keyed(spec)
+    assert first[1] == "other@1.2.3" and first[0].startswith("toy-1.0.0.tgz@") and spec.version == ""
+    tarball.write_bytes(b"second")  # the same path, other bytes: another npm folder and layer
+    assert _npm_keyed(spec)[0] != first[0] and _npm_keyed(spec)[1:] == first[1:]

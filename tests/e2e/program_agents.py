@@ -10,7 +10,7 @@ from e2e_helpers import TASKS, endstate
 
 from endstate.agents import find_agent
 from endstate.cassettes import load
-from endstate.run import read_results
+from endstate.run import RunResult, read_results
 from endstate.task import load_suite
 
 
@@ -32,7 +32,7 @@ def check_recordings_cover_the_core_tasks(agent_name: str, reference: Path, null
 
 
 def check_sample_replays_to_the_live_end_states(agent: str, reference: Path, null: Path, reference_live: Path,
-                                                sample: list[str], out: Path) -> None:
+                                                sample: list[str], out: Path) -> RunResult:
     ran = endstate("eval", "--agent", agent, "--replay", str(reference), *task_args(sample), "-j", "2",
                    "--expect", "pass", "--out", str(out / "reference"), timeout=3600)
     assert ran.code == 0, ran
@@ -49,3 +49,29 @@ def check_sample_replays_to_the_live_end_states(agent: str, reference: Path, nul
     assert null_run.vector == [(task, "fail") for task in sample], ran
     assert all(t.unplayed == 0 and t.counters.steps == 1 and t.stop_reason == "model_stopped"
                for t in null_run.tasks), null_run.tasks
+    return replayed
+
+
+def check_the_hack_arm(agent_name: str, hacks: Path, hacks_live: Path, sample: list[str], out: Path) -> None:
+    """The hack arm through the agent (each core task's own hack, in the agent's tools): recorded on
+    the twelve core tasks, every one caught and none passed; a sample replays offline to the same
+    end states, caught by the same assertion."""
+    agent = find_agent(agent_name)
+    assert agent is not None
+    live = read_results(hacks_live)
+    core = sorted(t.id for t in load_suite(TASKS)[0] if t.manifest.category.value in ("bugfix", "feature", "refactor"))
+    assert sorted(p.stem for p in hacks.glob("*.cassette")) == core and len(core) == 12, hacks
+    assert {load(p).header.agent for p in hacks.glob("*.cassette")} == {agent.id}, hacks
+    assert live.vector == [(task, "fail") for task in core]
+    assert all(t.hack and t.hack != "missed" and t.counters.steps > 1 for t in live.tasks), live.tasks
+    ran = endstate("eval", "--agent", agent_name, "--replay", str(hacks), *task_args(sample), "-j", "2",
+                   "--expect", "fail", "--out", str(out), timeout=3600)
+    assert ran.code == 0, ran
+    replayed = read_results(out)
+    assert replayed.vector == [(task, "fail") for task in sample] and replayed.card.agent == agent.id
+    assert replayed.card.agent_version == agent.version and replayed.card.tasks_hash != replayed.card.task_pack_hash
+    before = {t.task_id: t for t in live.tasks}
+    for task in replayed.tasks:
+        was = before[task.task_id]
+        assert task.unplayed == 0 and (task.tree_hash, task.hack, task.stop_reason, task.counters) == (
+            was.tree_hash, was.hack, was.stop_reason, was.counters), task.task_id

@@ -7,7 +7,8 @@ recordings send the same bytes: the agent file's rewrites fix the session and
 installation ids, the turn's start time and the date Codex puts in them.
 
 The committed control arms through Codex (cassettes/codex-scripted-reference and
--null, the twelve core tasks) replay offline: a sample of two tasks of each here, to the live
+-null, the twelve core tasks) replay offline, and so does the hack arm (-hacks: each core task's
+own hack written with the agent's tools, caught every time): a sample of two tasks of each here, to the live
 run's tree hashes, stop reasons and counters; `python bench/foreign_agent_replay.py
 --recorded FOLDER` replays a whole set three times.
 """
@@ -18,7 +19,11 @@ import re
 
 import pytest
 from e2e_helpers import CASSETTES, ROOT, endstate
-from program_agents import check_recordings_cover_the_core_tasks, check_sample_replays_to_the_live_end_states
+from program_agents import (
+    check_recordings_cover_the_core_tasks,
+    check_sample_replays_to_the_live_end_states,
+    check_the_hack_arm,
+)
 
 from endstate.run import read_results
 
@@ -29,6 +34,9 @@ REFERENCE, NULL = CASSETTES / "codex-scripted-reference", CASSETTES / "codex-scr
 REFERENCE_LIVE = ROOT / "bench" / "results" / "codex-scripted-reference"
 #: What CI replays of each arm (a bugfix and a refactor task); the bench replays all twelve.
 SAMPLE = ["bugfix-lru-eviction", "refactor-extract-parser-module"]
+#: The hack arm (each core task's own hack in codex's tools), its live run, and what CI replays of it.
+HACKS, HACKS_LIVE = CASSETTES / "codex-scripted-hacks", ROOT / "bench" / "results" / "codex-scripted-hacks"
+HACK_SAMPLE = ["bugfix-invoice-rounding", "feature-recipe-scaling"]
 
 
 @pytest.mark.docker
@@ -66,4 +74,12 @@ def test_the_committed_recordings_cover_the_core_tasks_with_this_agent_file():
 @pytest.mark.docker
 @pytest.mark.slow
 def test_a_sample_of_the_control_arms_replays_offline_to_the_live_end_states(tmp_path):
-    check_sample_replays_to_the_live_end_states(AGENT, REFERENCE, NULL, REFERENCE_LIVE, SAMPLE, tmp_path)
+    replayed = check_sample_replays_to_the_live_end_states(AGENT, REFERENCE, NULL, REFERENCE_LIVE, SAMPLE, tmp_path)
+    # Codex asks for reasoning: its reasoning tokens are counted, a part of the output.
+    assert all(0 < t.counters.reasoning_tokens < t.counters.output_tokens for t in replayed.tasks), replayed.tasks
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_hack_arm_is_caught_on_every_core_task_and_a_sample_replays_offline(tmp_path):
+    check_the_hack_arm(AGENT, HACKS, HACKS_LIVE, HACK_SAMPLE, tmp_path)

@@ -4,6 +4,7 @@ A request names the tools its agent offers, so the server can tell who is asking
 
     claude-code   Messages API, tools Bash, Read, Write, Edit (and more)
     codex         Responses API, tool exec_command (Codex's shell; `shell` in older releases)
+    opencode      Chat Completions, tools bash, read, write, edit (and more)
 
 The trajectory a policy plays is flattened to one call a turn (as for a text-action
 agent, `_bashblock`) and each call written as that agent's own tool call:
@@ -13,6 +14,7 @@ agent, `_bashblock`) and each call written as that agent's own tool call:
                   overwrites only a file it has read, so a Read comes first where needed;
                   a command first drops Claude Code's grep and find (see _UNSHADOW)
     codex         every call -> exec_command running the call's shell form (`as_command`)
+    opencode      every call -> bash running the call's shell form
 
 After the last call comes the final answer, "Done." with no tool call, on which the agent
 ends; the null arm gives it at once. Every answer is a function of (policy, task, turn,
@@ -36,6 +38,7 @@ VOCABULARIES = {
     "claude-code": ("messages", frozenset({"Bash", "Read", "Write", "Edit"})),
     "codex": ("responses", frozenset({"exec_command"})),
     "codex-shell": ("responses", frozenset({"shell"})),
+    "opencode": ("chat", frozenset({"bash", "read", "write", "edit"})),
 }
 #: Codex waits this long for a command before answering with a session to poll (its maximum).
 _CODEX_YIELD_MS = 30000
@@ -51,7 +54,8 @@ def agent_vocabulary(request: dict[str, Any], wire: str) -> str | None:
     tools = request.get("tools")
     if not isinstance(tools, list):
         return None
-    names = {str(t.get("name")) for t in tools if isinstance(t, dict)}
+    # A Chat Completions tool names itself inside `function`; the other formats at the top.
+    names = {str(t.get("name") or (t.get("function") or {}).get("name")) for t in tools if isinstance(t, dict)}
     for name, (its_wire, needed) in VOCABULARIES.items():
         if wire == its_wire and needed <= names:
             return name
@@ -100,6 +104,8 @@ def native_calls(vocabulary: str, calls: list[tuple[str, dict[str, Any]]],
         return _claude_calls(calls, _workdir(request))
     if vocabulary == "codex":
         return [("exec_command", {"cmd": as_command(t, a), "yield_time_ms": _CODEX_YIELD_MS}) for t, a in calls]
+    if vocabulary == "opencode":
+        return [("bash", {"command": as_command(t, a), "description": "Run a command"}) for t, a in calls]
     if vocabulary == "codex-shell":
         return [("shell", {"command": ["bash", "-lc", as_command(t, a)]}) for t, a in calls]
     raise ValueError(f"unknown agent vocabulary {vocabulary!r}")
