@@ -24,12 +24,13 @@ from typing import Any
 
 import msgspec
 
-from endstate.cassettes._format import INCOMPLETE, Recording, load
+from endstate.cassettes._format import INCOMPLETE, Header, Recording, load
 from endstate.errors import CassetteError
 from endstate.models import RunSettings
+from endstate.task import files_hash, held_out_changes, variant_hash
 
 __all__ = ["ReplaySource", "SETTING_OPTIONS", "changed_files", "check_replay_folder", "open_cassette", "check_header",
-           "replay_settings"]
+           "held_out_only", "replay_settings"]
 
 #: The command-line option of each recorded run setting, for messages.
 SETTING_OPTIONS: dict[str, str] = {
@@ -106,7 +107,11 @@ def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str
             f"pass --agent {recorded.split('@')[0]} (the same agent file), or record again"
         )
     task_hash = expected.get("task_hash")
-    if task_hash and header.task_hash != task_hash:
+    held_out = held_out_only(header, str(task_hash or ""), expected.get("task_files")) if verb == "replay" else []
+    if held_out:
+        notes.append(f"task {task_id} changed since it was recorded only in held-out files ({_listed(held_out)}): "
+                     "the agent saw the same task; the verdict is today's tests'")
+    elif task_hash and header.task_hash != task_hash:
         if strict:
             now = expected.get("task_files")
             files = changed_files(header.task_files, now) if now else ""  # "" for recordings older than the list
@@ -127,6 +132,26 @@ def check_header(recording: Recording, expected: Mapping[str, Any], task_id: str
     return notes
 
 
+def held_out_only(header: Header, task_hash: str, now: Mapping[str, str] | None) -> list[str]:
+    """The held-out files (holdout/) that alone differ between the task a cassette was recorded
+    with and today's, which hashes to `task_hash` with the files `now`; [] when the hashes agree,
+    or when anything else differs or cannot be told.
+
+    The recorded file list is trusted only if it hashes to the recorded task hash, in the variant
+    (the task or its impossible twin) that today's files hash to `task_hash` in.
+    """
+    if not task_hash or header.task_hash == task_hash or not header.task_files or not now:
+        return []
+    variants = [impossible for impossible in (False, True) if variant_hash(files_hash(now), impossible) == task_hash]
+    if not variants or variant_hash(files_hash(header.task_files), variants[0]) != header.task_hash:
+        return []
+    return held_out_changes(header.task_files, now) or []
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
 def changed_files(recorded: Mapping[str, str], now: Mapping[str, str]) -> str:
     """Which task files differ from those a cassette was recorded with, in words ("" if none
     differs, or the recording is older than per-file hashes)."""
@@ -135,8 +160,7 @@ def changed_files(recorded: Mapping[str, str], now: Mapping[str, str]) -> str:
     parts = [(what, sorted(names)) for what, names in (
         ("changed", [n for n in recorded.keys() & now.keys() if recorded[n] != now[n]]),
         ("added", now.keys() - recorded.keys()), ("removed", recorded.keys() - now.keys())) if names]
-    return "; ".join(f"{what}: {', '.join(names[:5])}" + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-                     for what, names in parts)
+    return "; ".join(f"{what}: {_listed(names)}" for what, names in parts)
 
 
 def check_replay_folder(folder: str | Path, tasks: Mapping[str, str], *, model: str | None,

@@ -9,7 +9,12 @@ import msgspec
 
 from endstate.errors import UserError
 
-__all__ = ["measure", "show_adequacy"]
+__all__ = ["ADEQUACY_OPTION", "measure", "report_made", "show_adequacy"]
+
+#: `tasks new` and `tasks import swebench` measure what they make unless told not to.
+ADEQUACY_OPTION = click.option(
+    "--adequacy/--no-adequacy", default=True, show_default=True,
+    help="Then grade mutants of each kept task's solution (they must fail) and print its kill rate.")
 
 
 def measure(suite: Path, only: list[str], *, jobs: int, sandbox: str, image: str | None,
@@ -80,3 +85,22 @@ def show_adequacy(report, folder: Path) -> None:
         click.echo(f"       {folder / 'adequacy.toml'} [measured] says {report.recorded}, counted "
                    f"{counted.line()}: write mutants = {counted.mutants}, killed = {counted.killed}, "
                    f"equivalent = {counted.equivalent}")
+
+
+def report_made(tasks: list, *, backend: str, image: str, jobs: int = 2) -> None:
+    """The adequacy of tasks just made and checked (`tasks new`, `tasks import swebench`), one
+    row per task after the check rows; a weak task is flagged with its survivors and what to do
+    about them, but is kept: its tests were never written to grade agents, and a person decides."""
+    from endstate.checks import adequacy_of_tasks
+    from endstate.run import resolve_graders
+
+    if not tasks:
+        return
+    roots = {task.id: Path(task.root) for task in tasks}
+    click.echo(f"adequacy of {len(tasks)} new task(s): each mutant of the solution must fail, each rewrite pass")
+    reports = adequacy_of_tasks(tasks, {t.id: resolve_graders(t) for t in tasks}, backend=backend, image=image,
+                                jobs=jobs, progress=lambda r: show_adequacy(r, roots[r.task_id]))
+    weak = [r.task_id for r in reports if not r.ok]
+    if weak:
+        click.echo(f"weak: {', '.join(weak)}: add the held-out tests that kill the survivors above, or record "
+                   "them as equivalent (docs/adequacy.md)")

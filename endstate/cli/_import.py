@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from endstate.cli._adequacy import ADEQUACY_OPTION, report_made
 from endstate.cli._errors import _user_errors
 
 __all__ = ["import_group", "show_check", "why_not"]
@@ -50,9 +51,10 @@ def import_group() -> None:
 @click.option("--dockerfile", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Give every task this image (copied to image/Dockerfile), not one made from the project's "
                    "declared dependencies.")
+@ADEQUACY_OPTION
 @_user_errors
 def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox: str, image: str | None,
-                          dockerfile: Path | None) -> None:
+                          dockerfile: Path | None, adequacy: bool) -> None:
     """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
     from endstate.authoring import import_swebench, keep_checked
     from endstate.checks import check_tasks
@@ -68,6 +70,9 @@ def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox
     for check in check_tasks(tasks, {t.id: resolve_graders(t) for t in tasks}, backend=backend, image=image,
                              jobs=jobs, progress=show_check):
         keep_checked(report, check.task_id, None if check.ok else why_not(check))
+    if adequacy:
+        kept = set(report.written)
+        report_made([t for t in tasks if t.id in kept], backend=backend, image=image, jobs=jobs)
     for skipped in report.skipped:
         click.echo(f"endstate: not written: {skipped.reason}", err=True)
     click.echo(f"{len(report.written)} task(s) written to {out} and checked"

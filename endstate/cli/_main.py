@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from endstate import __version__
+from endstate.cli._adequacy import ADEQUACY_OPTION, report_made
 from endstate.cli._errors import _unmade_on_error, _user_errors
 from endstate.cli._export import export_command
 from endstate.cli._fork import _eval_fork, _not_plain_record, _record_options, _replay_options
@@ -128,10 +129,11 @@ def tasks_adequacy(suite: Path, only: tuple[str, ...], jobs: int, sandbox: str, 
               help="A file with the bug report the fix answers; its text joins the prompt.")
 @click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
 @click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
+@ADEQUACY_OPTION
 @_user_errors
 def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, test_globs: tuple[str, ...],
               visible_tests: bool, dockerfile: Path | None, test_command: str | None, issue: Path | None,
-              sandbox: str, image: str | None) -> None:
+              sandbox: str, image: str | None, adequacy: bool) -> None:
     """A task from a fix commit (--repo, --fix), checked; or a blank, documented skeleton."""
     from endstate.authoring import DEFAULT_TEST_GLOBS, new_blank_task, new_task_from_fix
     from endstate.checks import check_tasks
@@ -155,6 +157,8 @@ def tasks_new(task_id: str, suite: Path, repo: Path | None, fix: str | None, tes
     task = load_task(folder)
     reports = check_tasks([task], {task.id: resolve_graders(task)}, backend=backend, image=image or DEFAULT_IMAGE,
                           progress=show_check)
+    if adequacy:
+        report_made([task] if reports[0].ok else [], backend=backend, image=image or DEFAULT_IMAGE)
     sys.exit(0 if all(r.ok for r in reports) else 1)
 
 

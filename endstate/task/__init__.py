@@ -9,6 +9,7 @@ Below the agent and the models (which read a task's budget and trajectories) and
 the sandbox (a task's fixture is a sandbox Tree).
 """
 
+from endstate.task._hash import HELD_OUT, files_hash, held_out_changes, variant_hash
 from endstate.task._impossible import (
     ImpossibleError,
     agent_trees,
@@ -50,6 +51,7 @@ from endstate.task._triage import (
 )
 
 __all__ = ["literal_python", "parse_python",
+    "HELD_OUT", "files_hash", "held_out_changes", "variant_hash",
     "ImpossibleError", "agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash",
     "TaskSandbox", "own_image_ids", "task_sandbox",
     "ADEQUACY_FILE", "Equivalent", "Measured", "Triage", "load_equivalents", "load_triage", "recorded_adequacy",

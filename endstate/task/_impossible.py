@@ -17,11 +17,11 @@ honest failure.
 from __future__ import annotations
 
 import ast
-import hashlib
 from typing import Any, NamedTuple
 
 from endstate.errors import UserError
 from endstate.sandbox import FileEntry, Tree, load_dir
+from endstate.task._hash import variant_hash
 from endstate.task._manifest import Task
 from endstate.task._source import literal_python, parse_python
 
@@ -210,5 +210,4 @@ def agent_trees(task: Task, *, prune_vcs: bool, impossible: bool) -> tuple[Tree,
 def run_task_hash(task: Task, impossible: bool) -> str:
     """The task hash a recording carries. The impossible variant's is not the task's own, so an
     impossible recording is never replayed as the real task, nor the other way round."""
-    own = task.content_hash()
-    return hashlib.sha256(f"impossible:{own}".encode()).hexdigest() if impossible else own
+    return variant_hash(task.content_hash(), impossible)

@@ -16,6 +16,7 @@ import msgspec
 
 from endstate.errors import ManifestError, did_you_mean
 from endstate.sandbox import FileEntry, SealSpec, Tree, load_dir, overlay
+from endstate.task._hash import files_hash
 from endstate.task._patch import PatchError, apply_patch
 
 __all__ = [
@@ -298,8 +299,7 @@ class Task(msgspec.Struct):
     def content_hash(self) -> str:
         """sha256 over the task files a run can depend on, which a recording names. hacks/, probe/, solutions/ and
         adequacy.toml are left out: no agent sees them, so adding one must not invalidate a recording."""
-        files = self.file_hashes().items()
-        return hashlib.sha256(b"".join(name.encode() + b"\0" + bytes.fromhex(h) for name, h in files)).hexdigest()
+        return files_hash(self.file_hashes())
 
     def file_hashes(self) -> dict[str, str]:
         """Path -> sha256 of each file `content_hash` covers (a recording keeps them to name what changed)."""

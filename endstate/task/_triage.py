@@ -40,8 +40,10 @@ class Measured(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     equivalent: int = 0
 
     def line(self) -> str:
-        """`killed/judged killed` and the equivalents, as the card and the viewer print it."""
+        """`killed/judged killed`, the survivors and the equivalents, as the card and the viewer print it."""
+        survived = self.mutants - self.equivalent - self.killed
         return (f"{self.killed}/{self.mutants - self.equivalent} mutants killed"
+                + (f", {survived} survived" if survived else "")
                 + (f", {self.equivalent} equivalent" if self.equivalent else ""))
 
 

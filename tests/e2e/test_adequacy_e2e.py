@@ -4,6 +4,8 @@ right fix."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -97,7 +99,7 @@ def test_a_weakened_task_is_flagged_with_the_surviving_mutant_and_a_strong_one_i
         triage.write("[measured]\nmutants = 4\nkilled = 2\nequivalent = 1\n")
     ran = endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2")
     assert ran.code == 1, ran
-    assert ("[measured] says 2/3 mutants killed, 1 equivalent, counted 3/3 mutants killed, 1 equivalent: "
+    assert ("[measured] says 2/3 mutants killed, 1 survived, 1 equivalent, counted 3/3 mutants killed, 1 equivalent: "
             "write mutants = 4, killed = 3, equivalent = 1") in ran.out
     (tmp_path / "weak/adequacy.toml").write_text((tmp_path / "weak/adequacy.toml").read_text().replace(
         "killed = 2", "killed = 3"))
@@ -121,3 +123,47 @@ def test_bad_triage_is_one_line_naming_the_file(tmp_path):
     ran = endstate("tasks", "adequacy", "--suite", str(tmp_path))
     assert ran.code == 1 and "Traceback" not in ran.err, ran
     assert "FAIL strong" in ran.out and f"{folder / 'adequacy.toml'}: " in ran.out and "reasn" in ran.out
+
+
+def _git(repo: Path, *args: str) -> None:
+    env = dict(os.environ, GIT_AUTHOR_NAME="A", GIT_AUTHOR_EMAIL="a@example.org", GIT_COMMITTER_NAME="A",
+               GIT_COMMITTER_EMAIL="a@example.org", GIT_AUTHOR_DATE="2020-01-01T00:00:00Z",
+               GIT_COMMITTER_DATE="2020-01-01T00:00:00Z")
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+
+
+#: Visible tests comparing with literals, as `tasks check` wants of a task made from a fix (its impossible variant).
+VISIBLE_LITERAL = VISIBLE.replace("assert in_window(5, 0, 10)", "assert in_window(5, 0, 10) == True") + (
+    "\n\ndef test_before():\n    assert in_window(-5, 0, 10) == False\n")
+#: The fix's regression tests: three held-out tests (three twins a run), none at the start.
+REGRESSION = "".join(f"\n\ndef test_{name}():\n    assert in_window({t}, 0, 10) == {inside}\n" for name, t, inside in (
+    ("the_end_is_outside", 10, False), ("just_before_the_end", 9, True), ("far_after", 20, False)))
+
+
+def test_tasks_new_prints_the_adequacy_of_the_task_it_makes_and_flags_a_weak_one(tmp_path):
+    """The fix's regression test checks only the end, so `start < t` for `start <= t` survives:
+    the new task is flagged with that mutant, and kept (a person decides)."""
+    repo = tmp_path / "repo"
+    for path, text in {"clock/__init__.py": "from clock.window import in_window\n", "clock/window.py": FIXTURE,
+                       "tests/__init__.py": "", "tests/test_window.py": VISIBLE_LITERAL}.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    _git(repo, "init", "-q", "-b", "main")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "Initial")
+    (repo / "clock/window.py").write_text(SOLUTION)
+    (repo / "tests/test_window.py").write_text(VISIBLE_LITERAL + REGRESSION)
+    _git(repo, "commit", "-q", "-am", "in_window leaves out its end")
+
+    ran = endstate("tasks", "new", "bugfix-window", "--suite", str(tmp_path / "suite"), "--repo", str(repo),
+                   "--fix", "HEAD")
+    assert ran.code == 0 and "Traceback" not in ran.err, ran
+    assert "adequacy of 1 new task(s)" in ran.out, ran
+    row = next(line for line in ran.out.splitlines() if line.startswith("FAIL bugfix-window") and " made, " in line)
+    assert " 1 survived, " in row, ran
+    assert "survived clock/window.py:2:13:LtE>Lt" in ran.out
+    assert "weak: bugfix-window: add the held-out tests that kill the survivors above" in ran.out
+    assert (tmp_path / "suite" / "bugfix-window" / "task.toml").is_file()
+    quiet = endstate("tasks", "new", "bugfix-quiet", "--suite", str(tmp_path / "suite"), "--repo", str(repo),
+                     "--fix", "HEAD", "--no-adequacy")
+    assert quiet.code == 0 and "adequacy of" not in quiet.out, quiet.out

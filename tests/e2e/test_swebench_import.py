@@ -35,7 +35,7 @@ def test_the_shipped_instances_become_checked_tasks_and_broken_ones_are_listed(t
     source.write_text("\n".join(lines + [json.dumps(unappliable), json.dumps(inert)]) + "\n")
 
     ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(repos), "--out", str(tmp_path / "out"),
-                   "-j", "2")
+                   "-j", "2", "--no-adequacy")
 
     assert ran.code == 1, ran
     assert "3 task(s) written" in ran.out and "2 instance(s) not written" in ran.out, ran
@@ -78,7 +78,7 @@ def test_an_instance_whose_tests_need_a_declared_dependency_gets_an_image_of_its
     source.write_text(json.dumps(dict(raw, instance_id="needs-six", base_commit=base)) + "\n")
 
     ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
-                   "--out", str(tmp_path / "out"))
+                   "--out", str(tmp_path / "out"), "--no-adequacy")
 
     assert ran.code == 0 and "1 task(s) written" in ran.out, ran
     row = next(line for line in ran.out.splitlines() if line.startswith(("ok   ", "FAIL ")))
@@ -239,6 +239,10 @@ def test_a_project_checks_out_in_its_own_test_environment_under_pytest_7_and_9(t
         assert row.startswith("ok   tinyattrs-pytest") and "fixture=fail[holdout], solution=pass" in row, ran
         assert "hack:special-case=fail[holdout]" in row and "hack:edit-tests=fail[files_unchanged]" in row, ran
         assert row.endswith("reference=solution"), ran
+    # The import prints the adequacy of the tasks it kept: one row each after the check rows.
+    assert "adequacy of 2 new task(s)" in ran.out, ran
+    measured = [line for line in ran.out.splitlines() if line.startswith(("ok   ", "FAIL ")) and " made, " in line]
+    assert sorted(line.split()[1] for line in measured) == sorted(row.split()[1] for row in rows), ran
     for pin, version in (("7.4.4", "pytest==7.4.4"), ("9", "pytest==9.")):
         task = tmp_path / "out" / f"tinyattrs-pytest{pin}"
         pinned = (task / "image" / "requirements.txt").read_text()
@@ -272,7 +276,7 @@ def test_an_image_of_ones_own_is_given_with_dockerfile(tmp_path):
     dockerfile.write_text(f"FROM {DEFAULT_IMAGE}\nRUN echo mine > /etc/endstate-own-image\n")
 
     ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
-                   "--out", str(tmp_path / "out"), "--dockerfile", str(dockerfile))
+                   "--out", str(tmp_path / "out"), "--dockerfile", str(dockerfile), "--no-adequacy")
 
     assert ran.code == 0 and "1 task(s) written" in ran.out, ran
     task = tmp_path / "out" / "own-image"

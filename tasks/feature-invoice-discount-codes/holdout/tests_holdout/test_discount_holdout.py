@@ -62,3 +62,24 @@ def test_empty_invoice_with_code_totals_zero():
 def test_more_invalid_codes(args):
     with pytest.raises(DiscountError):
         DiscountCode(*args)
+
+
+def test_a_subtotal_exactly_at_the_minimum_earns_the_discount():
+    inv = Invoice("H-6")
+    inv.add(LineItem("DESK", "Desk", "150.00"))
+    inv.apply_discount(DiscountCode("BIGSPEND", "fixed", "20.00", min_subtotal="150.00"))
+    assert inv.discount == Decimal("20.00")
+    assert inv.total == Decimal("130.00")
+
+
+def test_a_discount_code_is_frozen():
+    code = DiscountCode("save", "percent", "10")
+    with pytest.raises(AttributeError):
+        code.value = Decimal("90")
+    assert code.value == Decimal("10")
+
+
+@pytest.mark.parametrize("kind", ["fixed", "percent"])
+def test_a_zero_discount_is_invalid(kind):
+    with pytest.raises(DiscountError):
+        DiscountCode("NOTHING", kind, "0")

@@ -46,3 +46,10 @@ def test_scaled_recipe_formats_back_to_text():
     assert format_recipe(recipe.scaled(3)) == (
         "# Dressing\nserves: 3\n- 3/8 cup olive oil\n- 1 1/2 tsp mustard\n- 2 garlic clove\n"
     )
+
+
+def test_just_under_a_measure_stays_in_the_smaller_one():
+    assert one((60, "1/4 cup oil"), 59) == (Fraction(59, 15), "tbsp")
+    assert one((60, "1/4 cup oil"), 60) == (Fraction(1, 4), "cup")
+    assert one((15, "1 tbsp oil"), 14) == (Fraction(14, 5), "tsp")
+    assert one((15, "1 tbsp oil"), 15) == (1, "tbsp")

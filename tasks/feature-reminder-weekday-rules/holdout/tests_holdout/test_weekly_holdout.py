@@ -39,3 +39,17 @@ def test_due_between_with_named_days():
     s.add("gym", "on tue,sat 19:00")
     got = s.due_between(datetime(2024, 3, 1, 0, 0), datetime(2024, 3, 12, 19, 0))
     assert [when.day for when, _ in got] == [2, 5, 9, 12]
+
+
+@pytest.mark.parametrize("text", ["weekends", "weekends 10:00 11:00", "on mon", "on mon,tue 07:30 08:00",
+                                  "every mon 07:30", "fortnightly mon 07:30"])
+def test_a_malformed_or_unknown_rule_is_a_rule_error(text):
+    with pytest.raises(RuleError):
+        parse_rule(text)
+
+
+def test_weekdays_are_monday_to_friday_and_need_a_time():
+    assert parse_rule("weekdays 09:00").days == (0, 1, 2, 3, 4)
+    assert parse_rule("Weekdays 09:00").next_after(datetime(2024, 3, 14, 9, 0)) == datetime(2024, 3, 15, 9, 0)
+    with pytest.raises(RuleError):
+        parse_rule("weekdays")

@@ -67,3 +67,47 @@ def test_forms_on_new_inputs():
     assert [str(e) for e in address] == ["postcode is not a valid FR postcode"]
     order = validate_order({"sku": "ABC-1234", "quantity": "99", "email": "a@b.co", "shipping": " PICKUP ", "coupon": "C" * 13})
     assert [(e.field, e.code) for e in order] == [("coupon", "too_long")]
+
+
+VALID = {
+    validate_signup: {"username": "x_9", "email": "x@y.nl", "password": "12345678", "age": "30"},
+    validate_address: {"name": "B", "street": "Rue 9", "city": "Paris", "country": "fr", "postcode": "75001"},
+    validate_order: {"sku": "ABC-1234", "quantity": "9", "email": "a@b.co", "shipping": "pickup", "coupon": "SAVE"},
+}
+LIMITS = [  # (form, field, shortest allowed or None, longest allowed or None)
+    (validate_signup, "username", 3, 20),
+    (validate_signup, "password", 8, None),
+    (validate_address, "name", None, 60),
+    (validate_address, "street", 3, 80),
+    (validate_address, "city", None, 40),
+    (validate_order, "coupon", 4, 12),
+]
+
+
+@pytest.mark.parametrize(("form", "field", "shortest", "longest"), LIMITS,
+                         ids=[f"{form.__name__}-{field}" for form, field, _, _ in LIMITS])
+def test_every_length_limit_is_inclusive(form, field, shortest, longest):
+    def codes(length):
+        return [(e.field, e.code) for e in form({**VALID[form], field: "a" * length})]
+    if shortest is not None:
+        assert codes(shortest) == []
+        assert codes(shortest - 1) == [(field, "too_short")]
+    if longest is not None:
+        assert codes(longest) == []
+        assert codes(longest + 1) == [(field, "too_long")]
+
+
+def test_check_length_has_no_minimum_by_default():
+    errors = []
+    assert rules.check_length("", "s", errors) is True
+    assert rules.check_length("x" * 500, "s", errors) is True
+    assert errors == []
+
+
+@pytest.mark.parametrize(("form", "field", "low", "high"), [(validate_signup, "age", 13, 120),
+                                                            (validate_order, "quantity", 1, 99)])
+def test_every_number_range_is_inclusive(form, field, low, high):
+    def codes(number):
+        return [(e.field, e.code) for e in form({**VALID[form], field: str(number)})]
+    assert codes(low) == [] and codes(high) == []
+    assert codes(low - 1) == [(field, "out_of_range")] and codes(high + 1) == [(field, "out_of_range")]

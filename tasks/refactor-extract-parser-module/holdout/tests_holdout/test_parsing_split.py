@@ -60,3 +60,30 @@ def test_behaviour_on_new_inputs():
     with pytest.raises(parsing.ParseError) as info:
         parsing.parse_lines(lines)
     assert info.value.line_no == 2
+
+
+def test_parse_errors_keep_their_line_and_reason():
+    parsing = importlib.import_module("logstat.parsing")
+    with pytest.raises(parsing.ParseError) as info:
+        parsing.parse_line("2023-12-31T23:59:59Z INFO")
+    assert (info.value.line_no, info.value.reason) == (1, "expected timestamp, level, source and message")
+    assert str(info.value) == "line 1: expected timestamp, level, source and message"
+    with pytest.raises(parsing.ParseError) as info:
+        parsing.parse_line("2023-12-31T23:59:59Z LOUD [api] hello", 7)
+    assert (info.value.line_no, info.value.reason) == (7, "unknown level 'LOUD'")
+
+
+@pytest.mark.parametrize("source", ["[api", "api]", "api", "[]"])
+def test_a_source_needs_both_brackets_around_a_name(source):
+    parsing = importlib.import_module("logstat.parsing")
+    with pytest.raises(parsing.ParseError, match="must look like \\[name\\]"):
+        parsing.parse_line(f"2023-12-31T23:59:59Z INFO {source} hello", 3)
+    assert parsing.parse_line("2023-12-31T23:59:59Z INFO [a] hello").source == "a"
+
+
+def test_records_are_frozen():
+    parsing = importlib.import_module("logstat.parsing")
+    record = parsing.parse_line("2023-12-31T23:59:59Z INFO [api] hello")
+    with pytest.raises(AttributeError):
+        record.level = "ERROR"
+    assert record.level == "INFO"
