@@ -30,6 +30,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from endstate.authoring._harborbase import missing, with_base_layer
 from endstate.authoring._harbortools import (
     SHIM_DIR,
     TOOLS_DIR,
@@ -179,7 +180,7 @@ def _files(tag: str, workdir: str, script: str | None = None,
     `outside` receives what the script changed elsewhere in the container (`docker diff`)."""
     name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
     if script is None:
-        made = _docker("create", "--name", name, tag)
+        made = _docker("create", "--name", name, "--entrypoint", "sh", tag)  # never started
     else:
         made = _docker("run", "-i", "--name", name, "--network", "none", "-w", workdir, "--entrypoint", "bash",
                        tag, "-s", input=script.encode())
@@ -329,6 +330,13 @@ def _python(tag: str, task_id: str) -> str:
     return ran.stdout.decode().strip()
 
 
+def _build(task: Path, tag: str, task_id: str, what: str) -> None:
+    built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
+    if built.returncode != 0:
+        said = built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"]
+        raise UserError(f"task {task_id}: {what}: {said[0]}")
+
+
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
                 log: Callable[[str], None]) -> tuple[list[str], list[str]]:
     """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
@@ -339,10 +347,13 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     log(f"building {tag} from {folder / 'environment/Dockerfile'}")
     # The network is on for the build (Debian's mirror: `apt-get install gcc` in the task's
     # Dockerfile); off for the oracle, the agent and the verifier.
-    built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
-    if built.returncode != 0:
-        said = built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"]
-        raise UserError(f"task {task_id}: its Dockerfile does not build: {said[0]}")
+    _build(task, tag, task_id, "its Dockerfile does not build")
+    lacks = missing(tag, _docker)
+    if lacks:  # a base other than endstate's sandbox image: add what the harness runs there
+        log(f"task {task_id}: its image lacks {' '.join(lacks)}: endstate adds them on top of it")
+        dockerfile = with_base_layer(dockerfile, lacks, tag, _docker)
+        (task / "image/Dockerfile").write_text(dockerfile)
+        _build(task, tag, task_id, "endstate's layer on its image does not build")
     solve = (folder / "solution/solve.sh").read_text()
     test_sh = (folder / "tests/test.sh").read_text()
     uv = uv_use(test_sh)
