@@ -333,8 +333,9 @@ def _python(tag: str, task_id: str) -> str:
 def _build(task: Path, tag: str, task_id: str, what: str) -> None:
     built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
     if built.returncode != 0:
-        said = built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"]
-        raise UserError(f"task {task_id}: {what}: {said[0]}")
+        said = (built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"])[0]
+        code = re.search(r"returned a non-zero code: (\d+)$", said)  # a multi-line RUN's own text precedes it
+        raise UserError(f"task {task_id}: {what}: " + (f"a RUN step exited {code[1]}" if code and not said.startswith("The command") else said))
 
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
@@ -353,7 +354,8 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
         log(f"task {task_id}: its image lacks {' '.join(lacks)}: endstate adds them on top of it")
         dockerfile = with_base_layer(dockerfile, lacks, tag, _docker)
         (task / "image/Dockerfile").write_text(dockerfile)
-        _build(task, tag, task_id, "endstate's layer on its image does not build")
+        _build(task, tag, task_id, f"endstate's layer adding them does not build (it copies them from {DEFAULT_IMAGE} "
+               "and installs patchelf from Debian's archive: the network must reach it)")
     solve = (folder / "solution/solve.sh").read_text()
     test_sh = (folder / "tests/test.sh").read_text()
     uv = uv_use(test_sh)
