@@ -13,10 +13,12 @@ a layer of its own on top of the task's image, built with the network on:
 - the **toolbox**: those programs copied from endstate's sandbox image into
   `/opt/endstate-toolbox`, with the libraries they load, glibc's own dynamic loader, and
   Python's standard library, each program's loader and library path rewritten (`patchelf`,
-  from Debian's archive) to point there, so they run on any x86-64 or arm64 Linux base
-  whatever its libc (or none) and never touch the task's own libraries. Its `bin` is put
-  **last** on PATH: a program the task has (its python3, its bash) is always the one found,
-  by the harness and the verifier alike; the toolbox only fills what is missing;
+  from Debian's archive) to point there, so they run on any Linux base of the engine's
+  architecture whatever its libc (or none) and never touch the task's own libraries. Its
+  `bin` is put **last** on PATH: a program the task has (its python3, its bash) is always
+  the one found, by the harness and the verifier alike; the toolbox only fills what is
+  missing. Where the base's tar, find or coreutils are not GNU's (BusyBox), a folder of
+  the toolbox with those alone (never python3 or bash) comes first instead;
 - the agent user (uid 1000, `agent`) where no user holds that uid (a user that does,
   `ubuntu` on ubuntu:24.04, is kept: the harness names uids only), and `/workspace`.
 
