@@ -30,7 +30,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from endstate.authoring._harborbase import missing, with_base_layer
+from endstate.authoring._harborbase import build_error, missing, with_base_layer
 from endstate.authoring._harbortools import (
     SHIM_DIR,
     TOOLS_DIR,
@@ -333,9 +333,8 @@ def _python(tag: str, task_id: str) -> str:
 def _build(task: Path, tag: str, task_id: str, what: str) -> None:
     built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
     if built.returncode != 0:
-        said = (built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"])[0]
-        code = re.search(r"returned a non-zero code: (\d+)$", said)  # a multi-line RUN's own text precedes it
-        raise UserError(f"task {task_id}: {what}: " + (f"a RUN step exited {code[1]}" if code and not said.startswith("The command") else said))
+        raise UserError(f"task {task_id}: {what}: {build_error(built.stderr.decode())}")
+
 
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,

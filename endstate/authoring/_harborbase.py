@@ -29,12 +29,13 @@ Nothing of the task's image is replaced. `/opt/endstate-toolbox` is never sealed
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from collections.abc import Callable
 
 from endstate.sandbox import DEFAULT_IMAGE
 
-__all__ = ["NEEDED", "base_layer", "missing", "toolbox_stage", "with_base_layer"]
+__all__ = ["NEEDED", "base_layer", "build_error", "missing", "toolbox_stage", "with_base_layer"]
 
 TOOLBOX = "/opt/endstate-toolbox"
 #: The programs the harness runs in a task container (the toolbox carries each).
@@ -135,3 +136,14 @@ def with_base_layer(dockerfile: str, lacks: list[str], tag: str,
     lines = dockerfile.splitlines(keepends=True)
     first = next(i for i, line in enumerate(lines) if line.split()[:1] and line.split()[0].upper() == "FROM")
     return "".join([*lines[:first], toolbox_stage(DEFAULT_IMAGE), *lines[first:]]) + layer
+
+
+def build_error(stderr: str) -> str:
+    """The line of a failed build's output that says why: the last the failing step printed, and
+    its exit code (the engine ends with "The command '<the step's text>' returned a non-zero code")."""
+    lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;]*m", "", stderr).splitlines() if line.strip()]
+    code = re.search(r"returned a non-zero code: (\d+)$", lines[-1]) if lines else None
+    if not code:
+        return lines[-1] if lines else "(nothing)"
+    start = max((i for i, line in enumerate(lines) if line.startswith("The command '")), default=len(lines) - 1)
+    return (f"{lines[start - 1]} (" if start else "(") + f"a RUN step exited {code[1]})"

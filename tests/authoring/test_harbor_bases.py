@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate.authoring._harborbase import TOOLBOX, base_layer, with_base_layer
+from endstate.authoring._harborbase import TOOLBOX, base_layer, build_error, with_base_layer
 from endstate.sandbox import DEFAULT_IMAGE
 
 _STRIP = ("rm -rf /usr/bin/python3* /usr/lib/python3* /usr/bin/setpriv /workspace /home/agent "
@@ -152,3 +152,11 @@ def test_the_toolbox_stage_goes_before_the_first_from_and_the_layer_after_the_la
     only_user = with_base_layer(dockerfile, ["user", "group", "workspace"], "tag", docker)
     assert only_user.startswith(dockerfile) and TOOLBOX not in only_user
     assert base_layer(["user"], "tag", docker).splitlines()[-1].startswith('RUN ["/bin/sh", "-c", "echo agent:x:1000')
+
+
+def test_a_failed_build_is_named_by_what_its_step_printed_and_its_exit_code():
+    stderr = ("\x1b[91mERROR: No matching distribution found for pytest==8.0.0\n\x1b[0mThe command '/bin/sh -c "
+              "apt-get install -y curl \\\n    && pip3 install pytest==8.0.0' returned a non-zero code: 1\n")
+    assert build_error(stderr) == "ERROR: No matching distribution found for pytest==8.0.0 (a RUN step exited 1)"
+    assert build_error("The command 'x' returned a non-zero code: 100\n") == "(a RUN step exited 100)"
+    assert build_error("pull access denied for nosuch\n") == "pull access denied for nosuch"
