@@ -12,7 +12,8 @@ Dockerfile, so a warm engine reuses them):
 
 Each gets the same small Harbor task (a shell script to fix); the import adds only what its
 base lacks, and `tasks check` runs the oracle, the untouched fixture and both hacks through
-the real harness in each. The task's own python3 stays the one on PATH.
+the real harness in each; on the BusyBox one both control arms also run live (the agent's
+bash tool, sealing, the verifier). The task's own python3 stays the one on PATH.
 """
 
 from __future__ import annotations
@@ -135,6 +136,18 @@ def test_the_tasks_own_programs_come_first_and_the_toolbox_fills_the_rest(import
     busybox = _image(out / "busybox")
     assert _in(busybox, "command -v tar; command -v bash; ls -d /lib* 2>&1") == (
         f"{TOOLBOX}/gnu/tar\n{TOOLBOX}/bin/bash\nls: cannot access '/lib*': No such file or directory")
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(("arm", "outcome"), [("reference", "pass"), ("null", "fail")])
+def test_both_control_arms_run_live_on_the_busybox_base(imported, tmp_path, arm, outcome):
+    from endstate.run import read_results
+
+    out, _ = imported
+    ran = _endstate("eval", "--suite", str(out), "--task", "busybox", "--model", f"scripted/{arm}", "--out", str(tmp_path))
+    (result,) = read_results(tmp_path).tasks
+    assert next(v for v in result.verdicts if v.grader == "verifier").outcome == outcome, ran.stdout + ran.stderr
+    assert result.outcome == outcome
 
 
 def test_the_toolbox_stage_goes_before_the_first_from_and_the_layer_after_the_last_step():
