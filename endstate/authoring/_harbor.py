@@ -349,6 +349,9 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     # Dockerfile); off for the oracle, the agent and the verifier.
     _build(task, tag, task_id, "its Dockerfile does not build")
     lacks = missing(tag, _docker)
+    if "python3-stdlib" in lacks and "python3" not in lacks:  # the task's own python3 is what the harness finds
+        raise UserError(f"task {task_id}: the python3 of its image lacks ctypes, select or json, which endstate runs "
+                        "in the container (stdlib only): build it on a base whose python3 has its standard library")
     if lacks:  # a base other than endstate's sandbox image: add what the harness runs there
         log(f"task {task_id}: its image lacks {' '.join(lacks)}: endstate adds them on top of it")
         dockerfile = with_base_layer(dockerfile, lacks, tag, _docker)
