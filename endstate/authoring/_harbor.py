@@ -29,6 +29,7 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
+from endstate.authoring._harborbase import build_error, missing, with_base_layer
 from endstate.authoring._harbortools import (
     SHIM_DIR,
     TOOLS_DIR,
@@ -179,7 +180,7 @@ def _files(tag: str, workdir: str, script: str | None = None,
     `outside` receives what the script changed elsewhere in the container (`docker diff`)."""
     name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
     if script is None:
-        made = _docker("create", "--name", name, tag)
+        made = _docker("create", "--name", name, "--entrypoint", "sh", tag)  # never started
     else:
         made = _docker("run", "-i", "--name", name, "--network", "none", "-w", workdir, "--entrypoint", "bash",
                        tag, "-s", input=script.encode())
@@ -311,6 +312,13 @@ def _python(tag: str, task_id: str) -> str:
     return ran.stdout.decode().strip()
 
 
+def _build(task: Path, tag: str, task_id: str, what: str) -> None:
+    built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
+    if built.returncode != 0:
+        raise UserError(f"task {task_id}: {what}: {build_error(built.stderr.decode())}")
+
+
+
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
                 log: Callable[[str], None]) -> tuple[list[str], list[str]]:
     """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
@@ -322,10 +330,17 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     log(f"building task {task_id}'s image from {folder / 'environment/Dockerfile'}")
     # The network is on for the build (Debian's mirror: `apt-get install gcc` in the task's
     # Dockerfile); off for the oracle, the agent and the verifier.
-    built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
-    if built.returncode != 0:
-        said = built.stderr.decode().strip().splitlines()[-1:] or ["(nothing)"]
-        raise UserError(f"task {task_id}: its Dockerfile does not build: {said[0]}")
+    _build(task, tag, task_id, "its Dockerfile does not build")
+    lacks = missing(tag, _docker)
+    if "python3-stdlib" in lacks and "python3" not in lacks:  # the task's own python3 is what the harness finds
+        raise UserError(f"task {task_id}: the python3 of its image lacks ctypes, select or json, which endstate runs "
+                        "in the container (stdlib only): build it on a base whose python3 has its standard library")
+    if lacks:  # a base other than endstate's sandbox image: add what the harness runs there
+        log(f"task {task_id}: its image lacks {' '.join(lacks)}: endstate adds them on top of it")
+        dockerfile = with_base_layer(dockerfile, lacks, tag, _docker)
+        (task / "image/Dockerfile").write_text(dockerfile)
+        _build(task, tag, task_id, f"endstate's layer adding them does not build (it copies them from {DEFAULT_IMAGE} "
+               "and installs patchelf from Debian's archive: the network must reach it)")
     solve = (folder / "solution/solve.sh").read_text()
     test_sh = (folder / "tests/test.sh").read_text()
     uv = uv_use(test_sh)
