@@ -85,3 +85,24 @@ def test_ids_run_in_the_order_pytest_collects_them_not_the_datasets():
     # A dataset lists its ids sorted; pydicom's tests leave state behind and fail in that order.
     named = ["tests/test_b.py::test_other[a0]", "tests/test_a.py::test_url[http://x:-1]", COLLECTED[0], COLLECTED[0]]
     assert in_collected_order(named, COLLECTED) == [COLLECTED[0], COLLECTED[4], COLLECTED[5]]
+
+
+def test_a_case_named_by_the_clock_of_the_datasets_run_is_the_one_case_of_its_shape():
+    # marshmallow parametrises test_invalid_datetime_deserialization by datetime.now() in two formats;
+    # the dataset's ids (cut at a space) hold its run's time and date, the image's another.
+    test = "tests/test_d.py::TestF::test_invalid"
+    collected = [f"{test}[2018]", f"{test}[2018-01-01]", f"{test}[18:02:33 2026-12-05]", f"{test}[12-05-2026 18:02:33]",
+                 "tests/test_d.py::test_other"]
+    mapped, missing = match_ids([f"{test}[15:11:18"], collected, claimed=[f"{test}[12-04-2026", f"{test}[2018]"])
+    assert mapped == {f"{test}[15:11:18": [collected[2]]} and missing == []
+    mapped, missing = match_ids([f"{test}[12-04-2026", f"{test}[2018-01-01]"], collected, claimed=[f"{test}[15:11:18"])
+    assert mapped == {f"{test}[12-04-2026": [collected[3]], f"{test}[2018-01-01]": [collected[1]]} and missing == []
+
+
+def test_a_shape_that_two_free_cases_have_is_not_guessed_and_names_the_tests_own_cases():
+    test = "tests/test_d.py::test_when"
+    collected = [f"{test}[10:00:00]", f"{test}[11:00:00]", "tests/test_d.py::test_whence"]
+    mapped, missing = match_ids([f"{test}[09:59:59]"], collected, claimed=[f"{test}[08:00:00]", f"{test}[07:00:00]"])
+    assert mapped == {} and missing == [f"{test}[09:59:59]"]
+    error = str(not_found_error(missing, collected, "FAIL_TO_PASS"))
+    assert f"(nearest: {test}[10:00:00], {test}[11:00:00])" in error
