@@ -20,8 +20,9 @@ is listed with its reason and leaves no folder behind, and never stops the other
 A project that declares dependencies (what `tasks new` reads: pyproject, setup.cfg,
 setup.py, tox.ini, requirements files) gets an image of its own, as `tasks new` gives it:
 the default sandbox image plus those packages, installed offline from wheels the host
-downloads (PyPI, the one download) and pins by sha256 (`image/`). An instance whose tests
-need packages the project does not declare does not check out, and is listed saying so.
+downloads (PyPI, the one download) and pins by sha256 (`image/`); an instance that names its
+`version` gets what SWE-bench's harness installs for that version too (`_swebenchenv`). An instance
+whose tests need packages neither declares does not check out, and is listed saying so.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from endstate.authoring._nodeids import (
     not_found_error,
     whole_files,
 )
+from endstate.authoring._swebenchenv import swebench_env
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import plugin_distributions, project_test_command
 from endstate.authoring._toml import Manifest, write_manifest
@@ -73,8 +75,9 @@ class Instance(msgspec.Struct, forbid_unknown_fields=True):
     problem_statement: str
     FAIL_TO_PASS: list[str] | str
     PASS_TO_PASS: list[str] | str
-    # Present in the published datasets; not used here.
+    # The repository's version: SWE-bench's environment for it is honoured (`_swebenchenv`).
     version: str | float | None = None
+    # Present in the published datasets; not used here.
     environment_setup_commit: str | None = None
     hints_text: str | None = None
     created_at: str | None = None
@@ -306,7 +309,7 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
     if own_dockerfile is None:
         made = _git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
         pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), made=made,
-                                                log=log)
+                                                log=log, env=swebench_env(instance.repo, instance.version))
     dockerfile = "image/Dockerfile" if pinned or own_dockerfile else None
     manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
     solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}

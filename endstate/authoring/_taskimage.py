@@ -30,9 +30,11 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from endstate.authoring._installed import asks_for_metadata
+from endstate.authoring._swebenchenv import SwebenchEnv, env_requirements
 from endstate.authoring._versions import locked_versions, pytest_of_its_time, requirement_name, resolve_pinned
 from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE, Tree
+from endstate.sandbox._wheels import SANDBOX_PYTHON
 from endstate.task import parse_python
 
 __all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
@@ -122,7 +124,7 @@ def _requirements_file(project: Tree, path: str, seen: set[str]) -> list[str]:
     return found
 
 
-def _pyproject(project: Tree, seen: set[str]) -> list[str]:
+def _pyproject(project: Tree, seen: set[str], extras: tuple[str, ...] = TEST_EXTRAS) -> list[str]:
     text = _text(project, "pyproject.toml")
     if text is None:
         return []
@@ -132,10 +134,10 @@ def _pyproject(project: Tree, seen: set[str]) -> list[str]:
         raise UserError(f"the project's pyproject.toml does not parse ({exc})") from None
     table = data.get("project", {})
     found = [str(r) for r in table.get("dependencies", [])]
-    extras = table.get("optional-dependencies", {})
+    optional = table.get("optional-dependencies", {})
     groups = data.get("dependency-groups", {})
-    for key in TEST_EXTRAS:
-        found += _extra(extras, key, requirement_name(str(table.get("name", ""))), set())
+    for key in extras:
+        found += _extra(optional, key, requirement_name(str(table.get("name", ""))), set())
         found += [r for r in groups.get(key, []) if isinstance(r, str)]
     found += _poetry(data.get("tool", {}).get("poetry", {}))
     dynamic = data.get("tool", {}).get("setuptools", {}).get("dynamic", {}).get("dependencies", {})
@@ -212,17 +214,17 @@ def _ini(project: Tree, path: str) -> configparser.ConfigParser | None:
     return parser
 
 
-def _setup_cfg(project: Tree) -> list[str]:
+def _setup_cfg(project: Tree, extras: tuple[str, ...] = TEST_EXTRAS) -> list[str]:
     parser = _ini(project, "setup.cfg")
     if parser is None:
         return []
     found = _lines(parser.get("options", "install_requires", fallback=""))
-    for key in TEST_EXTRAS:
+    for key in extras:
         found += _lines(parser.get("options.extras_require", key, fallback=""))
     return [line for line in found if not line.startswith(("file:", "attr:"))]
 
 
-def _setup_py(project: Tree, seen: set[str]) -> list[str]:
+def _setup_py(project: Tree, seen: set[str], extras: tuple[str, ...] = TEST_EXTRAS) -> list[str]:
     text = _text(project, "setup.py")
     if text is None:
         return []
@@ -249,7 +251,7 @@ def _setup_py(project: Tree, seen: set[str]) -> list[str]:
             if keyword.arg in ("install_requires", "tests_require") and isinstance(value, (list, tuple)):
                 found += [str(v) for v in value]
             elif keyword.arg == "extras_require" and isinstance(value, dict):
-                for key in TEST_EXTRAS:
+                for key in extras:
                     found += [str(v) for v in value.get(key, [])]
     return found
 
@@ -315,13 +317,19 @@ def _test_requirements_files(project: Tree, seen: set[str]) -> list[str]:
     return [r for name in _TEST_REQUIREMENTS if name in project for r in _requirements_file(project, name, seen)]
 
 
-def declared_requirements(project: Tree, *, keep: Collection[str] = ()) -> list[str]:
+def declared_requirements(project: Tree, *, keep: Collection[str] = (), also: Collection[str] = (),
+                          files: Collection[str] = (), extras: Collection[str] = ()) -> list[str]:
     """What the project declares it needs to run and to be tested, as requirement strings
     (sorted, one per distribution name as first seen), the project itself and tooling no test
-    imports left out (`keep`: plugins its configuration needs, kept whatever they are)."""
+    imports left out (`keep`: plugins its configuration needs, kept whatever they are). `also`,
+    `files`, `extras`: requirements, requirements files and extras of the project to take too
+    (SWE-bench's environment of the instance: `_swebenchenv`); `also` comes first, kept whatever it is."""
     seen: set[str] = set()
-    found = (_pyproject(project, seen) + _setup_cfg(project) + _setup_py(project, seen)
+    wanted = tuple(dict.fromkeys((*extras, *TEST_EXTRAS)))
+    found = (list(also) + _pyproject(project, seen, wanted) + _setup_cfg(project, wanted)
+             + _setup_py(project, seen, wanted) + [r for f in files for r in _requirements_file(project, f, seen)]
              + _tox_requirements(project, seen) + _test_requirements_files(project, seen))
+    keep = [*keep, *also]
     own = {requirement_name(n) for n in _own_names(project)}
     kept: dict[str, str] = {}
     for requirement in found:
@@ -352,13 +360,15 @@ def _own_names(project: Tree) -> list[str]:
 
 
 def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str = "",
-                        log: Callable[[str], None] = lambda line: None) -> tuple[str, list[str]]:
+                        log: Callable[[str], None] = lambda line: None,
+                        env: SwebenchEnv | None = None) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
     The versions its lock file pins are taken where they resolve; else `made`, the date of the project's
     commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`)."""
-    requirements = declared_requirements(project, keep=keep)
+    also, pins, extras, files = env_requirements(env, project, SANDBOX_PYTHON, log) if env else ([], {}, [], [])
+    requirements = declared_requirements(project, keep=keep, also=also, files=files, extras=extras)
     if not requirements and not asks_for_metadata(project):
         return "", []
     log(f"the project declares {', '.join(requirements) or 'no dependency'}: resolving wheels for the task's image")
@@ -366,7 +376,8 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     names = {requirement_name(r) for r in requirements}
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
-    pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log)
+    pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
+                            pins=pins)
     return pinned, [requirement_name(line) for line in pinned.splitlines()]
 
 

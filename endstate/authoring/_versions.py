@@ -75,32 +75,42 @@ def locked_versions(project: Tree) -> dict[str, str]:
 def _unresolvable(message: str) -> str:
     """The distribution pip's failure names as the one it could not have ("" when it names none)."""
     match = re.search(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)", message) \
-        or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*)==", message)
+        or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*)==", message) \
+        or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*) and \1==", message)
     return requirement_name(match.group(1)) if match else ""
 
 
 def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: Collection[str] = (),
-                   log: Callable[[str], None] = lambda line: None) -> str:
+                   log: Callable[[str], None] = lambda line: None, pins: dict[str, str] | None = None) -> str:
     """The pinned requirements of `asked` (with the lock file's versions, else the pytest of `made`'s
-    time, where they resolve); a declared distribution that has no wheel is left out, unless `needed`."""
+    time, where they resolve); a declared distribution that has no wheel is left out, unless `needed`.
+    `pins` (name -> version: SWE-bench's environment of the instance) win over the lock file's."""
     from endstate.sandbox import resolve_requirements
 
     names = {requirement_name(r) for r in asked}
-    locked = locked_versions(project)
-    pins = [f"{name}=={locked[name]}" for name in sorted(names) if name in locked]
-    bound = "" if "pytest" in locked else pytest_of_its_time(made)
-    attempts = [asked + pins + [bound] if bound else asked + pins] + ([asked] if pins or bound else [])
+    own = {name: version for name, version in (pins or {}).items() if name in names}
+    locked = {**locked_versions(project), **own}
     dropped: list[str] = []
     while True:
+        pinned = [f"{name}=={locked[name]}" for name in sorted(names) if name in locked]
+        bound = "" if "pytest" in locked else pytest_of_its_time(made)
+        attempts = [asked + pinned + [bound] if bound else asked + pinned] + ([asked] if pinned or bound else [])
         for number, attempt in enumerate(attempts, start=1):
             try:
                 return resolve_requirements([r for r in attempt if requirement_name(r) not in dropped])
             except SandboxUnavailable as exc:
                 failure = exc
+                if number == 1 and _unresolvable(str(exc)) in own:
+                    break
                 if number < len(attempts):
                     log("the versions the project's lock file or the commit's time give do not resolve for the "
                         "sandbox's Python: taking the newest its declarations allow")
         culprit = _unresolvable(str(failure))
+        if culprit in own:  # one pin of SWE-bench's environment, made for another Python: that one goes
+            log(f"SWE-bench's pin {culprit}=={own.pop(culprit)} does not resolve for the sandbox's Python: "
+                "the version its other pins and the project's declarations allow is taken")
+            locked.pop(culprit)
+            continue
         if not culprit or culprit in needed or culprit not in names or len(dropped) >= _DROPS:
             raise failure
         dropped.append(culprit)

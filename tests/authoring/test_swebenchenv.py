@@ -1,0 +1,59 @@
+"""SWE-bench's own environment per (repository, version), honoured in the task's image."""
+
+from __future__ import annotations
+
+from endstate.authoring._swebenchenv import env_requirements, swebench_env
+from endstate.authoring._taskimage import declared_requirements, pinned_requirements
+from endstate.sandbox._tree import FileEntry, Tree
+
+
+def files(mapping: dict[str, str]) -> Tree:
+    return {path: FileEntry(0o644, text.encode()) for path, text in mapping.items()}
+
+
+def test_an_instance_finds_the_environment_of_its_repository_and_version():
+    flask = swebench_env("pallets/flask", "2.3")
+    assert flask is not None and flask.python == "3.11" and "Werkzeug==2.3.7" in flask.pins
+    assert swebench_env("pallets/flask", 2.0).python == "3.9"  # a dataset may write the version as a number
+    assert swebench_env("astropy/astropy", "v5.3").python == "3.10"
+    assert swebench_env("pallets/flask", "9.9") is None and swebench_env("pallets/flask", "") is None
+    assert swebench_env("pallets/flask", None) is None and swebench_env("someone/else", "2.3") is None
+
+
+def test_what_cannot_be_had_here_is_said_and_the_rest_is_taken():
+    said: list[str] = []
+    env = swebench_env("pydata/xarray", "2022.06")
+    also, pins, extras, found = env_requirements(env, files({"setup.py": ""}), "3.11", said.append)
+    assert pins["pytest"] == "7.4.0" and pins["numpy"] == "1.23.0" and "numpy" in also and extras == []
+    assert any("is Python 3.10; the sandbox has Python 3.11" in line for line in said), said
+    assert any("conda file ci/requirements/environment.yml: not used" in line for line in said), said
+    said.clear()
+    _, _, _, found = env_requirements(swebench_env("pallets/flask", "2.3"), files({"requirements/dev.txt": "x\n"}),
+                                      "3.11", said.append)
+    assert found == ["requirements/dev.txt"] and not any("Python" in line for line in said)
+
+
+def test_the_environments_extras_and_requirements_file_join_what_the_project_declares():
+    project = files({"setup.cfg": "[metadata]\nname = demo\n[options]\ninstall_requires =\n    apples\n"
+                                  "[options.extras_require]\ndev =\n    pears\ntests =\n    figs\n",
+                     "requirements_dev.txt": "plums==1.0\nflake8\n"})
+    assert declared_requirements(project) == ["apples", "figs"]
+    assert declared_requirements(project, extras=["dev"], files=["requirements_dev.txt"], also=["setuptools"]) \
+        == ["apples", "figs", "pears", "plums==1.0", "setuptools"]
+
+
+def test_the_image_takes_the_versions_swebench_pins_over_the_lock_file():
+    """Resolved from PyPI: flask 2.3's environment pins Werkzeug 2.3.7 and click 8.1.3 (the project's own
+    lock file says otherwise), and the pytest of the commit's time still bounds an unpinned pytest."""
+    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["click", "Werkzeug"]\n',
+                     "uv.lock": '[[package]]\nname = "click"\nversion = "8.1.7"\n',
+                     "requirements/dev.txt": "iniconfig\n"})
+    said: list[str] = []
+    pinned, installed = pinned_requirements(project, made="2023-06-01", log=said.append,
+                                            env=swebench_env("pallets/flask", "2.3"))
+    assert "werkzeug==2.3.7 " in pinned and "click==8.1.3 " in pinned and "itsdangerous==2.1.2 " in pinned
+    assert "iniconfig" in installed and any(line.startswith("pytest==7.") for line in pinned.splitlines())
+    assert any("SWE-bench's environment for pallets/flask" in line for line in said), said
+    # MarkupSafe 2.1.1 has no wheel for Python 3.11 (the environment is for 3.11 but was made earlier):
+    # that one pin gives way, the others stand.
+    assert any(line.startswith("SWE-bench's pin markupsafe==2.1.1 does not resolve") for line in said), said
