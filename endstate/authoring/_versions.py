@@ -5,6 +5,7 @@ The project's tests ran under the versions it resolved when the commit was made,
 - its lock file (uv.lock, poetry.lock, pdm.lock) pins them, where it has one (`locked_versions`);
 - else an unpinned pytest is the newest of the commit's time (`pytest_of_its_time`): a newer one
   turns what an old suite does into errors;
+- a pin of a release PyPI holds as an sdist only is built into a wheel on the host (`_sdists`);
 - a declared distribution with no wheel for the sandbox's Python (nor any version that resolves)
   is left out, said so in the log, rather than failing the image: the tests that import it fail
   or skip, the others run (astroid's test requirements name PyQt6).
@@ -85,12 +86,14 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
     """The pinned requirements of `asked` (with the lock file's versions, else the pytest of `made`'s
     time, where they resolve); a declared distribution that has no wheel is left out, unless `needed`.
     `pins` (name -> version: SWE-bench's environment of the instance) win over the lock file's."""
+    from endstate.authoring._sdists import build_wheel
     from endstate.sandbox import resolve_requirements
 
     names = {requirement_name(r) for r in asked}
     own = {name: version for name, version in (pins or {}).items() if name in names}
     locked = {**locked_versions(project), **own}
     dropped: list[str] = []
+    built: set[str] = set()
     while True:
         pinned = [f"{name}=={locked[name]}" for name in sorted(names) if name in locked]
         bound = "" if "pytest" in locked else pytest_of_its_time(made)
@@ -111,6 +114,13 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
                 "the version its other pins and the project's declarations allow is taken")
             locked.pop(culprit)
             continue
+        exact = [r for r in asked if requirement_name(r) == culprit and re.search(r"==\s*[\w.!+-]+\s*(;|$)", r)]
+        if exact and culprit not in built:
+            built.add(culprit)  # a pin PyPI holds as an sdist only (blinker==1.4): built once, then taken as a wheel
+            wheel = build_wheel(exact[0])
+            if wheel is not None:
+                log(f"built {wheel.name} from the sdist of {exact[0]}, which has no wheel (kept by the sdist's sha256)")
+                continue
         if not culprit or culprit in needed or culprit not in names or len(dropped) >= _DROPS:
             raise failure
         dropped.append(culprit)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from endstate.errors import SandboxUnavailable
 
-__all__ = ["SANDBOX_PYTHON", "resolve_requirements", "wheelhouse", "wheelhouse_root"]
+__all__ = ["SANDBOX_PYTHON", "built_root", "resolve_requirements", "wheelhouse", "wheelhouse_root"]
 
 #: The interpreter of endstate's sandbox image (Debian bookworm's python3).
 SANDBOX_PYTHON = "3.11"
@@ -36,9 +36,16 @@ def wheelhouse_root() -> Path:
     return Path(base) / "endstate" / "wheelhouse"
 
 
+def built_root() -> Path:
+    """Wheels endstate built from sdists (`endstate.authoring._sdists`), one folder per sdist."""
+    return wheelhouse_root().parent / "built"
+
+
 def _pip(args: list[str], what: str) -> None:
+    built = [a for d in sorted(built_root().glob("*")) if d.is_dir() and "." not in d.name
+             for a in ("--find-links", str(d))]
     done = subprocess.run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
-                           *_TARGET, *args], capture_output=True, text=True, check=False)
+                           *_TARGET, *built, *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
         raise SandboxUnavailable(f"{what} failed: {tail or 'pip said nothing'}. The task image needs every "

@@ -138,10 +138,27 @@ def test_the_image_takes_the_locked_pytest_over_the_newest():
 
 
 def test_a_declared_distribution_with_no_wheel_is_left_out_and_said_so():
-    """Resolved from PyPI: blinker 1.4 is an sdist only. The image is made without it (its tests fail
-    or skip), where the whole image used to fail; pytest itself is never left out."""
+    """Resolved from PyPI: PyQt6 (astroid's test requirements) has no wheel for the sandbox's platform
+    tags. The image is made without it (its tests fail or skip), where the whole image used to fail;
+    pytest itself is never left out."""
+    said = []
+    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["iniconfig", "PyQt6"]\n'})
+    pinned, installed = pinned_requirements(project, log=said.append)
+    assert "iniconfig" in installed and "pytest" in installed and "pyqt6" not in installed
+    assert any(line.startswith("left out of the task's image: pyqt6, ") for line in said), said
+
+
+def test_a_pin_of_a_release_with_only_an_sdist_is_built_into_a_wheel_once(tmp_path, monkeypatch):
+    """Resolved from PyPI: blinker 1.4 is an sdist only (flask's old requirements pin it). It is built
+    into a pure wheel kept by the sdist's sha256, so a second image takes the very same wheel."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # an empty wheelhouse: nothing built yet
     said = []
     project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["iniconfig", "blinker==1.4"]\n'})
     pinned, installed = pinned_requirements(project, log=said.append)
-    assert "iniconfig" in installed and "pytest" in installed and "blinker" not in installed
-    assert any(line.startswith("left out of the task's image: blinker, ") for line in said), said
+    assert "blinker" in installed and "pytest" in installed
+    assert any(line.startswith("built blinker-1.4-py3-none-any.whl from the sdist of blinker==1.4") for line in said)
+    said.clear()
+    again, _ = pinned_requirements(project, log=said.append)
+    assert not any(x.startswith("built ") for x in said), said
+    line = next(x for x in pinned.splitlines() if x.startswith("blinker==1.4 --hash=sha256:"))
+    assert line in again.splitlines()
