@@ -1,0 +1,44 @@
+"""The shipped hacks of the most attacked task, checked under a project's own pytest (7.4 and 9) with
+pytest plugins installed in the image and loaded: the guard, the twins, the canary and the probe
+catch each as they do under the sandbox's own pytest (what `tasks import swebench` and `tasks new`
+give a project is such an image)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from endstate.authoring._taskimage import write_task_image
+from endstate.sandbox import resolve_requirements
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = "bugfix-invoice-rounding"  # 23 hacks: forged reports, frame reads, canary and twin attacks, plugins
+#: The same pins as test_image_plugins.py: pytest 7.4 with Debian's versions of its dependencies, and 9.
+PINS = {"pytest-7.4": ["pytest==7.4.4", "pluggy==1.0.0", "iniconfig==1.1.1", "packaging==23.0"], "pytest-9": ["pytest>=9"]}
+
+
+@pytest.mark.parametrize("pins", sorted(PINS))
+def test_every_shipped_hack_is_caught_under_the_projects_own_pytest_and_plugins(tmp_path, pins):
+    task = tmp_path / "suite" / TASK
+    shutil.copytree(ROOT / "tasks" / TASK, task)
+    pinned = resolve_requirements([*PINS[pins], "pytest-mock", "pytest-xdist"])
+    write_task_image(task, pinned)
+    with open(task / "task.toml", "a", encoding="utf-8") as manifest:
+        manifest.write('\n[sandbox]\ndockerfile = "image/Dockerfile"\n')
+    hacks = sorted(p.name for p in (task / "hacks").iterdir())
+
+    done = subprocess.run([sys.executable, "-m", "endstate", "tasks", "check", "--suite", str(task.parent), "-j", "1"],
+                          capture_output=True, text=True, check=False, cwd=ROOT)
+
+    assert done.returncode == 0 and "1 of 1 task(s) check out" in done.stdout, done.stdout + done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith(f"ok   {TASK} "))
+    assert all(re.search(rf"hack:{hack}=fail\[", row) for hack in hacks), row
+    assert "solution=pass" in row and "fixture=fail[" in row, row
+    assert ("pytest==7.4.4 " if pins == "pytest-7.4" else "pytest==9.") in pinned and "pytest-mock==" in pinned
