@@ -42,7 +42,12 @@ from endstate.authoring._fix import (
 )
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
-from endstate.authoring._testcommand import plugin_distributions, project_test_command, unknown_option_error
+from endstate.authoring._testcommand import (
+    plugin_distributions,
+    project_test_command,
+    suite_paths,
+    unknown_option_error,
+)
 from endstate.authoring._toml import Manifest, hack_text, steps_text, write_manifest
 from endstate.errors import UserError
 from endstate.grading import (
@@ -324,6 +329,7 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     roots = suite_roots(split.fixture, test_globs)
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
+    roots = suite_paths(split.fixture, roots)
     pinned, installed = "", None  # an image of the author's own: what it installs is not known here
     if dockerfile is None:
         plugins = [] if test_command else plugin_distributions(split.fixture)

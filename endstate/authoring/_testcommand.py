@@ -31,7 +31,7 @@ from endstate.authoring._installed import project_name
 from endstate.errors import UserError
 from endstate.sandbox import Tree
 
-__all__ = ["ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command",
+__all__ = ["ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command", "suite_paths",
            "plugin_distributions", "unknown_option_error"]
 
 #: addopts options that belong to a pytest plugin: option prefix -> (distribution, module `-p` loads).
@@ -101,6 +101,17 @@ def _pytest_config(project: Tree) -> tuple[str, dict[str, object]] | None:
         if (found := text(name)) is not None and (options := _ini_section(found, section)) is not None:
             return name, dict(options)
     return None
+
+
+def suite_paths(project: Tree, roots: Sequence[str]) -> list[str]:
+    """`roots` (the top folders of the test modules) narrowed to the project's own `testpaths`, where its
+    pytest configuration names some the tree holds: a bare `pytest` collects only those (attrs' testpaths
+    leave out bench/, whose tests need a benchmark plugin of another environment)."""
+    config = _pytest_config(project)
+    wanted = [w.strip("/") for w in _words(config[1].get("testpaths"))] if config else []
+    held = [w for w in wanted if w and not any(c in w for c in "*?[")
+            and (w in project or any(path.startswith(w + "/") for path in project))]
+    return held or list(roots)
 
 
 def _words(value: object) -> list[str]:

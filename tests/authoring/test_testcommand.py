@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from endstate.authoring._fix import readers_of
-from endstate.authoring._testcommand import project_test_command, read_project_tests, unknown_option_error
+from endstate.authoring._testcommand import project_test_command, read_project_tests, suite_paths, unknown_option_error
 from endstate.errors import UserError
 from endstate.grading import parse_test_command
 from endstate.grading._testrun import TestCommandError, import_paths
@@ -145,3 +145,15 @@ def test_a_unittest_only_project_named_by_pytest_node_ids_runs_pytest():
     project = files({"pkg/__init__.py": "", "tests/__init__.py": "", "tests/test_a.py": UNITTEST_TEST})
     assert project_test_command(project, ["tests/test_a.py::T::test_x"], pytest_ids=True) == \
         "python -m pytest -q tests/test_a.py::T::test_x"
+
+
+def test_the_suite_is_what_the_projects_testpaths_name_where_the_tree_holds_them():
+    # attrs: testpaths = "tests" leaves out bench/test_benchmarks.py, whose marker needs pytest-codspeed.
+    tree = {path: FileEntry(0o644, data) for path, data in {
+        "pyproject.toml": b'[tool.pytest.ini_options]\ntestpaths = "tests"\n', "tests/test_a.py": b"",
+        "bench/test_b.py": b""}.items()}
+    assert suite_paths(tree, ["bench", "tests"]) == ["tests"]
+    tree["pyproject.toml"] = FileEntry(0o644, b'[tool.pytest.ini_options]\ntestpaths = ["nowhere", "t*"]\n')
+    assert suite_paths(tree, ["bench", "tests"]) == ["bench", "tests"]  # none held, or a glob: every root
+    del tree["pyproject.toml"]
+    assert suite_paths(tree, ["bench", "tests"]) == ["bench", "tests"]
