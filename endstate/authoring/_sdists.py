@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from endstate.sandbox._wheels import built_root
+from endstate.sandbox import built_root
 
 __all__ = ["build_wheel"]
 

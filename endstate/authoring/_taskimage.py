@@ -33,8 +33,7 @@ from endstate.authoring._installed import asks_for_metadata
 from endstate.authoring._swebenchenv import SwebenchEnv, env_requirements
 from endstate.authoring._versions import locked_versions, pytest_of_its_time, requirement_name, resolve_pinned
 from endstate.errors import UserError
-from endstate.sandbox import DEFAULT_IMAGE, Tree
-from endstate.sandbox._wheels import SANDBOX_PYTHON
+from endstate.sandbox import DEFAULT_IMAGE, SANDBOX_PYTHON, Tree
 from endstate.task import parse_python
 
 __all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]

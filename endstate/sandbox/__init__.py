@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     )
     from endstate.sandbox._local import LocalSandbox
     from endstate.sandbox._reaper import LABEL, RUN_LABEL, reap, remove_run_containers
-    from endstate.sandbox._wheels import resolve_requirements
+    from endstate.sandbox._wheels import SANDBOX_PYTHON, built_root, resolve_requirements
 
 __all__ = [
     "SealSpec",
@@ -105,6 +105,8 @@ __all__ = [
     "DEFAULT_IMAGE",
     "reap",
     "resolve_requirements",
+    "SANDBOX_PYTHON",
+    "built_root",
 ]
 
 #: Names whose modules load on first use (the docker SDK, a backend), by module.
@@ -126,6 +128,8 @@ _LAZY = {
     "build_context": "_image",
     "remove_run_containers": "_reaper",
     "resolve_requirements": "_wheels",
+    "SANDBOX_PYTHON": "_wheels",
+    "built_root": "_wheels",
 }
 
 
