@@ -18,6 +18,7 @@ ids that exist (the cases of its own test first).
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import re
 from collections.abc import Callable, Collection
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from endstate.errors import UserError
 
-__all__ = ["match_ids", "collected_ids", "in_collected_order", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
+__all__ = ["match_ids", "collected_ids", "holds_the_clock", "with_whole_tests", "in_collected_order", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
 
 #: The longest test command a sandbox can be given: Linux caps one argument at 128 KiB (MAX_ARG_STRLEN),
 #: and the command is one argument of `bash -c`. A margin is left for the rest of the command.
@@ -136,6 +137,34 @@ def _by_index(node_id: str, collected: list[str]) -> list[str]:
     cases = [c for c in collected if c.startswith(base + "[")]
     index = int(match[1])
     return [cases[index]] if index < len(cases) else []
+
+
+def holds_the_clock(node_id: str, now: datetime.datetime) -> bool:
+    """Whether a case's id holds the date or the time of the run that collected it (`now`, give or take
+    a quarter of an hour): such an id is never collected again, so the case can only be run as part of
+    its whole test (marshmallow parametrises by `datetime.now().strftime(...)`)."""
+    params = node_id.partition("[")[2]
+    if not params:
+        return False
+    days = {f"{d:%Y-%m-%d}" for d in (now, now - datetime.timedelta(minutes=15), now + datetime.timedelta(minutes=15))}
+    dates = {f"{y}-{m}-{d}" for y, m, d in (x.split("-") for x in days)}
+    dates |= {f"{m}-{d}-{y}" for y, m, d in (x.split("-") for x in days)} | {f"{d}-{m}-{y}" for y, m, d in
+                                                                            (x.split("-") for x in days)}
+    if any(date in params or date.replace("-", "/") in params for date in dates):
+        return True
+    for hours, minutes, seconds in re.findall(r"(?<!\d)(\d\d):(\d\d):(\d\d)(?!\d)", params):
+        of_day = int(hours) * 3600 + int(minutes) * 60 + int(seconds)
+        now_of_day = now.hour * 3600 + now.minute * 60 + now.second
+        if min(abs(of_day - now_of_day), 86400 - abs(of_day - now_of_day)) <= 900:
+            return True
+    return False
+
+
+def with_whole_tests(ids: list[str], collected: list[str], varying: Collection[str]) -> list[str]:
+    """`ids` plus every case of each test one of them names by an id in `varying` (one that holds the
+    clock): run as the whole test, which its own id names, in the order pytest collects."""
+    tests = {node_id.split("[", 1)[0] for node_id in ids if node_id in varying}
+    return in_collected_order(ids + [c for c in collected if c.split("[", 1)[0] in tests], collected)
 
 
 def in_collected_order(ids: list[str], collected: list[str]) -> list[str]:

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from endstate.authoring._nodeids import _node_id, in_collected_order, match_ids, not_found_error, whole_files
+import datetime
+
+from endstate.authoring._nodeids import (
+    _node_id,
+    holds_the_clock,
+    in_collected_order,
+    match_ids,
+    not_found_error,
+    whole_files,
+    with_whole_tests,
+)
 
 COLLECTED = ["tests/test_a.py::test_plain", "tests/test_a.py::TestK::test_m[\\xe9-1]",
              "tests/test_a.py::test_spaced[two words]", "tests/test_a.py::test_spaced[two words again]",
@@ -106,3 +116,17 @@ def test_a_shape_that_two_free_cases_have_is_not_guessed_and_names_the_tests_own
     assert mapped == {} and missing == [f"{test}[09:59:59]"]
     error = str(not_found_error(missing, collected, "FAIL_TO_PASS"))
     assert f"(nearest: {test}[10:00:00], {test}[11:00:00])" in error
+
+
+def test_a_case_whose_id_holds_the_clock_of_the_run_is_run_as_its_whole_test():
+    # Collected at 18:22:44 on 4 December 2026: the ids hold that time and that day, and the next run's won't.
+    now = datetime.datetime(2026, 12, 4, 18, 22, 44)
+    test = "tests/test_d.py::TestF::test_invalid"
+    collected = [f"{test}[2018]", f"{test}[18:22:44 2026-12-04]", f"{test}[12-04-2026 18:22:44]",
+                 "tests/test_d.py::test_rfc[Sun, 10 Nov 2013 01:23:45 -0000]", "tests/test_d.py::test_other"]
+    assert [holds_the_clock(c, now) for c in collected] == [False, True, True, False, False]
+    assert holds_the_clock(f"{test}[18:35:00]", now) and not holds_the_clock(f"{test}[19:00:00]", now)
+    assert not holds_the_clock(f"{test}[2026-12-05]", now) and holds_the_clock(f"{test}[04/12/2026]", now)
+    named = with_whole_tests([collected[1], collected[4]], collected, {collected[1]})
+    assert named == [collected[0], collected[1], collected[2], collected[4]]
+    assert whole_files(named, collected) == [test, "tests/test_d.py::test_other"]
