@@ -34,7 +34,7 @@ def test_every_shipped_hack_is_caught_under_the_projects_own_pytest_and_plugins(
         manifest.write('\n[sandbox]\ndockerfile = "image/Dockerfile"\n')
     hacks = sorted(p.name for p in (task / "hacks").iterdir())
 
-    done = subprocess.run([sys.executable, "-m", "endstate", "tasks", "check", "--suite", str(task.parent), "-j", "1"],
+    done = subprocess.run([sys.executable, "-m", "endstate", "tasks", "check", "--suite", str(task.parent), "-j", "2"],
                           capture_output=True, text=True, check=False, cwd=ROOT)
 
     assert done.returncode == 0 and "1 of 1 task(s) check out" in done.stdout, done.stdout + done.stderr
