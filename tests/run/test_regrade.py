@@ -4,108 +4,10 @@ run again from scratch, as ever. The runner's branches, with an in-memory sandbo
 
 from __future__ import annotations
 
-from pathlib import Path
+from memory_runner import END_STATE, TASK, _GradingBox
 
-import pytest
-
-from endstate.agent import AgentOutcome, Counters
 from endstate.errors import CommandWedged
 from endstate.grading import Grader, Verdict
-from endstate.run import RetryPolicy, RunConfig, _runner
-from endstate.run._attempt import Prepared
-from endstate.sandbox import ExecResult, FileEntry, Sandbox, SandboxLimits
-from endstate.task import TaskSandbox, load_task
-
-ROOT = Path(__file__).resolve().parents[2]
-TASK = load_task(ROOT / "tasks" / "bugfix-lru-eviction")
-FIXTURE = {"calc.py": FileEntry(0o644, b"def double(x):\n    return x + 1\n")}
-END_STATE = {"calc.py": FileEntry(0o644, b"def double(x):\n    return x * 2\n")}
-
-
-class MemorySandbox(Sandbox):
-    """A workspace held in memory; commands do nothing and succeed."""
-
-    backend = "memory"
-
-    def __init__(self, tree=None):
-        self.tree, self.harness, self.closed = dict(tree or {}), {}, False
-        self.limits = SandboxLimits()
-
-    def exec(self, command, *, timeout=None):
-        return ExecResult(0, "", "")
-
-    def read_file(self, path):
-        return self.tree[path].data
-
-    def write_file(self, path, data):
-        self.tree[path] = FileEntry(0o644, data)
-
-    def put_tree(self, tree):
-        self.tree.update(tree)
-
-    def get_tree(self, *, max_bytes=None, sealing=False):
-        return dict(self.tree)
-
-    def stop(self):
-        pass
-
-    def put_harness_tree(self, tree, *, at="/workspace", owner="root"):
-        self.harness[at] = tree
-
-    def read_folder(self, path, *, max_bytes):
-        raise FileNotFoundError(path)
-
-    def read_path(self, path, *, max_bytes):
-        raise FileNotFoundError(path)
-
-    def handle(self):
-        raise NotImplementedError
-
-    @classmethod
-    def attach(cls, handle):
-        raise NotImplementedError
-
-    def close(self):
-        self.closed = True
-
-
-class _GradingBox:
-    made: list[MemorySandbox] = []
-
-    def __init__(self, *args, **kwargs):
-        self.box = MemorySandbox()
-        _GradingBox.made.append(self.box)
-
-    def get(self):
-        return self.box
-
-    def close(self):
-        self.box.close()
-
-
-@pytest.fixture
-def suite(monkeypatch, tmp_path):
-    agents = []
-
-    def run_agent(self, task, live, fixture, trial=0):
-        agents.append(task.id)
-        if self.agent_fault and len(agents) == 1:
-            raise CommandWedged("command in container abc outlived its deadline by 30s")
-        live.put_tree(END_STATE)
-        return AgentOutcome("submitted", "", Counters(steps=3), sandbox_s=1.5)
-
-    def prepare(self, key):
-        return Prepared(dict(FIXTURE), {}, TaskSandbox("image", SandboxLimits()), MemorySandbox(FIXTURE))
-
-    monkeypatch.setattr(_runner._Suite, "_run_agent", run_agent)
-    monkeypatch.setattr(_runner._Suite, "_prepare", prepare)
-    monkeypatch.setattr(_runner, "GradingBox", _GradingBox)
-    _GradingBox.made = []
-    config = RunConfig(model="scripted/null", infra=RetryPolicy(tries=3, backoff_s=0.0, engine_wait_s=0.0))
-    made = _runner._Suite(config, tmp_path, "memory", lambda result: None, [(TASK, 0)])
-    made.agent_fault = False
-    yield made, agents
-    made.close()
 
 
 def _grader(faults: int, seen: list):
@@ -117,8 +19,8 @@ def _grader(faults: int, seen: list):
     return Grader("graded_end_state", graded_end_state)
 
 
-def test_a_fault_while_a_sealed_attempt_is_graded_grades_its_snapshot_again(suite):
-    made, agents = suite
+def test_a_fault_while_a_sealed_attempt_is_graded_grades_its_snapshot_again(memory_suite):
+    made, agents = memory_suite.runner, memory_suite.agents
     seen: list[str] = []
     result = made.run_task(TASK, [_grader(1, seen)])
     assert result.outcome == "pass" and result.infra_retries == 1, result
@@ -129,17 +31,23 @@ def test_a_fault_while_a_sealed_attempt_is_graded_grades_its_snapshot_again(suit
     assert not made.sealed  # forgotten once the attempt is done
 
 
-def test_faults_past_the_retries_leave_the_attempt_an_infra_error_and_the_agent_run_once(suite):
-    made, agents = suite
+def test_faults_past_the_retries_leave_the_attempt_an_infra_error_and_the_agent_run_once(memory_suite):
+    made, agents = memory_suite.runner, memory_suite.agents
     seen: list[str] = []
     result = made.run_task(TASK, [_grader(5, seen)])
     assert result.outcome == "infra_error" and result.infra_retries == 2 and len(seen) == 3
     assert agents == [TASK.id]
 
 
-def test_a_fault_before_sealing_runs_the_attempt_again_from_scratch(suite):
-    made, agents = suite
-    made.agent_fault = True
+def test_a_fault_before_sealing_runs_the_attempt_again_from_scratch(memory_suite):
+    made, agents = memory_suite.runner, memory_suite.agents
+    agent = memory_suite.agent
+
+    def wedged_once(task, live):
+        if len(agents) == 1:
+            raise CommandWedged("command in container abc outlived its deadline by 30s")
+        return agent(task, live)
+    memory_suite.agent = wedged_once
     seen: list[str] = []
     result = made.run_task(TASK, [_grader(0, seen)])
     assert result.outcome == "pass" and result.infra_retries == 1, result
