@@ -189,7 +189,10 @@ class Slot:
             finally:
                 self.busy.release()
             if self.ending:
-                ray.get_runtime_context().current_actor.__ray_terminate__.remote()
+                # Only an actor ends itself: a slot made in place (a test) must not start Ray, whose
+                # driver then outlives its cluster and ends the process that made it.
+                if ray.is_initialized() and ray.get_runtime_context().get_actor_id():
+                    ray.get_runtime_context().current_actor.__ray_terminate__.remote()
                 return
 
     def _idle(self) -> bool:

@@ -22,9 +22,11 @@ def box():
         yield sandbox
 
 
+@pytest.mark.alone  # fills each place to its limit; once, beside the Docker tests, its command printed nothing
 def test_tmp_and_home_are_small_tmpfs_and_files_have_a_size_limit(box):
     for folder in ("/tmp", "/home/agent"):
         result = box.exec(f"head -c 40M /dev/zero > {folder}/fill; stat -c %s {folder}/fill")
+        assert result.stdout.strip().isdigit(), (folder, result)
         assert int(result.stdout) <= LIMITS.tmp_mb * MIB, folder
     box.exec("dd if=/dev/zero of=big bs=1M count=100")
     assert (box.workspace / "big").stat().st_size == LIMITS.file_mb * MIB
