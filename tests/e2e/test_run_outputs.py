@@ -150,6 +150,7 @@ def test_report_and_view_into_a_folder_that_refuses_writes_is_one_line(folder, r
 
 
 @pytest.mark.docker
+@pytest.mark.alone  # interrupts a record mid-task: its timing must not share the machine
 def test_an_interrupted_record_names_its_incomplete_cassettes_and_replay_refuses_them(tmp_path):
     import json
     import os
