@@ -18,7 +18,7 @@ and its verdicts.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -146,18 +146,20 @@ def stage_holdout(sealed: SealedSandbox, holdout: Tree, graders: Sequence[Grader
     sealed.grading.put_harness_trees(trees)
     sealed.staged.update(staged)
     if sealed.graded:  # what each test run copies into its scratch folder
-        hidden = _apart(holdout, sealed.graded)
+        hidden = _apart(holdout, sealed.fixture_paths())
         sealed.visible = {**sealed.graded, **{path: entry for path, entry in staged.items() if path not in hidden}}
         sealed.graded = {**sealed.graded, **staged}
     sealed.stage_done = True
 
 
-def _apart(holdout: Tree, graded: Tree) -> set[str]:
+def _apart(holdout: Tree, fixture: Iterable[str]) -> set[str]:
     """The held-out files a visible-only run is not given: those in a top folder of their own
     (`tests_holdout/`). A held-out file inside the project's own folders (a test file the fix
     changed, a new one beside the others) is part of the project's test run as the task states it:
-    its `tests_pass` counted it (`tasks new`, the SWE-bench import), so that run still has it."""
-    tops = {path.split("/", 1)[0] for path in graded}
+    its `tests_pass` counted it (`tasks new`, the SWE-bench import), so that run still has it.
+    The project's folders are the fixture's, never the end state's: a folder the agent made
+    beside the held-out one cannot make it the project's."""
+    tops = {path.split("/", 1)[0] for path in fixture}
     return {path for path in holdout if path.split("/", 1)[0] not in tops}
 
 

@@ -117,6 +117,6 @@ def test_a_visible_only_run_is_denied_held_out_files_in_a_folder_of_their_own_on
     from endstate.sandbox import FileEntry
 
     entry = FileEntry(0o644, b"x")
-    graded = {"calc/ops.py": entry, "tests/test_ops.py": entry}
+    fixture = ["calc/ops.py", "tests/test_ops.py"]
     holdout = {"tests_holdout/test_more.py": entry, "tests/test_ops.py": entry, "tests/test_new.py": entry}
-    assert _apart(holdout, graded) == {"tests_holdout/test_more.py"}
+    assert _apart(holdout, fixture) == {"tests_holdout/test_more.py"}
