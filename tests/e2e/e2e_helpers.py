@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "tasks"
 CASSETTES = ROOT / "cassettes"
@@ -37,6 +39,12 @@ def endstate_with_pid(*args: str, timeout: float = 1200) -> tuple[Ran, int]:
     out, err = proc.communicate(timeout=timeout)
     return Ran(subprocess.CompletedProcess(proc.args, proc.returncode, out, err)), proc.pid
 
+
+def check_out(ran: Ran) -> None:
+    """Fail with every failed row of a `tasks check` in full (an assertion message is shortened)."""
+    if ran.code != 0:
+        failed = [line for line in ran.out.splitlines() if line.startswith(("FAIL", "       "))]
+        pytest.fail(f"tasks check exited {ran.code}:\n" + "\n".join(failed) + "\n" + ran.err[-2000:], pytrace=False)
 
 
 DISK_FILL_STEPS = [

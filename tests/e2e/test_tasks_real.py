@@ -13,7 +13,7 @@ themselves, and regression tests kept as data files.
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import ROOT, endstate
+from e2e_helpers import ROOT, check_out, endstate
 
 from endstate.task import load_suite
 
@@ -40,6 +40,6 @@ def test_the_real_tasks_check_out():
         assert "--hash=sha256:" in pinned
     assert "six==" in (TASKS_REAL / "bugfix-retry-on-exception-tuple/image/requirements.txt").read_text()
     ran = endstate("tasks", "check", "--suite", str(TASKS_REAL), "-j", "2")
-    assert ran.code == 0, ran
+    check_out(ran)
     assert f"{len(tasks)} of {len(tasks)} task(s) check out" in ran.out
     assert ran.out.count("reference=solution") == len(tasks)
