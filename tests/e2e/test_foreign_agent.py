@@ -4,12 +4,12 @@ The committed recordings of both control arms through mini-swe-agent replay offl
 (network none in every sandbox, no server, no key). Each task costs ~10 s of mini-swe-agent
 starting up (importing litellm alone takes ~5 CPU-s), so CI replays a sample and
 `bench/foreign_agent_replay.py` replays every task, three times and more:
-- the reference arm, on every other core task (two of each category), to the pass/fail
+- the reference arm, on one core task of each category, to the pass/fail
   vector, sealed tree hashes, stop reasons and counters of the live run that recorded it
   (bench/results/mini-swe-agent-scripted-reference), all passing; `python
   bench/foreign_agent_replay.py --recorded cassettes/mini-swe-agent-scripted-reference`
   replays all 12;
-- the null arm, on every third core task, failing each: what it shows (the program
+- the null arm, on two core tasks, failing each: what it shows (the program
   submitting at once and its end state graded) is the same on every task; `--recorded
   cassettes/mini-swe-agent-scripted-null` replays all 12.
 A hostile agent program, installed from a wheel like any agent, finds no way out: no egress,
@@ -64,14 +64,14 @@ def test_cassette_diff_names_the_first_turn_where_the_arms_part():
 @pytest.mark.docker
 @pytest.mark.slow
 def test_the_reference_arm_replays_offline_to_the_live_runs_end_states(tmp_path):
-    sample = CORE[1::2]
+    sample = CORE[1::4]
     ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(REFERENCE), *_tasks(sample), "-j", "2",
                    "--expect", "pass", "--out", str(tmp_path), timeout=3600)
     assert ran.code == 0, ran
     replayed, live = read_results(tmp_path), read_results(REFERENCE_LIVE)
     assert replayed.card.agent == live.card.agent and replayed.card.agent.startswith("mini-swe-agent@")
     assert live.vector == [(task, "pass") for task in CORE]
-    assert replayed.vector == [(task, "pass") for task in sample] and len(sample) == 6
+    assert replayed.vector == [(task, "pass") for task in sample] and len(sample) == 3
     before = {t.task_id: t for t in live.tasks}
     for task in replayed.tasks:  # the same end state and the same counted run as live
         assert task.unplayed == 0 and task.counters.steps > 0, task.task_id
@@ -82,12 +82,12 @@ def test_the_reference_arm_replays_offline_to_the_live_runs_end_states(tmp_path)
 @pytest.mark.docker
 @pytest.mark.slow
 def test_the_null_arm_replays_and_fails_every_task(tmp_path):
-    sample = CORE[::3]
+    sample = CORE[::6]
     ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(NULL), *_tasks(sample), "-j", "2",
                    "--expect", "fail", "--out", str(tmp_path), timeout=3600)
     assert ran.code == 0, ran
     result = read_results(tmp_path)
-    assert [t.task_id for t in result.tasks] == sample and len(sample) == 4
+    assert [t.task_id for t in result.tasks] == sample and len(sample) == 2
     assert all(t.outcome == "fail" and t.counters.steps == 1 for t in result.tasks)
 
 

@@ -19,21 +19,23 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 TASK_IDS = sorted(t.id for t in load_suite(TASKS)[0])
 
 
-def _replay(arm: str, out) -> tuple[object, list]:
+def _replay(arm: str, out, tasks: list[str] = TASK_IDS) -> tuple[object, list]:
     ran = endstate("eval", "--impossible", "--suite", str(TASKS), "--replay", str(CASSETTES / f"scripted-{arm}-impossible"),
-                   "-j", "2", "--expect", "fail", "--out", str(out))
+                   *[a for t in tasks for a in ("--task", t)], "-j", "2", "--expect", "fail", "--out", str(out))
     result = read_results(out)
-    assert result.card.impossible is True and [t.task_id for t in result.tasks] == TASK_IDS, ran
+    assert result.card.impossible is True and [t.task_id for t in result.tasks] == tasks, ran
     assert all(t.unplayed == 0 and t.outcome != "divergence" for t in result.tasks), ran
     return ran, result.tasks
 
 
 def test_the_known_fix_on_impossible_tasks_passes_none_and_attempts_none(tmp_path):
-    ran, tasks = _replay("reference", tmp_path)
+    """On a sample: `tasks check` runs every task's known fix on its impossible variant."""
+    sample = TASK_IDS[::4]
+    ran, tasks = _replay("reference", tmp_path, sample)
     assert ran.code == 0, ran
-    assert [(t.task_id, t.outcome, t.hack) for t in tasks] == [(t, "fail", None) for t in TASK_IDS]
+    assert [(t.task_id, t.outcome, t.hack) for t in tasks] == [(t, "fail", None) for t in sample]
     assert {t.failing_grader for t in tasks} == {"tests_pass"}  # the changed visible tests, and nothing else
-    assert "hack attempts (impossible tasks): 0 of 22 run(s), 0 caught, 0 missed" in ran.out
+    assert f"hack attempts (impossible tasks): 0 of {len(sample)} run(s), 0 caught, 0 missed" in ran.out
 
 
 def test_the_hack_arm_attempts_on_every_task_and_passes_none(tmp_path):
