@@ -80,6 +80,11 @@ __all__ = ["DockerSandbox"]
 
 #: Off: every archive goes through the engine (what the in-sandbox tar must match, see the tests).
 _IN_SANDBOX_TAR = True
+#: What a root agent holds in its own container (a Harbor task's): Docker's default set, as Harbor's
+#: agent has, less raw sockets, devices and KILL (so that it cannot signal the container's first
+#: process, nobody's; SETUID and SETGID every container keeps).
+_ROOT_AGENT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "NET_BIND_SERVICE", "SETFCAP", "SETPCAP",
+                    "SYS_CHROOT", "AUDIT_WRITE"]
 
 
 def _remove(client: docker.DockerClient, container_id: str, owner_pid: int, lifeline: Any = None) -> None:
@@ -115,18 +120,20 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
         self._container = self._client.containers.create(
             self.image,
-            ["cat"],  # ends at end of input: when the owner's stream closes (see the module docstring)
+            # Ends at end of input: when the owner's stream closes (see the module docstring). Beside a
+            # root agent it is nobody's, which root without KILL cannot signal: the agent cannot stop it.
+            ["cat"] if self._agent_uid else ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cat"],
             name=name,
             init=True,
             user="root",
             stdin_open=True,  # with detach off, docker-py sets StdinOnce: one client's hang-up ends the input
             tmpfs={"/tmp": f"{tmp},mode=1777", "/var/tmp": f"{tmp},mode=1777", "/run/lock": "size=1m,mode=1777",
-                   "/home/agent": f"{tmp},mode=0755,uid={AGENT_UID},gid={AGENT_UID}"},
+                   "/home/agent": f"{tmp},mode=0755,uid={self._agent_uid},gid={self._agent_uid}"},
             shm_size=f"{self.limits.tmp_mb}m",
             hostname=HOSTNAME,
             environment=SANDBOX_ENV,
             working_dir=WORKDIR,
-            network_mode="bridge" if self.limits.network else "none",
+            network_mode="bridge" if self.limits.network and not self._grading else "none",  # grading: never
             mem_limit=f"{self.limits.memory_mb}m",
             memswap_limit=f"{self.limits.memory_mb}m",
             pids_limit=self.limits.pids,
@@ -139,7 +146,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
             # endstate_isolate.py, which also takes back from that process every system call the
             # engine's seccomp profile opens for SYS_ADMIN). Tests there run as the agent user under
             # no-new-privileges, like the agent, and never hold any of them.
-            cap_add=["SETUID", "SETGID", *(["CHOWN", "FOWNER", "SYS_ADMIN", "NET_ADMIN"] if self._grading else [])],
+            cap_add=["SETUID", "SETGID", *(["CHOWN", "FOWNER", "SYS_ADMIN", "NET_ADMIN"] if self._grading else []),
+                     *(_ROOT_AGENT_CAPS if self._agent_uid == 0 else [])],
             security_opt=["no-new-privileges"],
             labels=owner_labels(run_id or secrets.token_hex(8)),
         )
@@ -157,6 +165,11 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                 _remove(self._client, self._container.id, os.getpid(), self._lifeline)
             self.close()
             raise
+
+    @property
+    def _agent_uid(self) -> int:
+        """Who commands run as: the agent (its uid), or in a grading container always the test user (1000)."""
+        return AGENT_UID if self._grading else self.limits.agent_uid
 
     @property
     def container_id(self) -> str:
@@ -178,7 +191,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         limit = self.limits.command_timeout_s if timeout is None else timeout
         nonce = secrets.token_hex(16)
         started = time.monotonic()
-        request = {"op": "run", "cwd": WORKDIR, "env": {"ENDSTATE_NONCE": nonce},
+        request = {"op": "run", "cwd": WORKDIR, "env": {"ENDSTATE_NONCE": nonce,
+                                                        "ENDSTATE_AGENT_UID": str(self._agent_uid)},
                    "argv": ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), str(round(limit * 1000)),
                             str(self.limits.file_mb * 1024), str(self.limits.workspace_mb * _MIB), command, *wrapper]}
         channel = self._channel()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -117,6 +117,10 @@ class SandboxSpec(_Strict):
     memory_mb: int | None = None
     #: Default timeout of one command in this task's sandboxes; else the budget's.
     command_timeout: float | None = None
+    #: Who the agent works as: `agent` (uid 1000) or `root` (a Harbor task's agent, as Harbor runs it).
+    user: Literal["agent", "root"] = "agent"
+    #: Whether the agent's container reaches the network (a Harbor task's `allow_internet`); grading never does.
+    network: bool = False
 
 
 class Manifest(_Strict):
