@@ -58,6 +58,9 @@ WORKDIR /workspace
 
 #: What an imported task never seals outside its working folder: logs, caches, root's home, package state.
 SEAL_IGNORE = ("/var/log", "/var/cache", "/var/lib/apt", "/var/lib/dpkg", "/root", "/etc/ld.so.cache")
+#: A task sealed whole (Harbor's verifier sees the agent's whole container): what is never its end
+#: state there, package caches and downloaded package lists (large, and rebuilt by `apt-get update`).
+WHOLE_IGNORE = ["/var/cache", "/var/lib/apt/lists", "/root/.cache"]
 
 #: The negative controls every imported task gets: hack name -> (file it leaves, its text, what it tries).
 _HACKS = {
@@ -125,6 +128,16 @@ def _workdir(dockerfile: str) -> str:
     return workdir
 
 
+def _user(dockerfile: str) -> str:
+    """Who the task's agent works as, as Harbor runs it: the Dockerfile's last USER, root when none."""
+    user = "root"
+    for line in dockerfile.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0].upper() == "USER":
+            user = words[1].split(":")[0]
+    return "root" if user in ("root", "0") else "agent"
+
+
 def _rebased(dockerfile: str, base: str | None, images: dict[str, str] | None = None) -> tuple[str, list[str]]:
     """The Dockerfile with its first FROM replaced by `base` (when given) and every FROM of an
     image in `images` by the one it maps to; and the images its FROM lines then name (not its
@@ -174,7 +187,7 @@ def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProce
 
 
 def _files(tag: str, workdir: str, script: str | None = None,
-           outside: list[str] | None = None) -> dict[str, tuple[bytes, bool]]:
+           outside: list[str] | None = None, network: bool = False) -> dict[str, tuple[bytes, bool]]:
     """The files under `workdir` in a container of image `tag`, by path relative to it, with
     whether each is executable: as the image has them, or after `script` ran there (network off).
     `outside` receives what the script changed elsewhere in the container (`docker diff`)."""
@@ -182,7 +195,8 @@ def _files(tag: str, workdir: str, script: str | None = None,
     if script is None:
         made = _docker("create", "--name", name, "--entrypoint", "sh", tag)  # never started
     else:
-        made = _docker("run", "-i", "--name", name, "--network", "none", "-w", workdir, "--entrypoint", "bash",
+        made = _docker("run", "-i", "--name", name, "--network", "bridge" if network else "none", "-w", workdir,
+                       "--entrypoint", "bash",
                        tag, "-s", input=script.encode())
     try:
         if script is not None and made.returncode != 0:
@@ -276,13 +290,27 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
                             f"an image the engine has with --base-image {from_image}=IMAGE (--base {DEFAULT_IMAGE} "
                             "builds its RUN steps on endstate's sandbox image)")
     workdir = _workdir(dockerfile)
+    own = manifest.get("endstate", {})  # endstate's own sources may keep its first defaults (below)
+    if own.get("user", "root") not in ("agent", "root") or own.get("seal", "whole") not in ("whole", "changed"):
+        raise UserError(f"{folder / 'task.toml'}: [endstate] takes user = \"agent\" or \"root\" and seal = "
+                        "\"whole\" or \"changed\": fix the table or remove it")
+    user = own.get("user") or _user(dockerfile)
+    whole = own.get("seal", "whole") == "whole"
+    internet = manifest.get("environment", {}).get("allow_internet") is True
+    if user != "root" and "user" not in own:
+        log(f"task {task_id}: its agent works as uid 1000 (its Dockerfile names a USER other than root)")
+    if internet:
+        log(f"task {task_id}: [environment] allow_internet: its agent reaches the network (its oracle too); "
+            "grading stays offline")
 
     task = out / task_id
     if task.exists():
         shutil.rmtree(task)
     try:
-        deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log)
-        write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, wall, verifier_timeout, cpus, memory))
+        deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log, network=internet)
+        runs = {"user": user, "network": internet, "whole": whole}
+        write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, wall, verifier_timeout, cpus, memory,
+                                       runs))
         _build_final(task, task_id, log)
     except BaseException:
         shutil.rmtree(task, ignore_errors=True)  # never a half-written task
@@ -320,7 +348,7 @@ def _build(task: Path, tag: str, task_id: str, what: str) -> None:
 
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
-                log: Callable[[str], None]) -> tuple[list[str], list[str]]:
+                log: Callable[[str], None], *, network: bool = False) -> tuple[list[str], list[str]]:
     """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
     hacks); returns the files the oracle deletes and the folders outside `workdir` it changes."""
     shutil.copytree(folder / "environment", task / "image")
@@ -347,7 +375,7 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     try:
         fixture = _files(tag, workdir)
         try:
-            solved = _files(tag, workdir, solve, outside := [])
+            solved = _files(tag, workdir, solve, outside := [], network)
         except UserError as exc:
             raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
         python = _python(tag, task_id) if uv else ""
@@ -389,16 +417,26 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
 
 
 def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], sealed: list[str], wall: float | None,
-              verifier_timeout: float | None, cpus: float | None, memory: int | None) -> Manifest:
+              verifier_timeout: float | None, cpus: float | None, memory: int | None, runs: dict) -> Manifest:
+    """The task's task.toml. `runs`: who its agent works as (`user`), whether it reaches the network,
+    and whether its whole container is sealed (`whole`) or only the folders its oracle changed."""
     verifier = {"script": f"{TESTS}/test.sh", **({"timeout": verifier_timeout} if verifier_timeout else {}),
                 "tools": SHIM_DIR}
+    # Sealed whole: what the agent changed anywhere in its container (as Harbor's verifier sees it);
+    # else what the oracle changed outside the working folder.
+    seal = {"paths": ["/"], "ignore": WHOLE_IGNORE, "processes": True} if runs["whole"] \
+        else {"paths": sealed} if sealed else {}
+    if runs["whole"]:
+        sealed = ["/"]
+    description = "Harbor task " + folder.resolve().name + (" (its agent reaches the network)" if runs["network"] else "")
     return Manifest(
-        id=task_id, description="Harbor task " + folder.resolve().name, solution_deletes=deleted,
+        id=task_id, description=description, solution_deletes=deleted,
         tables={"budget": {"wall_seconds": wall} if wall else {},
-                # what the oracle changed outside the working folder: the agent's end state includes it
-                "seal": {"paths": sealed} if sealed else {},
+                "seal": seal,
                 "sandbox": {"dockerfile": "image/Dockerfile", **({"cpus": cpus} if cpus else {}),
-                            **({"memory_mb": memory} if memory else {})}},
+                            **({"memory_mb": memory} if memory else {}),
+                            **({"user": "root"} if runs["user"] == "root" else {}),
+                            **({"network": True} if runs["network"] else {})}},
         # A Harbor task says nothing of which paths its agent may change: any, but one graded by the
         # held-out verifier, which a change under .harbor/ cannot reach (it is staged over it).
         graders=[("endstate.grading:verifier", verifier),

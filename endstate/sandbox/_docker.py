@@ -146,8 +146,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
             # endstate_isolate.py, which also takes back from that process every system call the
             # engine's seccomp profile opens for SYS_ADMIN). Tests there run as the agent user under
             # no-new-privileges, like the agent, and never hold any of them.
-            cap_add=["SETUID", "SETGID", *(["CHOWN", "FOWNER", "SYS_ADMIN", "NET_ADMIN"] if self._grading else []),
-                     *(_ROOT_AGENT_CAPS if self._agent_uid == 0 else [])],
+            cap_add=list(dict.fromkeys(["SETUID", "SETGID", *(["CHOWN", "FOWNER", "SYS_ADMIN", "NET_ADMIN"] if self._grading else []),
+                                        *(_ROOT_AGENT_CAPS if self._agent_uid == 0 else [])])),  # bounded by the runner
             security_opt=["no-new-privileges"],
             labels=owner_labels(run_id or secrets.token_hex(8)),
         )
@@ -168,8 +168,9 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
 
     @property
     def _agent_uid(self) -> int:
-        """Who commands run as: the agent (its uid), or in a grading container always the test user (1000)."""
-        return AGENT_UID if self._grading else self.limits.agent_uid
+        """Who commands run as: the agent (its uid); in a grading container the test user (1000), or root
+        for a task whose agent works as root (its verifier runs as root, as Harbor runs it)."""
+        return self.limits.agent_uid if self.limits.agent_uid == 0 or not self._grading else AGENT_UID
 
     @property
     def container_id(self) -> str:
@@ -439,7 +440,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         self.image_id = handle.image_id or self._container.image.id
         self._finalizer = None
         self._open_channel = None
-        self._grading = "CHOWN" in (self._container.attrs["HostConfig"].get("CapAdd") or [])  # made for grading
+        # made for grading (a root agent's container holds CHOWN too, never SYS_ADMIN)
+        self._grading = "SYS_ADMIN" in (self._container.attrs["HostConfig"].get("CapAdd") or [])
         if own:
             self._finalizer = weakref.finalize(self, _remove, self._client, self._container.id, os.getpid())
         return self

@@ -66,7 +66,12 @@ while True:
             break
     if select.select([6], [], [], 0.5)[0] and not os.read(6, 1):
         break'
-[ "$uid" = 0 ] && killer=$root_killer
+# Root keeps Docker's default capabilities but KILL, whatever more the container's harness holds.
+bounds=()
+if [ "$uid" = 0 ]; then
+  killer=$root_killer
+  bounds=(--bounding-set=-all,+chown,+dac_override,+fowner,+fsetid,+setuid,+setgid,+net_bind_service,+setfcap,+sys_chroot,+audit_write)
+fi
 (
   clock; deadline=$((now + limit_ms * 1000))
   while clock; [ "$now" -lt "$deadline" ]; do
@@ -87,7 +92,7 @@ exec 6<&- 7>&- 9>&-
 # The command is the memory cgroup's first choice when it fills the sandbox's memory: the
 # runner and its watchers, which say what happened, go on (raising the score needs no privilege).
 ( ulimit -f "$fsize" || exit; echo 1000 > /proc/self/oom_score_adj
-  exec "${wrapper[@]}" setpriv --reuid="$uid" --regid="$uid" --init-groups bash -c "$cmd" ) \
+  exec "${wrapper[@]}" setpriv --reuid="$uid" --regid="$uid" --init-groups "${bounds[@]}" bash -c "$cmd" ) \
   </dev/null >&3 2>&4 3>&- 4>&- 5>&- 8<&-
 status=$?
 exec 3>&- 4>&-
