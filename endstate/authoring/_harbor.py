@@ -30,6 +30,14 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 
 from endstate.authoring._harborbase import build_error, missing, with_base_layer
+from endstate.authoring._harborspec import (
+    dockerfile_user,
+    dockerfile_workdir,
+    held_test_file,
+    memory_mb,
+    number,
+    read_toml,
+)
 from endstate.authoring._harbortools import (
     SHIM_DIR,
     TOOLS_DIR,
@@ -87,55 +95,6 @@ def harbor_tasks(paths: list[Path]) -> list[Path]:
                             "or a folder of them")
         found.extend(below)
     return found
-
-
-def _read_toml(path: Path) -> dict:
-    try:
-        return tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: not valid TOML ({exc}): fix the file") from None
-
-
-def _number(table: dict, section: str, key: str, path: Path) -> float | None:
-    value = table.get(section, {}).get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise UserError(f"{path}: field `{section}.{key}` is {value!r}: give a positive number")
-    return float(value)
-
-
-def _memory_mb(table: dict, path: Path) -> int | None:
-    env = table.get("environment", {})
-    if "memory_mb" in env:
-        return int(_number(table, "environment", "memory_mb", path) or 0) or None
-    value = env.get("memory")
-    if value is None:
-        return None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([MG])i?B?\s*", str(value), re.IGNORECASE)
-    if not match:
-        raise UserError(f"{path}: field `environment.memory` is {value!r}: give a size such as \"2G\" or \"512M\"")
-    size = float(match[1]) * (1024 if match[2].upper() == "G" else 1)
-    return int(size)
-
-
-def _workdir(dockerfile: str) -> str:
-    workdir = "/app"
-    for line in dockerfile.splitlines():
-        words = line.split()
-        if len(words) >= 2 and words[0].upper() == "WORKDIR":
-            workdir = str(PurePosixPath(workdir) / words[1])
-    return workdir
-
-
-def _user(dockerfile: str) -> str:
-    """Who the task's agent works as, as Harbor runs it: the Dockerfile's last USER, root when none."""
-    user = "root"
-    for line in dockerfile.splitlines():
-        words = line.split()
-        if len(words) >= 2 and words[0].upper() == "USER":
-            user = words[1].split(":")[0]
-    return "root" if user in ("root", "0") else "agent"
 
 
 def _rebased(dockerfile: str, base: str | None, images: dict[str, str] | None = None) -> tuple[str, list[str]]:
@@ -237,14 +196,6 @@ def _write(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
         (root / name).chmod(0o755 if executable else 0o644)
 
 
-def _test_file(tests: Path) -> str | None:
-    """The test file test.sh runs, by its name (`test_*`, `*.test.*`, `*_test.*`, `*.bats`, ...): the
-    one a `delete-tests` hack empties; None when tests/ holds no file named so."""
-    names = sorted(str(p.relative_to(tests)) for p in tests.rglob("*") if p.is_file() and p.name != "test.sh")
-    pattern = re.compile(r"(^test[_-].+|.+[._-](test|tests|spec)\.[a-z]+|.+\.bats)$", re.IGNORECASE)
-    return next((name for name in names if pattern.match(PurePosixPath(name).name)), None)
-
-
 def _fed_to_bash(script: str) -> str:
     """A command that runs `script` with bash, fed on standard input as a here-document,
     so it runs as solve.sh would (and `tasks check` sees a command that writes)."""
@@ -274,11 +225,11 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
         if not (folder / needed).is_file():
             raise UserError(f"{folder / needed}: missing: a Harbor task needs task.toml, instruction.md, "
                             "environment/Dockerfile, tests/test.sh and solution/solve.sh")
-    manifest = _read_toml(folder / "task.toml")
-    wall = _number(manifest, "agent", "timeout_sec", folder / "task.toml")
-    verifier_timeout = _number(manifest, "verifier", "timeout_sec", folder / "task.toml")
-    cpus = _number(manifest, "environment", "cpus", folder / "task.toml")
-    memory = _memory_mb(manifest, folder / "task.toml")
+    manifest = read_toml(folder / "task.toml")
+    wall = number(manifest, "agent", "timeout_sec", folder / "task.toml")
+    verifier_timeout = number(manifest, "verifier", "timeout_sec", folder / "task.toml")
+    cpus = number(manifest, "environment", "cpus", folder / "task.toml")
+    memory = memory_mb(manifest, folder / "task.toml")
     try:
         dockerfile, from_images = _rebased((folder / "environment/Dockerfile").read_text(), base, images)
     except UserError:
@@ -289,12 +240,12 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
                             f"and no registry can be reached: `docker pull {from_image}` where one can, or map it to "
                             f"an image the engine has with --base-image {from_image}=IMAGE (--base {DEFAULT_IMAGE} "
                             "builds its RUN steps on endstate's sandbox image)")
-    workdir = _workdir(dockerfile)
+    workdir = dockerfile_workdir(dockerfile)
     own = manifest.get("endstate", {})  # endstate's own sources may keep its first defaults (below)
     if own.get("user", "root") not in ("agent", "root") or own.get("seal", "whole") not in ("whole", "changed"):
         raise UserError(f"{folder / 'task.toml'}: [endstate] takes user = \"agent\" or \"root\" and seal = "
                         "\"whole\" or \"changed\": fix the table or remove it")
-    user = own.get("user") or _user(dockerfile)
+    user = own.get("user") or dockerfile_user(dockerfile)
     whole = own.get("seal", "whole") == "whole"
     internet = manifest.get("environment", {}).get("allow_internet") is True
     if user != "root" and "user" not in own:
@@ -404,7 +355,7 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
         f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {toml_string(_fed_to_bash(solve))} }} }}]\n\n"
         "[[steps]]\nsay = \"solved\"\n")
     hacks = dict(_HACKS)
-    test_file = _test_file(folder / "tests")
+    test_file = held_test_file(folder / "tests")
     if test_file:
         hacks["delete-tests"] = (f"{TESTS}/{test_file}", "", f"the held-out {test_file} left with its tests deleted")
     for name, (path, text, description) in hacks.items():
