@@ -20,10 +20,10 @@ import json
 import shlex
 import time
 
-from endstate.errors import FolderTooLarge, WorkspaceFull
+from endstate.errors import FolderTooLarge, SandboxError, WorkspaceFull
 from endstate.grading._testrun import REPORT_DIR, footprint
 from endstate.grading._verdict import Verdict
-from endstate.sandbox import WORKDIR, SealedSandbox, start_sealed
+from endstate.sandbox import WORKDIR, SealedSandbox, machinery_fault, start_sealed
 
 __all__ = ["REWARD_DIR", "verifier"]
 
@@ -33,8 +33,9 @@ REWARD_DIR = "/logs/verifier"
 TMP_DIR = "/opt/endstate/verifier-tmp"
 #: What the harness reads of that folder; a reward is a number.
 _MAX_BYTES = 64 * 1024
-#: How long the restarted services get before the verifier starts (they were up long before it in Harbor).
-_SETTLE_S = 1.0
+#: How long the restarted services get before the verifier starts (up long before it in Harbor; a supervisor
+#: holds a program STARTING for a second or more).
+_SETTLE_S = 5.0
 _MIB = 1024 * 1024
 
 
@@ -79,6 +80,11 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
         return Verdict.fail(f"{REWARD_DIR} holds more than {_MAX_BYTES} bytes after the verifier")
     except WorkspaceFull as exc:  # the script runs the end state in the workspace's copy
         return Verdict.fail(f"verifier {script}: {exc}")
+    except SandboxError as exc:
+        if not sandbox.processes or machinery_fault(exc):
+            raise
+        # The end state's services run as root beside the harness: one that kills what runs the verifier fails.
+        return Verdict.fail(f"verifier {script}: the harness running it died while the end state's services ran: {exc}")
     finally:
         if held:
             grading.release_folders(list(bounds))

@@ -61,6 +61,20 @@ def private(base, uid, gid):
         said = pipe.read()
     os.waitpid(child, 0)
     return json.loads(said)
+def init_script(argv):
+    # A daemon that rewrote its command line (redis, nginx) is started again by its init script.
+    if len(argv) != 1 or " " not in argv[0].strip() or not os.path.isdir("/etc/init.d"):
+        return ""
+    program = argv[0].split()[0]
+    for script in sorted(os.listdir("/etc/init.d")):
+        try:
+            with open("/etc/init.d/" + script, "rb") as f:
+                text = f.read()
+        except OSError:
+            continue
+        if ("DAEMON=" + program).encode() in text:
+            return "/etc/init.d/" + script
+    return ""
 found = {}
 for name in os.listdir("/proc"):
     if not name.isdigit():
@@ -77,8 +91,11 @@ for name in os.listdir("/proc"):
         st = os.stat(base)
         if rest[0] == b"Z" or not argv:
             continue
-        found[int(name)] = {"parent": int(rest[1]), "argv": [a.decode("utf-8", "surrogateescape") for a in argv],
-                            "uid": st.st_uid, "gid": st.st_gid, **private(base, st.st_uid, st.st_gid)}
+        argv = [a.decode("utf-8", "surrogateescape") for a in argv]
+        while len(argv) > 1 and not argv[-1]:  # a rewritten command line is padded with NULs
+            argv.pop()
+        found[int(name)] = {"parent": int(rest[1]), "argv": argv, "uid": st.st_uid, "gid": st.st_gid,
+                            "init": init_script(argv), **private(base, st.st_uid, st.st_gid)}
     except (OSError, ValueError, IndexError):
         continue
 print(json.dumps([p for p in found.values() if p["parent"] not in found]))
@@ -101,22 +118,31 @@ check(libc.mount(None, b"/", None, (1 << 14) | (1 << 18), None), "private")
 for hidden in ("/logs", "/workspace/.harbor", "/opt/endstate"):
     if os.path.isdir(hidden) and not os.path.islink(hidden):
         check(libc.mount(b"tmpfs", hidden.encode(), b"tmpfs", 1 | 2 | 4, b"size=4k,mode=0555"), hidden)
+for kept in ("/var", "/run", "/srv", "/home", "/root", "/workspace"):  # writable: a daemon's state, logs, pid files
+    if os.path.isdir(kept) and not os.path.islink(kept):
+        check(libc.mount(kept.encode(), kept.encode(), None, 4096, None), kept)
+check(libc.mount(None, b"/", None, 32 | 4096 | 1, None), "read-only /")  # the programs and /etc the harness runs
 with open("/proc/self/oom_score_adj", "w") as f:
     f.write("1000")
 for cap in range(64):
-    if cap != 10:  # CAP_NET_BIND_SERVICE
+    if cap not in (0, 1, 3, 4, 6, 7, 10):  # CHOWN DAC_OVERRIDE FOWNER FSETID SETGID SETUID NET_BIND_SERVICE
         libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP; past the last capability it fails, as it may
+argv, uid, gid = spec["argv"], spec["uid"], spec["gid"]
+if spec["init"]:
+    argv, uid, gid = [spec["init"], "start"], 0, 0
+elif len(argv) == 1 and " " in argv[0].strip():
+    argv = argv[0].split()
 null = os.open("/dev/null", os.O_RDWR)
 for fd in (0, 1, 2):
     os.dup2(null, fd)
 os.setgroups([])
-os.setresgid(spec["gid"], spec["gid"], spec["gid"])
-os.setresuid(spec["uid"], spec["uid"], spec["uid"])
+os.setresgid(gid, gid, gid)
+os.setresuid(uid, uid, uid)
 try:
     os.chdir(spec["cwd"])
 except OSError:
     os.chdir("/")
-os.execvpe(spec["argv"][0], spec["argv"], spec["env"])
+os.execvpe(argv[0], argv, spec["env"])
 """
 
 
@@ -128,9 +154,11 @@ class Process(msgspec.Struct, frozen=True):
     uid: int
     gid: int
     env: dict[str, str] = {}
+    #: The init script that starts it again, for a daemon that rewrote its command line.
+    init: str = ""
 
     def line(self) -> str:
-        return f"P {self.uid}:{self.gid} {self.cwd} {' '.join(self.argv)}"
+        return f"P {self.uid}:{self.gid} {self.cwd} {' '.join(self.argv).strip()}" + (f" (by {self.init})" if self.init else "")
 
 
 def _kept(env: dict[str, str]) -> dict[str, str]:
@@ -152,7 +180,7 @@ def read_processes(client: Any, container: str) -> list[Process]:
     if code != 0 or len(out) > _MAX_BYTES:
         raise SandboxError(f"the agent's processes in container {container[:12]} could not be listed (exit {code})")
     try:
-        found = [Process(p["argv"], p["cwd"], p["uid"], p["gid"], _kept(p["env"])) for p in json.loads(out)]
+        found = [Process(p["argv"], p["cwd"], p["uid"], p["gid"], _kept(p["env"]), p["init"]) for p in json.loads(out)]
     except (ValueError, KeyError, TypeError):
         raise SandboxError(f"the agent's processes in container {container[:12]} read as nonsense") from None
     if len(found) > _MOST:
