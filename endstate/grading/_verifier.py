@@ -23,7 +23,7 @@ import time
 from endstate.errors import FolderTooLarge, SandboxError, WorkspaceFull
 from endstate.grading._testrun import REPORT_DIR, footprint
 from endstate.grading._verdict import Verdict
-from endstate.sandbox import WORKDIR, SealedSandbox, machinery_fault, start_sealed
+from endstate.sandbox import WORKDIR, SealedSandbox, start_sealed
 
 __all__ = ["REWARD_DIR", "verifier"]
 
@@ -81,6 +81,8 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     except WorkspaceFull as exc:  # the script runs the end state in the workspace's copy
         return Verdict.fail(f"verifier {script}: {exc}")
     except SandboxError as exc:
+        from endstate.sandbox import machinery_fault  # loads docker: only on this path
+
         if not sandbox.processes or machinery_fault(exc):
             raise
         # The end state's services run as root beside the harness: one that kills what runs the verifier fails.

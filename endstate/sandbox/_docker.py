@@ -80,11 +80,9 @@ __all__ = ["DockerSandbox"]
 
 #: Off: every archive goes through the engine (what the in-sandbox tar must match, see the tests).
 _IN_SANDBOX_TAR = True
-#: What a root agent holds in its own container (a Harbor task's): Docker's default set, as Harbor's
-#: agent has, less raw sockets, devices and KILL (so that it cannot signal the container's first
-#: process, nobody's; SETUID and SETGID every container keeps).
-_ROOT_AGENT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "NET_BIND_SERVICE", "SETFCAP", "SETPCAP",
-                    "SYS_CHROOT", "AUDIT_WRITE"]
+#: A root agent's (a Harbor task's): Docker's defaults less raw sockets, devices and KILL (the first process is nobody's).
+_ROOT_AGENT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "NET_BIND_SERVICE", "SETFCAP", "SETPCAP", "SYS_CHROOT",
+                    "AUDIT_WRITE"]
 
 
 def _remove(client: docker.DockerClient, container_id: str, owner_pid: int, lifeline: Any = None) -> None:
@@ -120,8 +118,6 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
         self._container = self._client.containers.create(
             self.image,
-            # Ends at end of input: when the owner's stream closes (see the module docstring). Beside a
-            # root agent it is nobody's, which root without KILL cannot signal: the agent cannot stop it.
             ["cat"] if self._agent_uid else ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cat"],
             name=name,
             init=True,
@@ -168,8 +164,7 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
 
     @property
     def _agent_uid(self) -> int:
-        """Who commands run as: the agent (its uid); in a grading container the test user (1000), or root
-        for a task whose agent works as root (its verifier runs as root, as Harbor runs it)."""
+        """Who commands run as: the agent; grading, the test user (1000), or root for a root agent's task."""
         return self.limits.agent_uid if self.limits.agent_uid == 0 or not self._grading else AGENT_UID
 
     @property
@@ -192,8 +187,7 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         limit = self.limits.command_timeout_s if timeout is None else timeout
         nonce = secrets.token_hex(16)
         started = time.monotonic()
-        request = {"op": "run", "cwd": WORKDIR, "env": {"ENDSTATE_NONCE": nonce,
-                                                        "ENDSTATE_AGENT_UID": str(self._agent_uid)},
+        request = {"op": "run", "cwd": WORKDIR, "env": {"ENDSTATE_NONCE": nonce, "ENDSTATE_AGENT_UID": str(self._agent_uid)},
                    "argv": ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), str(round(limit * 1000)),
                             str(self.limits.file_mb * 1024), str(self.limits.workspace_mb * _MIB), command, *wrapper]}
         channel = self._channel()

@@ -111,7 +111,13 @@ def _endstates(path: str) -> bool:
 def selected(path: str, paths: list[str], ignore: list[str]) -> bool:
     """Whether a changed path is sealed: under one of `paths`, under none of `ignore` or ALWAYS_IGNORED."""
     return _under(path, paths) and not _under(path, ignore) and not _under(path, ALWAYS_IGNORED) \
-        and not _endstates(path)
+        and not _endstates(path) and not _harness_bytecode(path)
+
+
+def _harness_bytecode(path: str) -> bool:
+    """Python's compiled standard library (or endstate's): the harness's own `python3 -I` writes it
+    where it may, and it is never sealed (a planted one would run in the harness): the image's stays."""
+    return "/__pycache__/" in path and (_endstates(path) or _STDLIB.match(path) is not None)
 
 
 #: The folders the harness's programs are found in (by PATH), and what the harness runs in a
@@ -124,6 +130,7 @@ HARNESS_PROGRAMS = ("bash", "python3", "setpriv", "tar", "find", "xargs", "head"
                     "dirname", "basename", "sort", "tr", "cut", "grep", "sed", "mktemp", "readlink", "date")
 _LOADER = ("/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d")
 _LIBS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
+_STDLIB = re.compile(r"/(usr/|usr/local/)?lib/python3\.\d+(/|$)")
 
 
 def harness_path(path: str, added: bool) -> bool:
@@ -132,12 +139,13 @@ def harness_path(path: str, added: bool) -> bool:
     /logs, /tests, the dynamic loader's configuration, a program the harness runs (a `python3` or
     `bash` put first on PATH included), Python's standard library, or a shared library the image had."""
     folder, name = posixpath.split(path)
+    if _harness_bytecode(path):
+        return False
     if _endstates(path) or _under(path, ("/logs", "/tests")) or _under(path, _LOADER):
         return True
     if folder in _BIN and (name in HARNESS_PROGRAMS or re.fullmatch(r"python3(\.\d+)?", name)):
         return True
-    stdlib = re.match(r"/(usr/|usr/local/)?lib/python3\.\d+(/|$)", path)
-    if stdlib and not re.search(r"/(site|dist)-packages(/|$)", path):
+    if _STDLIB.match(path) and not re.search(r"/(site|dist)-packages(/|$)", path):
         return True
     return not added and _under(path, _LIBS) and re.search(r"\.so(\.[\d.]+)?$", name) is not None
 

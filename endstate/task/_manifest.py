@@ -21,13 +21,9 @@ from endstate.task._patch import PatchError, apply_patch
 
 __all__ = [
     "Category", "Bound",
-    "Requires",
-    "COUNTERS",
-    "GraderSpec",
-    "Budget",
-    "SandboxSpec",
-    "HackSpec",
-    "Hack",
+    "Requires", "COUNTERS",
+    "GraderSpec", "Budget",
+    "SandboxSpec", "HackSpec", "Hack",
     "Manifest",
     "Task",
     "ToolCallSpec",
@@ -117,9 +113,8 @@ class SandboxSpec(_Strict):
     memory_mb: int | None = None
     #: Default timeout of one command in this task's sandboxes; else the budget's.
     command_timeout: float | None = None
-    #: Who the agent works as: `agent` (uid 1000) or `root` (a Harbor task's agent, as Harbor runs it).
+    #: The agent is `agent` (uid 1000) or `root`; its container may reach the network (never grading's).
     user: Literal["agent", "root"] = "agent"
-    #: Whether the agent's container reaches the network (a Harbor task's `allow_internet`); grading never does.
     network: bool = False
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from endstate.authoring._harborspec import dockerfile_user
-from endstate.sandbox import DEFAULT_IMAGE, FileEntry, SystemChange, build_image, harness_path
+from endstate.sandbox import DEFAULT_IMAGE, FileEntry, SystemChange, build_image, harness_path, selected
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "harbor-root"
 BASE = ["--base-image", f"debian:bookworm-slim={DEFAULT_IMAGE}"]
@@ -60,9 +60,14 @@ def test_the_agent_is_the_dockerfiles_last_user_root_when_none(dockerfile, user)
     ("/usr/local/bin/greetd", True, False),
     ("/etc/redis/redis.conf", False, False),
     ("/var/log/consumer.log", False, False),
+    # The harness's own `python3 -I` compiles what it imports where it may: never sealed, never a finding.
+    ("/opt/endstate-toolbox/lib/python3.11/__pycache__/json.cpython-311.pyc", True, False),
+    ("/usr/lib/python3.11/__pycache__/os.cpython-311.pyc", True, False),
 ])
 def test_what_the_harness_runs_or_reads_is_named(path, added, harness):
     assert harness_path(path, added) is harness
+    if not harness and "__pycache__" in path:
+        assert not selected(path, ["/"], [])
 
 
 def test_a_change_without_folders_or_processes_hashes_as_before():
