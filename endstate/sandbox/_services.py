@@ -15,11 +15,13 @@ grades in a fresh container, so for a task whose `[seal] processes` is on:
 - **started** (`start_processes`), in the grading container, after the sealed change is in
   place and the held-out tests and the reward folder are staged, right before the verifier:
   each from the sealed filesystem, as its uid and gid, in a session of its own, its streams on
-  /dev/null, with no capability but binding low ports, and in a mount namespace of its own in
-  which /logs (the reward), the staged tests (`/workspace/.harbor`) and /opt/endstate (the
-  harness's) are empty read-only folders: what it does cannot reach the reward the harness
-  reads or the verifier it runs, which see the real ones. It shares the container's network
-  and process table, so the verifier reaches it as it did the agent's.
+  /dev/null, with fewer capabilities than the verifier (none to mount or trace), and in a
+  mount namespace of its own in which /logs (the reward), the staged tests
+  (`/workspace/.harbor`) and the harness's run folders under /opt/endstate are empty
+  read-only folders and / is read-only but for /var, /run, /srv, /home, /root and
+  /workspace: what it does cannot reach the reward the harness reads, the verifier it
+  runs, or the programs the harness runs. It shares the container's network and process
+  table, so the verifier reaches it as it did the agent's.
 """
 
 from __future__ import annotations
@@ -115,7 +117,8 @@ if os.fork():
 os.setsid()
 check(libc.unshare(0x00020000), "unshare")
 check(libc.mount(None, b"/", None, (1 << 14) | (1 << 18), None), "private")
-for hidden in ("/logs", "/workspace/.harbor", "/opt/endstate"):
+for hidden in ("/logs", "/workspace/.harbor", "/opt/endstate/verifier-tmp", "/opt/endstate/report",
+               "/opt/endstate/scratch"):
     if os.path.isdir(hidden) and not os.path.islink(hidden):
         check(libc.mount(b"tmpfs", hidden.encode(), b"tmpfs", 1 | 2 | 4, b"size=4k,mode=0555"), hidden)
 for kept in ("/var", "/run", "/srv", "/home", "/root", "/workspace"):  # writable: a daemon's state, logs, pid files
