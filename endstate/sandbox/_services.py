@@ -21,7 +21,10 @@ grades in a fresh container, so for a task whose `[seal] processes` is on:
   read-only folders and / is read-only but for /var, /run, /srv, /home, /root and
   /workspace: what it does cannot reach the reward the harness reads, the verifier it
   runs, or the programs the harness runs. It shares the container's network and process
-  table, so the verifier reaches it as it did the agent's.
+  table, so the verifier reaches it as it did the agent's. A daemon that rewrote its own
+  command line (redis: `redis-server 127.0.0.1:6379`) is started by the /etc/init.d script
+  that names it (`DAEMON=/usr/bin/redis-server`), as root; one no script names, from its
+  command line split at spaces.
 """
 
 from __future__ import annotations
