@@ -135,3 +135,16 @@ def test_a_root_agent_that_plants_a_program_the_harness_runs_fails_as_tampering(
     ran = _endstate("tasks", "import", "harbor", str(source), "--out", str(tmp_path / "out"), *BASE)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert _reference(tmp_path / "out" / "sh-root-tamper", tmp_path / "run-fixed")["outcome"] == "pass"
+
+
+@pytest.mark.docker
+def test_allow_internet_opens_the_agents_network_and_never_the_grading_containers():
+    import docker
+
+    from endstate.sandbox import SandboxLimits, open_sandbox
+
+    engine = docker.from_env()
+    limits = SandboxLimits(network=True, agent_uid=0, command_timeout_s=30)
+    for grading, mode in ((False, "bridge"), (True, "none")):
+        with open_sandbox("docker", limits=limits, grading=grading) as box:
+            assert engine.api.inspect_container(box.container_id)["HostConfig"]["NetworkMode"] == mode
