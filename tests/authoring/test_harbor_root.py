@@ -78,6 +78,16 @@ def test_a_change_without_folders_or_processes_hashes_as_before():
                                         folders={"/etc/app": (0o755, 0, 0)}).hash()
 
 
+def test_a_sealed_process_list_keeps_no_secret_and_moves_the_hash():
+    from endstate.sandbox._services import Process, _kept
+
+    env = _kept({"PATH": "/usr/bin", "REDIS_PASSWORD": "x", "API_KEY": "y", "ENDSTATE_NONCE": "z", "HOME": "/root"})
+    assert env == {"HOME": "/root", "PATH": "/usr/bin"}
+    redis = Process(["/usr/bin/redis-server 127.0.0.1:6379"], "/var/lib/redis", 100, 101, env, "/etc/init.d/redis-server")
+    assert redis.line() == "P 100:101 /var/lib/redis /usr/bin/redis-server 127.0.0.1:6379 (by /etc/init.d/redis-server)"
+    assert SystemChange(processes=[redis]).hash() != SystemChange().hash()
+
+
 def _imported(tmp_path: Path, name: str) -> Path:
     build_image(DEFAULT_IMAGE)
     ran = _endstate("tasks", "import", "harbor", str(DATA / name), "--out", str(tmp_path / "out"), *BASE)
