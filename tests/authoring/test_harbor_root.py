@@ -121,9 +121,13 @@ def test_a_root_task_with_a_service_checks_out_and_needs_both(tmp_path):
     assert any(line.startswith("P ") and "/usr/local/bin/greetd" in line for line in diff.splitlines()), diff
 
     text = (task / "task.toml").read_text()
-    (task / "task.toml").write_text(text.replace("processes = true", "processes = false"))
+    # Its agent reaching the network (allow_internet) changes nothing here but the card, which says so.
+    (task / "task.toml").write_text(text.replace("processes = true", "processes = false")
+                                    .replace('user = "root"\n', 'user = "root"\nnetwork = true\n'))
     result = _reference(task, tmp_path / "run-no-processes")
     assert result["outcome"] == "fail" and "greetd is not running as greet" in result["reason"], result
+    card = json.loads((tmp_path / "run-no-processes" / "results.json").read_text())["card"]
+    assert card["network_policy"] == "agent of sh-greet-spool: bridge; grading: none"
 
     (task / "task.toml").write_text(text.replace('user = "root"\n', ""))
     result = _reference(task, tmp_path / "run-as-agent")
