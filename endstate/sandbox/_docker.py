@@ -63,6 +63,7 @@ from endstate.sandbox._scripts import (
     _UNTAR_AS_ROOT,
     AGENT_UID,
     RESTRICT,
+    ROOT_AGENT_CAPS,
     parse_status,
 )
 from endstate.sandbox._tree import (
@@ -80,9 +81,6 @@ __all__ = ["DockerSandbox"]
 
 #: Off: every archive goes through the engine (what the in-sandbox tar must match, see the tests).
 _IN_SANDBOX_TAR = True
-#: A root agent's (a Harbor task's): Docker's defaults less raw sockets, devices and KILL (the first process is nobody's).
-_ROOT_AGENT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "NET_BIND_SERVICE", "SETFCAP", "SETPCAP", "SYS_CHROOT",
-                    "AUDIT_WRITE"]
 
 
 def _remove(client: docker.DockerClient, container_id: str, owner_pid: int, lifeline: Any = None) -> None:
@@ -100,6 +98,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                  *, run_id: str = "", grading: bool = False) -> None:
         self.limits = limits or SandboxLimits()
         self._grading = grading
+        # Who commands run as: the agent; grading, the test user (1000), or root for a root agent's task.
+        self._agent_uid = self.limits.agent_uid if self.limits.agent_uid == 0 or not grading else AGENT_UID
         self.image = image
         self._client = shared_client()
         try:
@@ -143,7 +143,7 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
             # engine's seccomp profile opens for SYS_ADMIN). Tests there run as the agent user under
             # no-new-privileges, like the agent, and never hold any of them.
             cap_add=list(dict.fromkeys(["SETUID", "SETGID", *(["CHOWN", "FOWNER", "SYS_ADMIN", "NET_ADMIN"] if self._grading else []),
-                                        *(_ROOT_AGENT_CAPS if self._agent_uid == 0 else [])])),  # bounded by the runner
+                                        *(ROOT_AGENT_CAPS if self._agent_uid == 0 else [])])),  # bounded by the runner
             security_opt=["no-new-privileges"],
             labels=owner_labels(run_id or secrets.token_hex(8)),
         )
@@ -161,11 +161,6 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                 _remove(self._client, self._container.id, os.getpid(), self._lifeline)
             self.close()
             raise
-
-    @property
-    def _agent_uid(self) -> int:
-        """Who commands run as: the agent; grading, the test user (1000), or root for a root agent's task."""
-        return self.limits.agent_uid if self.limits.agent_uid == 0 or not self._grading else AGENT_UID
 
     @property
     def container_id(self) -> str:
@@ -194,6 +189,10 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         try:
             _, stdout, stderr = channel.request(request, deadline=started + limit + _BACKSTOP_S)
         except ChannelBroken as exc:
+            if self._agent_uid == 0 and not self._grading and self._state() == "running":
+                # A root agent killed the harness's server (`pkill python3`): that command fails, the next reopens it.
+                return ExecResult(137, "", "[endstate: the command killed the harness's command runner]\n",
+                                  duration_s=round(time.monotonic() - started, 3))
             if time.monotonic() < started + limit + _BACKSTOP_S:
                 raise SandboxError(
                     f"command runner in container {self._container.short_id} died ({exc}; container state: "
@@ -436,6 +435,7 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         self._open_channel = None
         # made for grading (a root agent's container holds CHOWN too, never SYS_ADMIN)
         self._grading = "SYS_ADMIN" in (self._container.attrs["HostConfig"].get("CapAdd") or [])
+        self._agent_uid = self.limits.agent_uid if self.limits.agent_uid == 0 or not self._grading else AGENT_UID
         if own:
             self._finalizer = weakref.finalize(self, _remove, self._client, self._container.id, os.getpid())
         return self

@@ -34,9 +34,13 @@ from typing import NamedTuple
 from endstate.sandbox._base import SANDBOX_ENV, WORKDIR
 from endstate.sandbox._tree import FROZEN_ATIME
 
-__all__ = ["AGENT_UID", "RESTRICT", "RunnerStatus", "as_agent", "parse_status"]
+__all__ = ["AGENT_UID", "RESTRICT", "ROOT_AGENT_CAPS", "RunnerStatus", "as_agent", "parse_status"]
 
 AGENT_UID = 1000
+#: A root agent's capabilities (a Harbor task's): Docker's defaults less raw sockets, devices and KILL
+#: (the container's first process is nobody's). The runner bounds root's commands to them.
+ROOT_AGENT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "NET_BIND_SERVICE", "SETFCAP", "SETPCAP", "SYS_CHROOT",
+                   "AUDIT_WRITE"]
 #: How long past a command's own deadline we wait for the runner before deciding
 #: the sandbox itself is broken.
 _BACKSTOP_S = 30.0

@@ -162,3 +162,19 @@ def test_allow_internet_opens_the_agents_network_and_never_the_grading_container
     for grading, mode in ((False, "bridge"), (True, "none")):
         with open_sandbox("docker", limits=limits, grading=grading) as box:
             assert engine.api.inspect_container(box.container_id)["HostConfig"]["NetworkMode"] == mode
+
+
+@pytest.mark.docker
+def test_a_root_agent_that_kills_the_harness_only_fails_that_command():
+    from endstate.sandbox import SandboxLimits, open_sandbox
+
+    with open_sandbox("docker", limits=SandboxLimits(agent_uid=0, command_timeout_s=30)) as box:
+        assert box.exec("id -u").stdout == "0\n"
+        for command in ("pkill -9 -f endstate-server", "kill -9 -1"):
+            killed = box.exec(command)
+            assert killed.exit_code == 137 and "killed the harness's command runner" in killed.stderr, killed
+            assert box.exec("echo alive").stdout == "alive\n"
+        # The container's first process is nobody's: root without KILL cannot stop the container.
+        refused = box.exec("kill -9 $(pgrep -x cat)")
+        assert refused.exit_code != 0 and "Operation not permitted" in refused.stderr, refused
+        assert box.exec("echo alive").stdout == "alive\n"
