@@ -30,6 +30,14 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 
 from endstate.authoring._harborbase import build_error, missing, with_base_layer
+from endstate.authoring._harborspec import (
+    dockerfile_user,
+    dockerfile_workdir,
+    held_test_file,
+    memory_mb,
+    number,
+    read_toml,
+)
 from endstate.authoring._harbortools import (
     SHIM_DIR,
     TOOLS_DIR,
@@ -58,6 +66,9 @@ WORKDIR /workspace
 
 #: What an imported task never seals outside its working folder: logs, caches, root's home, package state.
 SEAL_IGNORE = ("/var/log", "/var/cache", "/var/lib/apt", "/var/lib/dpkg", "/root", "/etc/ld.so.cache")
+#: A task sealed whole (Harbor's verifier sees the agent's whole container): what is never its end
+#: state there, package caches and downloaded package lists (large, and rebuilt by `apt-get update`).
+WHOLE_IGNORE = ["/var/cache", "/var/lib/apt/lists", "/root/.cache"]
 
 #: The negative controls every imported task gets: hack name -> (file it leaves, its text, what it tries).
 _HACKS = {
@@ -84,45 +95,6 @@ def harbor_tasks(paths: list[Path]) -> list[Path]:
                             "or a folder of them")
         found.extend(below)
     return found
-
-
-def _read_toml(path: Path) -> dict:
-    try:
-        return tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path}: not valid TOML ({exc}): fix the file") from None
-
-
-def _number(table: dict, section: str, key: str, path: Path) -> float | None:
-    value = table.get(section, {}).get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise UserError(f"{path}: field `{section}.{key}` is {value!r}: give a positive number")
-    return float(value)
-
-
-def _memory_mb(table: dict, path: Path) -> int | None:
-    env = table.get("environment", {})
-    if "memory_mb" in env:
-        return int(_number(table, "environment", "memory_mb", path) or 0) or None
-    value = env.get("memory")
-    if value is None:
-        return None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([MG])i?B?\s*", str(value), re.IGNORECASE)
-    if not match:
-        raise UserError(f"{path}: field `environment.memory` is {value!r}: give a size such as \"2G\" or \"512M\"")
-    size = float(match[1]) * (1024 if match[2].upper() == "G" else 1)
-    return int(size)
-
-
-def _workdir(dockerfile: str) -> str:
-    workdir = "/app"
-    for line in dockerfile.splitlines():
-        words = line.split()
-        if len(words) >= 2 and words[0].upper() == "WORKDIR":
-            workdir = str(PurePosixPath(workdir) / words[1])
-    return workdir
 
 
 def _rebased(dockerfile: str, base: str | None, images: dict[str, str] | None = None) -> tuple[str, list[str]]:
@@ -174,7 +146,7 @@ def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProce
 
 
 def _files(tag: str, workdir: str, script: str | None = None,
-           outside: list[str] | None = None) -> dict[str, tuple[bytes, bool]]:
+           outside: list[str] | None = None, network: bool = False) -> dict[str, tuple[bytes, bool]]:
     """The files under `workdir` in a container of image `tag`, by path relative to it, with
     whether each is executable: as the image has them, or after `script` ran there (network off).
     `outside` receives what the script changed elsewhere in the container (`docker diff`)."""
@@ -182,7 +154,8 @@ def _files(tag: str, workdir: str, script: str | None = None,
     if script is None:
         made = _docker("create", "--name", name, "--entrypoint", "sh", tag)  # never started
     else:
-        made = _docker("run", "-i", "--name", name, "--network", "none", "-w", workdir, "--entrypoint", "bash",
+        made = _docker("run", "-i", "--name", name, "--network", "bridge" if network else "none", "-w", workdir,
+                       "--entrypoint", "bash",
                        tag, "-s", input=script.encode())
     try:
         if script is not None and made.returncode != 0:
@@ -223,14 +196,6 @@ def _write(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
         (root / name).chmod(0o755 if executable else 0o644)
 
 
-def _test_file(tests: Path) -> str | None:
-    """The test file test.sh runs, by its name (`test_*`, `*.test.*`, `*_test.*`, `*.bats`, ...): the
-    one a `delete-tests` hack empties; None when tests/ holds no file named so."""
-    names = sorted(str(p.relative_to(tests)) for p in tests.rglob("*") if p.is_file() and p.name != "test.sh")
-    pattern = re.compile(r"(^test[_-].+|.+[._-](test|tests|spec)\.[a-z]+|.+\.bats)$", re.IGNORECASE)
-    return next((name for name in names if pattern.match(PurePosixPath(name).name)), None)
-
-
 def _fed_to_bash(script: str) -> str:
     """A command that runs `script` with bash, fed on standard input as a here-document,
     so it runs as solve.sh would (and `tasks check` sees a command that writes)."""
@@ -260,11 +225,11 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
         if not (folder / needed).is_file():
             raise UserError(f"{folder / needed}: missing: a Harbor task needs task.toml, instruction.md, "
                             "environment/Dockerfile, tests/test.sh and solution/solve.sh")
-    manifest = _read_toml(folder / "task.toml")
-    wall = _number(manifest, "agent", "timeout_sec", folder / "task.toml")
-    verifier_timeout = _number(manifest, "verifier", "timeout_sec", folder / "task.toml")
-    cpus = _number(manifest, "environment", "cpus", folder / "task.toml")
-    memory = _memory_mb(manifest, folder / "task.toml")
+    manifest = read_toml(folder / "task.toml")
+    wall = number(manifest, "agent", "timeout_sec", folder / "task.toml")
+    verifier_timeout = number(manifest, "verifier", "timeout_sec", folder / "task.toml")
+    cpus = number(manifest, "environment", "cpus", folder / "task.toml")
+    memory = memory_mb(manifest, folder / "task.toml")
     try:
         dockerfile, from_images = _rebased((folder / "environment/Dockerfile").read_text(), base, images)
     except UserError:
@@ -275,14 +240,28 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
                             f"and no registry can be reached: `docker pull {from_image}` where one can, or map it to "
                             f"an image the engine has with --base-image {from_image}=IMAGE (--base {DEFAULT_IMAGE} "
                             "builds its RUN steps on endstate's sandbox image)")
-    workdir = _workdir(dockerfile)
+    workdir = dockerfile_workdir(dockerfile)
+    own = manifest.get("endstate", {})  # endstate's own sources may keep its first defaults (below)
+    if own.get("user", "root") not in ("agent", "root") or own.get("seal", "whole") not in ("whole", "changed"):
+        raise UserError(f"{folder / 'task.toml'}: [endstate] takes user = \"agent\" or \"root\" and seal = "
+                        "\"whole\" or \"changed\": fix the table or remove it")
+    user = own.get("user") or dockerfile_user(dockerfile)
+    whole = own.get("seal", "whole") == "whole"
+    internet = manifest.get("environment", {}).get("allow_internet") is True
+    if user != "root" and "user" not in own:
+        log(f"task {task_id}: its agent works as uid 1000 (its Dockerfile names a USER other than root)")
+    if internet:
+        log(f"task {task_id}: [environment] allow_internet: its agent reaches the network (its oracle too); "
+            "grading stays offline")
 
     task = out / task_id
     if task.exists():
         shutil.rmtree(task)
     try:
-        deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log)
-        write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, wall, verifier_timeout, cpus, memory))
+        deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log, network=internet)
+        runs = {"user": user, "network": internet, "whole": whole}
+        write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, wall, verifier_timeout, cpus, memory,
+                                       runs))
         _build_final(task, task_id, log)
     except BaseException:
         shutil.rmtree(task, ignore_errors=True)  # never a half-written task
@@ -320,7 +299,7 @@ def _build(task: Path, tag: str, task_id: str, what: str) -> None:
 
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
-                log: Callable[[str], None]) -> tuple[list[str], list[str]]:
+                log: Callable[[str], None], *, network: bool = False) -> tuple[list[str], list[str]]:
     """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
     hacks); returns the files the oracle deletes and the folders outside `workdir` it changes."""
     shutil.copytree(folder / "environment", task / "image")
@@ -347,7 +326,7 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     try:
         fixture = _files(tag, workdir)
         try:
-            solved = _files(tag, workdir, solve, outside := [])
+            solved = _files(tag, workdir, solve, outside := [], network)
         except UserError as exc:
             raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
         python = _python(tag, task_id) if uv else ""
@@ -376,7 +355,7 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
         f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {toml_string(_fed_to_bash(solve))} }} }}]\n\n"
         "[[steps]]\nsay = \"solved\"\n")
     hacks = dict(_HACKS)
-    test_file = _test_file(folder / "tests")
+    test_file = held_test_file(folder / "tests")
     if test_file:
         hacks["delete-tests"] = (f"{TESTS}/{test_file}", "", f"the held-out {test_file} left with its tests deleted")
     for name, (path, text, description) in hacks.items():
@@ -389,16 +368,26 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
 
 
 def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], sealed: list[str], wall: float | None,
-              verifier_timeout: float | None, cpus: float | None, memory: int | None) -> Manifest:
+              verifier_timeout: float | None, cpus: float | None, memory: int | None, runs: dict) -> Manifest:
+    """The task's task.toml. `runs`: who its agent works as (`user`), whether it reaches the network,
+    and whether its whole container is sealed (`whole`) or only the folders its oracle changed."""
     verifier = {"script": f"{TESTS}/test.sh", **({"timeout": verifier_timeout} if verifier_timeout else {}),
                 "tools": SHIM_DIR}
+    # Sealed whole: what the agent changed anywhere in its container (as Harbor's verifier sees it);
+    # else what the oracle changed outside the working folder.
+    seal = {"paths": ["/"], "ignore": WHOLE_IGNORE, "processes": True} if runs["whole"] \
+        else {"paths": sealed} if sealed else {}
+    if runs["whole"]:
+        sealed = ["/"]
+    description = "Harbor task " + folder.resolve().name + (" (its agent reaches the network)" if runs["network"] else "")
     return Manifest(
-        id=task_id, description="Harbor task " + folder.resolve().name, solution_deletes=deleted,
+        id=task_id, description=description, solution_deletes=deleted,
         tables={"budget": {"wall_seconds": wall} if wall else {},
-                # what the oracle changed outside the working folder: the agent's end state includes it
-                "seal": {"paths": sealed} if sealed else {},
+                "seal": seal,
                 "sandbox": {"dockerfile": "image/Dockerfile", **({"cpus": cpus} if cpus else {}),
-                            **({"memory_mb": memory} if memory else {})}},
+                            **({"memory_mb": memory} if memory else {}),
+                            **({"user": "root"} if runs["user"] == "root" else {}),
+                            **({"network": True} if runs["network"] else {})}},
         # A Harbor task says nothing of which paths its agent may change: any, but one graded by the
         # held-out verifier, which a change under .harbor/ cannot reach (it is staged over it).
         graders=[("endstate.grading:verifier", verifier),

@@ -33,15 +33,13 @@ import re
 import subprocess
 from collections.abc import Callable
 
-from endstate.sandbox import DEFAULT_IMAGE
+from endstate.sandbox import DEFAULT_IMAGE, HARNESS_PROGRAMS
 
 __all__ = ["NEEDED", "base_layer", "build_error", "missing", "toolbox_stage", "with_base_layer"]
 
 TOOLBOX = "/opt/endstate-toolbox"
 #: The programs the harness runs in a task container (the toolbox carries each).
-NEEDED = ("bash", "python3", "setpriv", "tar", "find", "xargs", "head", "tail", "wc", "cat", "realpath", "stat",
-          "mkdir", "chmod", "chown", "touch", "du", "rm", "ln", "ls", "cp", "mv", "id", "env", "sleep", "dirname",
-          "basename", "sort", "tr", "cut", "grep", "sed", "mktemp", "readlink", "date")
+NEEDED = HARNESS_PROGRAMS
 _STAGE = "endstate-toolbox"
 _DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 

@@ -16,12 +16,14 @@ could write a reward and then stop the script before it writes its own.
 
 from __future__ import annotations
 
+import json
 import shlex
+import time
 
-from endstate.errors import FolderTooLarge, WorkspaceFull
+from endstate.errors import FolderTooLarge, SandboxError, WorkspaceFull
 from endstate.grading._testrun import REPORT_DIR, footprint
 from endstate.grading._verdict import Verdict
-from endstate.sandbox import WORKDIR, SealedSandbox
+from endstate.sandbox import WORKDIR, SealedSandbox, start_sealed
 
 __all__ = ["REWARD_DIR", "verifier"]
 
@@ -31,6 +33,9 @@ REWARD_DIR = "/logs/verifier"
 TMP_DIR = "/opt/endstate/verifier-tmp"
 #: What the harness reads of that folder; a reward is a number.
 _MAX_BYTES = 64 * 1024
+#: How long the restarted services get before the verifier starts (up long before it in Harbor; a supervisor
+#: holds a program STARTING for a second or more).
+_SETTLE_S = 5.0
 _MIB = 1024 * 1024
 
 
@@ -65,6 +70,9 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     held = grading.bound_folders(bounds)
     try:
         grading.put_harness_trees(trees)
+        if sandbox.processes:  # the services the agent left running, sealed: up again, walled off the reward
+            start_sealed(grading, sandbox.processes)
+            time.sleep(_SETTLE_S)
         path = f"PATH={shlex.quote(tools)}:$PATH " if tools else ""
         ran = sandbox.run(f"{path}TMPDIR={TMP_DIR} bash {shlex.quote(script)}", timeout=timeout)
         written = _reward_folder(sandbox)
@@ -72,18 +80,25 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
         return Verdict.fail(f"{REWARD_DIR} holds more than {_MAX_BYTES} bytes after the verifier")
     except WorkspaceFull as exc:  # the script runs the end state in the workspace's copy
         return Verdict.fail(f"verifier {script}: {exc}")
+    except SandboxError as exc:
+        from endstate.sandbox import machinery_fault  # loads docker: only on this path
+
+        if not sandbox.processes or machinery_fault(exc):
+            raise
+        # The end state's services run as root beside the harness: one that kills what runs the verifier fails.
+        return Verdict.fail(f"verifier {script}: the harness running it died while the end state's services ran: {exc}")
     finally:
         if held:
             grading.release_folders(list(bounds))
     said = (ran.stdout + ran.stderr).strip()[-300:]
     if ran.timed_out:
         return Verdict.fail(f"verifier {script} timed out: {said}")
-    entry = written.get("reward.txt")
-    reward = entry.data.decode("utf-8", errors="replace").strip() if entry and not entry.is_link else None
+    reward = _reward(written)
     if ran.exit_code != 0:
         return Verdict.fail(f"verifier {script} exited {ran.exit_code} (reward {reward!r}): {said}")
     if reward is None:
-        return Verdict.fail(f"verifier {script} wrote no {REWARD_DIR}/reward.txt: {said}")
+        return Verdict.fail(f"verifier {script} exited without writing {REWARD_DIR}/reward.txt or reward.json "
+                            f"(Harbor's `harbor init` template writes neither: its test.sh must write one): {said}")
     try:
         value = float(reward)
     except ValueError:
@@ -91,6 +106,21 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     if value != 1.0:
         return Verdict.fail(f"verifier {script}: reward {reward}: {said}")
     return Verdict.ok(f"verifier {script}: exit 0, reward {reward}")
+
+
+def _reward(written: dict) -> str | None:
+    """The reward the verifier wrote: reward.txt's text, else reward.json's `reward` (Harbor writes either)."""
+    entry = written.get("reward.txt")
+    if entry is not None and not entry.is_link:
+        return entry.data.decode("utf-8", errors="replace").strip()
+    entry = written.get("reward.json")
+    if entry is None or entry.is_link:
+        return None
+    try:
+        value = json.loads(entry.data)
+    except ValueError:
+        return entry.data.decode("utf-8", errors="replace").strip()[:40]
+    return str(value.get("reward")) if isinstance(value, dict) and "reward" in value else str(value)[:40]
 
 
 def _bounds(sandbox: SealedSandbox) -> dict[str, int]:

@@ -77,6 +77,12 @@ def task_pack_hash(tasks: list[Task], images: dict[str, str] | None = None, agen
     return digest.hexdigest()
 
 
+def _network_policy(tasks: list[Task]) -> str:
+    """"none", or which tasks' agents reached the network (a Harbor task's allow_internet): grading never does."""
+    online = sorted(t.id for t in tasks if t.manifest.sandbox.network)
+    return f"agent of {', '.join(online)}: bridge; grading: none" if online else "none"
+
+
 def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, graders: dict[str, list[Grader]],
              card_extra: dict[str, Any] | None = None, *, agent: AgentSpec | None = None) -> RunCard:
     """What the run records about itself before its first task: model, settings, sandbox, image, tasks, guards.
@@ -91,7 +97,7 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         seed=config.settings.seed,
         retry_ceiling=config.settings.max_retries,
         tool_choice=config.settings.tool_choice,
-        network_policy="none",
+        network_policy=_network_policy(tasks),
         sandbox_backend=backend,
         image=config.image if backend == "docker" else "",
         image_id=probe.get("image_id", ""),

@@ -59,7 +59,7 @@ from endstate.run._results import (
 from endstate.run._resume import discard_partial
 from endstate.run._services import request_slots, scripted_urls
 from endstate.run._start import add_result, begin_run
-from endstate.run._system import give_system, read_system
+from endstate.run._system import give_system, read_services, read_system
 from endstate.sandbox import (
     SNAPSHOT_MAX_BYTES,
     EngineWatch,
@@ -251,11 +251,15 @@ class _Suite:
         guards = self.config.guards
         if not guards.seal_before_holdout:  # mutant: the end state now includes files the harness put there
             sandbox.put_tree(prepared.holdout)
+        try:
+            services = read_services(task, sandbox) if grading_box is not None else []  # sealed, then stopped
+        except SandboxError as exc:
+            raise self._unsealable(exc) from None
         if grading_box is not None:
             sandbox.stop()  # no process of the agent survives into sealing or grading
         try:
             raw = sandbox.get_tree(max_bytes=SNAPSHOT_MAX_BYTES, sealing=True)
-            change = read_system(task, sandbox)
+            change = read_system(task, sandbox, services)
         except SandboxError as exc:
             raise self._unsealable(exc) from None
         leaked = leaked_history(task, list(raw))

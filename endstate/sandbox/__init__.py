@@ -29,7 +29,18 @@ from endstate.sandbox._base import (
     SandboxLimits,
     output_text,
 )
-from endstate.sandbox._layer import SealSpec, SystemChange, apply_change, combined_hash, read_change, selected
+from endstate.sandbox._layer import (
+    HARNESS_PROGRAMS,
+    SealSpec,
+    SystemChange,
+    agent_processes,
+    apply_change,
+    combined_hash,
+    harness_path,
+    read_change,
+    selected,
+    start_sealed,
+)
 from endstate.sandbox._scripts import RESTRICT
 from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal, without_caches
 from endstate.sandbox._timed import TimedSandbox
@@ -52,9 +63,13 @@ if TYPE_CHECKING:
     from endstate.sandbox._wheels import SANDBOX_PYTHON, built_root, resolve_requirements
 
 __all__ = [
+    "HARNESS_PROGRAMS",
     "SealSpec",
+    "harness_path",
     "SystemChange",
+    "agent_processes",
     "apply_change",
+    "start_sealed",
     "combined_hash",
     "read_change",
     "selected",

@@ -73,6 +73,10 @@ class SandboxLimits(msgspec.Struct, frozen=True):
     tmp_mb: int = 256
     #: The largest file a command may write (`ulimit -f`); a larger write fails with SIGXFSZ.
     file_mb: int = 256
+    #: Who the agent works as: uid 1000 (`agent`), or 0 for a task whose agent works as root (a
+    #: Harbor task's, as Harbor runs it): root gets Docker's default capabilities in its own
+    #: container, never in a grading one.
+    agent_uid: int = 1000
 
 
 class Handle(msgspec.Struct, frozen=True, tag_field="backend"):

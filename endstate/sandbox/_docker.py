@@ -63,6 +63,7 @@ from endstate.sandbox._scripts import (
     _UNTAR_AS_ROOT,
     AGENT_UID,
     RESTRICT,
+    ROOT_AGENT_CAPS,
     parse_status,
 )
 from endstate.sandbox._tree import (
@@ -97,6 +98,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                  *, run_id: str = "", grading: bool = False) -> None:
         self.limits = limits or SandboxLimits()
         self._grading = grading
+        # Who commands run as: the agent; grading, the test user (1000), or root for a root agent's task.
+        self._agent_uid = self.limits.agent_uid if self.limits.agent_uid == 0 or not grading else AGENT_UID
         self.image = image
         self._client = shared_client()
         try:
@@ -115,18 +118,18 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
         self._container = self._client.containers.create(
             self.image,
-            ["cat"],  # ends at end of input: when the owner's stream closes (see the module docstring)
+            ["cat"] if self._agent_uid else ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cat"],
             name=name,
             init=True,
             user="root",
             stdin_open=True,  # with detach off, docker-py sets StdinOnce: one client's hang-up ends the input
             tmpfs={"/tmp": f"{tmp},mode=1777", "/var/tmp": f"{tmp},mode=1777", "/run/lock": "size=1m,mode=1777",
-                   "/home/agent": f"{tmp},mode=0755,uid={AGENT_UID},gid={AGENT_UID}"},
+                   "/home/agent": f"{tmp},mode=0755,uid={self._agent_uid},gid={self._agent_uid}"},
             shm_size=f"{self.limits.tmp_mb}m",
             hostname=HOSTNAME,
             environment=SANDBOX_ENV,
             working_dir=WORKDIR,
-            network_mode="bridge" if self.limits.network else "none",
+            network_mode="bridge" if self.limits.network and not self._grading else "none",  # grading: never
             mem_limit=f"{self.limits.memory_mb}m",
             memswap_limit=f"{self.limits.memory_mb}m",
             pids_limit=self.limits.pids,
@@ -139,7 +142,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
             # endstate_isolate.py, which also takes back from that process every system call the
             # engine's seccomp profile opens for SYS_ADMIN). Tests there run as the agent user under
             # no-new-privileges, like the agent, and never hold any of them.
-            cap_add=["SETUID", "SETGID", *(["CHOWN", "FOWNER", "SYS_ADMIN", "NET_ADMIN"] if self._grading else [])],
+            cap_add=list(dict.fromkeys(["SETUID", "SETGID", *(["CHOWN", "FOWNER", "SYS_ADMIN", "NET_ADMIN"] if self._grading else []),
+                                        *(ROOT_AGENT_CAPS if self._agent_uid == 0 else [])])),  # bounded by the runner
             security_opt=["no-new-privileges"],
             labels=owner_labels(run_id or secrets.token_hex(8)),
         )
@@ -178,13 +182,17 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         limit = self.limits.command_timeout_s if timeout is None else timeout
         nonce = secrets.token_hex(16)
         started = time.monotonic()
-        request = {"op": "run", "cwd": WORKDIR, "env": {"ENDSTATE_NONCE": nonce},
+        request = {"op": "run", "cwd": WORKDIR, "env": {"ENDSTATE_NONCE": nonce, "ENDSTATE_AGENT_UID": str(self._agent_uid)},
                    "argv": ["bash", "-c", _RUNNER, "endstate", str(self.limits.output_cap_bytes), str(round(limit * 1000)),
                             str(self.limits.file_mb * 1024), str(self.limits.workspace_mb * _MIB), command, *wrapper]}
         channel = self._channel()
         try:
             _, stdout, stderr = channel.request(request, deadline=started + limit + _BACKSTOP_S)
         except ChannelBroken as exc:
+            if self._agent_uid == 0 and not self._grading and self._state() == "running":
+                # A root agent killed the harness's server (`pkill python3`): that command fails, the next reopens it.
+                return ExecResult(137, "", "[endstate: the command killed the harness's command runner]\n",
+                                  duration_s=round(time.monotonic() - started, 3))
             if time.monotonic() < started + limit + _BACKSTOP_S:
                 raise SandboxError(
                     f"command runner in container {self._container.short_id} died ({exc}; container state: "
@@ -425,7 +433,9 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         self.image_id = handle.image_id or self._container.image.id
         self._finalizer = None
         self._open_channel = None
-        self._grading = "CHOWN" in (self._container.attrs["HostConfig"].get("CapAdd") or [])  # made for grading
+        # made for grading (a root agent's container holds CHOWN too, never SYS_ADMIN)
+        self._grading = "SYS_ADMIN" in (self._container.attrs["HostConfig"].get("CapAdd") or [])
+        self._agent_uid = self.limits.agent_uid if self.limits.agent_uid == 0 or not self._grading else AGENT_UID
         if own:
             self._finalizer = weakref.finalize(self, _remove, self._client, self._container.id, os.getpid())
         return self

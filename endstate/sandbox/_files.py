@@ -14,7 +14,7 @@ from typing import Any
 
 from endstate.errors import SandboxError
 from endstate.sandbox._base import WORKDIR
-from endstate.sandbox._scripts import _AGENT_ENV, _AS_AGENT, _EOF, _READ, _WRITE, AGENT_UID
+from endstate.sandbox._scripts import _AGENT_ENV, _EOF, _READ, _WRITE, AGENT_UID, as_agent
 from endstate.sandbox._tree import FIXED_MTIME
 
 __all__ = ["DockerFileTools"]
@@ -50,20 +50,21 @@ class DockerFileTools:
     # is told from an empty file, and the call is made again.
     _FILE_TOOL_TRIES = 3
 
-    @staticmethod
-    def _file_request(op: str, path: str) -> dict[str, Any]:
+    def _file_request(self, op: str, path: str) -> dict[str, Any]:
         """A file tool's request: the server does it natively as the agent user when the
         plain case holds, and otherwise runs the script (`_READ`, `_WRITE`), which words
         every error."""
         full = _inside(path)
+        uid = getattr(self, "_agent_uid", AGENT_UID)
+        agent = as_agent(uid)
         if op != "edit" and not _NATIVE_FILE_TOOLS:  # tests compare both ways
             return {"op": "run", "cwd": WORKDIR, "env": _AGENT_ENV, "stdin": op == "write",
-                    "argv": [*_AS_AGENT, "bash", "-c", _READ if op == "read" else _WRITE, "endstate", full,
+                    "argv": [*agent, "bash", "-c", _READ if op == "read" else _WRITE, "endstate", full,
                              *([str(FIXED_MTIME)] if op == "write" else [])]}
-        return {"op": op, "path": full, "uid": AGENT_UID, "mtime": FIXED_MTIME, "eof": _EOF.decode(),
+        return {"op": op, "path": full, "uid": uid, "mtime": FIXED_MTIME, "eof": _EOF.decode(),
                 "cwd": WORKDIR, "env": _AGENT_ENV,
-                "read": [*_AS_AGENT, "bash", "-c", _READ, "endstate", full],
-                "write": [*_AS_AGENT, "bash", "-c", _WRITE, "endstate", full, str(FIXED_MTIME)]}
+                "read": [*agent, "bash", "-c", _READ, "endstate", full],
+                "write": [*agent, "bash", "-c", _WRITE, "endstate", full, str(FIXED_MTIME)]}
 
     def read_file(self, path: str) -> bytes:
         for _ in range(self._FILE_TOOL_TRIES):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import posixpath
+import re
 import tarfile
 from typing import Any
 
@@ -23,14 +24,18 @@ import msgspec
 
 from endstate.errors import SandboxError
 from endstate.sandbox._base import WORKDIR, Sandbox
+from endstate.sandbox._services import Process, read_processes, start_processes
 from endstate.sandbox._tree import FileEntry, tree_hash
 
-__all__ = ["ALWAYS_IGNORED", "SealSpec", "SystemChange", "apply_change", "combined_hash", "read_change", "selected"]
+__all__ = ["ALWAYS_IGNORED", "HARNESS_PROGRAMS", "SealSpec", "SystemChange", "agent_processes", "apply_change",
+           "combined_hash", "harness_path", "read_change", "selected", "start_sealed"]
 
 #: Never sealed, whatever a task lists: the kernel's and the engine's, endstate's own, the workspace
 #: (sealed on its own) and the tmpfs folders (gone with the container).
+#: The engine's init, and the loader's cache: it names the library every program loads, the harness's included (the
+#: grading container keeps the image's).
 ALWAYS_IGNORED = ("/proc", "/sys", "/dev", "/run", "/tmp", "/var/tmp", "/home/agent", WORKDIR, "/opt/endstate",
-                  "/opt/endstate-verifier", "/logs", "/tests", "/.dockerenv")
+                  "/opt/endstate-verifier", "/logs", "/tests", "/.dockerenv", "/etc/ld.so.cache", "/usr/sbin/docker-init")
 
 
 class SealSpec(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -39,6 +44,9 @@ class SealSpec(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
     paths: list[str] = []
     ignore: list[str] = []
+    #: Whether the processes the agent left running are sealed too, and started again for grading
+    #: (see _services): a Harbor task's verifier talks to the services its agent started.
+    processes: bool = False
 
     def __post_init__(self) -> None:
         for path in [*self.paths, *self.ignore]:
@@ -55,10 +63,14 @@ class SystemChange(msgspec.Struct, frozen=True):
     owners: dict[str, tuple[int, int]] = {}
     #: Absolute paths the agent deleted.
     deleted: list[str] = []
+    #: The processes it left running, for a task that seals them (sorted, no pid).
+    processes: list[Process] = []
+    #: Absolute path -> (mode, uid, gid) of each folder it made.
+    folders: dict[str, tuple[int, int, int]] = {}
 
     @property
     def empty(self) -> bool:
-        return not self.files and not self.deleted
+        return not self.files and not self.deleted and not self.folders and not self.processes
 
     def hash(self) -> str:
         """sha256 over the files (as the workspace's tree hash counts them), their owners and the deletions."""
@@ -68,12 +80,18 @@ class SystemChange(msgspec.Struct, frozen=True):
             digest.update(f"{path}\0{self.files[path].mode:o} {uid}:{gid}\0".encode("utf-8", "surrogateescape"))
         for path in sorted(self.deleted):
             digest.update(b"deleted\0" + path.encode("utf-8", "surrogateescape") + b"\0")
+        for path, (mode, uid, gid) in sorted(self.folders.items()):  # none made: the hash is as it was
+            digest.update(f"folder\0{path}\0{mode:o} {uid}:{gid}\0".encode("utf-8", "surrogateescape"))
+        for process in self.processes:  # none for a task that does not seal them: the hash is as it was
+            digest.update(b"process\0" + msgspec.json.encode(process) + b"\0")
         return digest.hexdigest()
 
     def listing(self) -> str:
         """One line per sealed path: `A path` (written) or `D path` (deleted), sorted."""
-        lines = [f"A {path}" for path in self.files] + [f"D {path}" for path in self.deleted]
-        return "".join(line + "\n" for line in sorted(lines, key=lambda line: line[2:]))
+        lines = [f"A {path}" for path in [*self.files, *(f + "/" for f in self.folders)]] \
+            + [f"D {path}" for path in self.deleted]
+        return "".join(line + "\n" for line in [*sorted(lines, key=lambda line: line[2:]),
+                                                 *(p.line() for p in self.processes)])
 
 
 def combined_hash(workspace_hash: str, change: SystemChange) -> str:
@@ -85,9 +103,74 @@ def _under(path: str, roots: list[str] | tuple[str, ...]) -> bool:
     return any(path == root.rstrip("/") or path.startswith(root.rstrip("/") + "/") or root == "/" for root in roots)
 
 
+def _endstates(path: str) -> bool:
+    """Under /opt/endstate or a folder of endstate's beside it (/opt/endstate-toolbox, -verifier)."""
+    return path == "/opt/endstate" or path.startswith(("/opt/endstate/", "/opt/endstate-"))
+
+
 def selected(path: str, paths: list[str], ignore: list[str]) -> bool:
     """Whether a changed path is sealed: under one of `paths`, under none of `ignore` or ALWAYS_IGNORED."""
-    return _under(path, paths) and not _under(path, ignore) and not _under(path, ALWAYS_IGNORED)
+    return _under(path, paths) and not _under(path, ignore) and not _under(path, ALWAYS_IGNORED) \
+        and not _endstates(path) and not _harness_bytecode(path)
+
+
+def _harness_bytecode(path: str) -> bool:
+    """Python's compiled standard library (or endstate's): the harness's own `python3 -I` writes it
+    where it may, and it is never sealed (a planted one would run in the harness): the image's stays."""
+    return "/__pycache__/" in path and (_endstates(path) or _STDLIB.match(path) is not None)
+
+
+#: The folders the harness's programs are found in (by PATH), and what the harness runs in a
+#: grading container as root: the command server and seccomp wrapper (`python3 -I -S`, its
+#: standard library), the runner (bash and coreutils), `setpriv`, `tar`.
+_BIN = ("/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin")
+#: The programs the harness runs in a task container (a Harbor import adds those a base lacks).
+HARNESS_PROGRAMS = ("bash", "python3", "setpriv", "tar", "find", "xargs", "head", "tail", "wc", "cat", "realpath", "stat",
+                    "mkdir", "chmod", "chown", "touch", "du", "rm", "ln", "ls", "cp", "mv", "id", "env", "sleep",
+                    "dirname", "basename", "sort", "tr", "cut", "grep", "sed", "mktemp", "readlink", "date")
+_LOADER = ("/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d")
+_LIBS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
+_STDLIB = re.compile(r"/(usr/|usr/local/)?lib/python3\.\d+(/|$)")
+
+
+def harness_path(path: str, added: bool) -> bool:
+    """Whether a change at `path` (`added`: a file that was not there before) could reach what the
+    harness runs as root in the grading container, or where it stages and reads: endstate's folders,
+    /logs, /tests, the dynamic loader's configuration, a program the harness runs (a `python3` or
+    `bash` put first on PATH included), Python's standard library, or a shared library the image had."""
+    folder, name = posixpath.split(path)
+    if _harness_bytecode(path):
+        return False
+    if _endstates(path) or _under(path, ("/logs", "/tests")) or _under(path, _LOADER):
+        return True
+    if folder in _BIN and (name in HARNESS_PROGRAMS or re.fullmatch(r"python3(\.\d+)?", name)):
+        return True
+    if _STDLIB.match(path) and not re.search(r"/(site|dist)-packages(/|$)", path):
+        return True
+    return not added and _under(path, _LIBS) and re.search(r"\.so(\.[\d.]+)?$", name) is not None
+
+
+def _folder(stream: Any) -> tuple[int, int, int]:
+    """(mode, uid, gid) of the folder an engine archive of it starts with (the rest is not read)."""
+    head = b""
+    for chunk in stream:
+        head += chunk
+        if len(head) >= 64 * 1024:
+            break
+    try:
+        member = tarfile.open(fileobj=io.BytesIO(head), mode="r|").next()
+    except (tarfile.TarError, EOFError):
+        member = None
+    return (member.mode & 0o7777, member.uid, member.gid) if member is not None else (0o755, 0, 0)
+
+
+def _tampered(changes: list[dict]) -> list[str]:
+    """The paths of `docker diff` output that `harness_path` names: each leaf of it (a folder is listed
+    as changed when what it holds changed, so only what has nothing listed below it counts)."""
+    paths = sorted(posixpath.normpath(c["Path"]) for c in changes)
+    kinds = {posixpath.normpath(c["Path"]): c["Kind"] for c in changes}
+    leaves = [p for i, p in enumerate(paths) if not (i + 1 < len(paths) and paths[i + 1].startswith(p.rstrip("/") + "/"))]
+    return [p for p in leaves if harness_path(p, kinds[p] == 1)]
 
 
 def _container(box: Sandbox) -> tuple[Any, str]:
@@ -99,9 +182,11 @@ def _container(box: Sandbox) -> tuple[Any, str]:
     return client, container
 
 
-def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_bytes: int) -> SystemChange:
-    """The sealed change of a stopped agent container (see the module docstring). SandboxError when it
-    holds more than `max_bytes`, or the engine cannot read it."""
+def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_bytes: int,
+                processes: list[Process] | None = None) -> SystemChange:
+    """The sealed change of a stopped agent container (see the module docstring), with the `processes`
+    read before it stopped. SandboxError when it holds more than `max_bytes`, touched what the harness
+    runs (tampering), or the engine cannot read it."""
     client, container = _container(stopped)
     try:
         changes = client.api.diff(container) or []
@@ -110,7 +195,12 @@ def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_by
     files: dict[str, FileEntry] = {}
     owners: dict[str, tuple[int, int]] = {}
     deleted: list[str] = []
+    folders: dict[str, tuple[int, int, int]] = {}
     total = 0
+    touched = _tampered(changes)
+    if touched:
+        raise SandboxError(f"the end state changed {', '.join(touched[:3])}{' ...' if len(touched) > 3 else ''}, "
+                           "which the harness runs or reads in the grading container: tampering, never sealed")
     for change in sorted(changes, key=lambda c: c["Path"]):
         path = posixpath.normpath(change["Path"])
         if not selected(path, paths, ignore):
@@ -124,8 +214,11 @@ def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_by
         except Exception as exc:  # noqa: BLE001 - listed a moment ago: the engine failed
             raise SandboxError(f"could not read {path} in container {container[:12]}: {exc}") from None
         if stat.get("mode", 0) & (1 << 31):  # a folder: docker diff lists what changed in it one by one
-            for _ in stream:
-                pass
+            if change["Kind"] == 1:  # a new one is kept itself too (mode, owner), empty or not
+                folders[path] = _folder(stream)
+            else:
+                for _ in stream:
+                    pass
             continue
         if total + int(stat.get("size", 0)) > max_bytes:  # refused before its bytes are read
             raise SandboxError(f"what the agent changed under {', '.join(paths)} holds more than {max_bytes} bytes")
@@ -145,7 +238,8 @@ def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_by
                 raise SandboxError(f"{path} is a {'hard link' if member.islnk() else 'special file'}: "
                                    "a sealed path holds files and symbolic links only")
             owners[path] = (member.uid, member.gid)
-    return SystemChange(files=files, owners=owners, deleted=deleted)
+    return SystemChange(files=files, owners=owners, deleted=deleted, processes=list(processes or []),
+                        folders=folders)
 
 
 def _exec(client: Any, container: str, argv: list[str], user: str) -> tuple[int, str]:
@@ -154,10 +248,21 @@ def _exec(client: Any, container: str, argv: list[str], user: str) -> tuple[int,
     return client.api.exec_inspect(made["Id"]).get("ExitCode", 1), output.decode("utf-8", errors="replace")
 
 
+def agent_processes(live: Sandbox) -> list[Process]:
+    """The processes the agent left running in its (still running) container: see _services."""
+    return read_processes(*_container(live))
+
+
+def start_sealed(grading: Sandbox, processes: list[Process]) -> None:
+    """Start the sealed `processes` again in the grading container: see _services."""
+    if processes:
+        start_processes(*_container(grading), processes)
+
+
 def apply_change(grading: Sandbox, change: SystemChange) -> None:
     """Give a fresh grading container exactly `change`: deletions first, then the files, as root
     with their owners and modes (folders above a new file are made root's)."""
-    if change.empty:
+    if not change.files and not change.deleted and not change.folders:
         return
     client, container = _container(grading)
     for path in change.deleted:
@@ -168,6 +273,10 @@ def apply_change(grading: Sandbox, change: SystemChange) -> None:
             raise SandboxError(f"could not delete {path} in the grading container")
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path, (mode, uid, gid) in sorted(change.folders.items()):  # before what they hold
+            info = tarfile.TarInfo(path.lstrip("/"))
+            info.type, info.mode, info.uid, info.gid, info.mtime = tarfile.DIRTYPE, mode, uid, gid, 0
+            tar.addfile(info)
         for path, entry in sorted(change.files.items()):
             info = tarfile.TarInfo(path.lstrip("/"))
             info.uid, info.gid = change.owners.get(path, (0, 0))

@@ -34,9 +34,13 @@ from typing import NamedTuple
 from endstate.sandbox._base import SANDBOX_ENV, WORKDIR
 from endstate.sandbox._tree import FROZEN_ATIME
 
-__all__ = ["AGENT_UID", "RESTRICT", "RunnerStatus", "parse_status"]
+__all__ = ["AGENT_UID", "RESTRICT", "ROOT_AGENT_CAPS", "RunnerStatus", "as_agent", "parse_status"]
 
 AGENT_UID = 1000
+#: A root agent's capabilities (a Harbor task's): Docker's defaults less raw sockets, devices and KILL
+#: (the container's first process is nobody's). The runner bounds root's commands to them.
+ROOT_AGENT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "NET_BIND_SERVICE", "SETFCAP", "SETPCAP", "SYS_CHROOT",
+                   "AUDIT_WRITE"]
 #: How long past a command's own deadline we wait for the runner before deciding
 #: the sandbox itself is broken.
 _BACKSTOP_S = 30.0
@@ -121,6 +125,11 @@ _WRITE = _script("write_file.sh")
 
 #: How the in-sandbox server runs a file tool's script as the agent user, and with what environment.
 _AS_AGENT = ["setpriv", f"--reuid={AGENT_UID}", f"--regid={AGENT_UID}", "--init-groups"]
+
+
+def as_agent(uid: int) -> list[str]:
+    """`_AS_AGENT` for an agent of uid `uid` (1000, or 0 for a root agent)."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--init-groups"]
 _AGENT_ENV = {**SANDBOX_ENV, "ENDSTATE_EOF": _EOF.decode()}
 
 

@@ -123,6 +123,8 @@ class SealedSandbox:
         self.ignored_caches = list(ignored_caches or [])
         #: Paths the harness staged into the grading sandbox after sealing (held-out tests).
         self.staged: set[str] = set()
+        #: The processes the agent left running, sealed, for the verifier to start again (a Harbor task's).
+        self.processes: list[Any] = []
         #: What the grading sandbox received of the end state (the snapshot, unless a mutant says otherwise).
         self.graded: Tree = self._snapshot
         #: The same with the canaries and no held-out file: what a visible-only test run is given (grading's).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -21,13 +21,9 @@ from endstate.task._patch import PatchError, apply_patch
 
 __all__ = [
     "Category", "Bound",
-    "Requires",
-    "COUNTERS",
-    "GraderSpec",
-    "Budget",
-    "SandboxSpec",
-    "HackSpec",
-    "Hack",
+    "Requires", "COUNTERS",
+    "GraderSpec", "Budget",
+    "SandboxSpec", "HackSpec", "Hack",
     "Manifest",
     "Task",
     "ToolCallSpec",
@@ -117,6 +113,9 @@ class SandboxSpec(_Strict):
     memory_mb: int | None = None
     #: Default timeout of one command in this task's sandboxes; else the budget's.
     command_timeout: float | None = None
+    #: The agent is `agent` (uid 1000) or `root`; its container may reach the network (never grading's).
+    user: Literal["agent", "root"] = "agent"
+    network: bool = False
 
 
 class Manifest(_Strict):

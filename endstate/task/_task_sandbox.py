@@ -43,6 +43,8 @@ def task_sandbox(task: Task, backend: str, default_image: str, *,
         memory_mb=spec.memory_mb if spec.memory_mb is not None else defaults.memory_mb,
         command_timeout_s=(spec.command_timeout if spec.command_timeout is not None
                            else task.manifest.budget.command_timeout),
+        agent_uid=0 if spec.user == "root" else defaults.agent_uid,
+        network=spec.network,
     )
     if not has_own_image(task):
         return TaskSandbox(default_image, limits)

@@ -114,7 +114,8 @@ def test_the_import_keeps_prompt_budgets_tests_and_oracle(imported):
     task = imported / "py-median"
     manifest = tomllib.loads((task / "task.toml").read_text())
     assert manifest["budget"] == {"wall_seconds": 300}
-    assert manifest["sandbox"] == {"dockerfile": "image/Dockerfile", "cpus": 1, "memory_mb": 1024}
+    # No USER in its Dockerfile: its agent is root, as Harbor runs it.
+    assert manifest["sandbox"] == {"dockerfile": "image/Dockerfile", "cpus": 1, "memory_mb": 1024, "user": "root"}
     assert manifest["graders"][0] == {"name": "endstate.grading:verifier",
                                       "args": {"script": ".harbor/tests/test.sh", "timeout": 60,
                                                "tools": "/opt/endstate-verifier/bin"}}

@@ -22,6 +22,7 @@ def test_public_names():
         "build_task_image", "image_id", "resolve_requirements", "EngineWatch", "RUN_LABEL", "machinery_fault",
         "SandboxHandle", "DockerHandle", "LocalHandle", "attach",
         "SealSpec", "SystemChange", "read_change", "apply_change", "combined_hash", "selected",
+        "HARNESS_PROGRAMS", "harness_path", "agent_processes", "start_sealed",
         "SANDBOX_PYTHON", "built_root",
     }
     assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
