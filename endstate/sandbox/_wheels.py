@@ -25,10 +25,16 @@ __all__ = ["SANDBOX_PYTHON", "built_root", "resolve_requirements", "wheelhouse",
 
 #: The interpreter of endstate's sandbox image (Debian bookworm's python3).
 SANDBOX_PYTHON = "3.11"
+#: The glibc of the sandbox's Debian bookworm: a wheel built for it or any older glibc runs there.
+SANDBOX_GLIBC = (2, 36)
+#: Every platform tag such a wheel may carry. pip takes only the tags it is given (it widens
+#: manylinux2014 to 2010 and 1, nothing else), so each glibc from the sandbox's down is named:
+#: a manylinux_2_28 wheel (the common tag since 2023) is as good as a 2_17 one.
+PLATFORMS = (*[f"manylinux_2_{minor}_x86_64" for minor in range(SANDBOX_GLIBC[1], 4, -1)],
+             "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64")
 _TARGET = ["--only-binary=:all:", "--python-version", SANDBOX_PYTHON, "--implementation", "cp", "--abi",
            "cp" + SANDBOX_PYTHON.replace(".", ""), "--abi", "abi3", "--abi", "none",
-           *[w for tag in ("manylinux_2_36_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
-                           "linux_x86_64") for w in ("--platform", tag)]]
+           *[w for tag in PLATFORMS for w in ("--platform", tag)]]
 
 
 def wheelhouse_root() -> Path:
