@@ -64,12 +64,28 @@ def _wheel_name(filename: str) -> tuple[str, str]:
     return re.sub(r"[-_.]+", "-", name).lower(), version
 
 
-def resolve_requirements(requirements: list[str]) -> str:
+#: Where upload times are read to resolve as of a date (PEP 700's `upload-time`, which PyPI serves).
+DATED_INDEX = "https://pypi.org/simple"
+
+
+def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: tuple[str, ...] = ()) -> str:
     """The text of a pinned requirements file (name==version --hash=sha256:...) for `requirements`
     and everything they need, plus pip itself (the build runs it from its wheel). The wheels
-    are left in the wheelhouse of that text."""
-    with tempfile.TemporaryDirectory(prefix="endstate-resolve-") as tmp:
-        _pip(["--dest", tmp, "pip", *requirements], f"resolving {', '.join(requirements)}")
+    are left in the wheelhouse of that text.
+
+    `as_of` (ISO 8601): only files uploaded before then, as the project's own resolution saw them
+    that day. pip takes a file with no upload time whatever the date, so this asks PyPI alone
+    (`--isolated`: no configured mirror, extra index or find-links, which give none). pip itself
+    and `undated` (exact pins, without their dependencies) are fetched first, whatever their date,
+    and offered beside it: the build needs a pip that runs on the sandbox's Python."""
+    with tempfile.TemporaryDirectory(prefix="endstate-resolve-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="endstate-undated-") as links:
+        dated = []
+        if as_of:
+            _pip(["--no-deps", "--dest", links, "pip", *undated], f"downloading pip {' '.join(undated)}")
+            dated = ["--isolated", "--index-url", DATED_INDEX, "--uploaded-prior-to", as_of, "--find-links", links]
+        _pip([*dated, "--dest", tmp, "pip", *requirements],
+             f"resolving {', '.join(requirements)}{f' as of {as_of}' if as_of else ''}")
         lines = []
         for wheel in sorted(Path(tmp).glob("*.whl")):
             name, version = _wheel_name(wheel.name)
