@@ -43,6 +43,8 @@ from endstate.authoring._fix import (
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import (
+    COUNT_TIMEOUT_S,
+    command_timeout,
     plugin_distributions,
     project_test_command,
     suite_paths,
@@ -200,11 +202,14 @@ def _hacks(split: FixSplit, test_globs: tuple[str, ...]) -> dict[str, tuple[dict
 def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests_command: str, tests: int,
                holdout_command: str, held_out: int, dockerfile: str | None) -> Manifest:
     permitted = list(split.fixed_paths) + [g for g in test_globs]
+    sandbox: dict = {"dockerfile": dockerfile} if dockerfile else {}
+    if command_timeout(tests):
+        sandbox["command_timeout"] = command_timeout(tests)
     return Manifest(
         id=task_id, description=split.subject,
         header=[f"Made by `endstate tasks new` from the fix {split.base[:12]}..{split.head[:12]}.",
                 "min_tests were counted by running the tests on the solution with holdout/ staged."],
-        tables={"sandbox": {"dockerfile": dockerfile} if dockerfile else {}},
+        tables={"sandbox": sandbox},
         graders=[
             ("endstate.grading:tests_pass", {"command": tests_command, "min_tests": tests}),
             ("endstate.grading:files_unchanged", {"paths": list(test_globs), "allow_new": list(test_globs)}),
@@ -238,7 +243,10 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
         counts = []
         for command in (tests_command, holdout_command):
             log(f"counting tests: {command}")
-            run = run_tests(sealed, command)
+            run = run_tests(sealed, command, timeout=COUNT_TIMEOUT_S)
+            if run.timed_out:
+                raise UserError(f"`{command}` did not finish in {COUNT_TIMEOUT_S:.0f} s in the sandbox: narrow the "
+                                "suite the task runs (--tests GLOB) or say how its tests run (--test-command)")
             if not run.report_found:
                 raise unknown_option_error(command, run.output_tail) or UserError(
                     f"`{command}` produced no test report in the sandbox (exit {run.exit_code}): {run.output_tail}")

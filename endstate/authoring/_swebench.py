@@ -57,7 +57,7 @@ from endstate.authoring._nodeids import (
 )
 from endstate.authoring._swebenchenv import swebench_env
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
-from endstate.authoring._testcommand import plugin_distributions, project_test_command
+from endstate.authoring._testcommand import command_timeout, plugin_distributions, project_test_command
 from endstate.authoring._toml import Manifest, write_manifest
 from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any, tar_to_tree
@@ -280,7 +280,9 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
         header=[f"Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
                 f"{instance.base_commit[:12]}.",
                 "tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, each by node id."],
-        tables={"sandbox": {"dockerfile": dockerfile} if dockerfile else {}},
+        tables={"sandbox": {**({"dockerfile": dockerfile} if dockerfile else {}),
+                            **({"command_timeout": command_timeout(ran_passing)} if command_timeout(ran_passing)
+                               else {})}},
         graders=graders)
 
 
