@@ -41,6 +41,7 @@ from endstate.authoring._fix import (
     suite_roots,
 )
 from endstate.authoring._installed import generated_files, project_metadata, project_version
+from endstate.authoring._systools import system_packages
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import (
     COUNT_TIMEOUT_S,
@@ -338,11 +339,14 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
     roots = suite_paths(split.fixture, roots)
-    pinned, installed = "", None  # an image of the author's own: what it installs is not known here
+    pinned, installed, system = "", None, []  # an image of the author's own: what it holds is not known here
     if dockerfile is None:
         plugins = [] if test_command else plugin_distributions(split.fixture)
         pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=_commit_date(repo, split.base),
                                                 log=log)
+        system = system_packages(split.fixture)
+        if system:
+            log(f"the project's code runs {', '.join(system)}: the task's image installs them from Debian")
     tests_command = project_test_command(split.fixture, roots, installed=installed, override=test_command)
     holdout_command = project_test_command({**split.fixture, **split.holdout}, held_out_targets(split, split.parent_tests),
                                            installed=installed, override=test_command)
@@ -355,7 +359,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
         (folder / "solution.diff").write_bytes(make_patch(split.fixture, solution))
         _write_tree(folder / "holdout", split.holdout)
-        image_file = write_task_image(folder, pinned, project_metadata(split.fixture, version)) if pinned else None
+        image_file = write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None,
+                                      system) if pinned or system else None
         if dockerfile is not None:
             image_file = "image/Dockerfile"
             (folder / "image").mkdir()

@@ -56,6 +56,7 @@ from endstate.authoring._nodeids import (
     with_whole_tests,
 )
 from endstate.authoring._swebenchenv import swebench_env
+from endstate.authoring._systools import system_packages
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import command_timeout, plugin_distributions, project_test_command
 from endstate.authoring._toml import Manifest, write_manifest
@@ -315,7 +316,8 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
         made = _git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
         pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), made=made,
                                                 log=log, env=swebench_env(instance.repo, instance.version))
-    dockerfile = "image/Dockerfile" if pinned or own_dockerfile else None
+    system = system_packages(split.fixture) if own_dockerfile is None else []
+    dockerfile = "image/Dockerfile" if pinned or system or own_dockerfile else None
     manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
     solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
     try:
@@ -324,8 +326,8 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
         (folder / "solution.diff").write_bytes(instance.patch.encode("utf-8"))
         _write_tree(folder / "holdout", split.holdout)
         (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
-        if pinned:
-            write_task_image(folder, pinned, project_metadata(split.fixture, version))
+        if pinned or system:
+            write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None, system)
         if own_dockerfile is not None:
             (folder / "image").mkdir()
             shutil.copyfile(own_dockerfile, folder / "image" / "Dockerfile")

@@ -33,7 +33,7 @@ from endstate.authoring._installed import asks_for_metadata
 from endstate.authoring._swebenchenv import SwebenchEnv, env_requirements
 from endstate.authoring._versions import locked_versions, pytest_of_its_time, requirement_name, resolve_pinned
 from endstate.errors import UserError
-from endstate.sandbox import DEFAULT_IMAGE, SANDBOX_PYTHON, Tree
+from endstate.sandbox import DEFAULT_IMAGE, SANDBOX_PYTHON, SYSTEM_PACKAGES, Tree
 from endstate.task import parse_python
 
 __all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
@@ -385,10 +385,22 @@ def _imports_pkg_resources(project: Tree) -> bool:
     return any(p.endswith(".py") and b"pkg_resources" in e.data for p, e in project.items() if not e.link)
 
 
-def write_task_image(folder: Path, pinned: str, installed: Tree | None = None) -> str:
-    """Write the image folder (Dockerfile, pinned requirements.txt, and `installed/`: files laid
-    into the image's site-packages, the project's own metadata) into the task folder;
-    returns the Dockerfile's path relative to the task folder, for task.toml."""
+#: The system tools the project's code runs (`_systools`), from Debian's mirrors: the one step of the
+#: build that has the host's network (`SYSTEM_PACKAGES` beside the Dockerfile says so to the builder).
+_APT = f"""\
+# The programs the project's code or tests run that the sandbox image lacks ({SYSTEM_PACKAGES}),
+# from Debian's own signed mirrors.
+COPY {SYSTEM_PACKAGES} /tmp/endstate-system-packages.txt
+RUN apt-get update -qq && xargs -a /tmp/endstate-system-packages.txt apt-get install -y -qq --no-install-recommends \\
+ && rm -rf /var/lib/apt/lists/* /tmp/endstate-system-packages.txt
+"""
+
+
+def write_task_image(folder: Path, pinned: str, installed: Tree | None = None, system: Collection[str] = ()) -> str:
+    """Write the image folder (Dockerfile, pinned requirements.txt, `installed/`: files laid
+    into the image's site-packages, the project's own metadata, and `system`: Debian packages
+    of the programs its tests run) into the task folder; returns the Dockerfile's path relative
+    to the task folder, for task.toml."""
     image = Path(folder) / "image"
     image.mkdir(parents=True, exist_ok=True)
     for path, entry in sorted((installed or {}).items()):
@@ -397,7 +409,11 @@ def write_task_image(folder: Path, pinned: str, installed: Tree | None = None) -
         target.write_bytes(entry.data)
     dockerfile = _DOCKERFILE.format(
         copy="COPY installed/ /tmp/endstate-installed/\n" if installed else "",
-        place=_PLACE if installed else "")
+        place=_PLACE if installed else "") if pinned else f"FROM {DEFAULT_IMAGE}\n"
+    if system:
+        (image / SYSTEM_PACKAGES).write_text("".join(f"{name}\n" for name in sorted(system)), encoding="utf-8")
+        dockerfile = dockerfile.replace(f"FROM {DEFAULT_IMAGE}\n", f"FROM {DEFAULT_IMAGE}\n" + _APT, 1)
     (image / "Dockerfile").write_text(dockerfile, encoding="utf-8")
-    (image / "requirements.txt").write_text(pinned, encoding="utf-8")
+    if pinned:
+        (image / "requirements.txt").write_text(pinned, encoding="utf-8")
     return "image/Dockerfile"

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     )
     from endstate.sandbox._local import LocalSandbox
     from endstate.sandbox._reaper import LABEL, RUN_LABEL, reap, remove_run_containers
-    from endstate.sandbox._wheels import SANDBOX_PYTHON, built_root, resolve_requirements
+    from endstate.sandbox._wheels import SANDBOX_PYTHON, SYSTEM_PACKAGES, built_root, resolve_requirements
 
 __all__ = [
     "SealSpec",
@@ -106,6 +106,7 @@ __all__ = [
     "reap",
     "resolve_requirements",
     "SANDBOX_PYTHON",
+    "SYSTEM_PACKAGES",
     "built_root",
 ]
 
@@ -129,6 +130,7 @@ _LAZY = {
     "remove_run_containers": "_reaper",
     "resolve_requirements": "_wheels",
     "SANDBOX_PYTHON": "_wheels",
+    "SYSTEM_PACKAGES": "_wheels",
     "built_root": "_wheels",
 }
 

@@ -21,10 +21,13 @@ from pathlib import Path
 
 from endstate.errors import SandboxUnavailable
 
-__all__ = ["SANDBOX_PYTHON", "built_root", "resolve_requirements", "wheelhouse", "wheelhouse_root"]
+__all__ = ["SANDBOX_PYTHON", "SYSTEM_PACKAGES", "built_root", "resolve_requirements", "wheelhouse", "wheelhouse_root"]
 
 #: The interpreter of endstate's sandbox image (Debian bookworm's python3).
 SANDBOX_PYTHON = "3.11"
+#: Beside a task image's Dockerfile: Debian packages its build installs from Debian's mirrors, the one
+#: step of such a build that has the host's network (the wheels stay offline, pinned by sha256).
+SYSTEM_PACKAGES = "system-packages.txt"
 #: The glibc of the sandbox's Debian bookworm: a wheel built for it or any older glibc runs there.
 SANDBOX_GLIBC = (2, 36)
 #: Every platform tag such a wheel may carry. pip takes only the tags it is given (it widens

@@ -8,8 +8,12 @@ from pathlib import Path
 import pytest
 
 from endstate.authoring._fix import split_fix
+from endstate.authoring._new import new_task_from_fix
+from endstate.authoring._systools import system_packages
 from endstate.authoring._testcommand import COUNT_TIMEOUT_S, command_timeout
 from endstate.errors import UserError
+from endstate.sandbox import DEFAULT_IMAGE, FileEntry
+from endstate.task import load_task
 from tests.authoring.test_new_task import BUGGY, FIXED, REGRESSION, TESTS, git
 
 
@@ -69,3 +73,38 @@ def test_a_large_suite_gets_a_command_timeout_scaled_by_its_count():
     assert command_timeout(241) == 180  # whole minutes
     assert command_timeout(1300) == 660  # 120 s + 0.5 s for each of 1,060 tests past 240
     assert COUNT_TIMEOUT_S >= 1200  # counting gives a real suite its minutes
+
+
+# -- a program the tests run that the sandbox lacks (click's pager tests pipe to `less`) ---------------
+PAGER = 'import subprocess\n\n\ndef page(text):\n    return subprocess.run(["less", "-F"], input=text, text=True,\n' \
+        '                          capture_output=True, check=True).stdout\n'
+
+
+def test_the_programs_a_project_runs_are_read_from_its_code():
+    project = {"pkg/pager.py": PAGER,
+               "pkg/build.py": "import os, shutil\nos.system('make -C docs')\nFOUND = shutil.which('zip')\n",
+               "pkg/words.py": "FIELDS = ('file', 'line')\nTEXT = 'less is more'\nprint('make it so')\n",
+               "tests/test_x.py": "import pytest\n\n@pytest.mark.parametrize('m', ['patch', 'post'])\ndef test(m): pass\n"}
+    tree = {path: FileEntry(0o644, text.encode()) for path, text in project.items()}
+    # ('patch', 'post') leads a list: a program's name it could be; phrases and plain words are not.
+    assert system_packages(tree) == ["less", "make", "patch", "zip"]
+    assert system_packages({"pkg/words.py": tree["pkg/words.py"]}) == []
+
+
+@pytest.mark.docker
+def test_a_task_whose_tests_run_less_gets_it_in_its_image(tmp_path):
+    repo = _project(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/pager.py": PAGER, "pkg/chunking.py": BUGGY,
+                                        "tests/__init__.py": "", "README.md": "# pkg\n",
+                                        "tests/test_pager.py": "from pkg.pager import page\n\n\ndef test_page():\n"
+                                                               "    assert page('hello\\n') == 'hello\\n'\n",
+                                        "tests/test_chunking.py": TESTS})
+    (repo / "pkg/chunking.py").write_text(FIXED)
+    (repo / "tests/test_chunking.py").write_text(REGRESSION)
+    git(repo, "commit", "-q", "-am", "Keep the short last chunk")
+    folder = new_task_from_fix("bugfix-pager", repo=repo, fix="HEAD", suite=tmp_path / "suite", backend="docker",
+                               image=DEFAULT_IMAGE)  # counting ran test_page, which needs less, and it passed
+    assert (folder / "image/system-packages.txt").read_text() == "less\n"
+    assert not (folder / "image/requirements.txt").exists()
+    task = load_task(folder)
+    assert task.manifest.sandbox.dockerfile == "image/Dockerfile"
+    assert {s.name.rsplit(":", 1)[1]: s.args for s in task.manifest.graders}["tests_pass"]["min_tests"] == 6
