@@ -42,7 +42,7 @@ from endstate.authoring._fix import (
 )
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._systools import system_packages
-from endstate.authoring._taskimage import pinned_requirements, write_task_image
+from endstate.authoring._taskimage import declared_requirements, pinned_requirements, release_before, write_task_image
 from endstate.authoring._testcommand import (
     COUNT_TIMEOUT_S,
     command_timeout,
@@ -340,10 +340,9 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
     roots = suite_paths(split.fixture, roots)
     pinned, installed, system = "", None, []  # an image of the author's own: what it holds is not known here
+    plugins, made = [] if test_command else plugin_distributions(split.fixture), _commit_date(repo, split.base)
     if dockerfile is None:
-        plugins = [] if test_command else plugin_distributions(split.fixture)
-        pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=_commit_date(repo, split.base),
-                                                log=log)
+        pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=made, log=log)
         system = system_packages(split.fixture)
         if system:
             log(f"the project's code runs {', '.join(system)}: the task's image installs them from Debian")
@@ -372,7 +371,21 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
             return _task_toml(task_id, split, test_globs, tests_command, tests, holdout_command, held, image_file)
 
         write_manifest(folder, manifest(1, 1))  # loadable, to count in its sandbox
-        tests, held = _count_tests(folder, split, tests_command, holdout_command, backend, image, log)
+        bounds: list[str] = []
+        while True:
+            try:
+                tests, held = _count_tests(folder, split, tests_command, holdout_command, backend, image, log)
+                break
+            except UserError as exc:
+                bound = release_before(str(exc), pinned, declared_requirements(split.fixture)) if pinned else ""
+                if not bound or bound in bounds or len(bounds) >= 2:
+                    raise
+                bounds.append(bound)
+                log(f"the tests cannot import a name that {bound.split('<')[0]}'s newer release removed, and the "
+                    f"project does not bound it: resolving again with {bound}")
+                pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, bounds=bounds)
+                shutil.rmtree(folder / "image")
+                write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
         write_manifest(folder, manifest(tests, held))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # never leave half a task behind

@@ -36,7 +36,7 @@ from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE, SANDBOX_PYTHON, SYSTEM_PACKAGES, Tree
 from endstate.task import parse_python
 
-__all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
+__all__ = ["TEST_EXTRAS", "declared_requirements", "release_before", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
 
 #: Extras and dependency groups that hold what a project's tests need.
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -360,12 +360,13 @@ def _own_names(project: Tree) -> list[str]:
 
 def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str = "",
                         log: Callable[[str], None] = lambda line: None,
-                        env: SwebenchEnv | None = None) -> tuple[str, list[str]]:
+                        env: SwebenchEnv | None = None, bounds: Collection[str] = ()) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
     The versions its lock file pins are taken where they resolve; else `made`, the date of the project's
-    commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`)."""
+    commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`).
+    `bounds`: requirements that hold a dependency back (`werkzeug<3`: `release_before`)."""
     also, pins, extras, files = env_requirements(env, project, SANDBOX_PYTHON, log) if env else ([], {}, [], [])
     requirements = declared_requirements(project, keep=keep, also=also, files=files, extras=extras)
     if not requirements and not asks_for_metadata(project):
@@ -375,9 +376,26 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     names = {requirement_name(r) for r in requirements}
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
+    asked += list(bounds)
     pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
                             pins=pins)
     return pinned, [requirement_name(line) for line in pinned.splitlines()]
+
+
+def release_before(output: str, pinned: str, declared: Collection[str]) -> str:
+    """A bound (`werkzeug<3`) that takes back the release of a dependency the tests could not import a
+    name from (`ImportError: cannot import name 'parse_authorization_header' from 'werkzeug.http'`): a
+    newer major release removed what an older dependency imports, one the project's declarations
+    let in (requests pins httpbin 0.10.0, which Werkzeug 3 broke, and does not bound Werkzeug).
+    "" when the output names no such import, or the project declares that distribution itself."""
+    match = re.search(r"ImportError: cannot import name '\w+' from '([A-Za-z_]\w*)", output)
+    if not match:
+        return ""
+    name = requirement_name(match.group(1))
+    version = re.search(rf"^{re.escape(name)}==(\d+)\.", pinned, flags=re.MULTILINE)
+    if not version or int(version.group(1)) == 0 or name in {requirement_name(r) for r in declared}:
+        return ""
+    return f"{name}<{version.group(1)}"
 
 
 def _imports_pkg_resources(project: Tree) -> bool:

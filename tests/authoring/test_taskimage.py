@@ -9,6 +9,7 @@ from endstate.authoring._taskimage import (
     locked_versions,
     pinned_requirements,
     pytest_of_its_time,
+    release_before,
     write_task_image,
 )
 from endstate.sandbox._tree import FileEntry, Tree
@@ -178,3 +179,14 @@ def test_everything_resolves_as_of_the_commit_date_from_pypi_upload_times():
                                  made="2021-03-01T00:00:00Z")
     assert re.search(r"^pytest==7\.4\.4 ", old, flags=re.MULTILINE) and re.search(r"^six==1\.15\.0 ", old,
                                                                                    flags=re.MULTILINE), old
+
+
+def test_a_name_a_newer_major_release_removed_takes_the_release_before():
+    """requests pins httpbin 0.10.0, which imports what Werkzeug 3 removed, and bounds no Werkzeug."""
+    output = ("from werkzeug.http import parse_authorization_header | ImportError: cannot import name "
+              "'parse_authorization_header' from 'werkzeug.http' (/usr/local/lib/python3.11/dist-packages/...)")
+    pinned = "httpbin==0.10.0 --hash=sha256:aa\nwerkzeug==3.0.1 --hash=sha256:bb\n"
+    assert release_before(output, pinned, ["httpbin==0.10.0"]) == "werkzeug<3"
+    assert release_before(output, pinned, ["Werkzeug>=3"]) == ""  # the project asks for it: its own to fix
+    assert release_before("ImportError: cannot import name 'x' from 'pkg'", pinned, []) == ""  # not installed
+    assert release_before("AssertionError: 1 != 2", pinned, []) == ""
