@@ -14,8 +14,9 @@ entry point (`harness/endstate_runner.py`) in the grading sandbox:
   test process rewrote the outcomes;
 - with the report written to a harness folder and read back as a file, whatever
   its size (never through capped command output);
-- in a scratch copy of the graded tree, made for this run alone: its files stay
-  root's and read-only, its folders take new files (sticky, like /tmp), so a suite
+- in a scratch copy of the graded tree, made for this run alone: its code and the
+  files the harness staged stay root's and read-only, its data files are the test
+  user's (a suite may touch its own fixtures), its folders take new files (sticky, like /tmp), so a suite
   that writes caches or outputs next to itself runs as upstream, and nothing it
   writes reaches the next run or any verdict (graders read the sealed snapshot);
 - in network, IPC, pid and mount namespaces of its own, made for it by root in a fresh
@@ -48,7 +49,7 @@ from importlib import resources
 import msgspec
 
 from endstate.errors import FolderTooLarge
-from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, SealedSandbox, Tree
+from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, ProjectCopy, SealedSandbox, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files", "isolation",
            "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR",
@@ -384,7 +385,9 @@ def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tr
             sealed.grading.put_harness_trees(restage)
         return "/workspace"
     at = f"{SCRATCH_DIR}/{nonce}"
-    sealed.grading.put_harness_trees({**restage, at: (graded if tree is None else tree, "scratch")})
+    # Its data files are the test user's, as a project's tree is its own upstream; code and what the
+    # harness staged stay root's and read-only (`ProjectCopy`).
+    sealed.grading.put_harness_trees({**restage, at: (graded if tree is None else tree, ProjectCopy(sealed.staged))})
     if kept:
         sealed.scratch_copies = [*sealed.scratch_copies, at]  # what a later restage must reach
     return at

@@ -33,7 +33,16 @@ from endstate.sandbox._layer import SealSpec, SystemChange, apply_change, combin
 from endstate.sandbox._scripts import RESTRICT
 from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal, without_caches
 from endstate.sandbox._timed import TimedSandbox
-from endstate.sandbox._tree import VCS_DIRS, FileEntry, Tree, load_dir, overlay, tar_to_tree, tree_hash
+from endstate.sandbox._tree import (
+    VCS_DIRS,
+    FileEntry,
+    ProjectCopy,
+    Tree,
+    load_dir,
+    overlay,
+    tar_to_tree,
+    tree_hash,
+)
 
 if TYPE_CHECKING:
     from endstate.sandbox._docker import DockerSandbox
@@ -88,6 +97,7 @@ __all__ = [
     "load_dir",
     "overlay",
     "tar_to_tree",
+    "ProjectCopy",
     "open_sandbox",
     "resolve_backend",
     "BACKENDS",

@@ -108,3 +108,59 @@ def test_a_task_whose_tests_run_less_gets_it_in_its_image(tmp_path):
     task = load_task(folder)
     assert task.manifest.sandbox.dockerfile == "image/Dockerfile"
     assert {s.name.rsplit(":", 1)[1]: s.args for s in task.manifest.graders}["tests_pass"]["min_tests"] == 6
+
+
+# -- a suite that changes its own fixture files (jinja's loader test sets a template's mtime) -----------
+PERMISSIONS = '''\
+import os
+
+import pytest
+
+
+def test_the_suite_may_change_its_own_data_files():
+    os.utime("tests/res/page.html", (1, 1))
+    with open("tests/res/page.html", "a") as page:
+        page.write("more")
+
+
+def test_code_and_held_out_files_stay_read_only():
+    for path in ("pkg/chunking.py", "tests/test_chunking.py", "tests/cases/short.txt"):
+        with pytest.raises(PermissionError):
+            open(path, "a")
+'''
+
+
+@pytest.mark.docker
+def test_data_files_are_the_test_users_and_code_and_held_out_files_are_not(tmp_path):
+    repo = _project(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/chunking.py": BUGGY, "tests/__init__.py": "",
+                                        "tests/res/page.html": "<p>", "tests/test_perms.py": PERMISSIONS,
+                                        "tests/test_chunking.py": TESTS, "README.md": "# pkg\n"})
+    (repo / "pkg/chunking.py").write_text(FIXED)
+    (repo / "tests/test_chunking.py").write_text(REGRESSION + "\n\ndef test_cases():\n"
+                                                 "    assert open('tests/cases/short.txt').read() == '3'\n")
+    (repo / "tests/cases").mkdir()
+    (repo / "tests/cases/short.txt").write_text("3")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "Keep the short last chunk")
+    # Counting runs every test on the solution, held-out files staged: these pass only under the rule.
+    folder = new_task_from_fix("bugfix-perms", repo=repo, fix="HEAD", suite=tmp_path / "suite", backend="docker",
+                               image=DEFAULT_IMAGE)
+    assert (folder / "holdout/tests/cases/short.txt").exists()
+    assert {s.name.rsplit(":", 1)[1]: s.args for s in load_task(folder).manifest.graders}["tests_pass"]["min_tests"] == 8
+
+
+# -- a src layout whose tests start a Python of their own (click's test_light_imports) ---------------
+@pytest.mark.docker
+def test_a_python_the_tests_start_imports_the_project_from_src(tmp_path):
+    child = ("import subprocess, sys\n\n\ndef test_child_imports_the_project():\n"
+             "    subprocess.run([sys.executable, '-c', 'import pkg.chunking'], check=True)\n")
+    repo = _project(tmp_path / "repo", {"src/pkg/__init__.py": "", "src/pkg/chunking.py": BUGGY,
+                                        "tests/test_child.py": child, "tests/test_chunking.py": TESTS,
+                                        "README.md": "# pkg\n"})
+    (repo / "src/pkg/chunking.py").write_text(FIXED)
+    (repo / "tests/test_chunking.py").write_text(REGRESSION)
+    git(repo, "commit", "-q", "-am", "Keep the short last chunk")
+    folder = new_task_from_fix("bugfix-child", repo=repo, fix="HEAD", suite=tmp_path / "suite", backend="docker",
+                               image=DEFAULT_IMAGE)
+    args = {s.name.rsplit(":", 1)[1]: s.args for s in load_task(folder).manifest.graders}["tests_pass"]
+    assert args == {"command": "PYTHONPATH=src python -m pytest -q tests", "min_tests": 6}
