@@ -10,6 +10,7 @@ import ast
 import posixpath
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -18,7 +19,7 @@ from endstate.errors import UserError
 from endstate.sandbox import FileEntry, Tree, matches_any, tar_to_tree
 from endstate.task import parse_python
 
-__all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "is_test_module", "suite_roots", "held_out_targets",
+__all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "submodule_trees", "is_test_module", "suite_roots", "held_out_targets",
            "readers_of", "without_stale_tests"]
 
 #: Where tests live unless the author says otherwise (`dir/**` covers everything below dir).
@@ -65,20 +66,20 @@ def _commit(repo: Path, rev: str) -> str:
 
 def _tree_at(repo: Path, commit: str) -> Tree:
     """The files of `commit`, without any VCS folder, executable bits kept, and the files of
-    each git submodule it names at the commit it pins (`_submodules`)."""
+    each git submodule it names at the commit it pins (`submodule_trees`)."""
     # A fixture holds regular files only; the links are named apart (dropped_links).
     tree = {path: entry for path, entry in tar_to_tree(_git(repo, "archive", "--format=tar", commit)).items()
             if not entry.link}
-    for path, files in _submodules(repo, commit).items():
+    for path, files in submodule_trees(repo, commit).items():
         tree.update({posixpath.join(path, inner): entry for inner, entry in files.items()})
     return tree
 
 
-def _submodules(repo: Path, commit: str) -> dict[str, Tree]:
+def submodule_trees(repo: Path, commit: str, missing: Callable[[str], None] | None = None) -> dict[str, Tree]:
     """path -> files of each submodule `commit` pins (a project's tests often read data kept in one:
     tomlkit's toml-test). Taken from the clone's own copy (`git submodule update --init`), else
     fetched from the URL `.gitmodules` gives (the one step of `tasks new` that may use the network);
-    one that cannot be had is an error naming it and what to do."""
+    one that cannot be had is an error naming it and what to do (`missing`: said to it instead, and left out)."""
     listing = _git(repo, "ls-tree", "-r", "-z", commit).decode("utf-8", errors="replace")
     pinned = {entry.split("\t", 1)[1]: entry.split()[2] for entry in listing.split("\0") if entry.startswith("160000 ")}
     if not pinned:
@@ -93,7 +94,12 @@ def _submodules(repo: Path, commit: str) -> dict[str, Tree]:
     found = {}
     for path, sha in sorted(pinned.items()):
         name, url = next(((n, f.get("url", "")) for n, f in fields.items() if f.get("path") == path), (path, ""))
-        found[path] = _tree_at(_submodule_source(repo, name, path, url, sha), sha)
+        try:
+            found[path] = _tree_at(_submodule_source(repo, name, path, url, sha), sha)
+        except UserError as exc:
+            if missing is None:
+                raise
+            missing(f"left out of the fixture: {exc}")
     return found
 
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
+from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit, submodule_trees
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._new import (
     _hacks,
@@ -210,7 +210,7 @@ def find_clone(repos: Path, name: str) -> Path:
     raise UserError(f"no clone of {name} under {repos} (looked for {looked})")
 
 
-def _fixture(repo: Path, commit: str) -> Tree:
+def _fixture(repo: Path, commit: str, log: Callable[[str], None] = lambda line: None) -> Tree:
     if not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit):
         raise UserError(f"field `base_commit` is {commit!r}, not a commit id")
     try:
@@ -218,7 +218,12 @@ def _fixture(repo: Path, commit: str) -> Tree:
     except UserError:
         raise UserError(f"base_commit {commit} is not in {repo}: fetch it into the clone") from None
     archive = _git(repo, "archive", "--format=tar", commit)
-    return {p: e for p, e in tar_to_tree(archive).items() if not e.link}
+    tree = {p: e for p, e in tar_to_tree(archive).items() if not e.link}
+    # Tests often read data kept in a submodule; one the clone lacks and cannot fetch is said, and left out
+    # (the dataset's own harness clones without them).
+    for path, files in submodule_trees(repo, commit, missing=log).items():
+        tree.update({f"{path}/{inner}": entry for inner, entry in files.items()})
+    return tree
 
 
 # -- one task ------------------------------------------------------------------------------------
@@ -304,7 +309,7 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
     if not failing:
         raise UserError("field `FAIL_TO_PASS` is empty: the held-out tests are what tells a fix from no fix")
     clone = find_clone(repos, instance.repo)
-    fixture = _fixture(clone, instance.base_commit)
+    fixture = _fixture(clone, instance.base_commit, log)
     version = project_version(fixture, fallback=str(instance.version or ""))
     fixture.update(generated_files(fixture, version))  # what the project's install writes into its checkout
     split = _split(instance, fixture)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from endstate.authoring._fix import split_fix
+from endstate.authoring._fix import split_fix, submodule_trees
 from endstate.authoring._new import new_task_from_fix
 from endstate.authoring._systools import system_packages
 from endstate.authoring._testcommand import COUNT_TIMEOUT_S, command_timeout
@@ -65,6 +65,9 @@ def test_a_submodule_that_cannot_be_had_is_one_clear_error(with_submodule, tmp_p
         split_fix(clone, "HEAD")
     message = str(caught.value)
     assert "\n" not in message and "submodule tests/cases" in message and "submodule update --init" in message
+    said: list[str] = []  # the SWE-bench import says so and goes on, as the dataset's harness clones without them
+    assert submodule_trees(clone, "HEAD", missing=said.append) == {}
+    assert said == [f"left out of the fixture: {message}"]
 
 
 # -- a suite that takes minutes (attrs' ~1,300 tests) --------------------------------------------
