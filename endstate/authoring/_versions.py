@@ -88,7 +88,9 @@ _FLOOR_DAY = "2023-06-20"  # pytest 7.4.0 reached PyPI
 
 
 def _cause(message: str) -> str:
-    return message.split(". The task image needs", 1)[0][-200:]
+    """pip's last line of a failed resolution (`_wheels._pip` joins its lines with " | ")."""
+    said = message.split(" failed: ", 1)[-1].split(". The task image needs", 1)[0]
+    return said.split(" | ")[-1][:200]
 
 
 def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: Collection[str] = (),
