@@ -378,11 +378,11 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
                 break
             except UserError as exc:
                 bound = release_before(str(exc), pinned, declared_requirements(split.fixture)) if pinned else ""
-                if not bound or bound in bounds or len(bounds) >= 2:
+                if not bound or bound in bounds or len(bounds) >= 3:
                     raise
                 bounds.append(bound)
                 log(f"the tests cannot import a name that {bound.split('<')[0]}'s newer release removed, and the "
-                    f"project does not bound it: resolving again with {bound}")
+                    f"project does not bound it: resolving again with {', '.join([*bounds])}")
                 pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, bounds=bounds)
                 shutil.rmtree(folder / "image")
                 write_task_image(folder, pinned, project_metadata(split.fixture, version), system)

@@ -383,8 +383,8 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
 
 
 def release_before(output: str, pinned: str, declared: Collection[str]) -> str:
-    """A bound (`werkzeug<3`) that takes back the release of a dependency the tests could not import a
-    name from (`ImportError: cannot import name 'parse_authorization_header' from 'werkzeug.http'`): a
+    """A bound (`werkzeug<3`, `flask<2.3`) that takes back the release of a dependency the tests could not
+    import a name from (`ImportError: cannot import name 'parse_authorization_header' from 'werkzeug.http'`): a
     newer major release removed what an older dependency imports, one the project's declarations
     let in (requests pins httpbin 0.10.0, which Werkzeug 3 broke, and does not bound Werkzeug).
     "" when the output names no such import, or the project declares that distribution itself."""
@@ -392,10 +392,13 @@ def release_before(output: str, pinned: str, declared: Collection[str]) -> str:
     if not match:
         return ""
     name = requirement_name(match.group(1))
-    version = re.search(rf"^{re.escape(name)}==(\d+)\.", pinned, flags=re.MULTILINE)
-    if not version or int(version.group(1)) == 0 or name in {requirement_name(r) for r in declared}:
+    version = re.search(rf"^{re.escape(name)}==(\d+)\.(\d+)", pinned, flags=re.MULTILINE)
+    if not version or name in {requirement_name(r) for r in declared}:
         return ""
-    return f"{name}<{version.group(1)}"
+    major, minor = map(int, version.groups())
+    # The release series before the one taken: a major's first minor goes back a major (Werkzeug 3.0 removed
+    # parse_authorization_header), a later one a minor (Flask 2.3 removed flask.escape).
+    return f"{name}<{major}.{minor}" if minor else f"{name}<{major}" if major else ""
 
 
 def _imports_pkg_resources(project: Tree) -> bool:
