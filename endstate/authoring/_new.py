@@ -31,6 +31,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from endstate.authoring._fix import (
     DEFAULT_TEST_GLOBS,
@@ -64,7 +65,9 @@ from endstate.grading import (
 from endstate.sandbox import FileEntry, Tree, matches_any
 from endstate.task import load_task, make_patch, parse_python, task_sandbox, write_overlay_diff
 
-__all__ = ["new_task_from_fix", "fresh_folder", "write_hacks"]
+__all__ = ["new_task_from_fix", "fresh_folder", "held_back", "write_hacks"]
+
+T = TypeVar("T")
 
 # -- the reference trajectory -------------------------------------------------------------------
 def _edits(before: str, after: str) -> list[tuple[str, str]] | None:
@@ -265,6 +268,24 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
     return counts[0], counts[1]
 
 
+def held_back(attempt: Callable[[], T], rebuild: Callable[[list[str]], str], project: Tree, pinned: str,
+              log: Callable[[str], None]) -> T:
+    """`attempt()`, again after each rebuild of the task's image with a dependency held back a release
+    series (`release_before`), when it fails on a name a newer release of it removed (three at most)."""
+    bounds: list[str] = []
+    while True:
+        try:
+            return attempt()
+        except UserError as exc:
+            bound = release_before(str(exc), pinned, declared_requirements(project)) if pinned else ""
+            if not bound or bound in bounds or len(bounds) >= 3:
+                raise
+            bounds.append(bound)
+            log(f"the tests cannot import a name that {bound.split('<')[0]}'s newer release removed, and the "
+                f"project does not bound it: resolving again with {', '.join(bounds)}")
+            pinned = rebuild(bounds)
+
+
 # -- writing the folder ----------------------------------------------------------------------------
 def _write_tree(root: Path, tree: Tree) -> None:
     for path, entry in sorted(tree.items()):
@@ -371,21 +392,14 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
             return _task_toml(task_id, split, test_globs, tests_command, tests, holdout_command, held, image_file)
 
         write_manifest(folder, manifest(1, 1))  # loadable, to count in its sandbox
-        bounds: list[str] = []
-        while True:
-            try:
-                tests, held = _count_tests(folder, split, tests_command, holdout_command, backend, image, log)
-                break
-            except UserError as exc:
-                bound = release_before(str(exc), pinned, declared_requirements(split.fixture)) if pinned else ""
-                if not bound or bound in bounds or len(bounds) >= 3:
-                    raise
-                bounds.append(bound)
-                log(f"the tests cannot import a name that {bound.split('<')[0]}'s newer release removed, and the "
-                    f"project does not bound it: resolving again with {', '.join([*bounds])}")
-                pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, bounds=bounds)
-                shutil.rmtree(folder / "image")
-                write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
+        def rebuild(bounds: list[str]) -> str:
+            pinned, _ = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, bounds=bounds)
+            shutil.rmtree(folder / "image")
+            write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
+            return pinned
+
+        tests, held = held_back(lambda: _count_tests(folder, split, tests_command, holdout_command, backend, image,
+                                                     log), rebuild, split.fixture, pinned, log)
         write_manifest(folder, manifest(tests, held))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # never leave half a task behind

@@ -43,6 +43,7 @@ from endstate.authoring._new import (
     _reference_toml,
     _write_tree,
     fresh_folder,
+    held_back,
     write_hacks,
 )
 from endstate.authoring._nodeids import (
@@ -345,7 +346,17 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
         write_manifest(folder, manifest)
         load_task(folder)
         if backend is not None:
-            passing, failing, counts = _faithful_ids(folder, split, passing, failing, installed, backend, image, log)
+            def rebuild(bounds: list[str]) -> str:
+                pinned, _ = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), made=made,
+                                                log=log, env=swebench_env(instance.repo, instance.version),
+                                                bounds=bounds)
+                shutil.rmtree(folder / "image")
+                write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
+                return pinned
+
+            passing, failing, counts = held_back(lambda: _faithful_ids(folder, split, passing, failing, installed,
+                                                                       backend, image, log),
+                                                 rebuild, split.fixture, pinned, log)
             write_manifest(folder, _task_toml(instance, split, protected, passing, failing, installed,
                                               dockerfile, counts))
             load_task(folder)
