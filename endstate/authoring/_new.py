@@ -255,8 +255,10 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
                 raise unknown_option_error(command, run.output_tail) or UserError(
                     f"`{command}` produced no test report in the sandbox (exit {run.exit_code}): {run.output_tail}")
             if run.failures or run.errors:
+                failed = [f"{c}::{n}" if c else n for c, n, outcome in run.cases if outcome in ("failure", "error")]
+                named = f" ({', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''})" if failed else ""
                 raise UserError(f"with the fix applied, `{command}` has {run.failures} failure(s) and {run.errors} "
-                                f"error(s) in the sandbox: {run.output_tail}. The task's tests must pass on its "
+                                f"error(s) in the sandbox{named}: {run.output_tail}. The task's tests must pass on its "
                                 "solution: narrow --tests, say how the tests run (--test-command), or give the task "
                                 "an image that has what the tests need (--dockerfile)")
             if run.findings:
