@@ -74,9 +74,13 @@ _PYTEST_PROGRAMS = {"pytest", "py.test", "pytest-3"}
 #: namespaces each process of the end state starts in (`isolation`), which give it these
 #: places new and hide earlier runs' folders, this only matters with that guard off.
 WIPED = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/home/agent", REPORT_DIR, SCRATCH_DIR)
+def _wipe_line(folders: list[str]) -> str:
+    return (f"for d in {' '.join(folders)}; do chmod -R u+rwX \"$d\" 2>/dev/null; find \"$d\" -mindepth 1 -delete "
+            "2>/dev/null; done; ipcrm --all 2>/dev/null; true")
+
+
 #: The same as a shell line, run before a run that starts cold (a warm one's client does it itself).
-WIPE = (f"for d in {' '.join(WIPED)}; do chmod -R u+rwX \"$d\" 2>/dev/null; find \"$d\" -mindepth 1 -delete "
-        "2>/dev/null; done; ipcrm --all 2>/dev/null; true")
+WIPE = _wipe_line(list(WIPED))
 #: Variables an interpreter reads when it starts: a command that sets one starts its own.
 _AT_START = ("PYTHON", "LANG", "LC_", "TZ")
 _PYTHONS = {"python", "python3"}
@@ -246,6 +250,12 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     wrapper = isolation(sealed, own)
     if sealed.graded:  # made by the harness, with the scratch copy, so that a run's namespaces can carry it in
         restage[report_at] = ({}, "agent")
+    wiped = list(WIPED)
+    if prelude == WIPE and sealed.graded:
+        # Not this run's own copy, laid before the wipe runs, whose data files are the test user's
+        # (`ProjectCopy`): the copies of earlier runs, by name.
+        wiped = [d for d in WIPED if d != SCRATCH_DIR] + list(sealed.scratch_copies)
+        prelude = _wipe_line(wiped)
     if sealed.warm_runner and runner == "pytest" and not any(
             word.startswith(_AT_START) for word in env):
         token = secrets.token_hex(16)
@@ -255,7 +265,7 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
             key["isolate"] = FileEntry(0o644, "\n".join(own).encode())
             wrapper = []
         restage[f"{WARM_DIR}/key"] = (key, "private")
-        wipe = ["--wipe", *WIPED] if prelude == WIPE else []
+        wipe = ["--wipe", *wiped] if prelude == _wipe_line(wiped) else []
         prelude = "" if wipe else prelude
         entry = ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_connect.py", WARM_DIR, token, *isolated, *wipe,
                  "--"]

@@ -11,7 +11,9 @@ from endstate.authoring._fix import split_fix, submodule_trees
 from endstate.authoring._new import new_task_from_fix
 from endstate.authoring._systools import system_packages
 from endstate.authoring._testcommand import COUNT_TIMEOUT_S, command_timeout
+from endstate.checks._check import check_task
 from endstate.errors import UserError
+from endstate.run import resolve_graders
 from endstate.sandbox import DEFAULT_IMAGE, FileEntry
 from endstate.task import load_task
 from tests.authoring.test_new_task import BUGGY, FIXED, REGRESSION, TESTS, git
@@ -140,7 +142,8 @@ def test_data_files_are_the_test_users_and_code_and_held_out_files_are_not(tmp_p
                                         "tests/test_chunking.py": TESTS, "README.md": "# pkg\n"})
     (repo / "pkg/chunking.py").write_text(FIXED)
     (repo / "tests/test_chunking.py").write_text(REGRESSION + "\n\ndef test_cases():\n"
-                                                 "    assert open('tests/cases/short.txt').read() == '3'\n")
+                                                 "    assert open('tests/cases/short.txt').read() == '3'\n"
+                                                 "    assert open('tests/res/page.html').read().startswith('<p>')\n")
     (repo / "tests/cases").mkdir()
     (repo / "tests/cases/short.txt").write_text("3")
     git(repo, "add", "-A")
@@ -149,7 +152,11 @@ def test_data_files_are_the_test_users_and_code_and_held_out_files_are_not(tmp_p
     folder = new_task_from_fix("bugfix-perms", repo=repo, fix="HEAD", suite=tmp_path / "suite", backend="docker",
                                image=DEFAULT_IMAGE)
     assert (folder / "holdout/tests/cases/short.txt").exists()
-    assert {s.name.rsplit(":", 1)[1]: s.args for s in load_task(folder).manifest.graders}["tests_pass"]["min_tests"] == 8
+    task = load_task(folder)
+    assert {s.name.rsplit(":", 1)[1]: s.args for s in task.manifest.graders}["tests_pass"]["min_tests"] == 8
+    # The held-out run in halves first wipes what the test user may write: never its own copy's data files.
+    report = check_task(task, resolve_graders(task), "docker", DEFAULT_IMAGE)
+    assert report.ok, report
 
 
 # -- a src layout whose tests start a Python of their own (click's test_light_imports) ---------------
