@@ -334,7 +334,8 @@ def declared_requirements(project: Tree, *, keep: Collection[str] = (), also: Co
     for requirement in found:
         name = requirement_name(requirement)
         kept_anyway = name in {requirement_name(k) for k in keep}
-        if name and name not in own and (not is_tooling(name) or kept_anyway):
+        local = re.match(r"\s*[\w.-]*/", requirement)  # a folder of the tree (flask's `examples/tutorial[test]`)
+        if name and name not in own and not local and (not is_tooling(name) or kept_anyway):
             kept.setdefault(name, requirement.strip())
     return [kept[name] for name in sorted(kept)]
 

@@ -193,3 +193,10 @@ def test_a_name_a_newer_major_release_removed_takes_the_release_before():
     assert release_before(output, pinned, ["Werkzeug>=3"]) == ""  # the project asks for it: its own to fix
     assert release_before("ImportError: cannot import name 'x' from 'pkg'", pinned, []) == ""  # not installed
     assert release_before("AssertionError: 1 != 2", pinned, []) == ""
+
+
+def test_a_requirement_that_is_a_folder_of_the_tree_is_left_out():
+    """flask's requirements/tests.in named `examples/tutorial[test]`, a folder of its own tree."""
+    project = files({"requirements/tests.txt": "pytest\nexamples/tutorial[test]\n./other\n",
+                     "setup.cfg": "[options.extras_require]\ntests =\n    -r requirements/tests.txt\n"})
+    assert declared_requirements(project, files=["requirements/tests.txt"]) == ["pytest"]
