@@ -42,6 +42,7 @@ from endstate.authoring._fix import (
     suite_roots,
 )
 from endstate.authoring._installed import generated_files, project_metadata, project_version
+from endstate.authoring._nodeids import _node_id
 from endstate.authoring._systools import system_packages
 from endstate.authoring._taskimage import declared_requirements, pinned_requirements, release_before, write_task_image
 from endstate.authoring._testcommand import (
@@ -56,6 +57,7 @@ from endstate.authoring._toml import Manifest, hack_text, steps_text, write_mani
 from endstate.errors import UserError
 from endstate.grading import (
     TestCommandError,
+    TestRun,
     parse_test_command,
     prepare_grading_sandbox,
     run_tests,
@@ -235,19 +237,46 @@ def _prompt(split: FixSplit, tests_command: str, issue: str = "") -> str:
 
 
 # -- counting tests ------------------------------------------------------------------------------
+#: At most this many of a suite's tests (and 2% of them) may fail on the solution in the sandbox and be
+#: deselected (`_deselected`); more says the environment is wrong, not a test or two.
+_DESELECT_MAX = 10
+
+
+def _deselected(run: TestRun, split: FixSplit) -> list[str]:
+    """The node ids of the tests that failed on the solution, to run the suite without: each a test the
+    reference fix itself fails in the sandbox (requests' connect-timeout tests need a routable network),
+    so no agent could pass it. [] when they are too many, one is held out, or one cannot be named."""
+    failed = [(c, n) for c, n, outcome in run.cases if outcome in ("failure", "error")]
+    ids = [_node_id(c, n, run.files.get(f"{c}::{n}", "")) for c, n in failed]
+    if not failed or len(ids) > min(_DESELECT_MAX, run.tests // 50) or len(ids) != run.failures + run.errors \
+            or any(not run.files.get(f"{c}::{n}") or run.files[f"{c}::{n}"] in split.holdout for c, n in failed):
+        return []
+    return ids
+
+
 def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_command: str,
-                 backend: str, image: str, log: Callable[[str], None]) -> tuple[int, int]:
+                 backend: str, image: str, log: Callable[[str], None]) -> tuple[int, int, str]:
     """How many tests each command runs on the solution with the held-out files staged, run the way
-    grading runs them (the harness's entry point in a grading sandbox of the task)."""
+    grading runs them (the harness's entry point in a grading sandbox of the task), and the suite's
+    command, less the tests the solution fails there (`_deselected`)."""
     task = load_task(folder)
     where = task_sandbox(task, backend, image, log=log)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"new-{task.id}") as box:
         sealed = seal_overlay(task.solution(), task.fixture(), box)
         stage_holdout(sealed, split.holdout)
         counts = []
-        for command in (tests_command, holdout_command):
+        commands = [tests_command, holdout_command]
+        while len(counts) < 2:
+            command = commands[len(counts)]
             log(f"counting tests: {command}")
             run = run_tests(sealed, command, timeout=COUNT_TIMEOUT_S)
+            deselect = _deselected(run, split) if not counts and command == tests_command and run.report_found \
+                and not run.findings else []
+            if deselect:
+                log(f"left out of the task's test command: {len(deselect)} test(s) that fail on the fix itself in the "
+                    f"sandbox: {', '.join(deselect)}")
+                commands[0] = tests_command + "".join(f" --deselect {shlex.quote(i)}" for i in deselect)
+                continue
             if run.timed_out:
                 raise UserError(f"`{command}` did not finish in {COUNT_TIMEOUT_S:.0f} s in the sandbox: narrow the "
                                 "suite the task runs (--tests GLOB) or say how its tests run (--test-command)")
@@ -267,7 +296,7 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
             if run.tests - run.skipped == 0:
                 raise UserError(f"`{command}` ran no test in the sandbox: {run.output_tail}")
             counts.append(run.tests - run.skipped)
-    return counts[0], counts[1]
+    return counts[0], counts[1], commands[0]
 
 
 def held_back(attempt: Callable[[], T], rebuild: Callable[[list[str]], str], project: Tree, pinned: str,
@@ -400,8 +429,12 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
             write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
             return pinned
 
-        tests, held = held_back(lambda: _count_tests(folder, split, tests_command, holdout_command, backend, image,
-                                                     log), rebuild, split.fixture, pinned, log)
+        tests, held, counted = held_back(lambda: _count_tests(folder, split, tests_command, holdout_command, backend,
+                                                              image, log), rebuild, split.fixture, pinned, log)
+        if counted != tests_command:  # less what the fix itself fails in the sandbox
+            tests_command = counted
+            (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
+            (folder / "reference.toml").write_text(_reference_toml(split, tests_command), encoding="utf-8")
         write_manifest(folder, manifest(tests, held))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # never leave half a task behind
