@@ -248,8 +248,10 @@ def _deselected(run: TestRun, split: FixSplit) -> list[str]:
     so no agent could pass it. [] when they are too many, one is held out, or one cannot be named."""
     failed = [(c, n) for c, n, outcome in run.cases if outcome in ("failure", "error")]
     ids = [_node_id(c, n, run.files.get(f"{c}::{n}", "")) for c, n in failed]
+    held = held_out_targets(split, split.parent_tests)
     if not failed or len(ids) > min(_DESELECT_MAX, run.tests // 50) or len(ids) != run.failures + run.errors \
-            or any(not run.files.get(f"{c}::{n}") or run.files[f"{c}::{n}"] in split.holdout for c, n in failed):
+            or any(not run.files.get(f"{c}::{n}") for c, n in failed) \
+            or any(i == t or i.startswith((t + "::", t + "[")) for i in ids for t in held):
         return []
     return ids
 

@@ -179,20 +179,21 @@ def test_a_python_the_tests_start_imports_the_project_from_src(tmp_path):
 # -- a test the fix itself fails in the sandbox (requests' connect-timeout tests need a network) ----------
 @pytest.mark.docker
 def test_a_test_the_fix_fails_in_the_sandbox_is_deselected_by_id(tmp_path):
-    many = ("import socket\n\nimport pytest\n\n\n@pytest.mark.parametrize('n', range(60))\ndef test_many(n):\n"
-            "    assert n >= 0\n\n\ndef test_needs_a_network():\n"
-            "    socket.create_connection(('10.255.255.1', 80), timeout=5).close()\n")
+    many = "import pytest\n\n\n@pytest.mark.parametrize('n', range(60))\ndef test_many(n):\n    assert n >= 0\n"
+    # In the file the fix changes (held out whole), but not one of the tests it holds out.
+    network = ("\n\ndef test_needs_a_network():\n    import socket\n"
+               "    socket.create_connection(('10.255.255.1', 80), timeout=5).close()\n")
     repo = _project(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/chunking.py": BUGGY, "tests/__init__.py": "",
-                                        "tests/test_many.py": many, "tests/test_chunking.py": TESTS,
+                                        "tests/test_many.py": many, "tests/test_chunking.py": TESTS + network,
                                         "README.md": "# pkg\n"})
     (repo / "pkg/chunking.py").write_text(FIXED)
-    (repo / "tests/test_chunking.py").write_text(REGRESSION)
+    (repo / "tests/test_chunking.py").write_text(REGRESSION + network)
     git(repo, "commit", "-q", "-am", "Keep the short last chunk")
     said: list[str] = []
     folder = new_task_from_fix("bugfix-offline", repo=repo, fix="HEAD", suite=tmp_path / "suite", backend="docker",
                                image=DEFAULT_IMAGE, log=said.append)
     args = {s.name.rsplit(":", 1)[1]: s.args for s in load_task(folder).manifest.graders}["tests_pass"]
-    assert args == {"command": "python -m pytest -q tests --deselect tests/test_many.py::test_needs_a_network",
+    assert args == {"command": "python -m pytest -q tests --deselect tests/test_chunking.py::test_needs_a_network",
                     "min_tests": 65}
-    assert any("tests/test_many.py::test_needs_a_network" in line for line in said)
+    assert any("tests/test_chunking.py::test_needs_a_network" in line for line in said)
     assert args["command"] in (folder / "prompt.md").read_text() and args["command"] in (folder / "reference.toml").read_text()
