@@ -387,14 +387,16 @@ def release_before(output: str, pinned: str, declared: Collection[str]) -> str:
     """A bound (`werkzeug<3`, `flask<2.3`) that takes back the release of a dependency the tests could not
     import a name from (`ImportError: cannot import name 'parse_authorization_header' from 'werkzeug.http'`): a
     newer major release removed what an older dependency imports, one the project's declarations
-    let in (requests pins httpbin 0.10.0, which Werkzeug 3 broke, and does not bound Werkzeug).
-    "" when the output names no such import, or the project declares that distribution itself."""
+    let in (requests pins httpbin 0.10.0, which Werkzeug 3 broke, and does not bound Werkzeug; flask 2.1
+    asks `Werkzeug >= 2.0`, and Werkzeug 2.3 removed url_quote). "" when the output names no such
+    import, or the project bounds that distribution from above itself."""
     match = re.search(r"ImportError: cannot import name '\w+' from '([A-Za-z_]\w*)", output)
     if not match:
         return ""
     name = requirement_name(match.group(1))
     version = re.search(rf"^{re.escape(name)}==(\d+)\.(\d+)", pinned, flags=re.MULTILINE)
-    if not version or name in {requirement_name(r) for r in declared}:
+    bounded = [r for r in declared if requirement_name(r) == name and re.search(r"<|~=|==", r.split(";")[0])]
+    if not version or bounded:  # a project that bounds it meant that bound; one that does not meant the newest then
         return ""
     major, minor = map(int, version.groups())
     # The release series before the one taken: a major's first minor goes back a major (Werkzeug 3.0 removed

@@ -190,7 +190,8 @@ def test_a_name_a_newer_major_release_removed_takes_the_release_before():
     # A later minor goes back a minor: Flask 2.3 removed flask.escape, which httpbin 0.10.0 imports.
     escape = "ImportError: cannot import name 'escape' from 'flask' (/usr/local/lib/...)"
     assert release_before(escape, "flask==2.3.3 --hash=sha256:cc\n", []) == "flask<2.3"
-    assert release_before(output, pinned, ["Werkzeug>=3"]) == ""  # the project asks for it: its own to fix
+    assert release_before(output, pinned, ["Werkzeug<4"]) == ""  # the project bounds it: its own to fix
+    assert release_before(output, pinned, ["Werkzeug >= 2.0"]) == "werkzeug<3"  # unbounded: the newest then
     assert release_before("ImportError: cannot import name 'x' from 'pkg'", pinned, []) == ""  # not installed
     assert release_before("AssertionError: 1 != 2", pinned, []) == ""
 
