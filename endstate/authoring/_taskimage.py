@@ -45,7 +45,7 @@ TEST_EXTRAS = ("test", "tests", "testing")
 _TOOLING = {"autopep8", "bandit", "black", "blue", "build", "bump-my-version", "bump2version", "bumpversion",
             "check-manifest", "codecov", "codespell", "coveralls", "doc8", "docformatter", "flit", "flit-core",
             "furo", "hatch", "hatch-vcs", "hatchling", "ipdb", "ipython", "isort", "jupyter", "mypy", "myst-parser",
-            "nox", "pdbpp", "pdm", "pep8", "pip-tools", "poetry", "pre-commit", "pycodestyle", "pydocstyle",
+            "nox", "pdbpp", "pdm", "pep8", "pip", "pip-tools", "poetry", "pre-commit", "pycodestyle", "pydocstyle",
             "pyflakes", "pyright", "pyroma", "pytest-black", "pytest-checkdocs", "pytest-enabler", "pytest-flake8",
             "pytest-isort", "pytest-mypy", "pytest-mypy-plugins", "pytest-perf", "pytest-pylint", "pytest-ruff",
             "pytype", "pyupgrade", "readme-renderer", "recommonmark", "restructuredtext-lint", "ruff",
