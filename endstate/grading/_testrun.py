@@ -14,9 +14,9 @@ entry point (`harness/endstate_runner.py`) in the grading sandbox:
   test process rewrote the outcomes;
 - with the report written to a harness folder and read back as a file, whatever
   its size (never through capped command output);
-- in a scratch copy of the graded tree, made for this run alone: its code and the
-  files the harness staged stay root's and read-only, its data files are the test
-  user's (a suite may touch its own fixtures), its folders take new files (sticky, like /tmp), so a suite
+- in a scratch copy of the graded tree, made for this run alone: its code and what the harness
+  staged stay root's and read-only, its data files are the test user's, its folders take new
+  files (sticky, like /tmp), so a suite
   that writes caches or outputs next to itself runs as upstream, and nothing it
   writes reaches the next run or any verdict (graders read the sealed snapshot);
 - in network, IPC, pid and mount namespaces of its own, made for it by root in a fresh
@@ -74,13 +74,9 @@ _PYTEST_PROGRAMS = {"pytest", "py.test", "pytest-3"}
 #: namespaces each process of the end state starts in (`isolation`), which give it these
 #: places new and hide earlier runs' folders, this only matters with that guard off.
 WIPED = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue", "/run/lock", "/home/agent", REPORT_DIR, SCRATCH_DIR)
-def _wipe_line(folders: list[str]) -> str:
-    return (f"for d in {' '.join(folders)}; do chmod -R u+rwX \"$d\" 2>/dev/null; find \"$d\" -mindepth 1 -delete "
-            "2>/dev/null; done; ipcrm --all 2>/dev/null; true")
-
-
 #: The same as a shell line, run before a run that starts cold (a warm one's client does it itself).
-WIPE = _wipe_line(list(WIPED))
+WIPE = (f"for d in {' '.join(WIPED)}; do chmod -R u+rwX \"$d\" 2>/dev/null; find \"$d\" -mindepth 1 -delete "
+        "2>/dev/null; done; ipcrm --all 2>/dev/null; true")
 #: Variables an interpreter reads when it starts: a command that sets one starts its own.
 _AT_START = ("PYTHON", "LANG", "LC_", "TZ")
 _PYTHONS = {"python", "python3"}
@@ -250,12 +246,9 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     wrapper = isolation(sealed, own)
     if sealed.graded:  # made by the harness, with the scratch copy, so that a run's namespaces can carry it in
         restage[report_at] = ({}, "agent")
-    wiped = list(WIPED)
-    if prelude == WIPE and sealed.graded:
-        # Not this run's own copy, laid before the wipe runs, whose data files are the test user's
-        # (`ProjectCopy`): the copies of earlier runs, by name.
-        wiped = [d for d in WIPED if d != SCRATCH_DIR] + list(sealed.scratch_copies)
-        prelude = _wipe_line(wiped)
+    # A wipe spares this run's own copy (laid first; its data files are the test user's): earlier copies, by name.
+    wiped, wiping = [d for d in WIPED if d != SCRATCH_DIR or not sealed.graded] + sealed.scratch_copies, prelude == WIPE
+    prelude = WIPE.replace(" ".join(WIPED), " ".join(wiped), 1) if wiping else prelude
     if sealed.warm_runner and runner == "pytest" and not any(
             word.startswith(_AT_START) for word in env):
         token = secrets.token_hex(16)
@@ -265,8 +258,7 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
             key["isolate"] = FileEntry(0o644, "\n".join(own).encode())
             wrapper = []
         restage[f"{WARM_DIR}/key"] = (key, "private")
-        wipe = ["--wipe", *wiped] if prelude == _wipe_line(wiped) else []
-        prelude = "" if wipe else prelude
+        wipe, prelude = (["--wipe", *wiped], "") if wiping else ([], prelude)
         entry = ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_connect.py", WARM_DIR, token, *isolated, *wipe,
                  "--"]
     argv = ["env", "-i", *_ENV, *env, *entry, runner,
@@ -395,8 +387,6 @@ def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tr
             sealed.grading.put_harness_trees(restage)
         return "/workspace"
     at = f"{SCRATCH_DIR}/{nonce}"
-    # Its data files are the test user's, as a project's tree is its own upstream; code and what the
-    # harness staged stay root's and read-only (`ProjectCopy`).
     sealed.grading.put_harness_trees({**restage, at: (graded if tree is None else tree, ProjectCopy(sealed.staged))})
     if kept:
         sealed.scratch_copies = [*sealed.scratch_copies, at]  # what a later restage must reach
