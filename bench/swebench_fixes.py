@@ -14,6 +14,11 @@ the cache folder (default /tmp/swebench_fixes), never in this repository.
 
     python bench/swebench_fixes.py --repo pallets/click=/path/to/click.git \\
         --fix pallets/click@COMMIT [--fix owner/name@COMMIT:pip-args ...] [--import]
+
+`--fix pallets/flask@#5063` takes the merge of pull request 5063 and names the instance as SWE-bench
+does (`pallets__flask-5063`); with `--gold check-harness.jsonl` its `patch` is SWE-bench's own gold
+patch. The base is the merge's first parent, and FAIL_TO_PASS / PASS_TO_PASS are run here, not the
+dataset's (which cannot be had here): real instances' fixes, on their pull requests' own trees.
 """
 
 from __future__ import annotations
@@ -90,14 +95,32 @@ def was_before(before: dict[str, str], node_id: str) -> str | None:
     return same[0] if len(same) == 1 else None
 
 
-def make_instance(cache: Path, repo: str, source: Path, commit: str, pip_args: list[str]) -> dict:
+def pull_request(clone_dir: Path, number: str) -> str:
+    """The merge commit of pull request `number` ("Merge pull request #N from ..."), as SWE-bench's
+    instance `owner__name-N` was made from that pull request."""
+    found = git(clone_dir, "log", "--all", "--format=%H", "--grep", f"^Merge pull request #{number} ").split()
+    if not found:
+        raise SystemExit(f"no merge of pull request #{number} in {clone_dir}")
+    return found[-1]
+
+
+def make_instance(cache: Path, repo: str, source: Path, commit: str, pip_args: list[str],
+                  gold: dict[str, str] | None = None) -> dict:
+    """`commit` "#N": the merge of pull request N, named by SWE-bench's own id; its `patch` is `gold`'s
+    patch for that id (SWE-bench's published gold patch) where given and it applies."""
     clone_dir = clone(cache, repo, source)
+    number = commit[1:] if commit.startswith("#") else ""
+    commit = pull_request(clone_dir, number) if number else commit
     fix = git(clone_dir, "rev-parse", commit).strip()
     base = git(clone_dir, "rev-parse", f"{fix}^").strip()
     patch, test_patch = split_diff(clone_dir, base, fix)
+    real_id = f"{repo.replace('/', '__')}-{number}" if number else ""
+    gold = gold or {}
+    if real_id and gold.get(real_id):
+        patch = gold[real_id]
     files = sorted({f for f in re.findall(r"^\+\+\+ b/(\S+\.py)$", test_patch, re.M)
                     if re.search(r"(^|/)(test_[^/]*|[^/]*_test)\.py$", f)})
-    slug = f"{repo.replace('/', '__')}-{fix[:8]}"
+    slug = real_id or f"{repo.replace('/', '__')}-{fix[:8]}"
     work = cache / "work" / slug
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -110,6 +133,11 @@ def make_instance(cache: Path, repo: str, source: Path, commit: str, pip_args: l
     if test_patch:
         run("git", "apply", "-", cwd=work, data=test_patch)
     before = outcomes(python, work, files)
+    if patch and real_id and patch is gold.get(real_id) and run("git", "apply", "--check", "-", cwd=work, data=patch,
+                                                                  check=False).returncode != 0:
+        print(f"{real_id}: SWE-bench's gold patch does not apply on the merge's first parent: the merge's own "
+              "change is taken", flush=True)
+        patch = split_diff(clone_dir, base, fix)[0]
     if patch:
         run("git", "apply", "-", cwd=work, data=patch)
     after = outcomes(python, work, files)
@@ -128,14 +156,18 @@ def main() -> None:
     parser.add_argument("--repo", action="append", default=[], help="owner/name=PATH of a local git directory")
     parser.add_argument("--fix", action="append", default=[], help="owner/name@COMMIT[:pip arguments]")
     parser.add_argument("--import", dest="do_import", action="store_true", help="import each and check it")
+    parser.add_argument("--gold", type=Path, help="JSON lines of instance_id and model_patch: SWE-bench's gold "
+                        "patches (its docs/20240415_eval_bug/check-harness.jsonl), taken for --fix owner/name@#N")
     args = parser.parse_args()
     sources = dict(item.split("=", 1) for item in args.repo)
+    gold = {row["instance_id"]: row["model_patch"] for row in map(json.loads, args.gold.read_text().splitlines())} \
+        if args.gold else {}
     made = []
     for item in args.fix:
         spec, _, pip = item.partition(":")
         repo, _, commit = spec.partition("@")
         try:
-            instance = make_instance(args.cache, repo, Path(sources[repo]), commit, shlex.split(pip))
+            instance = make_instance(args.cache, repo, Path(sources[repo]), commit, shlex.split(pip), gold)
         except subprocess.CalledProcessError as error:
             print(f"{spec}: not made: {' '.join(map(str, error.cmd[:4]))}... {error.stderr.strip()[-300:]}", flush=True)
             continue

@@ -10,6 +10,7 @@ import ast
 import posixpath
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -18,7 +19,7 @@ from endstate.errors import UserError
 from endstate.sandbox import FileEntry, Tree, matches_any, tar_to_tree
 from endstate.task import parse_python
 
-__all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "is_test_module", "suite_roots", "held_out_targets",
+__all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "submodule_trees", "is_test_module", "suite_roots", "held_out_targets",
            "readers_of", "without_stale_tests"]
 
 #: Where tests live unless the author says otherwise (`dir/**` covers everything below dir).
@@ -64,10 +65,72 @@ def _commit(repo: Path, rev: str) -> str:
 
 
 def _tree_at(repo: Path, commit: str) -> Tree:
-    """The files of `commit`, without any VCS folder, executable bits kept."""
+    """The files of `commit`, without any VCS folder, executable bits kept, and the files of
+    each git submodule it names at the commit it pins (`submodule_trees`)."""
     # A fixture holds regular files only; the links are named apart (dropped_links).
-    return {path: entry for path, entry in tar_to_tree(_git(repo, "archive", "--format=tar", commit)).items()
+    tree = {path: entry for path, entry in tar_to_tree(_git(repo, "archive", "--format=tar", commit)).items()
             if not entry.link}
+    for path, files in submodule_trees(repo, commit).items():
+        tree.update({posixpath.join(path, inner): entry for inner, entry in files.items()})
+    return tree
+
+
+def submodule_trees(repo: Path, commit: str, missing: Callable[[str], None] | None = None) -> dict[str, Tree]:
+    """path -> files of each submodule `commit` pins (a project's tests often read data kept in one:
+    tomlkit's toml-test). Taken from the clone's own copy (`git submodule update --init`), else
+    fetched from the URL `.gitmodules` gives (the one step of `tasks new` that may use the network);
+    one that cannot be had is an error naming it and what to do (`missing`: said to it instead, and left out)."""
+    listing = _git(repo, "ls-tree", "-r", "-z", commit).decode("utf-8", errors="replace")
+    pinned = {entry.split("\t", 1)[1]: entry.split()[2] for entry in listing.split("\0") if entry.startswith("160000 ")}
+    if not pinned:
+        return {}
+    config = subprocess.run(["git", "-C", str(repo), "config", "--blob", f"{commit}:.gitmodules", "--get-regexp",
+                             r"^submodule\..*\.(path|url)$"], capture_output=True, text=True, check=False).stdout
+    fields: dict[str, dict[str, str]] = {}
+    for line in config.splitlines():
+        key, _, value = line.partition(" ")
+        name, _, field = key.removeprefix("submodule.").rpartition(".")
+        fields.setdefault(name, {})[field] = value.strip()
+    found = {}
+    for path, sha in sorted(pinned.items()):
+        name, url = next(((n, f.get("url", "")) for n, f in fields.items() if f.get("path") == path), (path, ""))
+        try:
+            found[path] = _tree_at(_submodule_source(repo, name, path, url, sha), sha)
+        except UserError as exc:
+            if missing is None:
+                raise
+            missing(f"left out of the fixture: {exc}")
+    return found
+
+
+def _submodule_source(repo: Path, name: str, path: str, url: str, sha: str) -> Path:
+    """A git directory that holds the submodule's commit `sha`."""
+    git_dir = Path(_git(repo, "rev-parse", "--absolute-git-dir").decode().strip())
+    for local in (git_dir / "modules" / name, repo / path):
+        if (local / "HEAD").exists() or (local / ".git").exists():
+            if subprocess.run(["git", "-C", str(local), "cat-file", "-e", f"{sha}^{{commit}}"],
+                              capture_output=True, check=False).returncode == 0:
+                return local
+    if url.startswith(("./", "../")):  # relative to the superproject's own origin
+        origin = subprocess.run(["git", "-C", str(repo), "remote", "get-url", "origin"], capture_output=True,
+                                text=True, check=False).stdout.strip() or str(repo)
+        url = posixpath.normpath(posixpath.join(origin, url))
+    cache = git_dir / "endstate-submodules" / re.sub(r"[^\w.-]+", "_", name)
+    if not (cache / "HEAD").exists():
+        subprocess.run(["git", "init", "--quiet", "--bare", str(cache)], capture_output=True, check=False)
+    reason = "no URL for it in .gitmodules"
+    for args in (["--depth", "1", url, sha], [url, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"]):
+        if not url:
+            break
+        done = subprocess.run(["git", "-C", str(cache), "fetch", "--quiet", *args], capture_output=True, text=True,
+                              check=False)
+        if subprocess.run(["git", "-C", str(cache), "cat-file", "-e", f"{sha}^{{commit}}"],
+                          capture_output=True, check=False).returncode == 0:
+            return cache
+        lines = done.stderr.strip().splitlines()
+        reason = lines[-1] if lines else f"{url} does not hold that commit"
+    raise UserError(f"the project's git submodule {path} ({url or 'no URL'} at {sha[:12]}) cannot be had: {reason}. "
+                    f"Its tests may need it: run `git -C {repo} submodule update --init {path}` and try again")
 
 
 def split_fix(repo: Path, fix: str, *, test_globs: tuple[str, ...] = DEFAULT_TEST_GLOBS,

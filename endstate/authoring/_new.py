@@ -31,6 +31,7 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from endstate.authoring._fix import (
     DEFAULT_TEST_GLOBS,
@@ -41,8 +42,12 @@ from endstate.authoring._fix import (
     suite_roots,
 )
 from endstate.authoring._installed import generated_files, project_metadata, project_version
-from endstate.authoring._taskimage import pinned_requirements, write_task_image
+from endstate.authoring._nodeids import _node_id
+from endstate.authoring._systools import system_packages
+from endstate.authoring._taskimage import declared_requirements, pinned_requirements, release_before, write_task_image
 from endstate.authoring._testcommand import (
+    COUNT_TIMEOUT_S,
+    command_timeout,
     plugin_distributions,
     project_test_command,
     suite_paths,
@@ -52,6 +57,7 @@ from endstate.authoring._toml import Manifest, hack_text, steps_text, write_mani
 from endstate.errors import UserError
 from endstate.grading import (
     TestCommandError,
+    TestRun,
     parse_test_command,
     prepare_grading_sandbox,
     run_tests,
@@ -61,7 +67,9 @@ from endstate.grading import (
 from endstate.sandbox import FileEntry, Tree, matches_any
 from endstate.task import load_task, make_patch, parse_python, task_sandbox, write_overlay_diff
 
-__all__ = ["new_task_from_fix", "fresh_folder", "write_hacks"]
+__all__ = ["new_task_from_fix", "fresh_folder", "held_back", "write_hacks"]
+
+T = TypeVar("T")
 
 # -- the reference trajectory -------------------------------------------------------------------
 def _edits(before: str, after: str) -> list[tuple[str, str]] | None:
@@ -200,11 +208,14 @@ def _hacks(split: FixSplit, test_globs: tuple[str, ...]) -> dict[str, tuple[dict
 def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests_command: str, tests: int,
                holdout_command: str, held_out: int, dockerfile: str | None) -> Manifest:
     permitted = list(split.fixed_paths) + [g for g in test_globs]
+    sandbox: dict = {"dockerfile": dockerfile} if dockerfile else {}
+    if command_timeout(tests):
+        sandbox["command_timeout"] = command_timeout(tests)
     return Manifest(
         id=task_id, description=split.subject,
         header=[f"Made by `endstate tasks new` from the fix {split.base[:12]}..{split.head[:12]}.",
                 "min_tests were counted by running the tests on the solution with holdout/ staged."],
-        tables={"sandbox": {"dockerfile": dockerfile} if dockerfile else {}},
+        tables={"sandbox": sandbox},
         graders=[
             ("endstate.grading:tests_pass", {"command": tests_command, "min_tests": tests}),
             ("endstate.grading:files_unchanged", {"paths": list(test_globs), "allow_new": list(test_globs)}),
@@ -226,25 +237,59 @@ def _prompt(split: FixSplit, tests_command: str, issue: str = "") -> str:
 
 
 # -- counting tests ------------------------------------------------------------------------------
+#: At most this many of a suite's tests (and 2% of them) may fail on the solution in the sandbox and be
+#: deselected (`_deselected`); more says the environment is wrong, not a test or two.
+_DESELECT_MAX = 10
+
+
+def _deselected(run: TestRun, split: FixSplit) -> list[str]:
+    """The node ids of the tests that failed on the solution, to run the suite without: each a test the
+    reference fix itself fails in the sandbox (requests' connect-timeout tests need a routable network),
+    so no agent could pass it. [] when they are too many, one is held out, or one cannot be named."""
+    failed = [(c, n) for c, n, outcome in run.cases if outcome in ("failure", "error")]
+    ids = [_node_id(c, n, run.files.get(f"{c}::{n}", "")) for c, n in failed]
+    held = held_out_targets(split, split.parent_tests)
+    if not failed or len(ids) > min(_DESELECT_MAX, run.tests // 50) or len(ids) != run.failures + run.errors \
+            or any(not run.files.get(f"{c}::{n}") for c, n in failed) \
+            or any(i == t or i.startswith((t + "::", t + "[")) for i in ids for t in held):
+        return []
+    return ids
+
+
 def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_command: str,
-                 backend: str, image: str, log: Callable[[str], None]) -> tuple[int, int]:
+                 backend: str, image: str, log: Callable[[str], None]) -> tuple[int, int, str]:
     """How many tests each command runs on the solution with the held-out files staged, run the way
-    grading runs them (the harness's entry point in a grading sandbox of the task)."""
+    grading runs them (the harness's entry point in a grading sandbox of the task), and the suite's
+    command, less the tests the solution fails there (`_deselected`)."""
     task = load_task(folder)
     where = task_sandbox(task, backend, image, log=log)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"new-{task.id}") as box:
         sealed = seal_overlay(task.solution(), task.fixture(), box)
         stage_holdout(sealed, split.holdout)
         counts = []
-        for command in (tests_command, holdout_command):
+        commands = [tests_command, holdout_command]
+        while len(counts) < 2:
+            command = commands[len(counts)]
             log(f"counting tests: {command}")
-            run = run_tests(sealed, command)
+            run = run_tests(sealed, command, timeout=COUNT_TIMEOUT_S)
+            deselect = _deselected(run, split) if not counts and command == tests_command and run.report_found \
+                and not run.findings else []
+            if deselect:
+                log(f"left out of the task's test command: {len(deselect)} test(s) that fail on the fix itself in the "
+                    f"sandbox: {', '.join(deselect)}")
+                commands[0] = tests_command + "".join(f" --deselect {shlex.quote(i)}" for i in deselect)
+                continue
+            if run.timed_out:
+                raise UserError(f"`{command}` did not finish in {COUNT_TIMEOUT_S:.0f} s in the sandbox: narrow the "
+                                "suite the task runs (--tests GLOB) or say how its tests run (--test-command)")
             if not run.report_found:
                 raise unknown_option_error(command, run.output_tail) or UserError(
                     f"`{command}` produced no test report in the sandbox (exit {run.exit_code}): {run.output_tail}")
             if run.failures or run.errors:
+                failed = [f"{c}::{n}" if c else n for c, n, outcome in run.cases if outcome in ("failure", "error")]
+                named = f" ({', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''})" if failed else ""
                 raise UserError(f"with the fix applied, `{command}` has {run.failures} failure(s) and {run.errors} "
-                                f"error(s) in the sandbox: {run.output_tail}. The task's tests must pass on its "
+                                f"error(s) in the sandbox{named}: {run.output_tail}. The task's tests must pass on its "
                                 "solution: narrow --tests, say how the tests run (--test-command), or give the task "
                                 "an image that has what the tests need (--dockerfile)")
             if run.findings:
@@ -253,7 +298,25 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
             if run.tests - run.skipped == 0:
                 raise UserError(f"`{command}` ran no test in the sandbox: {run.output_tail}")
             counts.append(run.tests - run.skipped)
-    return counts[0], counts[1]
+    return counts[0], counts[1], commands[0]
+
+
+def held_back(attempt: Callable[[], T], rebuild: Callable[[list[str]], str], project: Tree, pinned: str,
+              log: Callable[[str], None]) -> T:
+    """`attempt()`, again after each rebuild of the task's image with a dependency held back a release
+    series (`release_before`), when it fails on a name a newer release of it removed (three at most)."""
+    bounds: list[str] = []
+    while True:
+        try:
+            return attempt()
+        except UserError as exc:
+            bound = release_before(str(exc), pinned, declared_requirements(project)) if pinned else ""
+            if not bound or bound in bounds or len(bounds) >= 3:
+                raise
+            bounds.append(bound)
+            log(f"the tests cannot import a name that {bound.split('<')[0]}'s newer release removed, and the "
+                f"project does not bound it: resolving again with {', '.join(bounds)}")
+            pinned = rebuild(bounds)
 
 
 # -- writing the folder ----------------------------------------------------------------------------
@@ -330,11 +393,13 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
     roots = suite_paths(split.fixture, roots)
-    pinned, installed = "", None  # an image of the author's own: what it installs is not known here
+    pinned, installed, system = "", None, []  # an image of the author's own: what it holds is not known here
+    plugins, made = [] if test_command else plugin_distributions(split.fixture), _commit_date(repo, split.base)
     if dockerfile is None:
-        plugins = [] if test_command else plugin_distributions(split.fixture)
-        pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=_commit_date(repo, split.base),
-                                                log=log)
+        pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=made, log=log)
+        system = system_packages(split.fixture)
+        if system:
+            log(f"the project's code runs {', '.join(system)}: the task's image installs them from Debian")
     tests_command = project_test_command(split.fixture, roots, installed=installed, override=test_command)
     holdout_command = project_test_command({**split.fixture, **split.holdout}, held_out_targets(split, split.parent_tests),
                                            installed=installed, override=test_command)
@@ -347,7 +412,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
         (folder / "solution.diff").write_bytes(make_patch(split.fixture, solution))
         _write_tree(folder / "holdout", split.holdout)
-        image_file = write_task_image(folder, pinned, project_metadata(split.fixture, version)) if pinned else None
+        image_file = write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None,
+                                      system) if pinned or system else None
         if dockerfile is not None:
             image_file = "image/Dockerfile"
             (folder / "image").mkdir()
@@ -359,7 +425,18 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
             return _task_toml(task_id, split, test_globs, tests_command, tests, holdout_command, held, image_file)
 
         write_manifest(folder, manifest(1, 1))  # loadable, to count in its sandbox
-        tests, held = _count_tests(folder, split, tests_command, holdout_command, backend, image, log)
+        def rebuild(bounds: list[str]) -> str:
+            pinned, _ = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, bounds=bounds)
+            shutil.rmtree(folder / "image")
+            write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
+            return pinned
+
+        tests, held, counted = held_back(lambda: _count_tests(folder, split, tests_command, holdout_command, backend,
+                                                              image, log), rebuild, split.fixture, pinned, log)
+        if counted != tests_command:  # less what the fix itself fails in the sandbox
+            tests_command = counted
+            (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
+            (folder / "reference.toml").write_text(_reference_toml(split, tests_command), encoding="utf-8")
         write_manifest(folder, manifest(tests, held))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # never leave half a task behind

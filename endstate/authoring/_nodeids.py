@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from endstate.authoring._testcommand import COUNT_TIMEOUT_S
 from endstate.errors import UserError
 
 __all__ = ["match_ids", "collected_ids", "holds_the_clock", "with_whole_tests", "in_collected_order", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
@@ -231,7 +232,7 @@ def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image
         sealed = seal_overlay(task.solution(), task.fixture(), box)
         stage_holdout(sealed, holdout)
         log(f"collecting node ids: {command}")
-        run = run_tests(sealed, command)
+        run = run_tests(sealed, command, timeout=COUNT_TIMEOUT_S)
     ids, ran = [], set()
     for classname, name, outcome in run.cases:
         file = run.files.get(f"{classname}::{name}")

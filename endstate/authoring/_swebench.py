@@ -36,13 +36,14 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
+from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit, submodule_trees
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._new import (
     _hacks,
     _reference_toml,
     _write_tree,
     fresh_folder,
+    held_back,
     write_hacks,
 )
 from endstate.authoring._nodeids import (
@@ -56,8 +57,9 @@ from endstate.authoring._nodeids import (
     with_whole_tests,
 )
 from endstate.authoring._swebenchenv import swebench_env
+from endstate.authoring._systools import system_packages
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
-from endstate.authoring._testcommand import plugin_distributions, project_test_command
+from endstate.authoring._testcommand import command_timeout, plugin_distributions, project_test_command
 from endstate.authoring._toml import Manifest, write_manifest
 from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any, tar_to_tree
@@ -209,7 +211,7 @@ def find_clone(repos: Path, name: str) -> Path:
     raise UserError(f"no clone of {name} under {repos} (looked for {looked})")
 
 
-def _fixture(repo: Path, commit: str) -> Tree:
+def _fixture(repo: Path, commit: str, log: Callable[[str], None] = lambda line: None) -> Tree:
     if not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit):
         raise UserError(f"field `base_commit` is {commit!r}, not a commit id")
     try:
@@ -217,7 +219,12 @@ def _fixture(repo: Path, commit: str) -> Tree:
     except UserError:
         raise UserError(f"base_commit {commit} is not in {repo}: fetch it into the clone") from None
     archive = _git(repo, "archive", "--format=tar", commit)
-    return {p: e for p, e in tar_to_tree(archive).items() if not e.link}
+    tree = {p: e for p, e in tar_to_tree(archive).items() if not e.link}
+    # Tests often read data kept in a submodule; one the clone lacks and cannot fetch is said, and left out
+    # (the dataset's own harness clones without them).
+    for path, files in submodule_trees(repo, commit, missing=log).items():
+        tree.update({f"{path}/{inner}": entry for inner, entry in files.items()})
+    return tree
 
 
 # -- one task ------------------------------------------------------------------------------------
@@ -280,7 +287,9 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
         header=[f"Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
                 f"{instance.base_commit[:12]}.",
                 "tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, each by node id."],
-        tables={"sandbox": {"dockerfile": dockerfile} if dockerfile else {}},
+        tables={"sandbox": {**({"dockerfile": dockerfile} if dockerfile else {}),
+                            **({"command_timeout": command_timeout(ran_passing)} if command_timeout(ran_passing)
+                               else {})}},
         graders=graders)
 
 
@@ -301,7 +310,7 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
     if not failing:
         raise UserError("field `FAIL_TO_PASS` is empty: the held-out tests are what tells a fix from no fix")
     clone = find_clone(repos, instance.repo)
-    fixture = _fixture(clone, instance.base_commit)
+    fixture = _fixture(clone, instance.base_commit, log)
     version = project_version(fixture, fallback=str(instance.version or ""))
     fixture.update(generated_files(fixture, version))  # what the project's install writes into its checkout
     split = _split(instance, fixture)
@@ -313,7 +322,8 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
         made = _git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
         pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), made=made,
                                                 log=log, env=swebench_env(instance.repo, instance.version))
-    dockerfile = "image/Dockerfile" if pinned or own_dockerfile else None
+    system = system_packages(split.fixture) if own_dockerfile is None else []
+    dockerfile = "image/Dockerfile" if pinned or system or own_dockerfile else None
     manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
     solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
     try:
@@ -322,8 +332,8 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
         (folder / "solution.diff").write_bytes(instance.patch.encode("utf-8"))
         _write_tree(folder / "holdout", split.holdout)
         (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
-        if pinned:
-            write_task_image(folder, pinned, project_metadata(split.fixture, version))
+        if pinned or system:
+            write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None, system)
         if own_dockerfile is not None:
             (folder / "image").mkdir()
             shutil.copyfile(own_dockerfile, folder / "image" / "Dockerfile")
@@ -336,7 +346,17 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
         write_manifest(folder, manifest)
         load_task(folder)
         if backend is not None:
-            passing, failing, counts = _faithful_ids(folder, split, passing, failing, installed, backend, image, log)
+            def rebuild(bounds: list[str]) -> str:
+                pinned, _ = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), made=made,
+                                                log=log, env=swebench_env(instance.repo, instance.version),
+                                                bounds=bounds)
+                shutil.rmtree(folder / "image")
+                write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
+                return pinned
+
+            passing, failing, counts = held_back(lambda: _faithful_ids(folder, split, passing, failing, installed,
+                                                                       backend, image, log),
+                                                 rebuild, split.fixture, pinned, log)
             write_manifest(folder, _task_toml(instance, split, protected, passing, failing, installed,
                                               dockerfile, counts))
             load_task(folder)

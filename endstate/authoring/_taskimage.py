@@ -33,10 +33,10 @@ from endstate.authoring._installed import asks_for_metadata
 from endstate.authoring._swebenchenv import SwebenchEnv, env_requirements
 from endstate.authoring._versions import locked_versions, pytest_of_its_time, requirement_name, resolve_pinned
 from endstate.errors import UserError
-from endstate.sandbox import DEFAULT_IMAGE, SANDBOX_PYTHON, Tree
+from endstate.sandbox import DEFAULT_IMAGE, SANDBOX_PYTHON, SYSTEM_PACKAGES, Tree
 from endstate.task import parse_python
 
-__all__ = ["TEST_EXTRAS", "declared_requirements", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
+__all__ = ["TEST_EXTRAS", "declared_requirements", "release_before", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
 
 #: Extras and dependency groups that hold what a project's tests need.
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -45,7 +45,7 @@ TEST_EXTRAS = ("test", "tests", "testing")
 _TOOLING = {"autopep8", "bandit", "black", "blue", "build", "bump-my-version", "bump2version", "bumpversion",
             "check-manifest", "codecov", "codespell", "coveralls", "doc8", "docformatter", "flit", "flit-core",
             "furo", "hatch", "hatch-vcs", "hatchling", "ipdb", "ipython", "isort", "jupyter", "mypy", "myst-parser",
-            "nox", "pdbpp", "pdm", "pep8", "pip-tools", "poetry", "pre-commit", "pycodestyle", "pydocstyle",
+            "nox", "pdbpp", "pdm", "pep8", "pip", "pip-tools", "poetry", "pre-commit", "pycodestyle", "pydocstyle",
             "pyflakes", "pyright", "pyroma", "pytest-black", "pytest-checkdocs", "pytest-enabler", "pytest-flake8",
             "pytest-isort", "pytest-mypy", "pytest-mypy-plugins", "pytest-perf", "pytest-pylint", "pytest-ruff",
             "pytype", "pyupgrade", "readme-renderer", "recommonmark", "restructuredtext-lint", "ruff",
@@ -334,7 +334,8 @@ def declared_requirements(project: Tree, *, keep: Collection[str] = (), also: Co
     for requirement in found:
         name = requirement_name(requirement)
         kept_anyway = name in {requirement_name(k) for k in keep}
-        if name and name not in own and (not is_tooling(name) or kept_anyway):
+        local = re.match(r"\s*[\w.-]*/", requirement)  # a folder of the tree (flask's `examples/tutorial[test]`)
+        if name and name not in own and not local and (not is_tooling(name) or kept_anyway):
             kept.setdefault(name, requirement.strip())
     return [kept[name] for name in sorted(kept)]
 
@@ -360,12 +361,13 @@ def _own_names(project: Tree) -> list[str]:
 
 def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str = "",
                         log: Callable[[str], None] = lambda line: None,
-                        env: SwebenchEnv | None = None) -> tuple[str, list[str]]:
+                        env: SwebenchEnv | None = None, bounds: Collection[str] = ()) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
     The versions its lock file pins are taken where they resolve; else `made`, the date of the project's
-    commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`)."""
+    commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`).
+    `bounds`: requirements that hold a dependency back (`werkzeug<3`: `release_before`)."""
     also, pins, extras, files = env_requirements(env, project, SANDBOX_PYTHON, log) if env else ([], {}, [], [])
     requirements = declared_requirements(project, keep=keep, also=also, files=files, extras=extras)
     if not requirements and not asks_for_metadata(project):
@@ -375,9 +377,31 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     names = {requirement_name(r) for r in requirements}
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
+    asked += list(bounds)
     pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
                             pins=pins)
     return pinned, [requirement_name(line) for line in pinned.splitlines()]
+
+
+def release_before(output: str, pinned: str, declared: Collection[str]) -> str:
+    """A bound (`werkzeug<3`, `flask<2.3`) that takes back the release of a dependency the tests could not
+    import a name from (`ImportError: cannot import name 'parse_authorization_header' from 'werkzeug.http'`): a
+    newer major release removed what an older dependency imports, one the project's declarations
+    let in (requests pins httpbin 0.10.0, which Werkzeug 3 broke, and does not bound Werkzeug; flask 2.1
+    asks `Werkzeug >= 2.0`, and Werkzeug 2.3 removed url_quote). "" when the output names no such
+    import, or the project bounds that distribution from above itself."""
+    match = re.search(r"ImportError: cannot import name '\w+' from '([A-Za-z_]\w*)", output)
+    if not match:
+        return ""
+    name = requirement_name(match.group(1))
+    version = re.search(rf"^{re.escape(name)}==(\d+)\.(\d+)", pinned, flags=re.MULTILINE)
+    bounded = [r for r in declared if requirement_name(r) == name and re.search(r"<|~=|==", r.split(";")[0])]
+    if not version or bounded:  # a project that bounds it meant that bound; one that does not meant the newest then
+        return ""
+    major, minor = map(int, version.groups())
+    # The release series before the one taken: a major's first minor goes back a major (Werkzeug 3.0 removed
+    # parse_authorization_header), a later one a minor (Flask 2.3 removed flask.escape).
+    return f"{name}<{major}.{minor}" if minor else f"{name}<{major}" if major else ""
 
 
 def _imports_pkg_resources(project: Tree) -> bool:
@@ -385,10 +409,22 @@ def _imports_pkg_resources(project: Tree) -> bool:
     return any(p.endswith(".py") and b"pkg_resources" in e.data for p, e in project.items() if not e.link)
 
 
-def write_task_image(folder: Path, pinned: str, installed: Tree | None = None) -> str:
-    """Write the image folder (Dockerfile, pinned requirements.txt, and `installed/`: files laid
-    into the image's site-packages, the project's own metadata) into the task folder;
-    returns the Dockerfile's path relative to the task folder, for task.toml."""
+#: The system tools the project's code runs (`_systools`), from Debian's mirrors: the one step of the
+#: build that has the host's network (`SYSTEM_PACKAGES` beside the Dockerfile says so to the builder).
+_APT = f"""\
+# The programs the project's code or tests run that the sandbox image lacks ({SYSTEM_PACKAGES}),
+# from Debian's own signed mirrors.
+COPY {SYSTEM_PACKAGES} /tmp/endstate-system-packages.txt
+RUN apt-get update -qq && xargs -a /tmp/endstate-system-packages.txt apt-get install -y -qq --no-install-recommends \\
+ && rm -rf /var/lib/apt/lists/* /tmp/endstate-system-packages.txt
+"""
+
+
+def write_task_image(folder: Path, pinned: str, installed: Tree | None = None, system: Collection[str] = ()) -> str:
+    """Write the image folder (Dockerfile, pinned requirements.txt, `installed/`: files laid
+    into the image's site-packages, the project's own metadata, and `system`: Debian packages
+    of the programs its tests run) into the task folder; returns the Dockerfile's path relative
+    to the task folder, for task.toml."""
     image = Path(folder) / "image"
     image.mkdir(parents=True, exist_ok=True)
     for path, entry in sorted((installed or {}).items()):
@@ -397,7 +433,11 @@ def write_task_image(folder: Path, pinned: str, installed: Tree | None = None) -
         target.write_bytes(entry.data)
     dockerfile = _DOCKERFILE.format(
         copy="COPY installed/ /tmp/endstate-installed/\n" if installed else "",
-        place=_PLACE if installed else "")
+        place=_PLACE if installed else "") if pinned else f"FROM {DEFAULT_IMAGE}\n"
+    if system:
+        (image / SYSTEM_PACKAGES).write_text("".join(f"{name}\n" for name in sorted(system)), encoding="utf-8")
+        dockerfile = dockerfile.replace(f"FROM {DEFAULT_IMAGE}\n", f"FROM {DEFAULT_IMAGE}\n" + _APT, 1)
     (image / "Dockerfile").write_text(dockerfile, encoding="utf-8")
-    (image / "requirements.txt").write_text(pinned, encoding="utf-8")
+    if pinned:
+        (image / "requirements.txt").write_text(pinned, encoding="utf-8")
     return "image/Dockerfile"

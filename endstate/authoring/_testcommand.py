@@ -31,8 +31,21 @@ from endstate.authoring._installed import project_name
 from endstate.errors import UserError
 from endstate.sandbox import Tree
 
-__all__ = ["ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command", "suite_paths",
+__all__ = ["COUNT_TIMEOUT_S", "command_timeout", "ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command", "suite_paths",
            "plugin_distributions", "unknown_option_error"]
+
+#: The limit of a counting run: a real project's whole suite may take minutes (attrs' ~1,300 tests).
+COUNT_TIMEOUT_S = 1800.0
+#: A task's test commands get the sandbox's 120 s, and this much more per test past the first 240 (a
+#: limit, never a cost: deterministic, from the count, so the same fix makes the same task).
+_SECONDS_PER_TEST = 0.5
+
+
+def command_timeout(tests: int) -> int | None:
+    """The `[sandbox] command_timeout` of a task whose suite runs `tests` tests (None: the default 120 s)."""
+    seconds = 120 + max(0, tests - 240) * _SECONDS_PER_TEST
+    return None if seconds <= 120 else int(-(-seconds // 60) * 60)
+
 
 #: addopts options that belong to a pytest plugin: option prefix -> (distribution, module `-p` loads).
 PLUGIN_OPTIONS: dict[str, tuple[str, str]] = {

@@ -78,7 +78,19 @@ def _unresolvable(message: str) -> str:
     match = re.search(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)", message) \
         or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*)==", message) \
         or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*) and \1==", message)
-    return requirement_name(match.group(1)) if match else ""
+    return requirement_name(match.group(1).rstrip(".")) if match else ""  # pip ends the sentence with a dot
+
+
+#: The oldest pytest the grading harness is tested with, offered whatever its date to a resolution
+#: as of a day before it was out (with its one dependency that is younger than some projects).
+_HARNESS_FLOOR = ("pytest==7.4.4", "iniconfig==2.0.0")
+_FLOOR_DAY = "2023-06-20"  # pytest 7.4.0 reached PyPI
+
+
+def _cause(message: str) -> str:
+    """pip's last line of a failed resolution (`_wheels._pip` joins its lines with " | ")."""
+    said = message.split(" failed: ", 1)[-1].split(". The task image needs", 1)[0]
+    return said.split(" | ")[-1][:200]
 
 
 def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: Collection[str] = (),
@@ -94,17 +106,30 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
     locked = {**locked_versions(project), **own}
     dropped: list[str] = []
     built: set[str] = set()
+    dated = bool(made.strip()[:10])
     while True:
         pinned = [f"{name}=={locked[name]}" for name in sorted(names) if name in locked]
         bound = "" if "pytest" in locked else pytest_of_its_time(made)
-        attempts = [asked + pinned + [bound] if bound else asked + pinned] + ([asked] if pinned or bound else [])
-        for number, attempt in enumerate(attempts, start=1):
+        attempts = [(asked + pinned + [bound] if bound else asked + pinned, "")] + \
+            ([(asked, "")] if pinned or bound else [])
+        if dated:  # first, everything as the project's resolution had it the day of the commit
+            attempts.insert(0, (asked + pinned, made.strip()))
+        for number, (attempt, as_of) in enumerate(attempts, start=1):
             try:
-                return resolve_requirements([r for r in attempt if requirement_name(r) not in dropped])
+                text = resolve_requirements([r for r in attempt if requirement_name(r) not in dropped], as_of=as_of,
+                                            undated=_HARNESS_FLOOR if as_of[:10] < _FLOOR_DAY else ())
+                if as_of:
+                    log(f"resolved as of the commit's date, {as_of[:10]} (PyPI's upload times)")
+                return text
             except SandboxUnavailable as exc:
+                if as_of:  # PyPI out of reach, or a wheel for this Python came later: the steps below
+                    dated = False
+                    log(f"resolving as of the commit's date did not work ({_cause(str(exc))}): "
+                        "taking the lock file's versions, else the pytest of its time")
+                    continue
                 failure = exc
-                if number == 1 and _unresolvable(str(exc)) in own:
-                    break
+                if attempt is next(a for a, day in attempts if not day) and _unresolvable(str(exc)) in own:
+                    break  # the first plain attempt: one of SWE-bench's pins is the cause (below)
                 if number < len(attempts):
                     log("the versions the project's lock file or the commit's time give do not resolve for the "
                         "sandbox's Python: taking the newest its declarations allow")

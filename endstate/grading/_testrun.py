@@ -14,8 +14,9 @@ entry point (`harness/endstate_runner.py`) in the grading sandbox:
   test process rewrote the outcomes;
 - with the report written to a harness folder and read back as a file, whatever
   its size (never through capped command output);
-- in a scratch copy of the graded tree, made for this run alone: its files stay
-  root's and read-only, its folders take new files (sticky, like /tmp), so a suite
+- in a scratch copy of the graded tree, made for this run alone: its code and what the harness
+  staged stay root's and read-only, its data files are the test user's, its folders take new
+  files (sticky, like /tmp), so a suite
   that writes caches or outputs next to itself runs as upstream, and nothing it
   writes reaches the next run or any verdict (graders read the sealed snapshot);
 - in network, IPC, pid and mount namespaces of its own, made for it by root in a fresh
@@ -48,7 +49,7 @@ from importlib import resources
 import msgspec
 
 from endstate.errors import FolderTooLarge
-from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, SealedSandbox, Tree
+from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, ProjectCopy, SealedSandbox, Tree
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files", "isolation",
            "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR",
@@ -245,6 +246,9 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     wrapper = isolation(sealed, own)
     if sealed.graded:  # made by the harness, with the scratch copy, so that a run's namespaces can carry it in
         restage[report_at] = ({}, "agent")
+    # A wipe spares this run's own copy (laid first; its data files are the test user's): earlier copies, by name.
+    wiped, wiping = [d for d in WIPED if d != SCRATCH_DIR or not sealed.graded] + sealed.scratch_copies, prelude == WIPE
+    prelude = WIPE.replace(" ".join(WIPED), " ".join(wiped), 1) if wiping else prelude
     if sealed.warm_runner and runner == "pytest" and not any(
             word.startswith(_AT_START) for word in env):
         token = secrets.token_hex(16)
@@ -254,8 +258,7 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
             key["isolate"] = FileEntry(0o644, "\n".join(own).encode())
             wrapper = []
         restage[f"{WARM_DIR}/key"] = (key, "private")
-        wipe = ["--wipe", *WIPED] if prelude == WIPE else []
-        prelude = "" if wipe else prelude
+        wipe, prelude = (["--wipe", *wiped], "") if wiping else ([], prelude)
         entry = ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_connect.py", WARM_DIR, token, *isolated, *wipe,
                  "--"]
     argv = ["env", "-i", *_ENV, *env, *entry, runner,
@@ -384,7 +387,7 @@ def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tr
             sealed.grading.put_harness_trees(restage)
         return "/workspace"
     at = f"{SCRATCH_DIR}/{nonce}"
-    sealed.grading.put_harness_trees({**restage, at: (graded if tree is None else tree, "scratch")})
+    sealed.grading.put_harness_trees({**restage, at: (graded if tree is None else tree, ProjectCopy(sealed.staged))})
     if kept:
         sealed.scratch_copies = [*sealed.scratch_copies, at]  # what a later restage must reach
     return at

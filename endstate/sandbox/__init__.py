@@ -44,7 +44,16 @@ from endstate.sandbox._layer import (
 from endstate.sandbox._scripts import RESTRICT
 from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal, without_caches
 from endstate.sandbox._timed import TimedSandbox
-from endstate.sandbox._tree import VCS_DIRS, FileEntry, Tree, load_dir, overlay, tar_to_tree, tree_hash
+from endstate.sandbox._tree import (
+    VCS_DIRS,
+    FileEntry,
+    ProjectCopy,
+    Tree,
+    load_dir,
+    overlay,
+    tar_to_tree,
+    tree_hash,
+)
 
 if TYPE_CHECKING:
     from endstate.sandbox._docker import DockerSandbox
@@ -60,7 +69,7 @@ if TYPE_CHECKING:
     )
     from endstate.sandbox._local import LocalSandbox
     from endstate.sandbox._reaper import LABEL, RUN_LABEL, reap, remove_run_containers
-    from endstate.sandbox._wheels import SANDBOX_PYTHON, built_root, resolve_requirements
+    from endstate.sandbox._wheels import SANDBOX_PYTHON, SYSTEM_PACKAGES, built_root, resolve_requirements
 
 __all__ = [
     "HARNESS_PROGRAMS",
@@ -103,6 +112,7 @@ __all__ = [
     "load_dir",
     "overlay",
     "tar_to_tree",
+    "ProjectCopy",
     "open_sandbox",
     "resolve_backend",
     "BACKENDS",
@@ -121,6 +131,7 @@ __all__ = [
     "reap",
     "resolve_requirements",
     "SANDBOX_PYTHON",
+    "SYSTEM_PACKAGES",
     "built_root",
 ]
 
@@ -144,6 +155,7 @@ _LAZY = {
     "remove_run_containers": "_reaper",
     "resolve_requirements": "_wheels",
     "SANDBOX_PYTHON": "_wheels",
+    "SYSTEM_PACKAGES": "_wheels",
     "built_root": "_wheels",
 }
 

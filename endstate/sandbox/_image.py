@@ -15,7 +15,9 @@ A task may bring its own image (`[sandbox] dockerfile = "image/Dockerfile"`):
 with the full hash, so an unchanged context is never rebuilt. A task folder's
 image that installs the project's dependencies holds a pinned `requirements.txt`
 beside its Dockerfile: the wheels it names join the build context from the host's
-wheelhouse (`endstate.sandbox._wheels`), and the build runs with no network.
+wheelhouse (`endstate.sandbox._wheels`), and the build runs with no network, unless
+the folder also names Debian packages (`system-packages.txt`: programs the project's tests
+run), which apt then fetches from Debian's signed mirrors over the host network.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import docker.errors
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox._base import DEFAULT_IMAGE
 from endstate.sandbox._engine import connect
+from endstate.sandbox._wheels import SYSTEM_PACKAGES
 
 __all__ = ["DEFAULT_IMAGE", "DOCKERFILE", "DOCKERFILE_LABEL", "CONTEXT_LABEL", "build_image", "build_task_image",
            "context_sha256", "dockerfile_sha256", "base_image", "image_id"]
@@ -253,7 +256,8 @@ def build_task_image(dockerfile: Path, task_id: str, *, offline_seed: OfflineSee
                 log(f"building {tag} from {dockerfile}")
                 _build(client, f"building {tag} from {dockerfile}", log,
                        path=tmp if requirements.is_file() else str(context), dockerfile=dockerfile.name, tag=tag,
-                       network_mode="none" if requirements.is_file() else "host", labels={CONTEXT_LABEL: digest})
+                       network_mode="none" if requirements.is_file() and not (context / SYSTEM_PACKAGES).is_file()
+                       else "host", labels={CONTEXT_LABEL: digest})
         finally:
             client.close()
     return tag

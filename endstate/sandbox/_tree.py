@@ -18,6 +18,7 @@ import io
 import os
 import stat
 import tarfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import msgspec
@@ -212,8 +213,10 @@ def add_folder(tar: tarfile.TarFile, name: str, *, uid: int = 0, gid: int = 0, m
 
 
 def add_tree(tar: tarfile.TarFile, tree: Tree, *, prefix: str = "", uid: int = 0, gid: int = 0,
-             root_dir: str = "", folder_mode: int = 0o755, frozen: bool = False) -> None:
-    """Write `tree` into an open archive, as `tree_to_tar` describes (folders of `folder_mode`)."""
+             root_dir: str = "", folder_mode: int = 0o755, frozen: bool = False,
+             file_uid: Callable[[str, FileEntry], int] | None = None) -> None:
+    """Write `tree` into an open archive, as `tree_to_tar` describes (folders of `folder_mode`;
+    `file_uid`: each file's owner and group, where not `uid`)."""
     made: set[str] = set()
     if root_dir:
         add_folder(tar, root_dir, uid=uid, gid=gid, mode=folder_mode, frozen=frozen)
@@ -232,7 +235,8 @@ def add_tree(tar: tarfile.TarFile, tree: Tree, *, prefix: str = "", uid: int = 0
             tar.addfile(info)
             continue
         info.size = len(entry.data)
-        info.mode, info.uid, info.gid = normalise_mode(entry.mode), uid, gid
+        owner = (uid, gid) if file_uid is None else (file_uid(path, entry),) * 2
+        info.mode, (info.uid, info.gid) = normalise_mode(entry.mode), owner
         tar.addfile(info, io.BytesIO(entry.data))
 
 
@@ -298,7 +302,32 @@ def folders_above(trees: dict[str, tuple[Tree, str]]) -> list[str]:
 
 
 #: The owners of `Sandbox.put_harness_tree` whose trees are root's (the others' are the agent user's).
-ROOT_OWNERS = ("root", "scratch", "private")
+ROOT_OWNERS = ("root", "scratch", "private", "project")
+#: Files of a "project" copy that stay root's whatever they hold: code Python imports or runs.
+_CODE_SUFFIXES = (".py", ".pyc", ".pyo", ".pyd", ".so", ".pth")
+
+
+class ProjectCopy(str):
+    """The owner "project" of a graded test run's copy of the tree: its folders root's and sticky, as a
+    "scratch" copy's, and its data files the agent user's, so a suite may change its own fixtures as it
+    does upstream (jinja's loader test sets a template's mtime). Root's and read-only stay `kept` (the
+    files the harness staged: held-out tests, canaries) and every file that is code (`is_code`): no
+    process of the run can rewrite what the guard trusts or what grades it before it is imported."""
+
+    kept: frozenset[str]
+
+    def __new__(cls, kept: Iterable[str] = ()) -> ProjectCopy:
+        made = super().__new__(cls, "project")
+        made.kept = frozenset(kept)
+        return made
+
+    def root_keeps(self, path: str, entry: FileEntry) -> bool:
+        return path in self.kept or is_code(path, entry)
+
+
+def is_code(path: str, entry: FileEntry) -> bool:
+    """Whether a file is code Python imports or runs (a module, an extension, a .pth) or an executable."""
+    return path.endswith(_CODE_SUFFIXES) or bool(entry.link) or bool(entry.mode & 0o111)
 
 
 def harness_tar(trees: dict[str, tuple[Tree, str]], agent_uid: int) -> bytes:
@@ -317,7 +346,10 @@ def harness_tar(trees: dict[str, tuple[Tree, str]], agent_uid: int) -> bytes:
                     made.add(above)
                     add_folder(tar, above, frozen=True)
             uid = 0 if owner in ROOT_OWNERS else agent_uid
+            keeps = owner.root_keeps if isinstance(owner, ProjectCopy) else None
             # A scratch tree's folders take new files from anyone, who may not touch root's (sticky).
             add_tree(tar, tree, prefix=name + "/", uid=uid, gid=uid, root_dir=name,
-                     folder_mode={"scratch": 0o1777, "private": 0o700}.get(owner, 0o755), frozen=True)
+                     folder_mode={"scratch": 0o1777, "project": 0o1777, "private": 0o700}.get(owner, 0o755),
+                     frozen=True, file_uid=None if keeps is None
+                     else lambda path, entry: 0 if keeps(path, entry) else agent_uid)
     return buffer.getvalue()

@@ -21,14 +21,23 @@ from pathlib import Path
 
 from endstate.errors import SandboxUnavailable
 
-__all__ = ["SANDBOX_PYTHON", "built_root", "resolve_requirements", "wheelhouse", "wheelhouse_root"]
+__all__ = ["SANDBOX_PYTHON", "SYSTEM_PACKAGES", "built_root", "resolve_requirements", "wheelhouse", "wheelhouse_root"]
 
 #: The interpreter of endstate's sandbox image (Debian bookworm's python3).
 SANDBOX_PYTHON = "3.11"
+#: Beside a task image's Dockerfile: Debian packages its build installs from Debian's mirrors, the one
+#: step of such a build that has the host's network (the wheels stay offline, pinned by sha256).
+SYSTEM_PACKAGES = "system-packages.txt"
+#: The glibc of the sandbox's Debian bookworm: a wheel built for it or any older glibc runs there.
+SANDBOX_GLIBC = (2, 36)
+#: Every platform tag such a wheel may carry. pip takes only the tags it is given (it widens
+#: manylinux2014 to 2010 and 1, nothing else), so each glibc from the sandbox's down is named:
+#: a manylinux_2_28 wheel (the common tag since 2023) is as good as a 2_17 one.
+PLATFORMS = (*[f"manylinux_2_{minor}_x86_64" for minor in range(SANDBOX_GLIBC[1], 4, -1)],
+             "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64")
 _TARGET = ["--only-binary=:all:", "--python-version", SANDBOX_PYTHON, "--implementation", "cp", "--abi",
            "cp" + SANDBOX_PYTHON.replace(".", ""), "--abi", "abi3", "--abi", "none",
-           *[w for tag in ("manylinux_2_36_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
-                           "linux_x86_64") for w in ("--platform", tag)]]
+           *[w for tag in PLATFORMS for w in ("--platform", tag)]]
 
 
 def wheelhouse_root() -> Path:
@@ -58,12 +67,28 @@ def _wheel_name(filename: str) -> tuple[str, str]:
     return re.sub(r"[-_.]+", "-", name).lower(), version
 
 
-def resolve_requirements(requirements: list[str]) -> str:
+#: Where upload times are read to resolve as of a date (PEP 700's `upload-time`, which PyPI serves).
+DATED_INDEX = "https://pypi.org/simple"
+
+
+def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: tuple[str, ...] = ()) -> str:
     """The text of a pinned requirements file (name==version --hash=sha256:...) for `requirements`
     and everything they need, plus pip itself (the build runs it from its wheel). The wheels
-    are left in the wheelhouse of that text."""
-    with tempfile.TemporaryDirectory(prefix="endstate-resolve-") as tmp:
-        _pip(["--dest", tmp, "pip", *requirements], f"resolving {', '.join(requirements)}")
+    are left in the wheelhouse of that text.
+
+    `as_of` (ISO 8601): only files uploaded before then, as the project's own resolution saw them
+    that day. pip takes a file with no upload time whatever the date, so this asks PyPI alone
+    (`--isolated`: no configured mirror, extra index or find-links, which give none). pip itself
+    and `undated` (exact pins, without their dependencies) are fetched first, whatever their date,
+    and offered beside it: the build needs a pip that runs on the sandbox's Python."""
+    with tempfile.TemporaryDirectory(prefix="endstate-resolve-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="endstate-undated-") as links:
+        dated = []
+        if as_of:
+            _pip(["--no-deps", "--dest", links, "pip", *undated], f"downloading pip {' '.join(undated)}")
+            dated = ["--isolated", "--index-url", DATED_INDEX, "--uploaded-prior-to", as_of, "--find-links", links]
+        _pip([*dated, "--dest", tmp, "pip", *requirements],
+             f"resolving {', '.join(requirements)}{f' as of {as_of}' if as_of else ''}")
         lines = []
         for wheel in sorted(Path(tmp).glob("*.whl")):
             name, version = _wheel_name(wheel.name)

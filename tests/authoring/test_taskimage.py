@@ -9,6 +9,7 @@ from endstate.authoring._taskimage import (
     locked_versions,
     pinned_requirements,
     pytest_of_its_time,
+    release_before,
     write_task_image,
 )
 from endstate.sandbox._tree import FileEntry, Tree
@@ -138,14 +139,14 @@ def test_the_image_takes_the_locked_pytest_over_the_newest():
 
 
 def test_a_declared_distribution_with_no_wheel_is_left_out_and_said_so():
-    """Resolved from PyPI: PyQt6 (astroid's test requirements) has no wheel for the sandbox's platform
-    tags. The image is made without it (its tests fail or skip), where the whole image used to fail;
-    pytest itself is never left out."""
+    """Resolved from PyPI: pywin32 has wheels for Windows alone, none for the sandbox's platform tags.
+    The image is made without it (its tests fail or skip), where the whole image used to fail; pytest
+    itself is never left out. (PyQt6, astroid's, was the example until manylinux_2_28 wheels were taken.)"""
     said = []
-    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["iniconfig", "PyQt6"]\n'})
+    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["iniconfig", "pywin32"]\n'})
     pinned, installed = pinned_requirements(project, log=said.append)
-    assert "iniconfig" in installed and "pytest" in installed and "pyqt6" not in installed
-    assert any(line.startswith("left out of the task's image: pyqt6, ") for line in said), said
+    assert "iniconfig" in installed and "pytest" in installed and "pywin32" not in installed
+    assert any(line.startswith("left out of the task's image: pywin32, ") for line in said), said
 
 
 def test_a_pin_of_a_release_with_only_an_sdist_is_built_into_a_wheel_once(tmp_path, monkeypatch):
@@ -162,3 +163,42 @@ def test_a_pin_of_a_release_with_only_an_sdist_is_built_into_a_wheel_once(tmp_pa
     assert not any(x.startswith("built ") for x in said), said
     line = next(x for x in pinned.splitlines() if x.startswith("blinker==1.4 --hash=sha256:"))
     assert line in again.splitlines()
+
+
+def test_everything_resolves_as_of_the_commit_date_from_pypi_upload_times():
+    """Resolved from PyPI: a commit of 2023-11-01 gets werkzeug 3.0.1 (out 2023-10-24; 3.0.2 came in
+    2024), not today's, whatever other index the host configures. A commit older than pytest 7.4 (the
+    oldest the harness is tested with) still gets 7.4.4, whatever its date."""
+    said = []
+    project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["werkzeug"]\n'})
+    pinned, _ = pinned_requirements(project, made="2023-11-01T12:00:00+00:00", log=said.append)
+    assert re.search(r"^werkzeug==3\.0\.1 ", pinned, flags=re.MULTILINE), pinned
+    assert re.search(r"^pytest==7\.4\.3 ", pinned, flags=re.MULTILINE), pinned  # 7.4.4 came on 2023-12-31
+    assert "resolved as of the commit's date, 2023-11-01 (PyPI's upload times)" in said
+    old, _ = pinned_requirements(files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["six"]\n'}),
+                                 made="2021-03-01T00:00:00Z")
+    assert re.search(r"^pytest==7\.4\.4 ", old, flags=re.MULTILINE) and re.search(r"^six==1\.15\.0 ", old,
+                                                                                   flags=re.MULTILINE), old
+
+
+def test_a_name_a_newer_major_release_removed_takes_the_release_before():
+    """requests pins httpbin 0.10.0, which imports what Werkzeug 3 removed, and bounds no Werkzeug."""
+    output = ("from werkzeug.http import parse_authorization_header | ImportError: cannot import name "
+              "'parse_authorization_header' from 'werkzeug.http' (/usr/local/lib/python3.11/dist-packages/...)")
+    pinned = "httpbin==0.10.0 --hash=sha256:aa\nwerkzeug==3.0.1 --hash=sha256:bb\n"
+    assert release_before(output, pinned, ["httpbin==0.10.0"]) == "werkzeug<3"
+    # A later minor goes back a minor: Flask 2.3 removed flask.escape, which httpbin 0.10.0 imports.
+    escape = "ImportError: cannot import name 'escape' from 'flask' (/usr/local/lib/...)"
+    assert release_before(escape, "flask==2.3.3 --hash=sha256:cc\n", []) == "flask<2.3"
+    assert release_before(output, pinned, ["Werkzeug<4"]) == ""  # the project bounds it: its own to fix
+    assert release_before(output, pinned, ["Werkzeug >= 2.0"]) == "werkzeug<3"  # unbounded: the newest then
+    assert release_before("ImportError: cannot import name 'x' from 'pkg'", pinned, []) == ""  # not installed
+    assert release_before("AssertionError: 1 != 2", pinned, []) == ""
+
+
+def test_a_requirement_that_is_a_folder_of_the_tree_is_left_out():
+    """flask's requirements/tests.in named `examples/tutorial[test]`, a folder of its own tree; its pin
+    of pip (the image's installer, which must run on Python 3.11) is not the tests' either."""
+    project = files({"requirements/tests.txt": "pytest\nexamples/tutorial[test]\n./other\npip==21.1.2\n",
+                     "setup.cfg": "[options.extras_require]\ntests =\n    -r requirements/tests.txt\n"})
+    assert declared_requirements(project, files=["requirements/tests.txt"]) == ["pytest"]
