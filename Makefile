@@ -26,11 +26,12 @@ setup: $(STAMP) image
 demo: setup
 	$(ES) eval --suite tasks --model scripted/reference --replay cassettes/scripted-reference -j $(JOBS) --overwrite
 
-# Two workers (pytest-xdist), a test file to each: the Docker tests wait on the engine far
-# more than they compute. Tests marked `alone` (they kill, signal or fill what they start, or
-# bound a peak) run after, one at a time. A worker that dies ends the run, never hangs it.
+# Three workers (pytest-xdist) on two cores, a test file to each: the Docker tests wait on the
+# engine (container starts, archives, the tests in the sandbox) more than they compute. Tests
+# marked `alone` (they kill, signal or fill what they start, or bound a peak) run after, one at
+# a time. A worker that dies ends the run, never hangs it.
 test: setup
-	$(PY) -m pytest -q -n 2 --dist loadfile --max-worker-restart 0 -m "not alone"
+	$(PY) -m pytest -q -n 3 --dist loadfile --max-worker-restart 0 -m "not alone"
 	$(PY) -m pytest -q -m alone
 
 # Unit tests only (no Docker engine needed).
