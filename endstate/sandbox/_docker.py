@@ -1,7 +1,7 @@
 """The Docker backend: one disposable container per sandbox.
 
-The container's first process (under Docker's init, which reaps orphans so
-zombies never eat the pids limit) reads its standard input until end of file.
+The container's first process (`first_process`: one that reaps orphans, so zombies
+never eat the pids limit, is above it or is it) reads its standard input until end of file.
 The process that made the sandbox holds that stream open; when it dies, even by
 SIGKILL, the engine closes the stream and the container stops by itself. It is
 not removed then (its workspace can still be read from the stopped container):
@@ -64,6 +64,7 @@ from endstate.sandbox._scripts import (
     AGENT_UID,
     RESTRICT,
     ROOT_AGENT_CAPS,
+    first_process,
     parse_status,
 )
 from endstate.sandbox._tree import (
@@ -116,11 +117,9 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
     def _start(self, name_hint: str, run_id: str) -> None:
         name = "endstate-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", name_hint)[:40] + "-" + secrets.token_hex(4)
         tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
+        command, init = first_process(self._agent_uid)
         self._container = self._client.containers.create(
-            self.image,
-            ["cat"] if self._agent_uid else ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "cat"],
-            name=name,
-            init=True,
+            self.image, command, name=name, init=init,
             user="root",
             stdin_open=True,  # with detach off, docker-py sets StdinOnce: one client's hang-up ends the input
             tmpfs={"/tmp": f"{tmp},mode=1777", "/var/tmp": f"{tmp},mode=1777", "/run/lock": "size=1m,mode=1777",

@@ -55,7 +55,7 @@ def machinery_fault(exc: BaseException) -> str | None:
             return _one_line(f"a sandbox container vanished ({link.explanation or link})")
         if isinstance(link, docker.errors.APIError) and link.status_code == 409 and "is not running" in str(link):
             # Made before the engine went down (sandboxes are made ahead): the engine stopped it.
-            # An agent cannot stop its own container (its first process is root's).
+            # An agent cannot stop its own container (see `first_process`).
             return _one_line(f"a sandbox container was stopped under the task ({link.explanation or link})")
         if isinstance(link, docker.errors.APIError) and (link.status_code or 0) >= 500:
             said = link.explanation or link

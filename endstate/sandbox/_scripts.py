@@ -34,11 +34,12 @@ from typing import NamedTuple
 from endstate.sandbox._base import SANDBOX_ENV, WORKDIR
 from endstate.sandbox._tree import FROZEN_ATIME
 
-__all__ = ["AGENT_UID", "RESTRICT", "ROOT_AGENT_CAPS", "RunnerStatus", "as_agent", "parse_status"]
+__all__ = ["AGENT_UID", "RESTRICT", "ROOT_AGENT_CAPS", "RunnerStatus", "as_agent", "first_process", "parse_status"]
 
 AGENT_UID = 1000
 #: A root agent's capabilities (a Harbor task's): Docker's defaults less raw sockets, devices and KILL
-#: (the container's first process is nobody's). The runner bounds root's commands to them.
+#: (the container's first process ignores what it is sent from inside). The runner bounds root's
+#: commands to them.
 ROOT_AGENT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "NET_BIND_SERVICE", "SETFCAP", "SETPCAP", "SYS_CHROOT",
                    "AUDIT_WRITE"]
 #: How long past a command's own deadline we wait for the runner before deciding
@@ -108,6 +109,17 @@ _RUNNER = _script("runner.sh")
 #: The seccomp filter a grading container's commands run under (see restrict.py): a Python program
 #: for `python3 -I -S -c RESTRICT ARGV...`, which installs it and runs ARGV.
 RESTRICT = _script("restrict.py")
+_LIFELINE = _script("lifeline.py")
+
+
+def first_process(agent_uid: int) -> tuple[list[str], bool]:
+    """The container's first process and whether Docker's init runs above it. It reads the
+    stream its maker holds until end of file. Under an agent user it is root's `cat` (the agent
+    cannot signal it); under a root agent, who can become any user, it is pid 1 itself, which
+    ignores every signal sent from inside and reaps orphans as Docker's init would."""
+    if agent_uid:
+        return ["cat"], True
+    return ["python3", "-I", "-S", "-c", _LIFELINE], False
 _MIB = 1024 * 1024
 
 # Runs as the agent user. $1 = the workspace path asked for. Exit 3: it resolves out
