@@ -64,6 +64,7 @@ from endstate.sandbox._scripts import (
     AGENT_UID,
     RESTRICT,
     ROOT_AGENT_CAPS,
+    ROOT_AGENT_ENV,
     first_process,
     parse_status,
 )
@@ -126,7 +127,7 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                    "/home/agent": f"{tmp},mode=0755,uid={self._agent_uid},gid={self._agent_uid}"},
             shm_size=f"{self.limits.tmp_mb}m",
             hostname=HOSTNAME,
-            environment=SANDBOX_ENV,
+            environment=SANDBOX_ENV if self._agent_uid else ROOT_AGENT_ENV,
             working_dir=WORKDIR,
             network_mode="bridge" if self.limits.network and not self._grading else "none",  # grading: never
             mem_limit=f"{self.limits.memory_mb}m",

@@ -34,7 +34,7 @@ from typing import NamedTuple
 from endstate.sandbox._base import SANDBOX_ENV, WORKDIR
 from endstate.sandbox._tree import FROZEN_ATIME
 
-__all__ = ["AGENT_UID", "RESTRICT", "ROOT_AGENT_CAPS", "RunnerStatus", "as_agent", "first_process", "parse_status"]
+__all__ = ["AGENT_UID", "RESTRICT", "ROOT_AGENT_CAPS", "ROOT_AGENT_ENV", "RunnerStatus", "as_agent", "first_process", "parse_status"]
 
 AGENT_UID = 1000
 #: A root agent's capabilities (a Harbor task's): Docker's defaults less raw sockets, devices and KILL
@@ -42,6 +42,10 @@ AGENT_UID = 1000
 #: commands to them.
 ROOT_AGENT_CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "NET_BIND_SERVICE", "SETFCAP", "SETPCAP", "SYS_CHROOT",
                    "AUDIT_WRITE"]
+#: A root agent's environment: the sandbox's, and a fixed day (2024-01-01) for what writes "today"
+#: into the files a root agent changes (useradd's /etc/shadow, archives, builds), so that a run's end
+#: state is the same from one day to the next (not 0: shadow reads that as "change the password").
+ROOT_AGENT_ENV = {**SANDBOX_ENV, "SOURCE_DATE_EPOCH": "1704067200"}
 #: How long past a command's own deadline we wait for the runner before deciding
 #: the sandbox itself is broken.
 _BACKSTOP_S = 30.0

@@ -185,3 +185,13 @@ def test_a_root_agent_that_kills_the_harness_only_fails_that_command():
         # And it reaps what the agent orphans, as Docker's init would: no zombie is left.
         box.exec("for i in 1 2 3 4 5 6 7 8; do (sleep 0.1 &) ; done; sleep 1")
         assert box.exec("ps -eo stat= | grep -c '^Z' || true").stdout.strip() == "0"
+
+
+@pytest.mark.docker
+def test_what_a_root_agent_dates_is_dated_the_same_every_day():
+    from endstate.sandbox import SandboxLimits, open_sandbox
+
+    with open_sandbox("docker", limits=SandboxLimits(agent_uid=0, command_timeout_s=30)) as box:
+        made = box.exec("useradd -r svc && grep '^svc:' /etc/shadow")
+    assert made.exit_code == 0, made
+    assert made.stdout.split(":")[2] == str(1704067200 // 86400)  # the fixed day, not today
