@@ -23,7 +23,7 @@ def test_public_names():
         "SandboxHandle", "DockerHandle", "LocalHandle", "attach",
         "SealSpec", "SystemChange", "read_change", "apply_change", "combined_hash", "selected",
         "HARNESS_PROGRAMS", "harness_path", "agent_processes", "start_sealed",
-        "SANDBOX_PYTHON", "built_root",
+        "SANDBOX_PYTHON", "built_root", "ProjectCopy", "SYSTEM_PACKAGES",
     }
     assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
 
