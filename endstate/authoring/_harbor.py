@@ -30,6 +30,7 @@ from importlib import resources
 from pathlib import Path, PurePosixPath
 
 from endstate.authoring._harborbase import build_error, missing, with_base_layer
+from endstate.authoring._harborca import CA_PATH, host_bundle, refused_by_tls, with_host_certificates
 from endstate.authoring._harborspec import (
     dockerfile_user,
     dockerfile_workdir,
@@ -291,6 +292,25 @@ def _python(tag: str, task_id: str) -> str:
     return ran.stdout.decode().strip()
 
 
+def _build_own(task: Path, tag: str, task_id: str, dockerfile: str, log: Callable[[str], None]) -> str:
+    """Build the task's own Dockerfile; where a RUN step fails on a certificate its image does not
+    trust and the host trusts more (a proxy's), build it again on its images with the host's bundle."""
+    built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
+    said = built.stderr.decode(errors="replace")
+    bundle = host_bundle() if built.returncode != 0 and refused_by_tls(said) else None
+    mapped = with_host_certificates(_rebased(dockerfile, None)[1], bundle, _docker) if bundle else {}
+    if mapped:
+        log(f"task {task_id}: a RUN step of its Dockerfile does not trust the certificate it was given (a proxy's): "
+            f"built again with the host's certificates ({bundle}) in {CA_PATH}")
+        dockerfile = _rebased(dockerfile, None, mapped)[0]
+        (task / "image/Dockerfile").write_text(dockerfile)
+        built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
+        said = built.stderr.decode(errors="replace")
+    if built.returncode != 0:
+        raise UserError(f"task {task_id}: its Dockerfile does not build: {build_error(said)}")
+    return dockerfile
+
+
 def _build(task: Path, tag: str, task_id: str, what: str) -> None:
     built = _docker("build", "--network", "host", "-q", "-t", tag, str(task / "image"))
     if built.returncode != 0:
@@ -309,7 +329,7 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     log(f"building task {task_id}'s image from {folder / 'environment/Dockerfile'}")
     # The network is on for the build (Debian's mirror: `apt-get install gcc` in the task's
     # Dockerfile); off for the oracle, the agent and the verifier.
-    _build(task, tag, task_id, "its Dockerfile does not build")
+    dockerfile = _build_own(task, tag, task_id, dockerfile, log)
     lacks = missing(tag, _docker)
     if "python3-stdlib" in lacks and "python3" not in lacks:  # the task's own python3 is what the harness finds
         raise UserError(f"task {task_id}: the python3 of its image lacks ctypes, select or json, which endstate runs "
