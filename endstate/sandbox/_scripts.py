@@ -124,6 +124,8 @@ def first_process(agent_uid: int) -> tuple[list[str], bool]:
     if agent_uid:
         return ["cat"], True
     return ["python3", "-I", "-S", "-c", _LIFELINE], False
+
+
 _MIB = 1024 * 1024
 
 # Runs as the agent user. $1 = the workspace path asked for. Exit 3: it resolves out
