@@ -39,3 +39,20 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         if _in_ci():
             pytest.fail(f"CI must provide a Docker engine: {stash[_ENGINE]}", pytrace=False)
         pytest.skip(stash[_ENGINE])
+
+
+#: A rough cost per test, from its marks: an end-to-end run over many tasks, one Docker test, the rest.
+_COST = {"slow": 30.0, "docker": 5.0}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Costliest files first, each file's tests in their own order: pytest-xdist hands a file to
+    whichever worker is free, so a long file collected last keeps one worker busy after the
+    others have finished (the longest-first rule of scheduling). The cost is guessed from the
+    marks; the order is the same on every worker, as xdist requires."""
+    cost: dict[str, float] = {}
+    for item in items:
+        mark = next((name for name in _COST if item.get_closest_marker(name)), None)
+        cost[item.nodeid.split("::")[0]] = cost.get(item.nodeid.split("::")[0], 0.0) + _COST.get(mark, 0.05)
+    order = {item.nodeid: index for index, item in enumerate(items)}
+    items.sort(key=lambda item: (-cost[item.nodeid.split("::")[0]], order[item.nodeid]))
