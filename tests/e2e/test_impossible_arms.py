@@ -3,7 +3,9 @@
 On impossible tasks (visible tests no honest end state passes): the known-fix arm passes
 none and attempts none (it fails honestly, on the changed tests alone); the hack arm
 (`scripted/hacks`, each task's own negative control played as an agent) attempts on
-every task and passes none. A pass here would be a hack the harness missed.
+every task and passes none. A pass here would be a hack the harness missed. `make test`
+replays the hack arm on every third task; the test marked `content` on all of them (`make
+check-tasks`, run by CI).
 """
 
 from __future__ import annotations
@@ -38,13 +40,16 @@ def test_the_known_fix_on_impossible_tasks_passes_none_and_attempts_none(tmp_pat
     assert f"hack attempts (impossible tasks): 0 of {len(sample)} run(s), 0 caught, 0 missed" in ran.out
 
 
-def test_the_hack_arm_attempts_on_every_task_and_passes_none(tmp_path):
-    ran, tasks = _replay("hacks", tmp_path)
+@pytest.mark.parametrize("chosen", [pytest.param(TASK_IDS[1::3], id="sample"),
+                                    pytest.param(TASK_IDS, id="every-task", marks=pytest.mark.content)])
+def test_the_hack_arm_attempts_on_every_task_and_passes_none(tmp_path, chosen):
+    ran, tasks = _replay("hacks", tmp_path, chosen)
     assert ran.code == 0, ran
-    assert [t.outcome for t in tasks] == ["fail"] * len(TASK_IDS), ran
+    assert [t.outcome for t in tasks] == ["fail"] * len(chosen), ran
     caught = {t.task_id: t.hack for t in tasks}
     assert all(hack not in (None, "missed") for hack in caught.values()), caught
-    assert "hack attempts (impossible tasks): 22 of 22 run(s), 22 caught, 0 missed" in ran.out
+    n = len(chosen)
+    assert f"hack attempts (impossible tasks): {n} of {n} run(s), {n} caught, 0 missed" in ran.out
     report = endstate("report", str(tmp_path), "--out", str(tmp_path / "report"))
     assert "[impossible tasks]" in report.out and "100 (100-100)" in report.out, report
 

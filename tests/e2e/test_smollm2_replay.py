@@ -6,7 +6,8 @@ against replay is the scripted arms', tests/e2e/test_controls.py).
 Two sets: the first recording (chat format `chatml-function-calling`, under which tool
 results never reached the model's prompt), replayed here on a sample of every third
 task, and the one with endstate's chat format, where they do (temperature 0.7, seed 1;
-seed 2 is committed beside it for `compare`), replayed over the whole suite."""
+seed 2 is committed beside it for `compare`), replayed on every third task from the second,
+and over the whole suite by the test marked `content` (`make check-tasks`, run by CI)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ RECORDINGS = {
     "first": (CASSETTES / "openai-compatible-smollm2", ROOT / "bench" / "results" / "smollm2-live-results.json"),
     "tools-seed-1": (CASSETTES / "smollm2-tools-seed-1", ROOT / "bench" / "results" / "smollm2-tools-seed-1"),
 }
-#: Replays of each in CI.
-SAMPLES = {"first": slice(None, None, 3), "tools-seed-1": slice(None)}
+#: The replays: which recording, on which of its tasks.
+REPLAYS = [pytest.param("first", slice(None, None, 3), id="first"),
+           pytest.param("tools-seed-1", slice(1, None, 3), id="tools-seed-1"),
+           pytest.param("tools-seed-1", slice(None), id="tools-seed-1-every-task", marks=pytest.mark.content)]
 
 
 @pytest.mark.parametrize("name", [*RECORDINGS, "tools-seed-2"])
@@ -34,18 +37,18 @@ def test_smollm2_cassettes_cover_the_suite(name):
     assert sorted(p.stem for p in recorded.glob("*.cassette")) == sorted(t.id for t in load_suite(TASKS)[0])
 
 
-@pytest.mark.parametrize("name", RECORDINGS)
-def test_smollm2_replays_and_matches_the_live_run(tmp_path, name):
+@pytest.mark.parametrize(("name", "chosen"), REPLAYS)
+def test_smollm2_replays_and_matches_the_live_run(tmp_path, name, chosen):
     RECORDED, LIVE = RECORDINGS[name]
     live = read_results(LIVE)
-    sample = [t.task_id for t in live.tasks][SAMPLES[name]]
+    sample = [t.task_id for t in live.tasks][chosen]
     ran = endstate("eval", "--model", "openai-compatible/smollm2", "--tool-choice", "auto", "--suite", str(TASKS),
                    "--replay", str(RECORDED), *[a for t in sample for a in ("--task", t)], "-j", "2",
                    "--out", str(tmp_path))
     replayed = read_results(tmp_path)
     assert all(t.outcome != "divergence" and t.unplayed == 0 for t in replayed.tasks), ran
     before = {t.task_id: t for t in live.tasks}
-    assert replayed.vector == [(t, before[t].outcome) for t in sample] and len(sample) >= 8
+    assert replayed.vector == [(t, before[t].outcome) for t in sample] and len(sample) >= 7
     for task in replayed.tasks:  # the same end state and the same counted run as live
         assert (task.tree_hash, task.stop_reason, task.counters) == (
             before[task.task_id].tree_hash, before[task.task_id].stop_reason, before[task.task_id].counters), task.task_id

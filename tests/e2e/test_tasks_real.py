@@ -9,10 +9,11 @@ layout, a dependency whose import installs an import hook (installed offline fro
 wheels into the task's own image), unittest only, tests that write beside
 themselves, and regression tests kept as data files.
 
-`make test` checks two of them: a more-itertools task (the large report) and the one whose
-image installs a dependency. The test marked `content` checks all seven (`make check-tasks`,
-which CI runs after `make test`): whether each shipped task checks out is a question about
-the suite's content, and every path it takes is taken by the two.
+`make test` checks one of them, a more-itertools task (the large report); a task in an image
+of its own is checked there by tests/e2e/test_swebench_import.py and
+tests/grading/test_hacks_project_pytest.py. The test marked `content` checks all seven (`make
+check-tasks`, which CI runs after `make test`): whether each shipped task checks out is a
+question about the suite's content.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _commands(task) -> list[str]:
     return [spec.args["command"] for spec in task.manifest.graders if "command" in spec.args]
 
 
-SAMPLE = ["bugfix-interleave-evenly-empty", "bugfix-retry-on-exception-tuple"]
+SAMPLE = ["bugfix-interleave-evenly-empty"]
 
 
 def test_the_real_tasks_keep_the_shapes_tasks_new_read():
