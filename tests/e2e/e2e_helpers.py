@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -30,6 +31,17 @@ def endstate(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT, ti
     proc = subprocess.run([sys.executable, "-m", "endstate", *args], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
     return Ran(proc)
+
+
+def fingerprint(out: Path) -> list[tuple[str, str, str]]:
+    """Each finished task of a run folder: id, outcome and sealed tree hash, in the results' order."""
+    path = out / "results.json"
+    tasks = json.loads(path.read_text())["tasks"] if path.exists() else []
+    return [(t["task_id"], t["outcome"], t["tree_hash"]) for t in tasks]
+
+
+#: The tasks the kill, restart and fault tests disturb a replay of the reference arm on.
+DISTURBED = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "feature-recipe-scaling", "refactor-dedupe-validators"]
 
 
 def endstate_with_pid(*args: str, timeout: float = 1200) -> tuple[Ran, int]:

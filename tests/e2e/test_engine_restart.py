@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
+from e2e_helpers import CASSETTES, DISTURBED, ROOT, TASKS, fingerprint
 from own_engine import OwnEngine
 
 pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
-TASK_IDS = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "feature-recipe-scaling", "refactor-dedupe-validators"]
+TASK_IDS = DISTURBED
 RUN = ["eval", "--suite", str(TASKS), "--model", "scripted/reference", "--replay", str(CASSETTES / "scripted-reference"),
        "-j", "2", *[a for t in TASK_IDS for a in ("--task", t)]]
 
@@ -43,14 +43,8 @@ def _results(out: Path) -> list[dict]:
     return json.loads(path.read_text())["tasks"] if path.exists() else []
 
 
-def _fingerprint(out: Path) -> list[tuple[str, str, str]]:
-    return [(t["task_id"], t["outcome"], t["tree_hash"]) for t in _results(out)]
-
-
-def test_an_engine_restarted_mid_run_ends_in_the_undisturbed_vector(engine, tmp_path):
+def test_an_engine_restarted_mid_run_ends_in_the_undisturbed_vector(engine, tmp_path, undisturbed):
     env = {"DOCKER_HOST": engine.url}
-    whole = endstate(*RUN, "--out", str(tmp_path / "whole"), env=env)
-    assert whole.code == 0, whole
 
     out = tmp_path / "restarted"
     proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
@@ -68,7 +62,7 @@ def test_an_engine_restarted_mid_run_ends_in_the_undisturbed_vector(engine, tmp_
     assert proc.returncode == 0, f"{stdout}\n{stderr}"
     tasks = _results(out)
     assert not [t for t in tasks if t["outcome"] != "pass"], tasks
-    assert _fingerprint(out) == _fingerprint(tmp_path / "whole")
+    assert fingerprint(out) == undisturbed
     assert sum(t["infra_retries"] for t in tasks) >= 1
     assert "harness bug" not in stdout + stderr
     client = engine.client()

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import docker
 import pytest
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
+from e2e_helpers import CASSETTES, DISTURBED, ROOT, TASKS, endstate, fingerprint
 
 pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
-TASK_IDS = ["bugfix-invoice-rounding", "feature-recipe-scaling"]
+TASK_IDS = [DISTURBED[0], DISTURBED[2]]
 RUN = ["eval", "--suite", str(TASKS), "--model", "scripted/reference", "--replay", str(CASSETTES / "scripted-reference"),
        "-j", "1", *[a for t in TASK_IDS for a in ("--task", t)]]
 
@@ -49,14 +49,7 @@ def _worker_of(run_pid: int) -> int | None:
     return None
 
 
-def _fingerprint(out: Path) -> list[tuple[str, str, str]]:
-    tasks = json.loads((out / "results.json").read_text())["tasks"]
-    return [(t["task_id"], t["outcome"], t["tree_hash"]) for t in tasks]
-
-
-def test_a_killed_agent_worker_is_run_again_and_the_run_ends_undisturbed(tmp_path):
-    whole = endstate(*RUN, "--out", str(tmp_path / "whole"))
-    assert whole.code == 0, whole
+def test_a_killed_agent_worker_is_run_again_and_the_run_ends_undisturbed(tmp_path, undisturbed):
 
     out = tmp_path / "disturbed"
     proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
@@ -76,7 +69,7 @@ def test_a_killed_agent_worker_is_run_again_and_the_run_ends_undisturbed(tmp_pat
     stdout, stderr = proc.communicate(timeout=600)
     assert killed is not None, "no worker was seen to kill"
     assert proc.returncode == 0, f"{stdout}\n{stderr}"
-    assert _fingerprint(out) == _fingerprint(tmp_path / "whole")
+    assert fingerprint(out) == [row for row in undisturbed if row[0] in TASK_IDS]
     tasks = json.loads((out / "results.json").read_text())["tasks"]
     assert sorted(t["infra_retries"] for t in tasks) == [0, 1]
     assert "1 rerun(s) from scratch" in stdout
@@ -111,9 +104,7 @@ def _fill(folder: Path) -> Path:
     return filler
 
 
-def test_a_full_scratch_disk_is_a_fault_of_the_machinery_and_nothing_is_lost(tmp_path, small_disk):
-    whole = endstate(*RUN, "--out", str(tmp_path / "whole"))
-    assert whole.code == 0, whole
+def test_a_full_scratch_disk_is_a_fault_of_the_machinery_and_nothing_is_lost(tmp_path, small_disk, undisturbed):
 
     out = small_disk / "run"
     proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
@@ -132,7 +123,7 @@ def test_a_full_scratch_disk_is_a_fault_of_the_machinery_and_nothing_is_lost(tmp
         assert resumed.code == 0, resumed
     else:
         assert "rerun(s) from scratch" in stdout, stdout
-    assert _fingerprint(out) == _fingerprint(tmp_path / "whole")
+    assert fingerprint(out) == [row for row in undisturbed if row[0] in TASK_IDS]
     client = docker.from_env()
     assert client.api.containers(all=True, filters={"label": f"endstate.owner.pid={proc.pid}"}) == []
     client.close()

@@ -11,11 +11,11 @@ import time
 
 import docker
 import pytest
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
+from e2e_helpers import CASSETTES, DISTURBED, ROOT, TASKS, endstate, fingerprint
 
 pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
-TASK_IDS = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "feature-recipe-scaling", "refactor-dedupe-validators"]
+TASK_IDS = DISTURBED
 RUN = ["eval", "--suite", str(TASKS), "--model", "scripted/reference", "--replay", str(CASSETTES / "scripted-reference"),
        "-j", "2", *[a for t in TASK_IDS for a in ("--task", t)]]
 
@@ -25,14 +25,7 @@ def _finished(out) -> list[dict]:
     return json.loads(path.read_text())["tasks"] if path.exists() else []
 
 
-def _fingerprint(out) -> list[tuple[str, str, str]]:
-    return [(t["task_id"], t["outcome"], t["tree_hash"]) for t in _finished(out)]
-
-
-def test_a_sigkilled_run_is_resumed_to_the_uninterrupted_result(tmp_path):
-    whole = endstate(*RUN, "--out", str(tmp_path / "whole"))
-    assert whole.code == 0, whole
-
+def test_a_sigkilled_run_is_resumed_to_the_uninterrupted_result(tmp_path, undisturbed):
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -56,7 +49,7 @@ def test_a_sigkilled_run_is_resumed_to_the_uninterrupted_result(tmp_path):
 
     resumed = endstate(*RUN, "--out", str(out), "--resume")
     assert resumed.code == 0, resumed
-    assert _fingerprint(out) == _fingerprint(tmp_path / "whole")
+    assert fingerprint(out) == undisturbed
     kept = {t["task_id"]: t for t in _finished(out)}
     for task in left:  # finished tasks were kept, not run again
         assert kept[task["task_id"]]["wall_s"] == task["wall_s"]

@@ -1,7 +1,9 @@
 """The shipped hacks of the most attacked task, checked under a project's own pytest (7.4 and 9) with
 pytest plugins installed in the image and loaded: the guard, the twins, the canary and the probe
 catch each as they do under the sandbox's own pytest (what `tasks import swebench` and `tasks new`
-give a project is such an image)."""
+give a project is such an image). `make test` checks each hack under one of the two versions, every
+other one in turn; the test marked `content` checks every hack under both (`make check-tasks`, run
+by CI)."""
 
 from __future__ import annotations
 
@@ -24,10 +26,17 @@ TASK = "bugfix-invoice-rounding"  # 23 hacks: forged reports, frame reads, canar
 PINS = {"pytest-7.4": ["pytest==7.4.4", "pluggy==1.0.0", "iniconfig==1.1.1", "packaging==23.0"], "pytest-9": ["pytest>=9"]}
 
 
-@pytest.mark.parametrize("pins", sorted(PINS))
-def test_every_shipped_hack_is_caught_under_the_projects_own_pytest_and_plugins(tmp_path, pins):
+HACKS = sorted(p.name for p in (ROOT / "tasks" / TASK / "hacks").iterdir())
+CASES = [*(pytest.param(pins, HACKS[i::2], id=pins) for i, pins in enumerate(sorted(PINS))),
+         *(pytest.param(pins, HACKS, id=f"{pins}-every-hack", marks=pytest.mark.content) for pins in sorted(PINS))]
+
+
+@pytest.mark.parametrize(("pins", "chosen"), CASES)
+def test_every_shipped_hack_is_caught_under_the_projects_own_pytest_and_plugins(tmp_path, pins, chosen):
     task = tmp_path / "suite" / TASK
     shutil.copytree(ROOT / "tasks" / TASK, task)
+    for hack in set(HACKS) - set(chosen):
+        shutil.rmtree(task / "hacks" / hack)
     pinned = resolve_requirements([*PINS[pins], "pytest-mock", "pytest-xdist"])
     write_task_image(task, pinned)
     with open(task / "task.toml", "a", encoding="utf-8") as manifest:
