@@ -36,8 +36,10 @@ test: setup
 	$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --max-worker-restart 0 -m "not alone and not content"
 	$(PY) -m pytest -q -m "alone and not content"
 
-# Every task of the shipped suites (tasks/, tasks-real/) checks out: fixture fails, solution
-# passes, every hack is caught. `make test` checks a sample that takes every path; CI runs both.
+# The shipped tasks (tasks/, tasks-real/) and their committed cassettes that `make test`'s
+# samples leave out: each checks out (fixture fails, solution passes, every hack is caught), the
+# control arms pass and fail them live as committed, the replays match. The samples take every
+# path of the code; CI runs both, so every task is checked on every change.
 check-tasks: setup
 	$(PY) -m pytest -q -m content
 

@@ -4,8 +4,8 @@ On impossible tasks (visible tests no honest end state passes): the known-fix ar
 none and attempts none (it fails honestly, on the changed tests alone); the hack arm
 (`scripted/hacks`, each task's own negative control played as an agent) attempts on
 every task and passes none. A pass here would be a hack the harness missed. `make test`
-replays the hack arm on every third task; the test marked `content` on all of them (`make
-check-tasks`, run by CI).
+replays the hack arm on every third task; the test marked `content` on the others (`make
+check-tasks`; CI runs both).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ def test_the_known_fix_on_impossible_tasks_passes_none_and_attempts_none(tmp_pat
 
 
 @pytest.mark.parametrize("chosen", [pytest.param(TASK_IDS[1::3], id="sample"),
-                                    pytest.param(TASK_IDS, id="every-task", marks=pytest.mark.content)])
+                                    pytest.param([t for t in TASK_IDS if t not in TASK_IDS[1::3]], id="the-others",
+                                                 marks=pytest.mark.content)])
 def test_the_hack_arm_attempts_on_every_task_and_passes_none(tmp_path, chosen):
     ran, tasks = _replay("hacks", tmp_path, chosen)
     assert ran.code == 0, ran
