@@ -53,6 +53,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     cost: dict[str, float] = {}
     for item in items:
         mark = next((name for name in _COST if item.get_closest_marker(name)), None)
-        cost[item.nodeid.split("::")[0]] = cost.get(item.nodeid.split("::")[0], 0.0) + _COST.get(mark, 0.05)
+        cost[_file(item)] = cost.get(_file(item), 0.0) + _COST.get(mark, 0.05)
     order = {item.nodeid: index for index, item in enumerate(items)}
-    items.sort(key=lambda item: (-cost[item.nodeid.split("::")[0]], order[item.nodeid]))
+    items.sort(key=lambda item: (-cost[_file(item)], order[item.nodeid]))
+
+
+def _file(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
