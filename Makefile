@@ -31,7 +31,7 @@ demo: setup
 # go out longest first (tests/conftest.py orders them; xdist's own reordering, by test count,
 # would send the longest last). Tests marked `alone` (they kill, signal or fill what they
 # start, or bound a peak) run after, one at a time. A worker that dies ends the run, never
-# hangs it. What every task of a shipped suite gives under `tasks check` is `check-tasks`.
+# hangs it. The shipped tasks its samples leave out are `check-tasks`'s.
 test: setup
 	$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --max-worker-restart 0 -m "not alone and not content"
 	$(PY) -m pytest -q -m "alone and not content"
