@@ -40,6 +40,13 @@ def fingerprint(out: Path) -> list[tuple[str, str, str]]:
     return [(t["task_id"], t["outcome"], t["tree_hash"]) for t in tasks]
 
 
+def sample_and_the_others(everything: list[str], sample: list[str]) -> list:
+    """The two parameters of a check over a shipped suite: the sample `make test` runs, and the
+    others, marked `content` (`make check-tasks`); CI runs both, so each item is checked once."""
+    others = [item for item in everything if item not in sample]
+    return [pytest.param(sample, id="sample"), pytest.param(others, id="the-others", marks=pytest.mark.content)]
+
+
 #: The tasks the kill, restart and fault tests disturb a replay of the reference arm on.
 DISTURBED = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "feature-recipe-scaling", "refactor-dedupe-validators"]
 

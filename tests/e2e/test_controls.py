@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CASSETTES, TASKS, endstate
+from e2e_helpers import CASSETTES, TASKS, endstate, sample_and_the_others
 
 from endstate.cassettes import diff
 from endstate.run import read_results
@@ -31,9 +31,7 @@ TASK_IDS = sorted(t.id for t in load_suite(TASKS)[0])
 SAMPLE = sorted({t.manifest.category: t.id for t in sorted(load_suite(TASKS)[0], key=lambda t: t.id, reverse=True)}.values())
 
 
-@pytest.fixture(scope="module", params=[pytest.param(SAMPLE, id="sample"),
-                                        pytest.param([t for t in TASK_IDS if t not in SAMPLE], id="the-others",
-                                                     marks=pytest.mark.content)])
+@pytest.fixture(scope="module", params=sample_and_the_others(TASK_IDS, SAMPLE))
 def recorded(request, tmp_path_factory) -> dict[str, tuple[object, Path]]:
     """Record both arms live through the scripted server into fresh folders (`ids`: the tasks)."""
     base = tmp_path_factory.mktemp("record")

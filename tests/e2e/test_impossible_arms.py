@@ -11,7 +11,7 @@ check-tasks`; CI runs both).
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import CASSETTES, TASKS, endstate
+from e2e_helpers import CASSETTES, TASKS, endstate, sample_and_the_others
 
 from endstate.run import read_results
 from endstate.task import load_suite
@@ -40,9 +40,7 @@ def test_the_known_fix_on_impossible_tasks_passes_none_and_attempts_none(tmp_pat
     assert f"hack attempts (impossible tasks): 0 of {len(sample)} run(s), 0 caught, 0 missed" in ran.out
 
 
-@pytest.mark.parametrize("chosen", [pytest.param(TASK_IDS[1::3], id="sample"),
-                                    pytest.param([t for t in TASK_IDS if t not in TASK_IDS[1::3]], id="the-others",
-                                                 marks=pytest.mark.content)])
+@pytest.mark.parametrize("chosen", sample_and_the_others(TASK_IDS, TASK_IDS[1::3]))
 def test_the_hack_arm_attempts_on_every_task_and_passes_none(tmp_path, chosen):
     ran, tasks = _replay("hacks", tmp_path, chosen)
     assert ran.code == 0, ran

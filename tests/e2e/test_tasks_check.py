@@ -12,7 +12,7 @@ attacked task's 24 hacks are checked by tests/grading/test_hacks_project_pytest.
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import TASKS, check_out, endstate
+from e2e_helpers import TASKS, check_out, endstate, sample_and_the_others
 
 from endstate.task import load_suite
 
@@ -21,11 +21,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 SAMPLE = ["bugfix-booking-overlap", "bugfix-lru-eviction", "checkpoint-ledger-rebalance", "deny-write-outside-workspace"]
 
 
-OTHERS = sorted(task.id for task in load_suite(TASKS)[0] if task.id not in SAMPLE)
-
-
-@pytest.mark.parametrize("tasks", [pytest.param(SAMPLE, id="sample"),
-                                   pytest.param(OTHERS, id="the-others", marks=pytest.mark.content)])
+@pytest.mark.parametrize("tasks", sample_and_the_others(sorted(task.id for task in load_suite(TASKS)[0]), SAMPLE))
 def test_shipped_tasks_check_out(tasks):
     chosen = [arg for task in tasks for arg in ("--task", task)]
     ran = endstate("tasks", "check", "--suite", str(TASKS), *chosen, "-j", "2")

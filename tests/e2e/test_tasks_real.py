@@ -19,7 +19,7 @@ a question about the suite's content.
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import ROOT, check_out, endstate
+from e2e_helpers import ROOT, check_out, endstate, sample_and_the_others
 
 from endstate.task import load_suite
 
@@ -50,11 +50,7 @@ def test_the_real_tasks_keep_the_shapes_tasks_new_read():
     assert "six==" in (TASKS_REAL / "bugfix-retry-on-exception-tuple/image/requirements.txt").read_text()
 
 
-OTHERS = sorted(task.id for task in load_suite(TASKS_REAL)[0] if task.id not in SAMPLE)
-
-
-@pytest.mark.parametrize("chosen", [pytest.param(SAMPLE, id="sample"),
-                                    pytest.param(OTHERS, id="the-others", marks=pytest.mark.content)])
+@pytest.mark.parametrize("chosen", sample_and_the_others(sorted(t.id for t in load_suite(TASKS_REAL)[0]), SAMPLE))
 def test_the_real_tasks_check_out(chosen):
     assert chosen
     ran = endstate("tasks", "check", "--suite", str(TASKS_REAL), *[a for t in chosen for a in ("--task", t)], "-j", "2")
