@@ -186,22 +186,39 @@ def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
 
     tape = Tape(mode="record", match=match, path=path, task_id=task_id, header=header, channels=[], played=set(),
                 notes=[])
-    error = ""
+    error: str | None = ""
     try:
         with _use_cassette(path, RecordMode.ALL, match, keys, _Persister(None, writer)) as cassette:
             _hook_recording(cassette, writer, tape, keys)
             try:
                 yield tape
             except BaseException as exc:
-                error = type(exc).__name__
+                error = _ended_by(exc, writer)
                 raise
     finally:
-        try:
-            writer.end(count + writer.written, error=error)
-        finally:
-            writer.close()
-            sidecar.close()
-        finalize(path)
+        if error is not None:
+            _close_in_order(writer, sidecar, count, error)
+            finalize(path)
+
+
+def _ended_by(exc: BaseException, writer: CassetteWriter) -> str | None:
+    """The error the end marker names for `exc`; None for an interrupt (Ctrl-C, SIGTERM, an exit),
+    which cuts the recording short as a kill would: the cassette keeps what it holds but gets no end
+    marker (replay refuses it, `cassette show` calls it incomplete, `record --resume` records it
+    again) and its journal stays open (a resumed worker appends)."""
+    if isinstance(exc, Exception):
+        return type(exc).__name__
+    writer.close()
+    return None
+
+
+def _close_in_order(writer: CassetteWriter, sidecar: Sidecar, count: int, error: str) -> None:
+    """End a recording session that closed in order: the end marker, then the journal's close."""
+    try:
+        writer.end(count + writer.written, error=error)
+    finally:
+        writer.close()
+        sidecar.close()
 
 
 def _new_header(job: CassetteJob, task_id: str) -> Header:
@@ -278,7 +295,7 @@ def _fork(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar:
         tape._played.update(i for i in journal.played if 0 <= i < len(plan.prefix.interactions))
         tape.replayed_turns = sum(1 for i in tape._played if tape._channels[i] == "agent")
         plan.live_from, tape.live = journal.live, journal.live is not None
-    error = ""
+    error: str | None = ""
     try:
         with _use_cassette(path, RecordMode.NEW_EPISODES, "conversation", keys,
                            _Persister(plan.prefix if plan.prefix.interactions else None, None)) as cassette:
@@ -288,20 +305,17 @@ def _fork(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar:
             try:
                 yield tape
             except BaseException as exc:
-                error = type(exc).__name__
+                error = _ended_by(exc, writer)
                 raise
     finally:
-        try:
-            writer.end(count + writer.written, error=error)
-        finally:
-            writer.close()
-            sidecar.close()
-        if plan.unchanged(tape.played) and plan.copy is not None:  # matched to the end: the cassette stays
-            shutil.copyfile(plan.copy, path)
-        else:
-            final = load(path)
-            write(path, msgspec.structs.replace(final, header=msgspec.structs.replace(
-                final.header, fork_at=plan.header_fork_at())))
+        if error is not None:
+            _close_in_order(writer, sidecar, count, error)
+            if plan.unchanged(tape.played) and plan.copy is not None:  # matched to the end: it stays
+                shutil.copyfile(plan.copy, path)
+            else:
+                final = load(path)
+                write(path, msgspec.structs.replace(final, header=msgspec.structs.replace(
+                    final.header, fork_at=plan.header_fork_at())))
 
 
 # -- replay ---------------------------------------------------------------------------

@@ -99,6 +99,19 @@ def test_a_fork_that_matches_to_the_end_leaves_the_cassette_as_it_was(server, tm
     assert tape.provenance() == Provenance("replayed", replayed_turns=3)
 
 
+def test_an_interrupted_fork_is_cut_short_as_a_kill_leaves_it(server, tmp_path):
+    parent, child = tmp_path / "parent.cassette", tmp_path / "child.cassette"
+    record_parent(server, parent, tmp_path / "rec")
+    with pytest.raises(KeyboardInterrupt), open_session(fork_job(child, parent, 1), task_id=TASK,
+                                                        state_dir=tmp_path / "fork"):
+        sdk = client(server.url)
+        for turn, prompt in enumerate(PROMPTS[:2]):  # turn 0 from the parent, turn 1 live
+            ask_as(sdk, turn, prompt, "other")
+        raise KeyboardInterrupt
+    cut = load(child)
+    assert not cut.complete and [i.request.turn for i in cut.interactions] == [0, 1]
+
+
 def test_fork_at_last_answers_the_last_turn_live(server, tmp_path):
     parent, child = tmp_path / "parent.cassette", tmp_path / "child.cassette"
     record_parent(server, parent, tmp_path / "rec")

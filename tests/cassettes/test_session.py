@@ -355,6 +355,35 @@ def test_killed_recording_keeps_its_interactions_and_resumes(server, tmp_path):
     assert tape.unplayed() == 0
 
 
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, SystemExit])
+def test_an_interrupted_recording_is_cut_short_as_a_kill_leaves_it(server, tmp_path, interrupt):
+    path, state = tmp_path / "demo.cassette", tmp_path / "work"
+    with pytest.raises(interrupt), open_session(job(path), task_id=TASK, state_dir=state):
+        sdk = client(server.url)
+        ask(sdk, 1, PROMPTS[0])
+        ask(sdk, 2, PROMPTS[1])
+        raise interrupt
+    cut = load(path)
+    assert len(cut.interactions) == 2 and not cut.complete  # replay and `cassette show` call it incomplete
+    with pytest.raises(CassetteError, match="incomplete"):
+        with open_session(job(path, "replay"), task_id=TASK, state_dir=tmp_path / "play"):
+            pass
+    with open_session(job(path), task_id=TASK, state_dir=state) as tape:  # the journal is open: it appends
+        ask(client(server.url), 3, PROMPTS[2])
+    whole = load(path)
+    assert whole.complete and whole.end.error == "" and tape.recorded == 1
+    assert [i.request.turn for i in whole.interactions] == [1, 2, 3]
+
+
+def test_a_recording_ended_by_an_error_is_complete_and_names_it(server, tmp_path):
+    path = tmp_path / "demo.cassette"
+    with pytest.raises(ValueError), open_session(job(path), task_id=TASK, state_dir=tmp_path / "work"):
+        ask(client(server.url), 1, PROMPTS[0])
+        raise ValueError("the agent loop failed")
+    ended = load(path)
+    assert ended.complete and ended.end.error == "ValueError" and len(ended.interactions) == 1
+
+
 def test_killed_replay_does_not_serve_played_answers_again(server, tmp_path):
     path, state = tmp_path / "demo.cassette", tmp_path / "work"
     answers = record(server, path, tmp_path / "rec")

@@ -167,9 +167,9 @@ def test_an_interrupted_record_names_its_incomplete_cassettes_and_replay_refuses
     # Every second request is answered 429 with Retry-After: 1, so each turn of the second task's agent
     # waits a second: the interrupt lands while it still records, however fast or slow the machine is.
     slowed = {**os.environ, "ENDSTATE_SCRIPTED_RATE_LIMIT": "2"}
-    # The interrupt also reaches the agent's worker, which then often closes its session in order (an
-    # end marker naming KeyboardInterrupt): 4 of 6 tries by hand. Twelve tries all miss with p < 0.3%.
-    for attempt in range(12):
+    # The interrupt also reaches the agent's worker, whose recording it cuts short as a kill would (no end
+    # marker). Another try only if the interrupt came after that recording ended, or inside a write.
+    for attempt in range(4):
         cassettes, out = tmp_path / f"cassettes-{attempt}", tmp_path / f"out-{attempt}"
         proc = subprocess.Popen([sys.executable, "-m", "endstate", "record", "--model", "scripted/reference",
                                  "--task", first, "--task", second, "-j", "1", "--cassettes", str(cassettes),
@@ -192,7 +192,7 @@ def test_an_interrupted_record_names_its_incomplete_cassettes_and_replay_refuses
             break
         assert "left incomplete" not in err, err  # its agent had ended: nothing to name
     else:
-        pytest.fail("twelve interrupts all came after the second task's recording ended")
+        pytest.fail("four interrupts all came after the second task's recording ended")
     [line] = [line for line in err.splitlines() if "left incomplete" in line]
     assert line == (f"endstate: 1 cassette(s) in {cassettes} left incomplete: {second}.cassette; "
                     "`endstate record --resume` (same --out and --cassettes) records them again"), err
