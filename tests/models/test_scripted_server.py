@@ -189,3 +189,22 @@ def test_runs_standalone_and_prints_its_base_url(tasks_root):
         process.terminate()
         process.wait(timeout=10)
         process.stdout.close()
+
+
+def test_a_client_that_hangs_up_mid_request_leaves_no_traceback(scripted, capfd):
+    import socket
+
+    httpd = scripted._httpd
+    for request in (b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"mod",  # cut in the body
+                    b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}"):  # gone before the answer
+        ours, theirs = socket.socketpair()
+        theirs.sendall(request)
+        theirs.close()  # the answer can only meet a closed peer: EPIPE
+        httpd.process_request_thread(ours, ("127.0.0.1", 0))  # the server's own path for a connection, here in this thread
+    assert capfd.readouterr().err == ""
+
+    broken = socket.socket()
+    broken.close()  # not a hang-up: reading from it is a fault of the server's, told in one line
+    httpd.process_request_thread(broken, ("127.0.0.1", 0))
+    err = capfd.readouterr().err
+    assert err.startswith("scripted server: a request from 127.0.0.1 failed: OSError") and err.count("\n") == 1, err

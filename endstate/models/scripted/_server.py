@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -139,6 +140,14 @@ class _HTTPServer(ThreadingHTTPServer):
     requests: int
     rate_limited: int
     lock: threading.Lock
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """What escapes a handler is the socket's: a client that hung up mid-answer (its run was
+        interrupted) is nobody's fault, anything else one line on stderr, never a traceback."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, ConnectionError):
+            print(f"scripted server: a request from {client_address[0]} failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
 
 
 class _RateLimited(ScriptError):
