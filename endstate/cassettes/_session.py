@@ -190,11 +190,10 @@ def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
     try:
         with _use_cassette(path, RecordMode.ALL, match, keys, _Persister(None, writer)) as cassette:
             _hook_recording(cassette, writer, tape, keys)
-            try:
-                yield tape
-            except BaseException as exc:
-                error = _ended_by(exc, writer)
-                raise
+            yield tape
+    except BaseException as exc:
+        error = _ended_by(exc, writer)
+        raise
     finally:
         if error is not None:
             _close_in_order(writer, sidecar, count, error)
@@ -302,11 +301,10 @@ def _fork(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar:
             for index in tape._played:
                 cassette.play_counts[index] = 1
             hook_fork(cassette, plan, writer, tape, keys, sidecar, lambda r: _refuse_unrecordable(cassette, r))
-            try:
-                yield tape
-            except BaseException as exc:
-                error = _ended_by(exc, writer)
-                raise
+            yield tape
+    except BaseException as exc:
+        error = _ended_by(exc, writer)
+        raise
     finally:
         if error is not None:
             _close_in_order(writer, sidecar, count, error)
