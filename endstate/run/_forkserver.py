@@ -15,6 +15,7 @@ import multiprocessing.forkserver
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from endstate.agent import KILL_MARKER, forked_main
@@ -47,14 +48,34 @@ def start_fork_server(provider: str) -> None:
     start-up instead of delaying its agent. Its preload is fixed when it first starts: a later
     run in the same process with another provider imports its SDK in each worker instead."""
     FORKS.set_forkserver_preload(preload_for(provider))
-    multiprocessing.forkserver.ensure_running()
+    with _deaf_to_ctrl_c():
+        multiprocessing.forkserver.ensure_running()
+
+
+@contextlib.contextmanager
+def _deaf_to_ctrl_c() -> Iterator[None]:
+    """Start the fork server ignoring SIGINT, as it does itself only once its preload is done:
+    else a Ctrl-C in a run's first seconds meets it mid-import and its traceback reaches the
+    terminal. Its workers take Ctrl-C again (`worker`). Only the main thread may set a handler;
+    a Ctrl-C this process meets in the moment of the spawn is lost (press it again)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def worker(job_path: str, log_path: str, conn: multiprocessing.connection.Connection,
            base_url: str | None = None, foreign: bool = False) -> None:
     """An agent worker that dies with the fork server, which dies with the run: when the
-    run is killed, no orphan agent goes on calling the model or writing into the run folder."""
+    run is killed, no orphan agent goes on calling the model or writing into the run folder.
+    Ctrl-C reaches it as a KeyboardInterrupt (its fork server ignores it: `_deaf_to_ctrl_c`)."""
     import ctypes
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
     parent = os.getppid()
     prctl = getattr(ctypes.CDLL(None, use_errno=True), "prctl", None)  # Linux only
