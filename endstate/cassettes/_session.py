@@ -192,32 +192,32 @@ def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
             _hook_recording(cassette, writer, tape, keys)
             yield tape
     except BaseException as exc:
-        error = _ended_by(exc, writer)
+        error = _ended_by(exc)
         raise
     finally:
-        if error is not None:
-            _close_in_order(writer, sidecar, count, error)
+        if _close(writer, sidecar, count, error):
             finalize(path)
 
 
-def _ended_by(exc: BaseException, writer: CassetteWriter) -> str | None:
-    """The error the end marker names for `exc`; None for an interrupt (Ctrl-C, SIGTERM, an exit),
-    which cuts the recording short as a kill would: the cassette keeps what it holds but gets no end
-    marker (replay refuses it, `cassette show` calls it incomplete, `record --resume` records it
-    again) and its journal stays open (a resumed worker appends)."""
-    if isinstance(exc, Exception):
-        return type(exc).__name__
-    writer.close()
-    return None
+def _ended_by(exc: BaseException) -> str | None:
+    """The error the end marker names for `exc`; None for an interrupt (Ctrl-C, SIGTERM, an exit)."""
+    return type(exc).__name__ if isinstance(exc, Exception) else None
 
 
-def _close_in_order(writer: CassetteWriter, sidecar: Sidecar, count: int, error: str) -> None:
-    """End a recording session that closed in order: the end marker, then the journal's close."""
+def _close(writer: CassetteWriter, sidecar: Sidecar, count: int, error: str | None) -> bool:
+    """End a recording session; return whether it closed in order (end marker, journal closed).
+    An interrupt (`error` None) cuts the recording short as a kill would: the cassette keeps what
+    it holds but gets no end marker (replay refuses it, `cassette show` calls it incomplete, `record
+    --resume` records it again) and its journal stays open (a resumed worker appends)."""
+    if error is None:
+        writer.close()
+        return False
     try:
         writer.end(count + writer.written, error=error)
     finally:
         writer.close()
         sidecar.close()
+    return True
 
 
 def _new_header(job: CassetteJob, task_id: str) -> Header:
@@ -303,11 +303,10 @@ def _fork(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar:
             hook_fork(cassette, plan, writer, tape, keys, sidecar, lambda r: _refuse_unrecordable(cassette, r))
             yield tape
     except BaseException as exc:
-        error = _ended_by(exc, writer)
+        error = _ended_by(exc)
         raise
     finally:
-        if error is not None:
-            _close_in_order(writer, sidecar, count, error)
+        if _close(writer, sidecar, count, error):
             if plan.unchanged(tape.played) and plan.copy is not None:  # matched to the end: it stays
                 shutil.copyfile(plan.copy, path)
             else:
