@@ -50,7 +50,6 @@ def _worker_of(run_pid: int) -> int | None:
 
 
 def test_a_killed_agent_worker_is_run_again_and_the_run_ends_undisturbed(tmp_path, undisturbed):
-
     out = tmp_path / "disturbed"
     proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -105,7 +104,6 @@ def _fill(folder: Path) -> Path:
 
 
 def test_a_full_scratch_disk_is_a_fault_of_the_machinery_and_nothing_is_lost(tmp_path, small_disk, undisturbed):
-
     out = small_disk / "run"
     proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
