@@ -26,6 +26,7 @@ from __future__ import annotations
 import difflib
 import errno
 import os
+from typing import Any
 
 __all__ = [
     "EndstateError",
@@ -41,6 +42,7 @@ __all__ = [
     "WriteError",
     "cannot_write",
     "did_you_mean",
+    "strict_message",
     "SandboxError",
     "WorkspaceFull",
     "FolderTooLarge",
@@ -100,7 +102,11 @@ class CommandWedged(SandboxError):
     """A command outlived its deadline and the sandbox's own watchdog did not end it: the
     harness's runner in the container is stuck, and the container was killed. A fault of the
     machinery (the task is run again, see run/_faults.py), never a verdict on the agent:
-    graders do not turn it into an ERROR verdict."""
+    graders do not turn it into an ERROR verdict. Unless the end state's own processes ran
+    beside the runner (a root task's services): then `frozen` says what the container ran,
+    frozen, before it was killed (None when it could not be frozen)."""
+
+    frozen: str | None = None
 
 
 class FolderTooLarge(SandboxError):
@@ -150,3 +156,80 @@ def did_you_mean(name: str, known: list[str]) -> str:
     """": did you mean X?" naming the closest of `known` to a mistyped `name`, or "" when none is close."""
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     return f": did you mean {close[0]}?" if close else ""
+
+
+def strict_message(exc: Exception, kind: Any, data: Any = None) -> str:
+    """msgspec's message for a file a person wrote, with what is valid where it failed: the fields
+    of the table that holds an unknown one, or the values an enum, a literal or a `kind` takes.
+    `kind` is the type the file was decoded as; `data` the decoded TOML, to pick a tagged variant."""
+    import re
+
+    text = str(exc).replace("Object contains unknown field", "unknown field")
+    found = re.search(r"- at `\$([^`]*)`", text)
+    path = re.findall(r"\.([A-Za-z_][\w-]*)|\[(\d+|\.\.\.)\]", found[1]) if found else []
+    info, value = _type_at(kind, data, path)
+    unknown = text.startswith("unknown field")
+    valid = _fields(info) if unknown else _values(info)
+    if valid:
+        text += f" ({'valid fields there' if unknown else 'valid values'}: {', '.join(valid)})"
+    elif unknown:
+        text += " (remove it or fix its spelling)"
+    return text
+
+
+def _type_at(kind: Any, data: Any, path: list[tuple[str, str]]) -> tuple[Any, Any]:
+    import msgspec
+
+    info = msgspec.inspect.type_info(kind)
+    for name, index in path:
+        picked = _variant(info, data)
+        if isinstance(picked, msgspec.inspect.UnionType) and name in {getattr(t, "tag_field", None) for t in picked.types}:
+            return picked, data  # the tag itself is what is wrong
+        info = picked
+        if name and isinstance(info, msgspec.inspect.StructType):
+            field = next((f for f in info.fields if f.encode_name == name), None)
+            if field is None:
+                return None, None
+            info, data = field.type, data.get(name) if isinstance(data, dict) else None
+        elif name and isinstance(info, msgspec.inspect.DictType):
+            info, data = info.value_type, data.get(name) if isinstance(data, dict) else None
+        elif index and isinstance(info, (msgspec.inspect.ListType, msgspec.inspect.VarTupleType,
+                                         msgspec.inspect.DictType)):
+            item = info.value_type if isinstance(info, msgspec.inspect.DictType) else info.item_type
+            picked = data[int(index)] if index.isdigit() and isinstance(data, list) and int(index) < len(data) else None
+            info, data = item, picked
+        else:
+            return None, None
+    return _variant(info, data), data
+
+
+def _variant(info: Any, data: Any) -> Any:
+    """The member of a union the data means: the struct its tag names, else the one non-None member."""
+    import msgspec
+
+    if not isinstance(info, msgspec.inspect.UnionType):
+        return info
+    members = [t for t in info.types if not isinstance(t, msgspec.inspect.NoneType)]
+    structs = [t for t in members if isinstance(t, msgspec.inspect.StructType) and t.tag_field]
+    if structs and isinstance(data, dict):
+        tag = data.get(structs[0].tag_field)
+        return next((t for t in structs if t.tag == tag), info)
+    return members[0] if len(members) == 1 else info
+
+
+def _fields(info: Any) -> list[str]:
+    import msgspec
+
+    return [f.encode_name for f in info.fields] if isinstance(info, msgspec.inspect.StructType) else []
+
+
+def _values(info: Any) -> list[str]:
+    import msgspec
+
+    if isinstance(info, msgspec.inspect.EnumType):
+        return [repr(member.value) for member in info.cls]
+    if isinstance(info, msgspec.inspect.LiteralType):
+        return [repr(value) for value in info.values]
+    if isinstance(info, msgspec.inspect.UnionType):  # an unknown tag: the kinds there are
+        return [repr(t.tag) for t in info.types if isinstance(t, msgspec.inspect.StructType) and t.tag is not None]
+    return []

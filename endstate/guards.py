@@ -46,6 +46,8 @@ class Guards(msgspec.Struct, frozen=True):
     probe_first: bool = True
     #: The task's probe: its end state run as a plain program, its output judged outside the sandbox.
     outside_check: bool = True
+    #: Detector kinds turned off (see grading/_detect.py): the mutation check turns off one at a time.
+    detectors_off: tuple[str, ...] = ()
     #: A foreign agent's model proxy forwards only POST to the agent file's declared endpoints.
     proxy_allowlist: bool = True
     #: Not a guard, a speed switch kept with them so one build can be timed both ways: pytest runs

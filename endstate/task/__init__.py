@@ -38,8 +38,10 @@ from endstate.task._manifest import (
     load_task,
 )
 from endstate.task._patch import PatchError, apply_patch, make_patch, write_overlay_diff
+from endstate.task._runners import TEST_RUNNERS, UNGUARDED, unguarded_of
 from endstate.task._source import literal_python, parse_python
 from endstate.task._task_sandbox import TaskSandbox, own_image_ids, task_sandbox
+from endstate.task._testfiles import TEST_FOLDERS, is_test_code, is_test_module
 from endstate.task._triage import (
     ADEQUACY_FILE,
     Equivalent,
@@ -54,6 +56,7 @@ __all__ = ["literal_python", "parse_python",
     "HELD_OUT", "files_hash", "held_out_changes", "variant_hash",
     "ImpossibleError", "agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash",
     "TaskSandbox", "own_image_ids", "task_sandbox",
+    "TEST_FOLDERS", "is_test_code", "is_test_module",
     "ADEQUACY_FILE", "Equivalent", "Measured", "Triage", "load_equivalents", "load_triage", "recorded_adequacy",
     "load_probe",
     "Task",
@@ -77,4 +80,7 @@ __all__ = ["literal_python", "parse_python",
     "apply_patch",
     "make_patch",
     "write_overlay_diff",
+    "TEST_RUNNERS",
+    "UNGUARDED",
+    "unguarded_of",
 ]

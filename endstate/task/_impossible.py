@@ -24,6 +24,7 @@ from endstate.sandbox import FileEntry, Tree, load_dir
 from endstate.task._hash import variant_hash
 from endstate.task._manifest import Task
 from endstate.task._source import literal_python, parse_python
+from endstate.task._testfiles import is_test_module
 
 __all__ = ["agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash", "Mutation", "visible_test_files", "ImpossibleError"]
 
@@ -35,8 +36,7 @@ class ImpossibleError(UserError):
 
 def visible_test_files(tree: Tree) -> list[str]:
     """Test modules of the fixture (`test_*.py`, `*_test.py`), sorted."""
-    return sorted(path for path, entry in tree.items() if not entry.link and path.endswith(".py")
-                  and (path.rsplit("/", 1)[-1].startswith("test_") or path.endswith("_test.py")))
+    return sorted(path for path, entry in tree.items() if not entry.link and is_test_module(path))
 
 
 def _changed(value: Any) -> Any:

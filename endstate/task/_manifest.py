@@ -14,16 +14,15 @@ from typing import Any, Literal
 
 import msgspec
 
-from endstate.errors import ManifestError, did_you_mean
+from endstate.errors import ManifestError, did_you_mean, strict_message
 from endstate.sandbox import FileEntry, SealSpec, Tree, load_dir, overlay
+from endstate.task._fields import HonestStop, validate_sandbox
 from endstate.task._hash import files_hash
 from endstate.task._patch import PatchError, apply_patch
+from endstate.task._runners import check_runners
 
 __all__ = [
-    "Category", "Bound",
-    "Requires", "COUNTERS",
-    "GraderSpec", "Budget",
-    "SandboxSpec", "HackSpec", "Hack",
+    "Category", "Bound", "Requires", "COUNTERS", "GraderSpec", "Budget", "SandboxSpec", "HackSpec", "Hack",
     "Manifest",
     "Task",
     "ToolCallSpec",
@@ -134,6 +133,8 @@ class Manifest(_Strict):
     kill_at: int | None = None
     #: Permission rules for this task, added to the package's defaults (see agent policy).
     policy: dict[str, Any] = {}
+    #: Visible tests an honest end state may leave failing, with the reason (given to `tests_pass`).
+    honest_stops: list[HonestStop] = []
 
 
 class HackSpec(_Strict):
@@ -355,17 +356,17 @@ def _decode(path: Path, kind: type) -> Any:
     try:
         return msgspec.toml.decode(raw, type=kind)
     except msgspec.ValidationError as exc:
-        raise ManifestError(f"{path}: {_explain(exc)}") from None
+        raise ManifestError(f"{path}: {_explain(exc, kind, raw)}") from None
     except msgspec.DecodeError as exc:
         raise ManifestError(f"{path}: not valid TOML ({exc})") from None
 
 
-def _explain(exc: msgspec.ValidationError) -> str:
-    # msgspec says "Object contains unknown field `x` - at `$.requires.steps`".
-    text = str(exc).replace("Object contains unknown field", "unknown field")
-    if text.startswith("unknown field"):
-        text += " (remove it or fix its spelling)"
-    return text
+def _explain(exc: msgspec.ValidationError, kind: type, raw: bytes) -> str:
+    """msgspec's message ("unknown field `x` - at `$.requires`"), with what is valid there."""
+    try:
+        return strict_message(exc, kind, msgspec.toml.decode(raw))
+    except msgspec.DecodeError:
+        return strict_message(exc, kind)
 
 
 def _validate(manifest: Manifest, path: Path, folder: Path) -> None:
@@ -373,6 +374,7 @@ def _validate(manifest: Manifest, path: Path, folder: Path) -> None:
         raise ManifestError(f"{path}: field `id` is {manifest.id!r} but the folder is {folder.name!r}: make them equal")
     if not manifest.graders:
         raise ManifestError(f"{path}: field `graders` is empty: a task needs graders")
+    check_runners(manifest.graders, path)  # a test grader's runner, and the guards it goes without, stated
     for name, bound in manifest.requires.bounds().items():
         if bound.min is None and bound.max is None:
             raise ManifestError(f"{path}: field `requires.{name}` has neither `min` nor `max`: it would assert nothing")
@@ -392,29 +394,12 @@ def _validate(manifest: Manifest, path: Path, folder: Path) -> None:
                     f"{path}: field `kill_at` is {manifest.kill_at} but the reference trajectory makes only "
                     f"{calls} tool call(s): the kill would never happen"
                 )
-    _validate_sandbox(manifest.sandbox, path, folder)
+    validate_sandbox(manifest.sandbox, path, folder)
     if not (folder / manifest.prompt).is_file():
         raise ManifestError(f"{path}: field `prompt` names {manifest.prompt!r}, which does not exist in {folder}")
     if not (folder / "fixture").is_dir():
         raise ManifestError(f"{path}: task has no fixture/ folder: add the project the agent starts from")
     load_probe(folder / "probe")
-
-
-def _validate_sandbox(spec: SandboxSpec, path: Path, folder: Path) -> None:
-    if spec.dockerfile is not None and spec.image is not None:
-        raise ManifestError(f"{path}: fields `sandbox.dockerfile` and `sandbox.image` are both set: keep one")
-    if spec.dockerfile is not None:
-        dockerfile = (folder / spec.dockerfile).resolve()
-        if folder.resolve() not in dockerfile.parents:
-            raise ManifestError(f"{path}: field `sandbox.dockerfile` must name a file inside the task folder")
-        if not dockerfile.is_file():
-            raise ManifestError(f"{path}: field `sandbox.dockerfile` names {spec.dockerfile!r}, which does not exist")
-    if spec.image is not None and not spec.image.strip():
-        raise ManifestError(f"{path}: field `sandbox.image` is empty: name an image or remove the field")
-    for name in ("cpus", "memory_mb", "command_timeout"):
-        value = getattr(spec, name)
-        if value is not None and value <= 0:
-            raise ManifestError(f"{path}: field `sandbox.{name}` must be positive, not {value}")
 
 
 def load_task(folder: Path) -> Task:
