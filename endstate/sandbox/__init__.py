@@ -41,8 +41,11 @@ from endstate.sandbox._layer import (
     selected,
     start_sealed,
 )
+from endstate.sandbox._pulled import PullFailed, pull_pinned, run_in_image
+from endstate.sandbox._runtime import RUNTIME, TOOLBOX_BUILD, runtime_volume
 from endstate.sandbox._scripts import RESTRICT
 from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal, without_caches
+from endstate.sandbox._services import LIST_SERVICES, Process, unrestartable
 from endstate.sandbox._timed import TimedSandbox
 from endstate.sandbox._tree import (
     VCS_DIRS,
@@ -53,23 +56,35 @@ from endstate.sandbox._tree import (
     overlay,
     tar_to_tree,
     tree_hash,
+    tree_to_tar,
 )
 
 if TYPE_CHECKING:
+    from endstate.sandbox._cli import docker_cli
     from endstate.sandbox._docker import DockerSandbox
     from endstate.sandbox._engine import connect, engine_answers
     from endstate.sandbox._faults import EngineWatch, machinery_fault
     from endstate.sandbox._image import (
         build_context,
         build_image,
+        build_python_image,
         build_task_image,
+        build_wheel_in_image,
         image_id,
         image_label,
         image_python,
     )
     from endstate.sandbox._local import LocalSandbox
+    from endstate.sandbox._pythons import PYTHON_IMAGE, PythonSource, python_source
     from endstate.sandbox._reaper import LABEL, RUN_LABEL, reap, remove_run_containers
-    from endstate.sandbox._wheels import SANDBOX_PYTHON, SYSTEM_PACKAGES, built_root, resolve_requirements
+    from endstate.sandbox._wheels import (
+        SANDBOX_PYTHON,
+        SYSTEM_PACKAGES,
+        built_root,
+        python_of,
+        resolve_requirements,
+        wheelhouse,
+    )
 
 __all__ = [
     "HARNESS_PROGRAMS",
@@ -77,6 +92,8 @@ __all__ = [
     "harness_path",
     "SystemChange",
     "agent_processes",
+    "LIST_SERVICES",
+    "unrestartable",
     "apply_change",
     "start_sealed",
     "combined_hash",
@@ -98,6 +115,7 @@ __all__ = [
     "SANDBOX_ENV",
     "output_text",
     "SealedSandbox",
+    "Process",
     "seal",
     "SNAPSHOT_MAX_BYTES",
     "matches_any",
@@ -105,6 +123,8 @@ __all__ = [
     "cache_paths",
     "TimedSandbox",
     "RESTRICT",
+    "RUNTIME",
+    "TOOLBOX_BUILD",
     "Tree",
     "FileEntry",
     "VCS_DIRS",
@@ -112,6 +132,7 @@ __all__ = [
     "load_dir",
     "overlay",
     "tar_to_tree",
+    "tree_to_tar",
     "ProjectCopy",
     "open_sandbox",
     "resolve_backend",
@@ -122,17 +143,30 @@ __all__ = [
     "engine_answers",
     "EngineWatch",
     "machinery_fault",
+    "services_interfered",
     "LABEL",
     "RUN_LABEL",
     "build_image",
+    "runtime_volume",
     "build_task_image",
     "image_id",
+    "PullFailed",
+    "pull_pinned",
+    "run_in_image",
     "DEFAULT_IMAGE",
     "reap",
     "resolve_requirements",
     "SANDBOX_PYTHON",
     "SYSTEM_PACKAGES",
     "built_root",
+    "python_of",
+    "wheelhouse",
+    "build_wheel_in_image",
+    "PYTHON_IMAGE",
+    "PythonSource",
+    "build_python_image",
+    "python_source",
+    "docker_cli",
 ]
 
 #: Names whose modules load on first use (the docker SDK, a backend), by module.
@@ -142,6 +176,7 @@ _LAZY = {
     "engine_answers": "_engine",
     "EngineWatch": "_faults",
     "machinery_fault": "_faults",
+    "services_interfered": "_faults",
     "RUN_LABEL": "_reaper",
     "LocalSandbox": "_local",
     "LABEL": "_reaper",
@@ -157,6 +192,14 @@ _LAZY = {
     "SANDBOX_PYTHON": "_wheels",
     "SYSTEM_PACKAGES": "_wheels",
     "built_root": "_wheels",
+    "python_of": "_wheels",
+    "wheelhouse": "_wheels",
+    "PYTHON_IMAGE": "_pythons",
+    "PythonSource": "_pythons",
+    "build_python_image": "_image",
+    "build_wheel_in_image": "_image",
+    "python_source": "_pythons",
+    "docker_cli": "_cli",
 }
 
 

@@ -50,9 +50,10 @@ from endstate.sandbox._base import (
 )
 from endstate.sandbox._bounded import BoundedFolders
 from endstate.sandbox._channel import Channel, ChannelBroken
-from endstate.sandbox._engine import ChunkReader, remove_container, shared_client, why
+from endstate.sandbox._engine import ChunkReader, freeze, remove_container, shared_client, still_running, why
 from endstate.sandbox._files import DockerFileTools, _inside
 from endstate.sandbox._reaper import owner_labels
+from endstate.sandbox._runtime import RUNTIME, runtime_python, runtime_volume
 from endstate.sandbox._scripts import (
     _BACKSTOP_S,
     _MIB,
@@ -118,7 +119,10 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
     def _start(self, name_hint: str, run_id: str) -> None:
         name = "endstate-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", name_hint)[:40] + "-" + secrets.token_hex(4)
         tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
-        command, init = first_process(self._agent_uid)
+        command, init = first_process(self._agent_uid, runtime=self._grading)
+        # A grading container runs the harness from a runtime of its own, never from the image (see _runtime).
+        mounts = [docker.types.Mount(RUNTIME, runtime_volume(self._client), type="volume", read_only=True)] \
+            if self._grading else []
         self._container = self._client.containers.create(
             self.image, command, name=name, init=init,
             user="root",
@@ -146,6 +150,7 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                                         *(ROOT_AGENT_CAPS if self._agent_uid == 0 else [])])),  # bounded by the runner
             security_opt=["no-new-privileges"],
             labels=owner_labels(run_id or secrets.token_hex(8)),
+            mounts=mounts,
         )
         # From here on the container exists: make sure it goes away whatever happens,
         # including interpreter exit without close() (KeyboardInterrupt, forgotten with).
@@ -175,7 +180,7 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         RESTRICT's filter itself) starts the command's user process, and without one RESTRICT does:
         no command there runs without the filter. Anywhere else the same as `exec`."""
         if self._grading:
-            return self._exec(command, timeout, wrapper or ["python3", "-I", "-S", "-c", RESTRICT])
+            return self._exec(command, timeout, wrapper or runtime_python("-c", RESTRICT))
         return self._exec(command, timeout, [])
 
     def _exec(self, command: str, timeout: float | None, wrapper: list[str]) -> ExecResult:
@@ -198,16 +203,20 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                     f"command runner in container {self._container.short_id} died ({exc}; container state: "
                     f"{self._state()}); the sandbox is unusable"
                 ) from None
-            # The in-container watchdog should have ended the command long ago.
-            running = self._still_running()
+            # The in-container watchdog should have ended the command long ago. A grading container is
+            # frozen first, so what its processes did (a service that stopped the runner) is what is seen.
+            frozen = self._grading and freeze(self._container)
+            running = still_running(self._container)
             try:
                 self._container.kill()
             except docker.errors.APIError:
                 pass  # already stopped or gone: either way it runs nothing now
-            raise CommandWedged(
+            wedged = CommandWedged(
                 f"command in container {self._container.short_id} outlived its deadline by "
                 f"{_BACKSTOP_S:.0f}s ({exc}); the container was killed{running}"
-            ) from None
+            )
+            wedged.frozen = running if frozen else None
+            raise wedged from None
         duration = time.monotonic() - started
 
         marker = b"\n" + nonce.encode()
@@ -242,17 +251,6 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
             oom_killed=oom_killed,
         )
 
-    def _still_running(self, most: int = 12) -> str:
-        """What the container still ran when a command outlived its deadline, as the engine sees
-        it (`docker top`, which asks nothing of the container): the clue to what held it."""
-        try:
-            rows = self._container.top(ps_args="-o pid,user,stat,args")["Processes"] or []  # the engine needs the pid
-            shown = "; ".join(f"{user} {state} {args[:80]}" for _, user, state, args in (r[:4] for r in rows[:most]))
-        except (docker.errors.APIError, KeyError, TypeError, ValueError):  # no answer, or rows of another shape
-            return ""
-        more = f"; and {len(rows) - most} more" if len(rows) > most else ""
-        return f"; still running: {shown}{more}" if shown else ""
-
     def _state(self) -> str:
         try:
             return self._client.api.inspect_container(self._container.id)["State"]["Status"]
@@ -272,7 +270,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         channel = self._held_channel()
         if channel is None:
             try:
-                channel = self._open_channel = Channel.open(self._client.api, self._container.id)
+                channel = self._open_channel = Channel.open(self._client.api, self._container.id,
+                                                            runtime=self._grading)
             except docker.errors.NotFound:
                 raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
             except docker.errors.APIError as exc:

@@ -1,5 +1,6 @@
 """The connection to the Docker engine: one client per process, the API version learnt once,
-and removing a container (which the sandbox and the reaper both do).
+removing a container (which the sandbox and the reaper both do), and freezing one to look at
+what it runs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import docker.errors
 from endstate.errors import SandboxUnavailable
 
 __all__ = ["API_VERSION_ENV", "DEFAULT_SOCKET", "connect", "engine_answers", "engine_configured", "engine_url",
-           "remove_container", "shared_client", "why", "ChunkReader"]
+           "freeze", "remove_container", "shared_client", "still_running", "why", "ChunkReader"]
 
 #: Where the docker SDK looks for an engine when DOCKER_HOST is not set.
 DEFAULT_SOCKET = "/var/run/docker.sock"
@@ -115,3 +116,24 @@ class ChunkReader(io.RawIOBase):
         buffer[:size] = self._pending[:size]
         self._pending = self._pending[size:]
         return size
+
+
+def freeze(container: Any) -> bool:
+    """Freeze every process of `container` (the engine's cgroup freezer): whether it could."""
+    try:
+        container.pause()
+    except docker.errors.APIError:
+        return False
+    return True
+
+
+def still_running(container: Any, most: int = 12) -> str:
+    """What `container` still runs, as the engine sees it (`docker top`, which asks nothing of the
+    container, frozen or not): the clue to what held a command past its deadline."""
+    try:
+        rows = container.top(ps_args="-o pid,user,stat,args")["Processes"] or []  # the engine needs the pid
+        shown = "; ".join(f"{user} {state} {args[:80]}" for _, user, state, args in (r[:4] for r in rows[:most]))
+    except (docker.errors.APIError, KeyError, TypeError, ValueError):  # no answer, or rows of another shape
+        return ""
+    more = f"; and {len(rows) - most} more" if len(rows) > most else ""
+    return f"; still running: {shown}{more}" if shown else ""

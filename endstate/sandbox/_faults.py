@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import errno
 import os
+from typing import Any
 from urllib.parse import urlsplit
 
 import docker.errors
 import requests.exceptions
 
 from endstate.errors import CommandWedged
+from endstate.sandbox._engine import freeze, still_running
 
-__all__ = ["machinery_fault", "EngineWatch"]
+__all__ = ["machinery_fault", "services_interfered", "EngineWatch"]
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
@@ -65,6 +67,44 @@ def machinery_fault(exc: BaseException) -> str | None:
         if isinstance(link, (requests.exceptions.ConnectionError, ConnectionError)):
             return _one_line(f"the connection to the Docker engine broke ({type(link).__name__}: {link})")
     return None
+
+
+#: What a grading container may gain on the host's disk (its writable layer) before a full disk is its doing.
+_WRITTEN_MAX = 256 * 1024 * 1024
+
+
+def services_interfered(box: Any, exc: BaseException) -> str | None:
+    """What the end state's services, running as root beside the harness in grading container `box`,
+    did to the harness's command that failed with `exc`: seen with every process of the container
+    frozen (the engine's cgroup freezer), never by trying again. None when the machinery failed
+    under them instead: the engine does not answer, the container is gone or stopped (its first
+    process ignores every signal sent from inside), or the host's disk filled while the container
+    had written little to it."""
+    frozen = next((getattr(link, "frozen", None) for link in _chain(exc) if isinstance(link, CommandWedged)), None)
+    if frozen is not None:  # looked at, frozen, before the wedged container was killed
+        return _one_line(f"a harness command never returned{frozen}", limit=300)
+    inner = getattr(box, "inner", box)
+    client, container = getattr(inner, "_client", None), getattr(inner, "container_id", None)
+    if client is None or container is None or not EngineWatch().answers():
+        return None
+    try:
+        (state,) = client.api.containers(all=True, size=True, filters={"id": container}) or [{}]
+    except (docker.errors.DockerException, requests.exceptions.RequestException, ValueError):
+        return None
+    written = state.get("SizeRw") or 0
+    if state.get("State") not in ("running", "paused"):
+        return None
+    if any(isinstance(link, OSError) and link.errno in _DISK_FULL for link in _chain(exc)) or "no space left" in str(exc):
+        return _one_line(f"the host's disk filled while they had written {written // (1024 * 1024)} MiB") \
+            if written > _WRITTEN_MAX else None
+    handle = client.containers.get(container)
+    frozen = freeze(handle)
+    try:
+        seen = still_running(handle)
+    finally:
+        if frozen:
+            handle.unpause()
+    return _one_line(f"the harness's command failed ({exc}){seen}", limit=300)
 
 
 class EngineWatch:

@@ -12,7 +12,9 @@ current Dockerfile in its `endstate.dockerfile-sha256` label.
 A task may bring its own image (`[sandbox] dockerfile = "image/Dockerfile"`):
 `build_task_image` builds it the same way, offline seeding included, tagged
 `endstate-task-<id>:<first 12 hex of the build context's sha256>` and labelled
-with the full hash, so an unchanged context is never rebuilt. A task folder's
+with the full hash, so an unchanged context is never rebuilt. A task image `FROM
+endstate-python:<X.Y>-<source>` (another Python than the sandbox's) has that image built
+first (`endstate.sandbox._pythons`). A task folder's
 image that installs the project's dependencies holds a pinned `requirements.txt`
 beside its Dockerfile: the wheels it names join the build context from the host's
 wheelhouse (`endstate.sandbox._wheels`), and the build runs with no network, unless
@@ -39,9 +41,11 @@ import docker.errors
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox._base import DEFAULT_IMAGE
 from endstate.sandbox._engine import connect
+from endstate.sandbox._pythons import PYTHON_IMAGE, PythonSource, base_of, source_of_tag, write_context
 from endstate.sandbox._wheels import SYSTEM_PACKAGES
 
-__all__ = ["DEFAULT_IMAGE", "DOCKERFILE", "DOCKERFILE_LABEL", "CONTEXT_LABEL", "build_image", "build_task_image",
+__all__ = ["DEFAULT_IMAGE", "DOCKERFILE", "DOCKERFILE_LABEL", "CONTEXT_LABEL", "build_image", "build_python_image",
+           "build_task_image", "build_wheel_in_image",
            "context_sha256", "dockerfile_sha256", "base_image", "image_id"]
 
 
@@ -164,6 +168,9 @@ def _ensure_base(client: docker.DockerClient, base: str, offline_seed: OfflineSe
             client.images.pull(base)
             return
         except docker.errors.APIError as exc:
+            if "@sha256:" in base:  # pinned by digest (SWE-bench's own image of an instance): only its registry has it
+                raise SandboxUnavailable(f"cannot pull base image {base} ({exc.explanation or exc}): the task pins it "
+                                         "by digest; make its registry reachable, or load that image here") from None
             if offline_seed == "never":
                 raise SandboxUnavailable(
                     f"cannot pull base image {base} ({exc.explanation or exc}) and offline seeding is off: "
@@ -243,6 +250,8 @@ def build_task_image(dockerfile: Path, task_id: str, *, offline_seed: OfflineSee
             base = base_image(dockerfile)
             if base == DEFAULT_IMAGE:
                 build_image(offline_seed=offline_seed, log=log, mirror=mirror)
+            elif base.startswith(PYTHON_IMAGE + ":"):  # the image of the Python the task names
+                build_python_image(source_of_tag(base), log=log, offline_seed=offline_seed, mirror=mirror)
             else:
                 _ensure_base(client, base, offline_seed, log, mirror)
             requirements = context / "requirements.txt"
@@ -304,5 +313,73 @@ def build_context(context: Path, tag: str, *, labels: dict[str, str], log: Calla
     client = connect(timeout=1800)
     try:
         _build(client, f"building {tag}", log, path=str(context), tag=tag, network_mode="none", labels=labels)
+    finally:
+        client.close()
+
+
+def build_python_image(source: PythonSource, *, log: Callable[[str], None] = _quiet,
+                       offline_seed: OfflineSeed = "auto", mirror: str = DEBIAN_MIRROR) -> str:
+    """Build the image of `source` unless one of its tag holds the same context; return its tag.
+    SandboxUnavailable names the source and why it could not be had."""
+    with tempfile.TemporaryDirectory(prefix="endstate-python-") as tmp:
+        write_context(source, Path(tmp))
+        digest = context_sha256(Path(tmp))
+        client = connect(timeout=1800)
+        try:
+            try:
+                if (client.images.get(source.tag).labels or {}).get(CONTEXT_LABEL) == digest:
+                    return source.tag
+            except docker.errors.ImageNotFound:
+                pass
+            if source.kind == "registry":
+                _pull(client, source.origin)
+            else:
+                _ensure_base(client, base_of(source), offline_seed, log, mirror)
+            log(f"building {source.tag}: {source.said()}")
+            _build(client, f"building {source.tag} ({source.said()})", log, path=tmp, tag=source.tag,
+                   network_mode="host", labels={CONTEXT_LABEL: digest, "endstate.python-source": source.said()})
+        finally:
+            client.close()
+    return source.tag
+
+
+def _pull(client: docker.DockerClient, image: str) -> None:
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        try:
+            client.images.pull(image)
+        except docker.errors.APIError as exc:
+            raise SandboxUnavailable(f"cannot pull {image} ({exc.explanation or exc}): name a registry that has it, "
+                                     "or let endstate take a Debian suite or the host's Python") from None
+
+
+def build_wheel_in_image(source: PythonSource, sdist: Path, out: Path, *, environment: dict[str, str]) -> bool:
+    """Build `sdist` into a wheel in `out` with the Python of `source`'s image (built first), pip run from
+    its own wheel and the build's own requirements from PyPI over the host network, reached through the
+    certificates the host's pip trusts. False when it does not build there."""
+    from endstate.sandbox._wheels import resolve_requirements, wheelhouse
+
+    build_python_image(source)
+    with tempfile.TemporaryDirectory(prefix="endstate-pip-") as tmp:
+        pins = Path(tmp) / "pip.txt"
+        pins.write_text(resolve_requirements(["pip"], target=source), encoding="utf-8")
+        pip = next(wheelhouse(pins).glob("pip-*.whl"))
+    volumes = {str(sdist): {"bind": f"/in/{sdist.name}", "mode": "ro"},
+               str(pip): {"bind": f"/pip/{pip.name}", "mode": "ro"}, str(out): {"bind": "/out", "mode": "rw"}}
+    environment = {"HOME": "/tmp", **environment}
+    cert = os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
+    if os.path.isfile(cert):
+        volumes[cert] = {"bind": "/etc/endstate-host-certificates.crt", "mode": "ro"}
+        environment["PIP_CERT"] = "/etc/endstate-host-certificates.crt"
+    client = connect(timeout=1800)
+    try:
+        client.containers.run(source.tag, ["python3", f"/pip/{pip.name}/pip", "wheel", "--no-deps", "--quiet",
+                                           "--disable-pip-version-check", "--wheel-dir", "/out", f"/in/{sdist.name}"],
+                              network_mode="host", user=f"{os.getuid()}:{os.getgid()}", remove=True,
+                              environment=environment, volumes=volumes)
+        return True
+    except docker.errors.DockerException:
+        return False
     finally:
         client.close()

@@ -18,12 +18,14 @@ import io
 import posixpath
 import re
 import tarfile
+from collections.abc import Collection
 from typing import Any
 
 import msgspec
 
 from endstate.errors import SandboxError
 from endstate.sandbox._base import WORKDIR, Sandbox
+from endstate.sandbox._runtime import HARNESS_PROGRAMS
 from endstate.sandbox._services import Process, read_processes, start_processes
 from endstate.sandbox._tree import FileEntry, tree_hash
 
@@ -124,11 +126,9 @@ def _harness_bytecode(path: str) -> bool:
 #: grading container as root: the command server and seccomp wrapper (`python3 -I -S`, its
 #: standard library), the runner (bash and coreutils), `setpriv`, `tar`.
 _BIN = ("/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin")
-#: The programs the harness runs in a task container (a Harbor import adds those a base lacks).
-HARNESS_PROGRAMS = ("bash", "python3", "setpriv", "tar", "find", "xargs", "head", "tail", "wc", "cat", "realpath", "stat",
-                    "mkdir", "chmod", "chown", "touch", "du", "rm", "ln", "ls", "cp", "mv", "id", "env", "sleep",
-                    "dirname", "basename", "sort", "tr", "cut", "grep", "sed", "mktemp", "readlink", "date")
-_LOADER = ("/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d")
+#: What glibc reads by a fixed path whatever the program (the runtime's too, see _runtime): the preload
+#: list every loader reads, and the name service's modules, which a user lookup dlopens from the image.
+_LOADER = ("/etc/ld.so.preload", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/nsswitch.conf")
 _LIBS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
 _STDLIB = re.compile(r"/(usr/|usr/local/)?lib/python3\.\d+(/|$)")
 
@@ -248,15 +248,17 @@ def _exec(client: Any, container: str, argv: list[str], user: str) -> tuple[int,
     return client.api.exec_inspect(made["Id"]).get("ExitCode", 1), output.decode("utf-8", errors="replace")
 
 
-def agent_processes(live: Sandbox) -> list[Process]:
-    """The processes the agent left running in its (still running) container: see _services."""
-    return read_processes(*_container(live))
+def agent_processes(live: Sandbox, secrets: Collection[str] = ()) -> list[Process]:
+    """The processes the agent left running in its (still running) container, no variable holding
+    one of `secrets` in their environments: see _services."""
+    return read_processes(*_container(live), secrets)
 
 
-def start_sealed(grading: Sandbox, processes: list[Process]) -> None:
-    """Start the sealed `processes` again in the grading container: see _services."""
-    if processes:
-        start_processes(*_container(grading), processes)
+def start_sealed(grading: Sandbox, processes: list[Process]) -> list[str]:
+    """Start the sealed `processes` again in the grading container (see _services); one line for
+    each that could not be."""
+    return start_processes(*_container(grading), processes, grading.limits.workspace_mb * 1024 * 1024) \
+        if processes else []
 
 
 def apply_change(grading: Sandbox, change: SystemChange) -> None:

@@ -32,6 +32,7 @@ from importlib import resources
 from typing import NamedTuple
 
 from endstate.sandbox._base import SANDBOX_ENV, WORKDIR
+from endstate.sandbox._runtime import RUNTIME_PATH, runtime_python
 from endstate.sandbox._tree import FROZEN_ATIME
 
 __all__ = ["AGENT_UID", "RESTRICT", "ROOT_AGENT_CAPS", "ROOT_AGENT_ENV", "RunnerStatus", "as_agent", "first_process", "parse_status"]
@@ -116,14 +117,15 @@ RESTRICT = _script("restrict.py")
 _LIFELINE = _script("lifeline.py")
 
 
-def first_process(agent_uid: int) -> tuple[list[str], bool]:
+def first_process(agent_uid: int, *, runtime: bool = False) -> tuple[list[str], bool]:
     """The container's first process and whether Docker's init runs above it. It reads the
     stream its maker holds until end of file. Under an agent user it is root's `cat` (the agent
     cannot signal it); under a root agent, who can become any user, it is pid 1 itself, which
-    ignores every signal sent from inside and reaps orphans as Docker's init would."""
+    ignores every signal sent from inside and reaps orphans as Docker's init would. `runtime`:
+    from the harness's runtime (a grading container's), not the image."""
     if agent_uid:
-        return ["cat"], True
-    return ["python3", "-I", "-S", "-c", _LIFELINE], False
+        return [f"{RUNTIME_PATH}/cat" if runtime else "cat"], True
+    return [*(runtime_python() if runtime else ["python3", "-I", "-S"]), "-c", _LIFELINE], False
 
 
 _MIB = 1024 * 1024

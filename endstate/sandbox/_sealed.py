@@ -18,7 +18,6 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import posixpath
-from typing import Any
 
 from endstate.sandbox._base import WORKDIR, ExecResult, Sandbox
 from endstate.sandbox._tree import Tree, tree_hash
@@ -91,7 +90,9 @@ def resolve_link(tree: Tree, path: str) -> str | None:
 
 
 class SealedSandbox:
-    """The end state of one run, plus the sandbox graders run their commands in.
+    """The end state of one run, plus the sandbox graders run their commands in: exactly
+    what a grader may use (docs/graders.md), and nothing grading keeps on the way
+    (that is `endstate.grading.Grading`'s).
 
     `read_text`, `exists`, `paths`, `changed_paths` and `tree_hash` answer from the
     snapshot taken at sealing. `run` executes in the grading sandbox, where held-out
@@ -103,7 +104,7 @@ class SealedSandbox:
                   "changed_paths", "escaping_links", "tree_hash", "fixture_text", "fixture_bytes",
                   "fixture_exists", "fixture_paths", "fixture_hash", "run")
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         # Called only when ordinary lookup failed: a grader's typo, or a method of another sandbox.
         if name.startswith("_"):
             raise AttributeError(name)
@@ -112,49 +113,12 @@ class SealedSandbox:
         raise AttributeError(f"the sealed end state has no {name!r}: {hint}a grader may use "
                              f"{', '.join(sorted(self.GRADER_API))}")
 
-    def __init__(self, grading: Sandbox | None, snapshot: Tree, fixture: Tree, *,
-                 ignored_caches: list[str] | None = None) -> None:
-        self._grading = grading
+    def __init__(self, box: Sandbox | None, snapshot: Tree, fixture: Tree) -> None:
+        self._box = box
         self._snapshot = dict(snapshot)
         self._fixture = without_caches(fixture)
         self.tree_hash = tree_hash(self._snapshot)
         self.fixture_hash = tree_hash(self._fixture)
-        #: Cache files the end state held and the graders never saw.
-        self.ignored_caches = list(ignored_caches or [])
-        #: Paths the harness staged into the grading sandbox after sealing (held-out tests).
-        self.staged: set[str] = set()
-        #: The processes the agent left running, sealed, for the verifier to start again (a Harbor task's).
-        self.processes: list[Any] = []
-        #: What the grading sandbox received of the end state (the snapshot, unless a mutant says otherwise).
-        self.graded: Tree = self._snapshot
-        #: The same with the canaries and no held-out file: what a visible-only test run is given (grading's).
-        self.visible: Tree = {}
-        #: Whether the grading sandbox has received what it grades (see grading.stage_holdout).
-        self.stage_done = False
-        #: The harness's canary tests staged beside the tests: (test name, words marking its output).
-        self.canaries: list[tuple[str, tuple[str, ...]]] = []
-        #: The probe graders' verdicts, when they ran at staging before anything held out was there.
-        self.probe_verdicts: list[Any] = []
-        # What grading (endstate.grading) decides and keeps while it grades this end state; the
-        # switches are the run's grading guards, copied here when it stages (grading.stage_holdout).
-        #: The in-process guard, the twins and their value rewrites, the wipe between twin halves.
-        self.tamper_guard = True
-        self.twins = True
-        self.value_twins = True
-        self.half_isolation = True
-        #: Each process of the end state in namespaces of its own (grading/harness/endstate_isolate.py).
-        self.process_isolation = True
-        #: The twin plan drawn at staging (grading's TwinPlan), None when twins are off.
-        self.twin_plan: Any = None
-        #: The joint run of the visible and held-out tests (grading's Joint), when there is one;
-        #: and the halves it has run.
-        self.joint: Any = None
-        self.joint_done: list[Any] = []
-        #: Whether the test runner is prepared, and whether a warm runner was started for it.
-        self.test_runs_ready = False
-        self.warm_runner = False
-        #: Scratch copies of the graded tree made for a test run, which a later restage must reach.
-        self.scratch_copies: list[str] = []
 
     # -- the end state -------------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:
@@ -220,14 +184,10 @@ class SealedSandbox:
         return sorted(self._fixture)
 
     # -- commands, in the grading sandbox ----------------------------------------------
-    @property
-    def grading(self) -> Sandbox:
-        if self._grading is None:
-            raise RuntimeError("this sealed end state has no grading sandbox to run commands in")
-        return self._grading
-
     def run(self, command: str, *, timeout: float | None = None) -> ExecResult:
-        return self.grading.exec(command, timeout=timeout)
+        if self._box is None:
+            raise RuntimeError("this sealed end state has no grading sandbox to run commands in")
+        return self._box.exec(command, timeout=timeout)
 
 
 def seal(stopped: Sandbox, fixture: Tree, *, max_bytes: int = SNAPSHOT_MAX_BYTES) -> SealedSandbox:
@@ -235,4 +195,4 @@ def seal(stopped: Sandbox, fixture: Tree, *, max_bytes: int = SNAPSHOT_MAX_BYTES
     through `endstate.grading.seal_end_state`, which also prepares the grading sandbox.
     Raises SandboxError when the workspace holds more than `max_bytes`."""
     raw = stopped.get_tree(max_bytes=max_bytes, sealing=True)
-    return SealedSandbox(None, without_caches(raw), fixture, ignored_caches=cache_paths(raw))
+    return SealedSandbox(None, without_caches(raw), fixture)

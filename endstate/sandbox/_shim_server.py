@@ -156,6 +156,10 @@ def _edit(request, payload):
 
 def main():
     source, sink = sys.stdin.buffer, sys.stdout.buffer
+    runtime = os.environ.pop("ENDSTATE_RUNTIME", "")
+    if runtime:  # a grading container: what the harness runs is the runtime's; a command gets the image's PATH back
+        os.environ["ENDSTATE_USER_PATH"] = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
+        os.environ["PATH"] = runtime
     while True:
         try:
             request = json.loads(_exact(source, int.from_bytes(_exact(source, 4), "big")))

@@ -10,6 +10,7 @@ from its own wheel with `--no-index --require-hashes`.
 
 from __future__ import annotations
 
+import email.parser
 import hashlib
 import os
 import re
@@ -17,11 +18,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 from endstate.errors import SandboxUnavailable
+from endstate.sandbox._base import DEFAULT_IMAGE
+from endstate.sandbox._pythons import PythonSource
 
-__all__ = ["SANDBOX_PYTHON", "SYSTEM_PACKAGES", "built_root", "resolve_requirements", "wheelhouse", "wheelhouse_root"]
+__all__ = ["SANDBOX_PYTHON", "SYSTEM_PACKAGES", "built_root", "python_of", "resolve_requirements", "wheelhouse",
+           "wheelhouse_root"]
 
 #: The interpreter of endstate's sandbox image (Debian bookworm's python3).
 SANDBOX_PYTHON = "3.11"
@@ -35,9 +40,32 @@ SANDBOX_GLIBC = (2, 36)
 #: a manylinux_2_28 wheel (the common tag since 2023) is as good as a 2_17 one.
 PLATFORMS = (*[f"manylinux_2_{minor}_x86_64" for minor in range(SANDBOX_GLIBC[1], 4, -1)],
              "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64", "linux_x86_64")
-_TARGET = ["--only-binary=:all:", "--python-version", SANDBOX_PYTHON, "--implementation", "cp", "--abi",
-           "cp" + SANDBOX_PYTHON.replace(".", ""), "--abi", "abi3", "--abi", "none",
-           *[w for tag in PLATFORMS for w in ("--platform", tag)]]
+#: The first line of a pinned requirements file whose wheels are for another Python than the sandbox's
+#: and its image (`# python 3.9, glibc 2.31, image endstate-python:3.9-bullseye`): pip takes it for a
+#: comment, `wheelhouse` reads which wheels it names, the task's Dockerfile which image it is built from.
+_FOR = re.compile(r"# python (3\.\d+), glibc 2\.(\d+), image (\S+)\n")
+
+
+def _platforms(glibc: tuple[int, int]) -> tuple[str, ...]:
+    if glibc == SANDBOX_GLIBC:
+        return PLATFORMS
+    return (*[f"manylinux_2_{minor}_x86_64" for minor in range(glibc[1], 4, -1)], *PLATFORMS[-4:])
+
+
+def _target(python: str, glibc: tuple[int, int]) -> list[str]:
+    """pip's options that take the wheels of CPython `python` on a Linux of `glibc`, not the host's."""
+    return ["--only-binary=:all:", "--python-version", python, "--implementation", "cp", "--abi",
+            "cp" + python.replace(".", "") + ("m" if python in ("3.5", "3.6", "3.7") else ""), "--abi", "abi3",
+            "--abi", "none", *[w for tag in _platforms(glibc) for w in ("--platform", tag)]]
+
+
+def python_of(text: str) -> tuple[str, tuple[int, int], str]:
+    """The Python, glibc and image a pinned requirements text is for (the sandbox's, unless its first line
+    names another)."""
+    match = _FOR.match(text)
+    if not match:
+        return SANDBOX_PYTHON, SANDBOX_GLIBC, DEFAULT_IMAGE
+    return match.group(1), (2, int(match.group(2))), match.group(3)
 
 
 def wheelhouse_root() -> Path:
@@ -50,15 +78,18 @@ def built_root() -> Path:
     return wheelhouse_root().parent / "built"
 
 
-def _pip(args: list[str], what: str) -> None:
+def _pip(args: list[str], what: str, python: str = SANDBOX_PYTHON, glibc: tuple[int, int] = SANDBOX_GLIBC) -> None:
     built = [a for d in sorted(built_root().glob("*")) if d.is_dir() and "." not in d.name
              for a in ("--find-links", str(d))]
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--quiet",
-                           *_TARGET, *built, *args], capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--progress-bar=off",
+                           *_target(python, glibc), *built, *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        # What a conflict is caused by (`astroid 2.6.6 depends on wrapt<1.13 and >=1.11`: said on stdout), then
+        # pip's last words.
+        causes = [line.strip() for line in done.stdout.splitlines() if " depends on " in line][:3]
+        tail = " | ".join(causes + done.stderr.strip().splitlines()[-3:])
         raise SandboxUnavailable(f"{what} failed: {tail or 'pip said nothing'}. The task image needs every "
-                                 f"dependency as a wheel for Python {SANDBOX_PYTHON}; give the task an image "
+                                 f"dependency as a wheel for Python {python}; give the task an image "
                                  "of your own (--dockerfile) where one has none")
 
 
@@ -67,11 +98,42 @@ def _wheel_name(filename: str) -> tuple[str, str]:
     return re.sub(r"[-_.]+", "-", name).lower(), version
 
 
+#: How many times a resolution for another Python is run again with what its markers left out.
+_ROUNDS = 4
+
+
+def _left_out(wheels: Path, python: str) -> list[str]:
+    """What the downloaded wheels require on Python `python` and pip left out: pip evaluates environment
+    markers (`exceptiongroup; python_version < "3.11"`) for the Python it runs on, the host's, whatever
+    `--python-version` says (that sets the wheels' tags and Requires-Python only). Requirements of an
+    extra are not read (no extra is asked for below the top)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    environment = {"python_version": python, "python_full_version": f"{python}.0", "extra": ""}
+    have = {_wheel_name(wheel.name)[0] for wheel in wheels.glob("*.whl")}
+    missing = set()
+    for wheel in sorted(wheels.glob("*.whl")):
+        with zipfile.ZipFile(wheel) as archive:
+            metadata = next((n for n in archive.namelist() if n.endswith(".dist-info/METADATA")), None)
+            text = archive.read(metadata).decode("utf-8", errors="replace") if metadata else ""
+        for line in email.parser.Parser().parsestr(text).get_all("Requires-Dist") or []:
+            try:
+                requirement = Requirement(line)
+            except InvalidRequirement:
+                continue
+            name = re.sub(r"[-_.]+", "-", requirement.name).lower()
+            marker = requirement.marker
+            if marker is not None and "extra" not in str(marker) and marker.evaluate(environment) and name not in have:
+                missing.add(f"{requirement.name}{requirement.specifier}")
+    return sorted(missing)
+
+
 #: Where upload times are read to resolve as of a date (PEP 700's `upload-time`, which PyPI serves).
 DATED_INDEX = "https://pypi.org/simple"
 
 
-def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: tuple[str, ...] = ()) -> str:
+def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: tuple[str, ...] = (),
+                         target: PythonSource | None = None) -> str:
     """The text of a pinned requirements file (name==version --hash=sha256:...) for `requirements`
     and everything they need, plus pip itself (the build runs it from its wheel). The wheels
     are left in the wheelhouse of that text.
@@ -80,20 +142,33 @@ def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: t
     that day. pip takes a file with no upload time whatever the date, so this asks PyPI alone
     (`--isolated`: no configured mirror, extra index or find-links, which give none). pip itself
     and `undated` (exact pins, without their dependencies) are fetched first, whatever their date,
-    and offered beside it: the build needs a pip that runs on the sandbox's Python."""
+    and offered beside it: the build needs a pip that runs on the sandbox's Python.
+    `target`: the wheels are those of another Python's image (`endstate.sandbox._pythons`), which the
+    text's first line names."""
+    python, glibc = (target.python, target.glibc) if target else (SANDBOX_PYTHON, SANDBOX_GLIBC)
     with tempfile.TemporaryDirectory(prefix="endstate-resolve-") as tmp, \
             tempfile.TemporaryDirectory(prefix="endstate-undated-") as links:
         dated = []
         if as_of:
-            _pip(["--no-deps", "--dest", links, "pip", *undated], f"downloading pip {' '.join(undated)}")
+            _pip(["--no-deps", "--dest", links, "pip", *undated], f"downloading pip {' '.join(undated)}", python,
+                 glibc)
             dated = ["--isolated", "--index-url", DATED_INDEX, "--uploaded-prior-to", as_of, "--find-links", links]
-        _pip([*dated, "--dest", tmp, "pip", *requirements],
-             f"resolving {', '.join(requirements)}{f' as of {as_of}' if as_of else ''}")
+        asked = ["pip", *requirements]
+        for _ in range(_ROUNDS):
+            shutil.rmtree(tmp)
+            _pip([*dated, "--dest", tmp, *asked],
+                 f"resolving {', '.join(requirements)}{f' as of {as_of}' if as_of else ''}", python, glibc)
+            missing = _left_out(Path(tmp), python) if target else []
+            if not missing:
+                break
+            asked += missing
         lines = []
         for wheel in sorted(Path(tmp).glob("*.whl")):
             name, version = _wheel_name(wheel.name)
             lines.append(f"{name}=={version} --hash=sha256:{hashlib.sha256(wheel.read_bytes()).hexdigest()}")
         text = "\n".join(sorted(lines)) + "\n"
+        if target is not None:
+            text = f"# python {python}, glibc 2.{glibc[1]}, image {target.tag}\n" + text
         house = _house_of(text)
         if not house.exists():
             _fill(house, Path(tmp))
@@ -128,6 +203,6 @@ def wheelhouse(requirements_txt: Path) -> Path:
         return house
     with tempfile.TemporaryDirectory(prefix="endstate-wheels-") as tmp:
         _pip(["--no-deps", "--require-hashes", "--dest", tmp, "-r", str(requirements_txt)],
-             f"downloading the wheels {requirements_txt} names")
+             f"downloading the wheels {requirements_txt} names", *python_of(text)[:2])
         _fill(house, Path(tmp))
     return house

@@ -18,12 +18,16 @@ def test_public_names():
         "DockerSandbox", "LocalSandbox", "build_image", "DEFAULT_IMAGE", "reap",
         "build_context", "image_label", "image_python", "remove_run_containers",
         "HOSTNAME", "SANDBOX_ENV", "output_text", "SNAPSHOT_MAX_BYTES", "matches_any", "without_caches",
-        "cache_paths", "TimedSandbox", "RESTRICT", "VCS_DIRS", "overlay", "tar_to_tree", "connect", "engine_answers", "LABEL",
+        "cache_paths", "TimedSandbox", "RESTRICT", "VCS_DIRS", "overlay", "tar_to_tree", "tree_to_tar", "connect", "engine_answers", "LABEL",
         "build_task_image", "image_id", "resolve_requirements", "EngineWatch", "RUN_LABEL", "machinery_fault",
         "SandboxHandle", "DockerHandle", "LocalHandle", "attach",
         "SealSpec", "SystemChange", "read_change", "apply_change", "combined_hash", "selected",
-        "HARNESS_PROGRAMS", "harness_path", "agent_processes", "start_sealed",
-        "SANDBOX_PYTHON", "built_root", "ProjectCopy", "SYSTEM_PACKAGES",
+        "HARNESS_PROGRAMS", "harness_path", "agent_processes", "start_sealed", "LIST_SERVICES", "unrestartable",
+        "services_interfered", "RUNTIME", "TOOLBOX_BUILD", "runtime_volume",
+        "SANDBOX_PYTHON", "built_root", "ProjectCopy", "SYSTEM_PACKAGES", "Process", "PullFailed", "pull_pinned",
+        "run_in_image",
+        "python_of", "wheelhouse", "build_wheel_in_image", "PYTHON_IMAGE", "PythonSource", "build_python_image",
+        "python_source", "docker_cli",
     }
     assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
 

@@ -35,8 +35,10 @@ TREE = {
 ESCAPE = {"escape": FileEntry(0o777, b"", link="../etc")}
 
 #: Every path below the folders the harness writes, with owner, mode, mtime, type, link and size.
-#: The workspace's own mtime is left out: it is when the first file landed.
-LISTING = ("find /workspace /opt -mindepth 0 -printf '%p %u %g %m %T@ %y %l %s\\n' | sort "
+#: The workspace's own mtime is left out: it is when the first file landed. The harness's runtime
+#: (a read-only volume of a grading container, not unpacked by anyone) is left out too.
+LISTING = ("find /workspace /opt -mindepth 0 -path /opt/endstate-runtime -prune -o "
+           "-printf '%p %u %g %m %T@ %y %l %s\\n' | sort "
            "| sed 's|^\\(/workspace [^ ]* [^ ]* [^ ]*\\) [^ ]*|\\1|'")
 
 

@@ -39,3 +39,13 @@ def test_a_link_is_a_change_and_has_no_text():
     assert sealed.is_link("pkg/mod.py") and sealed.link_target("pkg/mod.py") == "/tmp/good.py"
     with pytest.raises(FileNotFoundError):
         sealed.read_text("pkg/mod.py")
+
+
+def test_a_grader_is_handed_the_grader_api_and_nothing_grading_keeps():
+    """What grading keeps while it grades lives in grading.Grading; the sealed sandbox offers
+    exactly the names docs/graders.md lists, and a name grading keeps is refused with that list."""
+    sealed = SealedSandbox(None, {"pkg/mod.py": F}, {"pkg/mod.py": F})
+    public = {name for name in dir(sealed) if not name.startswith("_")} - {"GRADER_API"}
+    assert public == set(SealedSandbox.GRADER_API)
+    with pytest.raises(AttributeError, match="a grader may use"):
+        sealed.twin_plan

@@ -1,4 +1,7 @@
 nonce=$ENDSTATE_NONCE uid=${ENDSTATE_AGENT_UID:-1000}; unset ENDSTATE_NONCE ENDSTATE_AGENT_UID
+# In a grading container PATH holds the harness's runtime alone (see _runtime.py) and the image's is
+# kept aside: the command gets it back, after every program of the harness was found on this one.
+user_path=${ENDSTATE_USER_PATH-} user_path_set=${ENDSTATE_USER_PATH+set}; unset ENDSTATE_USER_PATH
 cap=$1 limit_ms=$2 fsize=$3 ceiling=$4 cmd=$5 wrapper=("${@:6}")
 exec 5>&2 2>/dev/null
 oom_kills() {
@@ -92,7 +95,11 @@ exec 6<&- 7>&- 9>&-
 # The command is the memory cgroup's first choice when it fills the sandbox's memory: the
 # runner and its watchers, which say what happened, go on (raising the score needs no privilege).
 ( ulimit -f "$fsize" || exit; echo 1000 > /proc/self/oom_score_adj
-  exec "${wrapper[@]}" setpriv --reuid="$uid" --regid="$uid" --init-groups "${bounds[@]}" bash -c "$cmd" ) \
+  setpriv=$(type -P setpriv) shell=$(type -P bash)
+  [ ${#wrapper[@]} -gt 0 ] && wrapper[0]=$(type -P "${wrapper[0]}")
+  [ -n "$user_path_set" ] && export PATH=$user_path
+  # `bash` as $0: the shell's own messages read `bash: line 1: ...` whichever path started it (replay matches them)
+  exec "${wrapper[@]}" "$setpriv" --reuid="$uid" --regid="$uid" --init-groups "${bounds[@]}" "$shell" -c "$cmd" bash ) \
   </dev/null >&3 2>&4 3>&- 4>&- 5>&- 8<&-
 status=$?
 exec 3>&- 4>&-

@@ -1,0 +1,130 @@
+"""The harness's own runtime in a grading container: programs, loader, libraries and Python.
+
+A grading container is made from the task's image and then receives the end state; a root
+end state may have replaced any file of that image. So nothing the harness runs there as
+root comes from the image: the command server, the runner and its helpers, the seccomp and
+namespace wrappers and the services' starter run from RUNTIME, a Docker volume mounted
+read-only, by absolute path (or on a PATH that holds RUNTIME alone), Python with `-I -S`.
+
+The volume is filled once per engine from an image built on the sandbox image
+(`endstate-runtime:<hash>`): bash, Python and the programs the harness runs, copied with
+the libraries they load, glibc's loader and Python's standard library, each program's
+loader and library path rewritten to RUNTIME (patchelf, from Debian's archive). Python
+finds its standard library from where it runs, never the image's (`-I` ignores PYTHONHOME
+and PYTHONPATH; its `pyvenv.cfg` would be looked for in RUNTIME). The volume is named by
+the runtime image's id, which hashes its bytes: a changed runtime is another volume.
+
+What glibc reads whatever the program: `/etc/ld.so.preload` (its loader reads it for every
+dynamic program, `--preload ''` or not) and `/etc/nsswitch.conf` (a user lookup dlopens the
+modules it names from the image's library folders). The tamper check keeps both
+(`harness_path`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Callable
+from typing import Any
+
+from endstate.errors import SandboxUnavailable
+from endstate.sandbox._base import DEFAULT_IMAGE
+
+__all__ = ["HARNESS_PROGRAMS", "RUNTIME", "RUNTIME_PATH", "RUNTIME_PROGRAMS", "TOOLBOX_BUILD", "runtime_python", "runtime_volume"]
+
+#: Where the runtime is mounted in every grading container (never sealed: /opt/endstate*).
+RUNTIME = "/opt/endstate-runtime"
+#: The PATH of every process the harness runs as root in a grading container.
+RUNTIME_PATH = f"{RUNTIME}/bin"
+#: The programs the harness runs in every task container (a Harbor import's toolbox carries each).
+HARNESS_PROGRAMS = ("bash", "python3", "setpriv", "tar", "find", "xargs", "head", "tail", "wc", "cat", "realpath",
+                    "stat", "mkdir", "chmod", "chown", "touch", "du", "rm", "ln", "ls", "cp", "mv", "id", "env",
+                    "sleep", "dirname", "basename", "sort", "tr", "cut", "grep", "sed", "mktemp", "readlink", "date")
+#: And what a grading container's root runs besides (the bounded folders' mounts): the runtime carries all.
+RUNTIME_PROGRAMS = (*HARNESS_PROGRAMS, "mount", "umount", "rmdir")
+
+# Run in endstate's sandbox image (Debian bookworm): copy the programs, their libraries and Python's
+# standard library into the folder and point each program at the folder's loader and libraries.
+TOOLBOX_BUILD = r"""set -eu
+T=%(toolbox)s
+apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends patchelf >/dev/null
+mkdir -p "$T/bin" "$T/lib"
+for p in %(programs)s; do cp -L "$(type -P "$p")" "$T/bin/$p"; done
+py=$(readlink -f "$(type -P python3)"); v=${py##*/python}
+cp -a "/usr/lib/python$v" "$T/lib/"
+cd "$T/lib/python$v" && rm -rf test idlelib tkinter turtledemo ensurepip lib2to3 pydoc_data site-packages \
+  dist-packages config-* __pycache__ */__pycache__ && cd /
+loader=$(patchelf --print-interpreter /bin/bash)
+cp -L "$loader" "$T/lib/"
+libc=$(ldd /bin/bash | awk '$1 ~ /^libc[.]so/ {print $3}')
+cp -L "${libc%%/*}"/libgcc_s.so.1 "$T/lib/"
+for f in "$T"/bin/* "$T/lib/python$v"/lib-dynload/*.so; do ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'; done \
+  | sort -u | while read -r lib; do cp -L "$lib" "$T/lib/"; done
+for f in "$T"/bin/*; do
+  patchelf --set-interpreter "$T/lib/${loader##*/}" --force-rpath --set-rpath "$T/lib" "$f"
+done
+mkdir "$T/gnu" && for p in %(gnu)s; do ln -s "../bin/$p" "$T/gnu/$p"; done
+"$T/bin/python3" -I -S -c 'import ctypes, select, json, os'
+apt-get purge -y -qq patchelf >/dev/null && rm -rf /var/lib/apt/lists/*
+"""
+
+_LABEL = "endstate.runtime-sha256"
+
+
+def runtime_python(*args: str) -> list[str]:
+    """The runtime's Python, isolated and without `site`, with `args`."""
+    return [f"{RUNTIME_PATH}/python3", "-I", "-S", *args]
+
+
+def _dockerfile() -> str:
+    gnu = [p for p in RUNTIME_PROGRAMS if p not in ("bash", "python3")]
+    script = TOOLBOX_BUILD % {"toolbox": RUNTIME, "programs": " ".join(RUNTIME_PROGRAMS), "gnu": " ".join(gnu)}
+    return f"FROM {DEFAULT_IMAGE}\nUSER root\nRUN {json.dumps(['bash', '-c', script])}\n"
+
+
+def _image(client: Any, log: Callable[[str], None]) -> str:
+    """The runtime image's id, built first where this engine lacks it."""
+    import docker.errors  # the SDK: loaded where a grading container is made, never by the bubblewrap backend
+
+    try:
+        base = client.images.get(DEFAULT_IMAGE).id
+    except docker.errors.ImageNotFound:
+        raise SandboxUnavailable(f"Docker image {DEFAULT_IMAGE} does not exist here: run `endstate image build` "
+                                 "first (the harness's runtime is built on it)") from None
+    dockerfile = _dockerfile()
+    digest = hashlib.sha256(f"{base}\n{dockerfile}".encode()).hexdigest()
+    tag = f"endstate-runtime:{digest[:12]}"
+    try:
+        return client.images.get(tag).id
+    except docker.errors.ImageNotFound:
+        pass
+    from endstate.sandbox._image import _build  # the builder: loaded only where a runtime is built
+
+    log(f"building {tag}, the harness's runtime in grading containers")
+    built = _build(client, f"building {tag}", log, fileobj=io.BytesIO(dockerfile.encode()), tag=tag,
+                   network_mode="host", labels={_LABEL: digest})
+    return built or client.images.get(tag).id
+
+
+def runtime_volume(client: Any, log: Callable[[str], None] = lambda _line: None) -> str:
+    """The name of the volume holding the runtime, made and filled from its image where missing
+    (the image built first where missing: Debian's archive must be reachable then)."""
+    import docker.errors
+
+    image = _image(client, log)
+    name = "endstate-runtime-" + image.removeprefix("sha256:")[:24]
+    try:
+        client.volumes.get(name)
+        return name
+    except docker.errors.NotFound:
+        pass
+    client.volumes.create(name, labels={_LABEL: image})
+    try:  # an empty volume mounted where the image holds files is filled with them
+        client.containers.run(image, runtime_python("-c", "import ctypes, select, json"), remove=True,
+                              network_mode="none", user="root",
+                              volumes={name: {"bind": RUNTIME, "mode": "rw"}})
+    except docker.errors.DockerException as exc:
+        client.volumes.get(name).remove(force=True)
+        raise SandboxUnavailable(f"could not fill the harness's runtime volume {name}: {exc}") from None
+    return name

@@ -1,0 +1,268 @@
+"""The agent's services: listed in its container, started again in the grading container.
+
+Run as root by the harness, stdlib only, Python 3.6 syntax (a task's base may be old):
+
+    python3 -I -S -c "$(cat services.py)" list             prints the agent's services as JSON
+    python3 -I -S -c "$(cat services.py)" start SPEC_JSON  starts one, says whether its exec worked
+
+What `list` keeps of each (see endstate/sandbox/_services.py): its executable (/proc/PID/exe,
+resolved), its argv (/proc/PID/cmdline), its environment, working folder, uid, gid and groups.
+A process that rewrote its command line (a title: nginx's `nginx: master process nginx`) has
+no argv left in the kernel: it is started by the /etc/init.d script that names its executable,
+else from the title's words that begin at one naming its executable, else it cannot be
+started again and says why (`unrestartable`).
+"""
+
+import json
+import os
+import sys
+
+
+def _as_user(uid, gid, read):
+    """`read()` in a child that became `uid`:`gid` first (root lacks SYS_PTRACE in the agent's
+    container: a process's cwd, exe and environment are readable to its own user)."""
+    read_end, write_end = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+            os.write(write_end, json.dumps(read()).encode())
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        said = pipe.read()
+    os.waitpid(child, 0)
+    return json.loads(said.decode())
+
+
+def _names(word, exe, cwd, env):
+    """Whether `word` (an argv[0]) is the executable `exe`, as the process's own exec would find it."""
+    if not word:
+        return False
+    if "/" in word:
+        return os.path.realpath(os.path.join(cwd, word)) == exe
+    for folder in env.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(":"):
+        path = os.path.join(cwd, folder or ".", word)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return os.path.realpath(path) == exe
+    return False
+
+
+def _init_script(exe):
+    """The /etc/init.d script whose DAEMON= names `exe` (or a path that resolves to it), or ""."""
+    if not os.path.isdir("/etc/init.d"):
+        return ""
+    for script in sorted(os.listdir("/etc/init.d")):
+        try:
+            with open("/etc/init.d/" + script, "rb") as f:
+                text = f.read().decode("utf-8", "surrogateescape")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("DAEMON="):
+                named = line[len("DAEMON="):].strip().strip("\"'")
+                if named.startswith("/") and os.path.realpath(named) == exe:
+                    return "/etc/init.d/" + script
+    return ""
+
+
+def _plan(pid, argv, uid, gid):
+    """How to start the process again: {exe, argv, cwd, env, init, unrestartable}."""
+    base = "/proc/%d/" % pid
+
+    def read():
+        with open(base + "environ", "rb") as f:
+            pairs = [e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e]
+        env = {k.decode("utf-8", "surrogateescape"): v.decode("utf-8", "surrogateescape") for k, v in pairs}
+        cwd = os.readlink(base + "cwd")
+        exe = os.readlink(base + "exe")
+        said = {"cwd": cwd, "env": env, "exe": exe, "argv": argv, "init": "", "unrestartable": ""}
+        if exe.endswith(" (deleted)"):
+            said["unrestartable"] = "its program %s was deleted" % exe[:-len(" (deleted)")]
+        elif not _names(argv[0], exe, cwd, env):  # a title: the kernel kept no argv
+            words = " ".join(argv).split()
+            starts = [i for i, w in enumerate(words) if _names(w, exe, cwd, env)
+                      or os.path.basename(w) == os.path.basename(exe)]
+            said["init"] = _init_script(exe)
+            if said["init"]:
+                said["argv"] = [said["init"], "start"]
+            elif starts:
+                said["argv"] = words[starts[0]:]
+            else:
+                said["unrestartable"] = ("it rewrote its command line to %r, which does not name its program %s, "
+                                         "and no /etc/init.d script names it" % (" ".join(argv)[:80], exe))
+        return said
+
+    return _as_user(uid, gid, read)
+
+
+def _groups(base):
+    with open(base + "status", "rb") as f:
+        for line in f.read().decode("utf-8", "replace").splitlines():
+            if line.startswith("Groups:"):
+                return sorted(int(g) for g in line.split()[1:])
+    return []
+
+
+def list_services():
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        base = "/proc/" + name + "/"
+        try:
+            with open(base + "oom_score_adj", "rb") as f:  # what the agent started: see _services.py
+                if f.read().strip() != b"1000":
+                    continue
+            with open(base + "stat", "rb") as f:
+                rest = f.read().rsplit(b") ", 1)[1].split()
+            with open(base + "cmdline", "rb") as f:
+                argv = f.read().split(b"\0")[:-1]
+            st = os.stat(base)
+            if rest[0] == b"Z" or not argv:
+                continue
+            argv = [a.decode("utf-8", "surrogateescape") for a in argv]
+            while len(argv) > 1 and not argv[-1]:  # a rewritten command line is padded with NULs
+                argv.pop()
+            process = {"parent": int(rest[1]), "uid": st.st_uid, "gid": st.st_gid, "groups": _groups(base)}
+            process.update(_plan(int(name), argv, st.st_uid, st.st_gid))
+            found[int(name)] = process
+        except (OSError, ValueError, IndexError):
+            continue
+    print(json.dumps([p for p in found.values() if p["parent"] not in found]))
+
+
+#: Hidden from a service behind an empty read-only folder: the reward, the staged tests, the harness.
+_HIDDEN = ("/logs", "/workspace/.harbor", "/opt/endstate")
+#: Where a daemon keeps its state, logs and pid files: writable, as they were in its own container.
+_WRITABLE = ("/var", "/run", "/srv", "/home", "/root", "/workspace", "/tmp", "/dev/shm")
+#: Mounts the kernel's and the engine's own, left as they are.
+_KERNEL = ("/proc", "/sys", "/dev")
+#: CHOWN DAC_OVERRIDE FOWNER FSETID SETGID SETUID NET_BIND_SERVICE: none to mount or trace.
+_KEPT_CAPS = (0, 1, 3, 4, 6, 7, 10)
+_RDONLY, _NOSUID, _NODEV, _NOEXEC, _REMOUNT, _BIND, _REC, _PRIVATE = 1, 2, 4, 8, 32, 4096, 16384, 1 << 18
+_FLAGS = {"nosuid": _NOSUID, "nodev": _NODEV, "noexec": _NOEXEC, "noatime": 1024, "nodiratime": 2048,
+          "relatime": 1 << 21}
+
+
+def _under(path, folders):
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def _mounts():
+    """(mount point, its flags) of each mount this process sees, outermost first."""
+    found = []
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f.read().decode("utf-8", "surrogateescape").splitlines():
+            fields = line.split()
+            point = fields[4].replace("\\040", " ")
+            flags = sum(_FLAGS.get(option, 0) for option in fields[5].split(","))
+            found.append((point, flags))
+    return sorted(found, key=lambda m: m[0].count("/"))
+
+
+def _walled(libc, check):
+    """This process in a mount namespace of its own: the reward, the staged tests and the harness
+    hidden, every mount read-only but where a daemon writes. Each writable folder is bound onto
+    itself recursively first, so no later bind can drop a mount that hides something below it (a
+    bind without MS_REC of /workspace would show the staged tests again, writable)."""
+    check(libc.unshare(0x00020000), "unshare")
+    check(libc.mount(None, b"/", None, _REC | _PRIVATE, None), "private")
+    for kept in _WRITABLE:
+        if os.path.isdir(kept) and not os.path.islink(kept):
+            check(libc.mount(kept.encode(), kept.encode(), None, _BIND | _REC, None), kept)
+    for hidden in _HIDDEN:
+        if os.path.isdir(hidden) and not os.path.islink(hidden):
+            check(libc.mount(b"tmpfs", hidden.encode(), b"tmpfs", _RDONLY | _NOSUID | _NODEV | _NOEXEC,
+                             b"size=4k,mode=0555"), hidden)
+    for point, flags in _mounts():
+        if _under(point, _KERNEL + _HIDDEN + _WRITABLE):  # below a hidden folder: out of sight already
+            continue
+        # Read-only, its other flags kept (a remount of a bind sets them all).
+        check(libc.mount(None, point.encode(), None, _REMOUNT | _BIND | _RDONLY | flags, None), "read-only " + point)
+
+
+#: Where the services keep state outside the bounded places a grading container already has: each
+#: becomes an overlay whose writes land in one tmpfs of a fixed size, in the container's own mount
+#: namespace (the verifier sees what they write), its upper folders hidden from them under /opt/endstate.
+_BOUNDED = ("/var", "/run", "/srv", "/home", "/root")
+_UPPER = "/opt/endstate/services"
+
+
+def bound_writes(libc, check, size):
+    """What the services (and the verifier) write in _BOUNDED holds `size` bytes at most, together."""
+    os.makedirs(_UPPER, mode=0o700, exist_ok=True)
+    check(libc.mount(b"tmpfs", _UPPER.encode(), b"tmpfs", _NOSUID | _NODEV,
+                     ("size=%d,mode=0700" % size).encode()), _UPPER)
+    for folder in _BOUNDED:
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            upper, work = _UPPER + folder + "/upper", _UPPER + folder + "/work"
+            os.makedirs(upper)
+            os.makedirs(work)
+            options = "lowerdir=%s,upperdir=%s,workdir=%s" % (folder, upper, work)
+            check(libc.mount(b"overlay", folder.encode(), b"overlay", 0, options.encode()), folder)
+
+
+def start_service(libc, check, spec):
+    """Fork the service off (setsid, walled, its user, its folder, its environment) and exec it by its
+    executable's path; "" once the exec happened, else why it did not."""
+    read_end, write_end = os.pipe()  # close-on-exec: EOF once the exec worked
+    child = os.fork()
+    if child:
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as pipe:
+            said = pipe.read().decode("utf-8", "replace")
+        return said
+    os.close(read_end)
+    try:
+        os.setsid()
+        _walled(libc, check)
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+        for cap in range(64):
+            if cap not in _KEPT_CAPS:
+                libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP; past the last capability it fails, as it may
+        uid, gid, groups = spec["uid"], spec["gid"], spec["groups"]
+        exe = spec["exe"]
+        if spec["init"]:
+            uid, gid, groups, exe = 0, 0, [], spec["init"]
+        null = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.setgroups(groups)
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        try:
+            os.chdir(spec["cwd"])
+        except OSError:
+            os.chdir("/")
+        os.execve(exe, spec["argv"], spec["env"])
+    except Exception as exc:  # noqa: BLE001 - said to the harness, which names the service
+        os.write(write_end, str(exc).encode("utf-8", "replace"))
+    finally:
+        os._exit(127)
+
+
+def start_services(size, specs):
+    """Bound what they write, then start each; print why each that did not start did not ("" if it did)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def check(result, what):
+        if result != 0:
+            raise OSError(ctypes.get_errno(), what)
+
+    bound_writes(libc, check, size)
+    print(json.dumps([start_service(libc, check, spec) for spec in specs]))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "list":
+        list_services()
+    else:
+        start_services(int(sys.argv[2]), json.loads(sys.argv[3]))
