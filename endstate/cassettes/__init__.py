@@ -31,7 +31,15 @@ from endstate.cassettes._format import (
     finalize,
     load,
 )
-from endstate.cassettes._job import BUFFERED_STREAM_HEADER, FIRST_DIVERGENCE, LAST_TURN, CassetteJob, Provenance
+from endstate.cassettes._job import (
+    BUFFERED_STREAM_HEADER,
+    FIRST_DIVERGENCE,
+    LAST_TURN,
+    CassetteJob,
+    Provenance,
+    ProvenanceMode,
+    RunMode,
+)
 from endstate.cassettes._match import MATCH_MODES, request_hash
 from endstate.cassettes._preflight import ReplaySource, check_replay_folder, replay_settings
 
@@ -42,6 +50,8 @@ __all__ = [
     "open_session",
     "CassetteJob",
     "Provenance",
+    "ProvenanceMode",
+    "RunMode",
     "FIRST_DIVERGENCE",
     "LAST_TURN",
     "Tape",

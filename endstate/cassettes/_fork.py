@@ -47,6 +47,8 @@ class ForkPlan:
         self.fork_at = fork_at
         self.prefix = prefix
         self.notes = notes
+        #: How the prefix is matched: by conversation, or by turn across wire formats (`_crosswire`).
+        self.match = "conversation"
         #: The agent turn of the first request answered live (None while none was).
         self.live_from: int | None = None
         #: The parent's bytes as the fork first read them.
@@ -79,7 +81,15 @@ class ForkPlan:
                           and i.request.turn is not None and i.request.turn >= fork_at), len(parent.interactions))
             kept = parent.interactions[:first]
         prefix = msgspec.structs.replace(parent, interactions=list(kept))
+        crossing = _crossing(parent.header.model, str(job.header.get("model") or ""), job.header.get("agent", ""))
+        if crossing:
+            prefix, dropped = _translated(prefix, *crossing)
+            notes.append(f"forked across wire formats: the parent's answers ({crossing[0]}) are served as "
+                         f"{crossing[1]}, matched by agent turn and by the prompt and tool outputs"
+                         + (f"; {dropped} thinking or reasoning part(s) dropped, {crossing[1]} having no place "
+                            "for another provider's" if dropped else ""))
         plan = cls(parent, hashlib.sha256(data).hexdigest(), fork_at, prefix, notes)
+        plan.match = "turn" if crossing else "conversation"
         plan.copy = copy
         return plan
 
@@ -95,6 +105,36 @@ class ForkPlan:
     def must_match(self, turn: int | None) -> bool:
         """Whether a request of this agent turn must be answered from the prefix."""
         return self.fork_at != FIRST_DIVERGENCE and turn is not None and turn < self.fork_at
+
+
+def _crossing(parent: str, model: str, agent: str) -> tuple[str, str, str] | None:
+    """(parent's wire, new wire, new model name) when endstate's loop forks onto another wire format."""
+    from endstate.errors import ModelSpecError
+    from endstate.models import WIRE_FORMATS, parse_spec
+
+    try:
+        (source, _), (target, name) = parse_spec(parent), parse_spec(model)
+    except ModelSpecError:
+        return None
+    if agent or WIRE_FORMATS[source] == WIRE_FORMATS[target]:  # an installed agent speaks one format
+        return None
+    return WIRE_FORMATS[source], WIRE_FORMATS[target], name
+
+
+def _translated(prefix: Recording, source: str, target: str, model: str) -> tuple[Recording, int]:
+    """The prefix with every answered request's answer written in the target format."""
+    from endstate.cassettes._crosswire import translate_answer
+    from endstate.cassettes._format import RecordedResponse
+
+    kept, dropped = [], 0
+    for interaction in prefix.interactions:
+        answer = interaction.response
+        if 200 <= answer.status < 300:
+            body, lost = translate_answer(answer.body, source, target, model)
+            dropped += lost
+            answer = RecordedResponse(answer.status, {"content-type": ["application/json"]}, body, answer.reason)
+        kept.append(msgspec.structs.replace(interaction, response=answer))
+    return msgspec.structs.replace(prefix, interactions=kept), dropped
 
 
 def hook_fork(cassette: Any, plan: ForkPlan, writer: CassetteWriter, tape: Any, keys: RequestKeys,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 import msgspec
 
-__all__ = ["CassetteJob", "BUFFERED_STREAM_HEADER", "Provenance", "FIRST_DIVERGENCE", "LAST_TURN"]
+__all__ = ["CassetteJob", "BUFFERED_STREAM_HEADER", "Provenance", "ProvenanceMode", "RunMode", "FIRST_DIVERGENCE",
+           "LAST_TURN"]
 
 #: `fork_at` of a fork that goes live at the first request the parent has no answer for.
 FIRST_DIVERGENCE = -1
@@ -19,9 +21,28 @@ LAST_TURN = -2
 BUFFERED_STREAM_HEADER = "X-Endstate-Buffered-Stream"
 
 
+class RunMode(enum.StrEnum):
+    """Where a run's model answers come from; the card and the run's messages hold the value."""
+
+    #: From the model, written nowhere.
+    LIVE = "live"
+    #: From the model, each interaction written to a cassette as it happens.
+    RECORD = "record"
+    #: From the cassettes only.
+    REPLAY = "replay"
+
+
+class ProvenanceMode(enum.StrEnum):
+    """Where one task's answers came from (a task's `provenance` in results.json)."""
+
+    REPLAYED = "replayed"  # every answer from the cassette
+    LIVE = "live"  # none
+    FORKED = "forked"  # replayed, then live
+
+
 class CassetteJob(msgspec.Struct, frozen=True):
-    #: "record" writes interactions as they happen; "replay" answers from the file only.
-    mode: str
+    #: RECORD writes interactions as they happen; REPLAY answers from the file only.
+    mode: RunMode
     path: str
     match: str = "strict"
     header: dict[str, Any] = {}
@@ -37,8 +58,7 @@ class CassetteJob(msgspec.Struct, frozen=True):
 class Provenance(msgspec.Struct, frozen=True, omit_defaults=True):
     """Where a task's model answers came from: replayed from a cassette, live, or both."""
 
-    #: "replayed" (every answer from the cassette), "live" (none), "forked" (replayed, then live).
-    mode: str
+    mode: ProvenanceMode
     #: Agent turns 0..replayed_turns-1 were answered from the cassette (or its parent).
     replayed_turns: int = 0
     #: The first agent turn answered live; None when no turn was.
@@ -47,8 +67,8 @@ class Provenance(msgspec.Struct, frozen=True, omit_defaults=True):
     parent: str = ""
 
     def describe(self) -> str:
-        if self.mode == "forked":
+        if self.mode == ProvenanceMode.FORKED:
             replayed = f"turns 0..{self.replayed_turns - 1} replayed" if self.replayed_turns else "nothing replayed"
             live = f"live from turn {self.live_from}" if self.live_from is not None else "no turn live"
             return f"forked: {replayed}, {live}"
-        return "replayed: every turn from its cassette" if self.mode == "replayed" else "recorded live"
+        return "replayed: every turn from its cassette" if self.mode == ProvenanceMode.REPLAYED else "recorded live"

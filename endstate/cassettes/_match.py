@@ -4,8 +4,11 @@
                meaning (JSON is compared parsed, keys sorted). The determinism test.
     sequence   the channel is equal; recorded answers are served in recorded order
                per channel whatever the request says. The mutation check.
+    turn       the channel and agent turn are equal, and so are the prompt and tool outputs
+               the request carries: the prefix of a fork onto another wire format.
     conversation  the method and the body are equal with the body's "model" left out,
-               whatever the path: the prefix of a fork, which another model continues.
+               whatever the path, and an assistant's empty content ("", null) read as
+               none: the prefix of a fork, which another model continues.
 
 vcrpy serves the first unplayed recorded interaction its matchers accept, so a
 matcher that compares channels alone is all "in order per channel" needs.
@@ -71,6 +74,16 @@ def _body_bytes(request: Request) -> bytes | None:
     return b"".join(body)
 
 
+def _no_empty_content(messages: object) -> object:
+    """Chat messages with an empty assistant content left out: providers differ only in the form of
+    "no text beside the tool calls" (absent, null, or "" for servers that refuse a null), so a fork
+    of one provider's recording onto another's is asked the same conversation in another form."""
+    if not isinstance(messages, list):
+        return messages
+    return [{k: v for k, v in m.items() if not (k == "content" and v in ("", None))}
+            if isinstance(m, dict) and m.get("role") == "assistant" else m for m in messages]
+
+
 class RequestKeys:
     """The hash, channel and turn of vcrpy requests, each computed once per request object.
 
@@ -104,7 +117,8 @@ class RequestKeys:
         if known is None:
             body = canonical_body(self.scrubber.bytes(_body_bytes(request) or b""))
             if isinstance(body, dict):
-                body = {key: value for key, value in body.items() if key != "model"}
+                body = {key: _no_empty_content(value) if key == "messages" else value
+                        for key, value in body.items() if key != "model"}
             document = {"method": request.method.upper(), "body": body}
             known = hashlib.sha256(msgspec.json.encode(document, order="sorted")).hexdigest()
             self._conversations[request] = known
@@ -126,6 +140,17 @@ class RequestKeys:
         except ValueError:
             return None
 
+    def endstate_turn(self, made: Request, recorded: Request) -> None:
+        """The prefix matcher of a fork across wire formats: the same channel and agent turn, and
+        the same prompt and tool outputs said in it (the bodies' shapes differ by format)."""
+        from endstate.cassettes._crosswire import said
+
+        if (self.channel_of(made), self.turn_of(made)) != (self.channel_of(recorded), self.turn_of(recorded)):
+            raise AssertionError("another channel or turn")
+        if said(self.scrubber.bytes(_body_bytes(made) or b""), urlsplit(made.uri).path) != \
+                said(_body_bytes(recorded) or b"", urlsplit(recorded.uri).path):
+            raise AssertionError("the prompt or a tool output differs from the recorded one")
+
     def endstate_request_hash(self, made: Request, recorded: Request) -> None:
         """The strict matcher."""
         made_hash, recorded_hash = self.hash_of(made), self.hash_of(recorded)
@@ -138,8 +163,8 @@ class RequestKeys:
         if made_channel != recorded_channel:
             raise AssertionError(f"channel {made_channel!r} != recorded {recorded_channel!r}")
 
-    def matcher_for(self, match: MatchMode | Literal["conversation"]):
+    def matcher_for(self, match: MatchMode | Literal["conversation", "turn"]):
         """(name, function) of the matcher to register for `match`."""
         function = {"strict": self.endstate_request_hash, "sequence": self.endstate_channel,
-                    "conversation": self.endstate_conversation}[match]
+                    "conversation": self.endstate_conversation, "turn": self.endstate_turn}[match]
         return function.__name__, function

@@ -42,7 +42,7 @@ from endstate import __version__
 from endstate.cassettes._divergence import explain_divergence, request_body
 from endstate.cassettes._fork import ForkPlan, hook_fork
 from endstate.cassettes._format import FORMAT_VERSION, CassetteWriter, Header, Recording, finalize, load, utc_now, write
-from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob, Provenance
+from endstate.cassettes._job import BUFFERED_STREAM_HEADER, CassetteJob, Provenance, ProvenanceMode, RunMode
 from endstate.cassettes._journal import SIDECAR_NAME, Sidecar, header_id
 from endstate.cassettes._match import MatchMode, RequestKeys, canonical_body, check_match_mode
 from endstate.cassettes._preflight import check_header, open_cassette
@@ -100,14 +100,14 @@ class Tape:
     def provenance(self) -> Provenance:
         """Where this task's answers came from (replay: every one from the cassette)."""
         if self.fork is not None and self.fork.unchanged(self.played):
-            return Provenance("replayed", replayed_turns=self.replayed_turns)
+            return Provenance(ProvenanceMode.REPLAYED, replayed_turns=self.replayed_turns)
         if self.fork is not None:
-            return Provenance("forked", replayed_turns=self.replayed_turns, live_from=self.fork.live_from,
+            return Provenance(ProvenanceMode.FORKED, replayed_turns=self.replayed_turns, live_from=self.fork.live_from,
                               parent=self.fork.parent_hash)
-        if self.mode == "replay":
-            return Provenance("replayed", replayed_turns=sum(
+        if self.mode == RunMode.REPLAY:
+            return Provenance(ProvenanceMode.REPLAYED, replayed_turns=sum(
                 1 for index in self._played if self._channels[index] == "agent"))
-        return Provenance("live")
+        return Provenance(ProvenanceMode.LIVE)
 
     @property
     def played(self) -> int:
@@ -132,13 +132,13 @@ def open_session(job: CassetteJob, *, task_id: str, state_dir: str | Path,
     cassette is missing, corrupt, for another task or model, or would be
     overwritten; ReplayDivergence (from the model call) when replay has no answer.
     """
-    if job.mode not in ("record", "replay"):
+    if job.mode not in (RunMode.RECORD, RunMode.REPLAY):
         raise CassetteError(f"unknown cassette mode {job.mode!r}: use record or replay")
     match = check_match_mode(job.match)
     _check_vcrpy()
     path = Path(job.path)
     sidecar = Sidecar(Path(state_dir) / SIDECAR_NAME)
-    session = (_fork if job.parent else _record) if job.mode == "record" else _replay
+    session = (_fork if job.parent else _record) if job.mode == RunMode.RECORD else _replay
     keys = RequestKeys(scrubber)
     with session(job, path, task_id, match, sidecar, resumed, keys) as tape:
         yield tape
@@ -184,7 +184,7 @@ def _record(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
         count = 0
         sidecar.start(path, "record", header_id(header))
 
-    tape = Tape(mode="record", match=match, path=path, task_id=task_id, header=header, channels=[], played=set(),
+    tape = Tape(mode=RunMode.RECORD, match=match, path=path, task_id=task_id, header=header, channels=[], played=set(),
                 notes=[])
     error: str | None = ""
     try:
@@ -286,7 +286,7 @@ def _fork(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar:
         writer = CassetteWriter.create(path, header, overwrite=job.overwrite)
         count = 0
         sidecar.start(path, "fork", header_id(header))
-    tape = Tape(mode="record", match=match, path=path, task_id=task_id, header=header,
+    tape = Tape(mode=RunMode.RECORD, match=match, path=path, task_id=task_id, header=header,
                 channels=[i.request.channel for i in plan.prefix.interactions], played=set(), notes=plan.notes,
                 recording=plan.parent)
     tape.fork = plan
@@ -296,7 +296,7 @@ def _fork(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sidecar:
         plan.live_from, tape.live = journal.live, journal.live is not None
     error: str | None = ""
     try:
-        with _use_cassette(path, RecordMode.NEW_EPISODES, "conversation", keys,
+        with _use_cassette(path, RecordMode.NEW_EPISODES, plan.match, keys,
                            _Persister(plan.prefix if plan.prefix.interactions else None, None)) as cassette:
             for index in tape._played:
                 cassette.play_counts[index] = 1
@@ -335,7 +335,7 @@ def _replay(job: CassetteJob, path: Path, task_id: str, match: MatchMode, sideca
             notes.append("resumed, but the session journal is for another cassette: nothing counts as played yet")
         sidecar.start(path, "replay", identity)
 
-    tape = Tape(mode="replay", match=match, path=path, task_id=task_id, header=recording.header,
+    tape = Tape(mode=RunMode.REPLAY, match=match, path=path, task_id=task_id, header=recording.header,
                 channels=[i.request.channel for i in recording.interactions], played=played, notes=notes,
                 recording=recording)
     try:

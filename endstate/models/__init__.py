@@ -16,10 +16,13 @@ from endstate.models._spec import (
     PROVIDERS,
     SCRIPTED_POLICIES,
     SCRIPTED_PROVIDERS,
+    WIRE_FORMATS,
     check_reachable,
+    check_settings,
     check_spec,
     open_model,
     parse_spec,
+    settings_for,
 )
 from endstate.models._types import Channel, Completion, Message, Model, Thinking, ToolCall, ToolSchema, Usage
 from endstate.models._warm import warm_openai
@@ -45,6 +48,9 @@ __all__ = [
     "SCRIPTED_POLICIES",
     "SCRIPTED_PROVIDERS",
     "check_reachable",
+    "check_settings",
+    "settings_for",
+    "WIRE_FORMATS",
     "CHANNEL_HEADER",
     "TURN_HEADER",
     "completion_headers",

@@ -143,6 +143,11 @@ class Scrubber:
         return bool(self._text)
 
     @property
+    def values(self) -> tuple[str, ...]:
+        """Every secret value in effect, in each form it may be written in."""
+        return tuple(self._text)
+
+    @property
     def shortest(self) -> int:
         return min(map(len, self._text), default=0)
 

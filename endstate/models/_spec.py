@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
+import msgspec
+
 from endstate.errors import ModelSpecError
 from endstate.models._ratelimit import RequestLimits
 from endstate.models._settings import RunSettings
@@ -22,8 +24,11 @@ __all__ = [
     "PROVIDERS",
     "SCRIPTED_POLICIES",
     "SCRIPTED_PROVIDERS",
+    "WIRE_FORMATS",
     "check_reachable",
+    "check_settings",
     "parse_spec",
+    "settings_for",
     "check_spec",
     "open_model",
 ]
@@ -38,6 +43,24 @@ SCRIPTED_PROVIDERS: tuple[str, ...] = ("scripted", "scripted-anthropic", "script
 
 #: The control arms `scripted/<policy>` may name.
 SCRIPTED_POLICIES: tuple[str, ...] = ("null", "reference", "wasteful", "hacks")
+
+#: The wire format each provider speaks, by the name a user knows it by: what an installed agent
+#: must speak too, and what a fork's prefix must have been recorded in.
+WIRE_FORMATS: dict[str, str] = {
+    "openai": "Chat Completions",
+    "openai-compatible": "Chat Completions",
+    "scripted": "Chat Completions",
+    "anthropic": "the Messages API",
+    "scripted-anthropic": "the Messages API",
+    "openai-responses": "the Responses API",
+    "scripted-responses": "the Responses API",
+}
+
+# The settings only one wire format sends, and the one that does: elsewhere they would do nothing.
+_SETTING_WIRE: dict[str, tuple[str, str]] = {
+    "thinking_budget": ("the Messages API", "Anthropic extended thinking"),
+    "prompt_cache": ("the Messages API", "Anthropic prompt caching (OpenAI caches prompts by itself)"),
+}
 
 # The environment variable holding each provider's key; None: no key needed.
 _KEY_ENV: dict[str, str | None] = {
@@ -92,6 +115,30 @@ def check_spec(spec: str, base_url: str | None = None, env: Mapping[str, str] | 
     _check_base_url(spec, provider, base_url, require_for_scripted=False)
     _api_key(spec, provider, os.environ if env is None else env, explicit=None)
     return provider, model
+
+
+def check_settings(spec: str, settings: RunSettings) -> None:
+    """Refuse a run setting the spec's provider never sends: it would be pinned on the run card
+    and in every cassette as if it had been applied. ModelSpecError names the option."""
+    provider, _ = parse_spec(spec)
+    wire = WIRE_FORMATS[provider]
+    for field, (needs, what) in _SETTING_WIRE.items():
+        if getattr(settings, field) is not msgspec.UNSET and wire != needs:
+            raise ModelSpecError(f"--{field.replace('_', '-')} is {what}, sent only over {needs} "
+                                 f"(anthropic/...); {spec} speaks {wire}, so it would do nothing: drop it")
+    if settings.reasoning_effort is not msgspec.UNSET and wire == "the Messages API":
+        raise ModelSpecError(f"--reasoning-effort is sent only to OpenAI's APIs; {spec} speaks {wire}, so it "
+                             "would do nothing: drop it (for Anthropic, --thinking-budget N turns on thinking)")
+
+
+def settings_for(spec: str, settings: RunSettings) -> RunSettings:
+    """`settings` without those the spec's provider never sends (`check_settings` refuses them when a
+    user passes them): a fork onto another provider takes the rest of its parent's settings."""
+    wire = WIRE_FORMATS[parse_spec(spec)[0]]
+    unused = [field for field, (needs, _) in _SETTING_WIRE.items() if wire != needs]
+    if wire == "the Messages API":
+        unused.append("reasoning_effort")
+    return msgspec.structs.replace(settings, **{field: msgspec.UNSET for field in unused})
 
 
 def check_reachable(spec: str, base_url: str, *, timeout: float = 3.0) -> None:

@@ -8,19 +8,24 @@ reach a cassette (cookies, organisation, dates).
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import openai
+from loopback import QuietHandler, serve
 
-from endstate.cassettes import CassetteJob
+from endstate.cassettes import FORMAT_VERSION, CassetteJob, Header
 
 SECRET = "sk-test-SECRET123"
 MODEL = "openai-compatible/tiny"
 TASK = "demo-task"
 TASK_HASH = "a" * 64
+
+
+def header(model: str = "openai/m") -> Header:
+    """A cassette header of stand-ins: no task or image is behind its hashes."""
+    return Header(format_version=FORMAT_VERSION, endstate_version="0.1.0", model=model, task_id="t",
+                  task_hash="h" * 64, image_id="sha256:i", created="2025-01-01T00:00:00Z")
 
 
 def answer_for(request: dict[str, Any]) -> dict[str, Any]:
@@ -52,7 +57,7 @@ class ChatServer:
         self.seen: list[dict[str, Any]] = []
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
                 owner.seen.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
@@ -71,13 +76,7 @@ class ChatServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
+        self.httpd, self.thread = serve(Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/scripted/reference/{TASK}/v1"
 
     def stop(self) -> None:

@@ -90,5 +90,5 @@ def test_public_names():
         "cassette_file",
         "FORMAT_VERSION", "Recording", "Header", "Interaction", "RecordedRequest", "RecordedResponse", "End",
         "check_replay_folder", "replay_settings", "ReplaySource", "CassetteJob", "BUFFERED_STREAM_HEADER",
-        "Provenance", "FIRST_DIVERGENCE", "LAST_TURN", "cassette_file",
+        "Provenance", "ProvenanceMode", "RunMode", "FIRST_DIVERGENCE", "LAST_TURN", "cassette_file",
     }

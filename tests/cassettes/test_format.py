@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import msgspec
 import pytest
 import zstandard
+from cassette_helpers import header
 
-from endstate.cassettes import FORMAT_VERSION, finalize, load
-from endstate.cassettes._format import (
-    MAGIC,
-    BodyDelta,
-    CassetteWriter,
-    Header,
-    Interaction,
-    RecordedRequest,
-    RecordedResponse,
-    _decoder,
-)
+from endstate.cassettes import FORMAT_VERSION, Interaction, RecordedRequest, RecordedResponse, finalize, load
+from endstate.cassettes._format import MAGIC, BodyDelta, CassetteWriter, _decoder
 from endstate.errors import CassetteError
 
-HEADER = Header(format_version=FORMAT_VERSION, endstate_version="0.1.0", model="openai/m", task_id="t",
-                task_hash="h" * 64, image_id="sha256:i", created="2025-01-01T00:00:00Z")
+HEADER = header()
 
 
 def interaction(turn: int) -> Interaction:
@@ -114,6 +106,13 @@ def test_truncated_files_are_refused(tmp_path, keep):
     assert str(path) in message and "record it again" in message
 
 
+def flip(path: Path, at: int, mask: int = 0x5A) -> None:
+    """Flip the bits of `mask` in the byte at offset `at` of a file."""
+    data = bytearray(path.read_bytes())
+    data[at] ^= mask
+    path.write_bytes(bytes(data))
+
+
 @pytest.mark.parametrize("where", [0.3, 0.5, 0.7, 0.95])
 def test_flipped_bytes_are_refused(tmp_path, where):
     for end in (True, False):
@@ -121,19 +120,15 @@ def test_flipped_bytes_are_refused(tmp_path, where):
         path = written(tmp_path, 4, end=end)
         if end:
             finalize(path)
-        data = bytearray(path.read_bytes())
-        at = len(MAGIC) + 2 + int((len(data) - len(MAGIC) - 2) * where)
-        data[at] ^= 0x5A
-        path.write_bytes(bytes(data))
+        size = path.stat().st_size
+        flip(path, len(MAGIC) + 2 + int((size - len(MAGIC) - 2) * where))
         with pytest.raises(CassetteError, match="truncated or corrupt.*record it again"):
             load(path)
 
 
 def test_a_flipped_magic_byte_says_it_is_not_a_cassette(tmp_path):
     path = written(tmp_path)
-    data = bytearray(path.read_bytes())
-    data[3] ^= 0xFF
-    path.write_bytes(bytes(data))
+    flip(path, 3, 0xFF)
     with pytest.raises(CassetteError, match="not an endstate cassette"):
         load(path)
 

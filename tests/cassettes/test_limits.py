@@ -11,24 +11,14 @@ import textwrap
 import msgspec
 import pytest
 import zstandard
+from cassette_helpers import header
 
-from endstate.cassettes import FORMAT_VERSION, load
-from endstate.cassettes._format import (
-    MAGIC,
-    BodyDelta,
-    CassetteWriter,
-    Header,
-    Interaction,
-    RecordedRequest,
-    RecordedResponse,
-    _chunk,
-    _StoredInteraction,
-)
+from endstate.cassettes import FORMAT_VERSION, Interaction, RecordedRequest, RecordedResponse, load
+from endstate.cassettes._format import MAGIC, BodyDelta, CassetteWriter, _chunk, _StoredInteraction
 from endstate.cassettes._limits import MAX_RECORDS, MAX_RESTORED_BYTES, expand
 from endstate.errors import CassetteError
 
-HEADER = Header(format_version=FORMAT_VERSION, endstate_version="0.1.0", model="openai/m", task_id="t",
-                task_hash="h" * 64, image_id="sha256:i", created="2025-01-01T00:00:00Z")
+HEADER = header()
 GiB = 1 << 30
 _BLOCK = 128 << 10
 

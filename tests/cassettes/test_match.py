@@ -54,3 +54,28 @@ def test_sequence_compares_channels_only():
 def test_unknown_match_modes_list_the_known_ones():
     with pytest.raises(CassetteError, match="strict, sequence"):
         check_match_mode("loose")
+
+
+def _chat(model: str, assistant: dict) -> bytes:
+    import json
+
+    call = {"id": "call_0", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+    return json.dumps({"model": model, "messages": [{"role": "user", "content": "fix it"},
+                                                    {**assistant, "role": "assistant", "tool_calls": [call]},
+                                                    {"role": "tool", "tool_call_id": "call_0", "content": "ok"}]}).encode()
+
+
+@pytest.mark.parametrize("form", [{"content": ""}, {"content": None}, {}])
+def test_a_fork_prefix_reads_an_empty_assistant_content_in_any_form_as_none(form):
+    """An OpenAI-compatible server's recording sends "" where the scripted arm sends nothing: a fork of
+    one onto the other is the same conversation, and still differs from one with text."""
+    keys = RequestKeys()
+    recorded = vcr_request("http://h/v1/chat/completions", _chat("openai-compatible/x", {"content": ""}))
+    keys.endstate_conversation(vcr_request("http://h/v1/chat/completions", _chat("scripted/null", form)), recorded)
+    with pytest.raises(AssertionError, match="the conversation differs"):
+        keys.endstate_conversation(vcr_request("http://h/v1/chat/completions",
+                                               _chat("scripted/null", {"content": "thinking"})), recorded)
+    if form != {"content": ""}:  # strict replay still compares what was sent
+        with pytest.raises(AssertionError, match="request hash"):
+            keys.endstate_request_hash(vcr_request("http://h/v1/chat/completions",
+                                                   _chat("openai-compatible/x", form)), recorded)

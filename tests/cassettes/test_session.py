@@ -328,7 +328,8 @@ KILLED = textwrap.dedent(
 def run_killed(tmp_path: Path, mode: str, path: Path, state: Path, url: str, count: int) -> None:
     script = tmp_path / "killed.py"
     script.write_text(KILLED)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    # The helpers, and tests/ for what they import (loopback).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, str(script), mode, str(path), str(state), url, str(count)],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == -9, done.stderr

@@ -26,6 +26,7 @@ from typing import Any
 import msgspec
 import pytest
 import zstandard
+from cli_runner import run_endstate
 
 from endstate.cassettes import load
 from endstate.cassettes._format import MAGIC
@@ -69,12 +70,6 @@ def server() -> Iterator[LocalModelServer]:
     require_llama()
     with LocalModelServer() as running:
         yield running
-
-
-def endstate(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    # Exit codes are not checked: a model that fails the task exits 1 by design.
-    command = [sys.executable, "-c", "from endstate.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
 
 
 def task_result(out: Path, done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
@@ -216,10 +211,8 @@ def test_live_recording_keeps_no_key_and_replays_to_the_same_end_state(
 ) -> None:
     cassettes, recorded, replayed = tmp_path / "cass", tmp_path / "rec", tmp_path / "rep"
     common = ["--suite", str(SUITE), "--task", TASK, "--model", SPEC, "--tool-choice", tool_choice]
-    env = {**os.environ, "OPENAI_API_KEY": FAKE_KEY}
-
-    done = endstate("record", *common, "--base-url", server.base_url, "--cassettes", str(cassettes),
-                    "--out", str(recorded), env=env)
+    done = run_endstate("record", *common, "--base-url", server.base_url, "--cassettes", str(cassettes),
+                        "--out", str(recorded), env={"OPENAI_API_KEY": FAKE_KEY})
     live = task_result(recorded, done)
     assert live["stop_reason"] != "harness_error", live["reason"]
     if tool_choice == "auto":
@@ -242,8 +235,8 @@ def test_live_recording_keeps_no_key_and_replays_to_the_same_end_state(
 
     server.close()  # replay must not need it
     # No server, no key, no --base-url: the recorded path is all replay needs.
-    done = endstate("eval", *common, "--replay", str(cassettes), "--out", str(replayed),
-                    env={k: v for k, v in env.items() if k != "OPENAI_API_KEY"})
+    done = run_endstate("eval", *common, "--replay", str(cassettes), "--out", str(replayed),
+                        unset=["OPENAI_API_KEY"])
     again = task_result(replayed, done)
     assert again["outcome"] == live["outcome"], again["reason"]
     assert again["tree_hash"] == live["tree_hash"]

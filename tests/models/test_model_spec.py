@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 import endstate.models
@@ -19,7 +20,7 @@ def test_public_names_are_exactly_these():
             "ScriptedServer", "SCRIPTED_POLICIES", "check_reachable", "CHANNEL_HEADER", "TURN_HEADER",
             "completion_headers", "Scrubber", "SECRET_QUERY_KEYS", "is_secret_query_key", "LocalModelServer",
             "describe_exit", "MODEL_ALIAS", "warm_openai", "ACTION_FORMAT_HEADER", "Thinking", "RequestLimits",
-            "SCRIPTED_PROVIDERS",
+            "SCRIPTED_PROVIDERS", "check_settings", "WIRE_FORMATS", "settings_for",
         ]
     )
     for name in endstate.models.__all__:
@@ -164,3 +165,14 @@ def test_run_settings_defaults_and_validation():
         RunSettings(max_retries=-1)
     with pytest.raises(ValueError, match="timeout_s"):
         RunSettings(timeout_s=0)
+
+
+def test_a_fork_onto_another_provider_leaves_the_settings_it_never_sends_behind():
+    from endstate.models import check_settings, settings_for
+
+    parent = RunSettings(thinking_budget=1024, max_output_tokens=4096, prompt_cache=True, temperature=0.5)
+    onto_gpt = settings_for("openai/gpt-4.1", parent)
+    assert (onto_gpt.thinking_budget, onto_gpt.prompt_cache, onto_gpt.temperature) == (msgspec.UNSET, msgspec.UNSET, 0.5)
+    check_settings("openai/gpt-4.1", onto_gpt)  # nothing left that would do nothing
+    assert settings_for("anthropic/claude-x", parent) == parent
+    assert settings_for("anthropic/claude-x", RunSettings(reasoning_effort="low")).reasoning_effort is msgspec.UNSET

@@ -5,15 +5,13 @@ task recorded through it and replayed strictly."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import msgspec
 import pytest
+from cli_runner import run_endstate
 
 from endstate.models import Message, ModelError, RunSettings, ScriptedServer, ToolSchema, open_model
 from endstate.models._responses import to_input
@@ -129,11 +127,6 @@ def test_the_null_arm_answers_done_with_no_calls(server):
     assert completion.finish_reason == "stop"
 
 
-def _endstate(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "endstate", *args], cwd=ROOT, env=dict(os.environ),
-                          capture_output=True, text=True, timeout=600)
-
-
 def _outcome(out: Path) -> list[tuple[str, str]]:
     results = json.loads((out / "results.json").read_text())
     return [(t["task_id"], t["outcome"]) for t in results["tasks"]]
@@ -143,15 +136,15 @@ def _outcome(out: Path) -> list[tuple[str, str]]:
 def test_a_core_task_through_responses_records_and_replays_strictly(tmp_path):
     common = ["--suite", str(TASKS), "--task", TASK, "--reasoning-effort", "medium"]
     for arm in ("reference", "null"):
-        ran = _endstate("record", "--model", f"scripted-responses/{arm}", *common,
-                        "--cassettes", str(tmp_path / arm), "--out", str(tmp_path / f"rec-{arm}"))
+        ran = run_endstate("record", "--model", f"scripted-responses/{arm}", *common,
+                           "--cassettes", str(tmp_path / arm), "--out", str(tmp_path / f"rec-{arm}"))
         assert _outcome(tmp_path / f"rec-{arm}") == [(TASK, "pass" if arm == "reference" else "fail")], ran.stdout
     cassette = (tmp_path / "reference" / f"{TASK}.cassette").read_bytes()
-    ran = _endstate("eval", "--suite", str(TASKS), "--task", TASK, "--replay", str(tmp_path / "reference"),
-                    "--out", str(tmp_path / "rep"))
+    ran = run_endstate("eval", "--suite", str(TASKS), "--task", TASK, "--replay", str(tmp_path / "reference"),
+                       "--out", str(tmp_path / "rep"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "(replay, strict)" in ran.stdout
     assert _outcome(tmp_path / "rep") == [(TASK, "pass")]
     assert (tmp_path / "reference" / f"{TASK}.cassette").read_bytes() == cassette
-    shown = _endstate("cassette", "show", str(tmp_path / "reference" / f"{TASK}.cassette")).stdout
+    shown = run_endstate("cassette", "show", str(tmp_path / "reference" / f"{TASK}.cassette")).stdout
     assert "/v1/responses -> 200" in shown and "reasoning_effort medium" in shown
