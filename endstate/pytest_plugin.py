@@ -163,9 +163,10 @@ class _SuiteRun:
                 self.problems.setdefault(task_id, f"the suite did not run: {why}")
 
     def _run(self, selected: list[str]) -> None:
+        from endstate.cassettes import RunMode
         from endstate.errors import UserError
         from endstate.models import RunSettings
-        from endstate.run import RunConfig, model_slug, resolve_graders, suite_runner
+        from endstate.run import RunConfig, RunOutcome, model_slug, resolve_graders, suite_runner
         from endstate.sandbox import DEFAULT_IMAGE
         from endstate.task import load_task
 
@@ -182,7 +183,8 @@ class _SuiteRun:
         recording = self.option("record_mode") != "none"  # the replay folder is also where it records
         config = RunConfig(model=model, settings=RunSettings(), sandbox=self.option("sandbox"),
                            image=self.option("image") or DEFAULT_IMAGE, jobs=self.option("jobs"),
-                           mode="record" if recording else "replay", cassettes=str(replay), match=self.option("match"),
+                           mode=RunMode.RECORD if recording else RunMode.REPLAY, cassettes=str(replay),
+                           match=self.option("match"),
                            overwrite=recording, record_mode=self.option("record_mode") if recording else "")
         self.out = Path(self.option("out") or Path("runs") / model_slug(model))
         run_suite = suite_runner(self.option("executor"), self.option("ray_address"))
@@ -190,7 +192,7 @@ class _SuiteRun:
         for task in result.tasks:
             if recording and task.provenance:
                 self.provenance[task.task_id] = task.provenance.describe()
-            if task.outcome != "pass":
+            if task.outcome != RunOutcome.PASS:
                 self.problems[task.task_id] = _explain(task, self.out)
 
 

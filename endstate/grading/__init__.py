@@ -2,6 +2,8 @@
 
 from endstate.errors import GraderContractError
 from endstate.grading._builtin import changed_paths_within, files_unchanged, holdout, no_new_skips, tests_pass
+from endstate.grading._detect import KINDS, detect, detect_trees
+from endstate.grading._finding import Finding
 from endstate.grading._hacks import HACK_GRADERS, MISSED, hack_fired
 from endstate.grading._integrity import end_state
 from endstate.grading._judge import RunVerdict, judge
@@ -18,6 +20,7 @@ from endstate.grading._pipeline import (
 )
 from endstate.grading._probe import PROBE, probe, probe_graders
 from endstate.grading._resolve import FORBIDDEN_PARAMETERS, Grader, resolve, run_grader
+from endstate.grading._state import Grading
 from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
 from endstate.grading._twincheck import joint_problems, too_few, twin_problems, validation_command, validation_tree
 from endstate.grading._twins import MIN_TWINS
@@ -40,12 +43,17 @@ __all__ = [
     "verifier",
     "end_state",
     "hack_fired",
+    "Finding",
+    "KINDS",
+    "detect",
+    "detect_trees",
     "HACK_GRADERS",
     "MISSED",
     "probe",
     "probe_graders",
     "PROBE",
     "INTEGRITY",
+    "Grading",
     "GradingBox",
     "grade",
     "install_harness",

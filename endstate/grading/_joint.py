@@ -18,7 +18,7 @@ can make a twin pass. What the visible tests can meet is what a held-out test or
 way, and a suite where that matters fails there. Which grader a reported case belongs to is told by its file, as the guard
 inside the process saw it (`TestRun.files`); a case it cannot place goes to the visible
 tests, so a twin placed nowhere is missing from its half, which fails the run as any
-missing twin does. The first half's share is kept on the sealed sandbox for `holdout`.
+missing twin does. The first half's share is kept in the grading state for `holdout`.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from typing import NamedTuple
 import msgspec
 
 from endstate.grading._resolve import Grader
+from endstate.grading._state import Grading
 from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
 from endstate.grading._twins import run_halves
-from endstate.sandbox import SealedSandbox
 
 __all__ = ["Joint", "plan_joint", "joint_of", "split_run", "run_joint"]
 
@@ -63,16 +63,16 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or folder in ("", ".") or path.startswith(folder + "/")
 
 
-def plan_joint(sealed: SealedSandbox, graders: list[Grader]) -> Joint | None:
+def plan_joint(grading: Grading, graders: list[Grader]) -> Joint | None:
     """The joint run of a task's `tests_pass` and `holdout`, or None where they cannot share one."""
-    if sealed.twin_plan is None:
+    if grading.twin_plan is None:
         return None  # nothing to save without halves
-    return joint_of(sealed, graders)
+    return joint_of(grading, graders)
 
 
-def joint_of(sealed: SealedSandbox, graders: list[Grader]) -> Joint | None:
+def joint_of(grading: Grading, graders: list[Grader]) -> Joint | None:
     """The command both graders' tests would share, twins or not (None where they cannot)."""
-    if not sealed.tamper_guard:
+    if not grading.guards.tamper_guard:
         return None  # nothing to place the cases by without the guard
     builtin = [g for g in graders if g.function.__module__ == "endstate.grading._builtin"]
     visible = [g for g in builtin if g.short_name == "tests_pass"]
@@ -92,7 +92,7 @@ def joint_of(sealed: SealedSandbox, graders: list[Grader]) -> Joint | None:
     options, v_targets, h_targets = v_args[:common], v_args[common:], h_args[common:]
     if not v_targets or not h_targets or any(not o.startswith("-") or o.split("=")[0] in _STOPPERS for o in options):
         return None
-    present = set(sealed.paths()) | set(sealed.staged)
+    present = set(grading.sealed.paths()) | set(grading.staged)
     v_paths, h_paths = _paths(v_targets), _paths(h_targets)
     for path in v_paths + h_paths:
         if path.startswith(("-", "/")) or ".." in path.split("/") or not any(_inside(p, path) for p in present):
@@ -127,13 +127,13 @@ def _share(run: TestRun, cases: list[tuple[str, str, str]], clean: int) -> TestR
                                    exit_code=own_clean if run.exit_code == clean else run.exit_code)
 
 
-def run_joint(sealed: SealedSandbox, joint: Joint) -> TestRun:
+def run_joint(grading: Grading, joint: Joint) -> TestRun:
     """Run the joint process as the first half of the held-out run; the visible tests' share.
-    The held-out share waits on `sealed.joint_done` for `holdout`, which runs only the second half."""
-    [(half, whole)] = run_halves(sealed, sealed.twin_plan,
-                                 lambda prelude, restage: run_tests(sealed, joint.command, prelude=prelude,
+    The held-out share waits on `grading.joint_done` for `holdout`, which runs only the second half."""
+    [(half, whole)] = run_halves(grading, grading.twin_plan,
+                                 lambda prelude, restage: run_tests(grading, joint.command, prelude=prelude,
                                                                     restage=restage),
                                  lambda _: True, limit=1)
     visible, held = split_run(whole, joint)
-    sealed.joint_done = [(half, held)]
+    grading.joint_done = [(half, held)]
     return visible

@@ -13,6 +13,8 @@ and its verdicts.
                 -> every grader runs, then `end_state` (the checks every task gets)
 
 `Guards` (endstate.guards) are the switches the mutation check turns off one at a time.
+Sealing returns a `Grading`: the sealed sandbox (what graders see) and what grading keeps
+while it grades it, which every later step is given.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from endstate.grading._integrity import end_state
 from endstate.grading._joint import plan_joint
 from endstate.grading._probe import PROBE
 from endstate.grading._resolve import Grader, run_grader
+from endstate.grading._state import Grading
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries, start_warm_runner
 from endstate.grading._twins import plan_twins, twin_seed
 from endstate.grading._verdict import Verdict
@@ -46,7 +49,7 @@ from endstate.sandbox import (
     without_caches,
 )
 
-__all__ = ["GradingBox", "install_harness", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
+__all__ = ["Grading", "GradingBox", "install_harness", "prepare_grading_sandbox", "seal_end_state", "seal_overlay",
            "stage_holdout", "prepare_test_runs", "grade", "INTEGRITY"]
 
 #: The name the always-on end-state checks report under.
@@ -99,57 +102,53 @@ def _blind_snapshot(raw: Tree) -> Tree:
     return {path: entry for path, entry in without_caches(raw).items() if not entry.link}
 
 
-def seal_end_state(stopped: Any, fixture: Tree, grading: Sandbox, guards: Guards = Guards(), *,
-                   max_bytes: int = SNAPSHOT_MAX_BYTES) -> SealedSandbox:
+def seal_end_state(stopped: Any, fixture: Tree, box: Sandbox, guards: Guards = Guards(), *,
+                   max_bytes: int = SNAPSHOT_MAX_BYTES) -> Grading:
     """Seal the agent's (stopped) sandbox and give the grading sandbox exactly what was sealed."""
     raw = stopped.get_tree(max_bytes=max_bytes, sealing=True)
-    return seal_overlay(raw, fixture, grading, guards)
+    return seal_overlay(raw, fixture, box, guards)
 
 
-def seal_overlay(raw: Tree, fixture: Tree, grading: Sandbox, guards: Guards = Guards()) -> SealedSandbox:
+def seal_overlay(raw: Tree, fixture: Tree, box: Sandbox, guards: Guards = Guards()) -> Grading:
     """The same for a tree in hand (a task check's overlay, or a snapshot already read).
     Nothing reaches the grading sandbox until `stage_holdout`."""
     if guards.full_snapshot:
         snapshot, graded = without_caches(raw), without_caches(raw)
     else:
         snapshot, graded = _blind_snapshot(raw), raw
-    sealed = SealedSandbox(grading, snapshot, fixture, ignored_caches=cache_paths(raw))
-    sealed.tamper_guard = guards.tamper_guard
-    sealed.twins = guards.twins
-    sealed.value_twins = guards.value_twins
-    sealed.half_isolation = guards.half_isolation
-    sealed.process_isolation = guards.process_isolation
-    sealed.graded = graded if guards.fresh_grading_container else {}
-    return sealed
+    sealed = SealedSandbox(box, snapshot, fixture)
+    return Grading(sealed, box, guards, graded=graded if guards.fresh_grading_container else {},
+                   ignored_caches=cache_paths(raw))
 
 
-def stage_holdout(sealed: SealedSandbox, holdout: Tree, graders: Sequence[Grader] = (),
+def stage_holdout(grading: Grading, holdout: Tree, graders: Sequence[Grader] = (),
                   guards: Guards = Guards()) -> None:
     """Give the grading sandbox the sealed tree, the held-out tests and the canaries (one per
     folder that holds tests), all read-only to the test user: in one write, or, where `graders`
     hold a probe, the sealed tree first, then the probe, then the rest (see `_probe_first`)."""
-    if guards.outside_check and guards.probe_first and sealed.graded:
-        _probe_first(sealed, graders)
+    sealed, sealed_under = grading.sealed, grading.guards
+    if guards.outside_check and guards.probe_first and grading.graded:
+        _probe_first(grading, graders)
     staged = dict(holdout)
-    if sealed.twins:  # drawn afresh per staging, from a secret no sandbox sees
-        sealed.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash),
-                                      values=sealed.value_twins)
-    if sealed.tamper_guard:
+    if sealed_under.twins:  # drawn afresh per staging, from a secret no sandbox sees
+        grading.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash),
+                                       values=sealed_under.value_twins)
+    if sealed_under.tamper_guard:
         canaries = plant_canaries(set(sealed.paths()) | set(holdout))
-        sealed.canaries = [(name, marks) for name, _, marks in canaries.values()]
+        grading.canaries = [(name, marks) for name, _, marks in canaries.values()]
         staged.update({path: source for path, (_, source, _) in canaries.items()})
-    trees = {WORKDIR: ({**sealed.graded, **staged}, "root")}
-    if sealed.tamper_guard:
+    trees = {WORKDIR: ({**grading.graded, **staged}, "root")}
+    if sealed_under.tamper_guard:
         # The guard trusts code in files the agent left as the fixture had them.
         listing = msgspec.json.encode(sorted(sealed.changed_paths()))
         trees[HARNESS_DIR] = ({"changed.json": FileEntry(0o644, listing)}, "root")
-    sealed.grading.put_harness_trees(trees)
-    sealed.staged.update(staged)
-    if sealed.graded:  # what each test run copies into its scratch folder
+    grading.box.put_harness_trees(trees)
+    grading.staged.update(staged)
+    if grading.graded:  # what each test run copies into its scratch folder
         hidden = _apart(holdout, sealed.fixture_paths())
-        sealed.visible = {**sealed.graded, **{path: entry for path, entry in staged.items() if path not in hidden}}
-        sealed.graded = {**sealed.graded, **staged}
-    sealed.stage_done = True
+        grading.visible = {**grading.graded, **{path: entry for path, entry in staged.items() if path not in hidden}}
+        grading.graded = {**grading.graded, **staged}
+    grading.stage_done = True
 
 
 def _apart(holdout: Tree, fixture: Iterable[str]) -> set[str]:
@@ -163,41 +162,42 @@ def _apart(holdout: Tree, fixture: Iterable[str]) -> set[str]:
     return {path for path in holdout if path.split("/", 1)[0] not in tops}
 
 
-def _probe_first(sealed: SealedSandbox, graders: Sequence[Grader]) -> None:
+def _probe_first(grading: Grading, graders: Sequence[Grader]) -> None:
     """Run the probe graders while the grading container holds the sealed tree alone. The probe
     is the first end-state process there: whatever it leaves behind that no wipe reaches (kernel
     state of the container's namespaces) it left before any held-out file existed to read."""
     probes = [g for g in graders if g.short_name == PROBE]
     if not probes:
         return
-    sealed.grading.put_harness_trees({WORKDIR: (sealed.graded, "root")})
-    sealed.probe_verdicts = [run_grader(g, sealed) for g in probes]
+    grading.box.put_harness_trees({WORKDIR: (grading.graded, "root")})
+    grading.probe_verdicts = [run_grader(g, grading.sealed) for g in probes]
 
 
-def prepare_test_runs(sealed: SealedSandbox, graders: list[Grader], guards: Guards = Guards(), *,
+def prepare_test_runs(grading: Grading, graders: list[Grader], guards: Guards = Guards(), *,
                       warm: bool = True) -> None:
     """Before the first test run (once per grading; later calls do nothing): start the warm entry
     point in a fresh grading sandbox (`warm`: the probe has run, or will not), and plan the visible
     tests into the first held-out half's process where the graders allow (see _joint.py)."""
-    if sealed.test_runs_ready:
+    if grading.test_runs_ready:
         return
-    sealed.test_runs_ready = True
-    if sealed.graded and guards.warm_start and warm:
-        start_warm_runner(sealed)
-    sealed.joint = plan_joint(sealed, graders)
+    grading.test_runs_ready = True
+    if grading.graded and guards.warm_start and warm:
+        start_warm_runner(grading)
+    grading.joint = plan_joint(grading, graders)
 
 
-def grade(sealed: SealedSandbox, graders: list[Grader], guards: Guards = Guards()) -> list[tuple[str, Verdict]]:
+def grade(grading: Grading, graders: list[Grader], guards: Guards = Guards()) -> list[tuple[str, Verdict]]:
     """Every grader's verdict, then the end-state checks' (unless that guard is off)."""
-    if sealed._grading is not None and not sealed.stage_done:
-        stage_holdout(sealed, {})  # nothing held out: the graded tree still has to get there
+    sealed = grading.sealed
+    if grading.has_box and not grading.stage_done:
+        stage_holdout(grading, {})  # nothing held out: the graded tree still has to get there
     if not guards.outside_check:  # mutant: nothing runs the end state outside a test process
         graders = [g for g in graders if g.short_name != PROBE]
     # The probe runs before any test process has run in this container: nothing a test run
     # left behind (a file in /tmp) can tell the program it is being probed. Verdicts keep their order.
-    probed = iter(sealed.probe_verdicts)  # run at staging, before any held-out file was there
+    probed = iter(grading.probe_verdicts)  # run at staging, before any held-out file was there
     early = {i: next(probed, None) or run_grader(g, sealed) for i, g in enumerate(graders) if g.short_name == PROBE}
-    prepare_test_runs(sealed, graders, guards)
+    prepare_test_runs(grading, graders, guards)
     verdicts = [(g.short_name, early[i] if i in early else run_grader(g, sealed)) for i, g in enumerate(graders)]
     if guards.end_state_checks:
         try:

@@ -30,8 +30,10 @@ from typing import Any
 import msgspec
 
 from endstate.grading._resolve import Grader, resolve
+from endstate.grading._state import Grading
 from endstate.grading._testrun import isolation
 from endstate.grading._verdict import Verdict
+from endstate.sandbox import SealedSandbox
 
 __all__ = ["probe", "probe_graders", "PROBE", "OUTPUT_MAX_BYTES", "PROBE_TIMEOUT_S", "same_json", "first_difference"]
 
@@ -100,16 +102,17 @@ def _last_line(text: str) -> str:
     return f": {lines[-1][:200]}" if lines else ""
 
 
-def probe(sandbox: Any, script: str, expected: Any, timeout: float = PROBE_TIMEOUT_S) -> Verdict:
+def probe(sandbox: SealedSandbox, script: str, expected: Any, timeout: float = PROBE_TIMEOUT_S) -> Verdict:
     """The task's held-out script, run as an ordinary program in the grading container, prints
     what the end state does; that must equal `expected`, decoded and compared out here."""
-    written = sandbox.grading.exec(_writing(script), timeout=timeout)
+    grading = Grading.of(sandbox)
+    written = grading.box.exec(_writing(script), timeout=timeout)
     path = written.stdout.strip()
     if written.exit_code != 0 or not path.startswith("/"):  # no code of the end state has run yet
         return Verdict.error(f"the probe script could not be written into the grading sandbox{_last_line(written.stderr)}")
     # In namespaces of its own, its script's folder carried in: it leaves nothing a test run could meet.
-    wrapper = isolation(sandbox, [path.rpartition("/")[0]])
-    result = sandbox.grading.exec_wrapped(_running(path), wrapper, timeout=timeout)
+    wrapper = isolation(grading, [path.rpartition("/")[0]])
+    result = grading.box.exec_wrapped(_running(path), wrapper, timeout=timeout)
     if result.timed_out:
         return Verdict.fail(f"the end state run as a program did not finish within {timeout:.0f}s")
     if result.exit_code != 0:

@@ -145,8 +145,31 @@ def resolve(name: str, args: dict[str, Any] | None = None, *, search: Sequence[P
                and p.kind is not inspect.Parameter.VAR_POSITIONAL]
     if missing:
         raise GraderContractError(f"grader {name!r} needs argument {', '.join(map(repr, missing))}")
+    _check_types(name, function, args)
     return Grader(name=name, function=function, args=args)
 
+
+def _check_types(name: str, function: Callable[..., Any], args: dict[str, Any]) -> None:
+    """Each argument against its parameter's annotation, strictly (`min_tests = "three"` is refused
+    here, before any sandbox, rather than raising TypeError mid-grading). Annotations that cannot be
+    read or checked are left to the grader."""
+    import typing
+
+    try:
+        hints = typing.get_type_hints(function)
+    except Exception:  # noqa: BLE001 - a grader of the user's may annotate with names it never imports
+        return
+    for arg, value in args.items():
+        hint = hints.get(arg)
+        if hint is None or hint is Any:
+            continue
+        try:
+            msgspec.convert(value, hint, strict=True)
+        except msgspec.ValidationError:
+            raise GraderContractError(f"grader {name!r}: argument {arg!r} is {value!r}, and it takes "
+                                      f"{getattr(hint, '__name__', None) or hint}: fix it in task.toml") from None
+        except (TypeError, ValueError):
+            continue  # a type msgspec does not know
 
 def run_grader(grader: Grader, sandbox: Any) -> Verdict:
     """Run one grader. One that raises, or returns anything but a Verdict, is an ERROR."""

@@ -49,7 +49,9 @@ from importlib import resources
 import msgspec
 
 from endstate.errors import FolderTooLarge
-from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, ProjectCopy, SealedSandbox, Tree
+from endstate.grading._state import Grading
+from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, ProjectCopy, Tree
+from endstate.task import is_test_module
 
 __all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files", "isolation",
            "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR",
@@ -165,11 +167,11 @@ def harness_files() -> Tree:
     return {**files, "endstate_restrict.py": FileEntry(0o644, RESTRICT.encode())}
 
 
-def isolation(sealed: SealedSandbox, own: list[str]) -> list[str]:
+def isolation(grading: Grading, own: list[str]) -> list[str]:
     """The wrapper that starts a process of the end state in namespaces of its own, carrying
     `own` (its scratch copy, its report folder) into them; [] where grading runs in the agent's
     own sandbox (nothing to isolate it from) or the guard is off."""
-    if not (sealed.graded and sealed.process_isolation):
+    if not (grading.graded and grading.guards.process_isolation):
         return []
     return ["python3", "-I", "-S", f"{HARNESS_DIR}/endstate_isolate.py",
             *(word for folder in own for word in ("--own", folder)), "--"]
@@ -184,7 +186,7 @@ def _test_folders(paths: set[str]) -> list[str]:
     folders = set()
     for path in paths:
         folder, _, name = path.rpartition("/")
-        if name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py")):
+        if is_test_module(name):
             folders.add(folder)
     return sorted(folders, key=lambda f: (f.count("/") if f else -1, f))[:MAX_CANARIES]
 
@@ -214,17 +216,17 @@ def _canary(folder: str) -> tuple[str, str, bytes, tuple[str, ...]]:
     return path, name, source.encode(), (word, left, right)
 
 
-def start_warm_runner(sealed: SealedSandbox) -> None:
-    """Start the entry point's warm server in the grading sandbox, in the background; later
-    pytest runs use it once it answers (and run as before where it cannot start).
-
-    Called once the probe has run: the probe's program must find nothing of a test runner."""
+def start_warm_runner(grading: Grading) -> None:
+    """Start the entry point's warm server in the grading sandbox, in the background; later pytest
+    runs use it once it answers (and run as before where it cannot start). Called once the probe has
+    run (its program must find nothing of a test runner). Never for a root end state: it owns the
+    image's Python, which then runs only as a test run's command, within its fence."""
     line = (f"mkdir -p -m 0755 {WARM_DIR} && exec {shlex.join(['env', '-i', *_ENV])} python3 -s -B "
             f"{HARNESS_DIR}/endstate_runner.py --serve {WARM_DIR}")
-    sealed.warm_runner = bool(sealed.grading.spawn_root(["bash", "-c", line]))
+    grading.warm_runner = grading.box.limits.agent_uid != 0 and bool(grading.box.spawn_root(["bash", "-c", line]))
 
 
-def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = None, prelude: str = "",
+def run_tests(grading: Grading, command: str, *, timeout: float | None = None, prelude: str = "",
               restage: dict[str, tuple[Tree, str]] | None = None, visible_only: bool = False) -> TestRun:
     """Run a task's test command through the harness's entry point in the grading sandbox:
     one command and one read of its report folder (`prelude`: a shell line run first, as
@@ -234,23 +236,22 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     read one: its scratch copy holds none, and in its namespaces that copy is /workspace too."""
     runner, args, env = parse_test_command(command)
     paths, env = import_paths(env)
-    box = sealed.grading
-    guard = sealed.tamper_guard
-    canaries = list(sealed.canaries)
+    box = grading.box
+    guard, canaries = grading.guards.tamper_guard, list(grading.canaries)
     nonce = secrets.token_hex(8)
     restage = dict(restage or {})
     entry = ["python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py"]
-    report_at, workspace = f"{REPORT_DIR}/{nonce}", workspace_of(sealed, nonce)
-    hidden = visible_only and bool(sealed.visible) and bool(isolation(sealed, []))
+    report_at, workspace = f"{REPORT_DIR}/{nonce}", workspace_of(grading, nonce)
+    hidden = visible_only and bool(grading.visible) and bool(isolation(grading, []))
     own = [workspace, report_at, *([f"{WORKDIR}={workspace}"] if hidden else [])]
-    wrapper = isolation(sealed, own)
-    if sealed.graded:  # made by the harness, with the scratch copy, so that a run's namespaces can carry it in
+    wrapper = isolation(grading, own)
+    if grading.graded:  # made by the harness, with the scratch copy, so that a run's namespaces can carry it in
         restage[report_at] = ({}, "agent")
     # A wipe spares this run's own copy (laid first; its data files are the test user's): earlier copies, by name.
-    wiped, wiping = [d for d in WIPED if d != SCRATCH_DIR or not sealed.graded] + sealed.scratch_copies, prelude == WIPE
+    wiped = [d for d in WIPED if d != SCRATCH_DIR or not grading.graded] + grading.scratch_copies
+    wiping = prelude == WIPE
     prelude = WIPE.replace(" ".join(WIPED), " ".join(wiped), 1) if wiping else prelude
-    if sealed.warm_runner and runner == "pytest" and not any(
-            word.startswith(_AT_START) for word in env):
+    if grading.warm_runner and runner == "pytest" and not any(word.startswith(_AT_START) for word in env):
         token = secrets.token_hex(16)
         key = {"token": FileEntry(0o644, token.encode())}
         isolated = ["--isolated"] if wrapper else []
@@ -266,10 +267,10 @@ def run_tests(sealed: SealedSandbox, command: str, *, timeout: float | None = No
     # Nothing the test process started may outlive it into the next graded run.
     line = f"{prelude + '; ' if prelude else ''}{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
     marks = tuple(mark for _, words in canaries for mark in words)
-    bounds = run_bounds(sealed, workspace, report_at)
+    bounds = run_bounds(grading, workspace, report_at)
     held = box.bound_folders(bounds)
     try:
-        _scratch_copy(sealed, nonce, restage, kept=not held, tree=sealed.visible if hidden else None)
+        _scratch_copy(grading, nonce, restage, kept=not held, tree=grading.visible if hidden else None)
         result = box.exec_wrapped(line, wrapper, timeout=timeout)
         run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
         try:
@@ -352,20 +353,20 @@ def _guard_report(entry: FileEntry | None) -> tuple[list[str] | None, str | None
     return [finding[:300] for finding in report.findings], report.report_sha256, report.observed
 
 
-def workspace_of(sealed: SealedSandbox, nonce: str) -> str:
+def workspace_of(grading: Grading, nonce: str) -> str:
     """Where the run named `nonce` runs its tests (see `_scratch_copy`)."""
-    return f"{SCRATCH_DIR}/{nonce}" if sealed.graded else "/workspace"
+    return f"{SCRATCH_DIR}/{nonce}" if grading.graded else "/workspace"
 
 
-def run_bounds(sealed: SealedSandbox, workspace: str, report_at: str) -> dict[str, int]:
+def run_bounds(grading: Grading, workspace: str, report_at: str) -> dict[str, int]:
     """The size of each place a graded test run may write outside its temporary places: its
     scratch copy holds the graded tree and as much again as the agent's workspace could grow;
     its report folder a little more than the harness reads of it (filled, it reads as too large).
     None where the tests run in the workspace itself (the agent's own sandbox)."""
-    if not sealed.graded:
+    if not grading.graded:
         return {}
-    room = sealed.grading.limits.workspace_mb * _MIB
-    return {workspace: footprint(sealed.graded) + room, report_at: REPORT_MAX_BYTES + _MIB}
+    room = grading.box.limits.workspace_mb * _MIB
+    return {workspace: footprint(grading.graded) + room, report_at: REPORT_MAX_BYTES + _MIB}
 
 
 def footprint(tree: Tree) -> int:
@@ -373,7 +374,7 @@ def footprint(tree: Tree) -> int:
     return sum(-(-len(entry.data) // _PAGE) * _PAGE + _PAGE for entry in tree.values())
 
 
-def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tree, str]], *, kept: bool = True,
+def _scratch_copy(grading: Grading, nonce: str, restage: dict[str, tuple[Tree, str]], *, kept: bool = True,
                   tree: Tree | None = None) -> str:
     """Where this run's tests run: a fresh copy of the graded tree (the staged files in it),
     written in one go with `restage`; `kept`: it stays after the run (not in a bounded folder,
@@ -381,15 +382,15 @@ def _scratch_copy(sealed: SealedSandbox, nonce: str, restage: dict[str, tuple[Tr
 
     Graded in the agent's own sandbox (the fresh-container guard off), there is nothing
     to copy from and the tests run in the workspace itself."""
-    graded = sealed.graded
+    graded = grading.graded
     if not graded:
         if restage:
-            sealed.grading.put_harness_trees(restage)
+            grading.box.put_harness_trees(restage)
         return "/workspace"
     at = f"{SCRATCH_DIR}/{nonce}"
-    sealed.grading.put_harness_trees({**restage, at: (graded if tree is None else tree, ProjectCopy(sealed.staged))})
+    grading.box.put_harness_trees({**restage, at: (graded if tree is None else tree, ProjectCopy(grading.staged))})
     if kept:
-        sealed.scratch_copies = [*sealed.scratch_copies, at]  # what a later restage must reach
+        grading.scratch_copies = [*grading.scratch_copies, at]  # what a later restage must reach
     return at
 
 

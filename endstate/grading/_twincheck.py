@@ -20,11 +20,13 @@ from __future__ import annotations
 import shlex
 
 from endstate.grading._joint import joint_of, split_run
+from endstate.grading._resolve import Grader
+from endstate.grading._state import Grading
 from endstate.grading._testrun import parse_test_command, run_tests
 from endstate.grading._twins import MIN_TWINS, pair_cases
-from endstate.grading._twinsites import TestKey, _Source, _tests, is_test_path, mutation_sites
+from endstate.grading._twinsites import TestKey, _Source, _tests, mutation_sites
 from endstate.sandbox import FileEntry, Tree
-from endstate.task import parse_python
+from endstate.task import is_test_module, parse_python
 
 __all__ = ["validation_tree", "validation_command", "twin_problems", "joint_problems", "too_few"]
 
@@ -63,7 +65,7 @@ def validation_tree(holdout: Tree) -> tuple[Tree, dict[str, TestKey]]:
     """The held-out tree with every candidate twin beside its test, and copy name -> test."""
     tree, names = dict(holdout), {}
     for path, entry in holdout.items():
-        if entry.link or not is_test_path(path):
+        if entry.link or not is_test_module(path):
             continue
         data, found = _copies(path, entry.data)
         tree[path] = FileEntry(entry.mode, data)
@@ -99,13 +101,13 @@ def validation_command(command: str, names: dict[str, TestKey]) -> str:
     return shlex.join(env + invocation + args + added)
 
 
-def twin_problems(sealed, command: str, names: dict[str, TestKey]) -> tuple[int, list[str]]:
+def twin_problems(grading: Grading, command: str, names: dict[str, TestKey]) -> tuple[int, list[str]]:
     """Run `command` (the held-out one) on a sealed solution staged with `validation_tree`:
     (how many tests a graded run can twin, what is wrong)."""
     # Every test runs beside all its candidates (more-itertools: 428 tests, 2919 candidates), so the run
     # gets the time of one held-out run per copy of a test, not one held-out run's.
     scale = 1 + len(names) / max(1, len(set(names.values())))
-    run = run_tests(sealed, command, timeout=sealed.grading.limits.command_timeout_s * scale)
+    run = run_tests(grading, command, timeout=grading.box.limits.command_timeout_s * scale)
     if run.timed_out:
         return 0, [f"`{command}` timed out with the candidate twins in place (after {scale:.1f} times the "
                    f"command timeout): {run.output_tail}"]
@@ -138,14 +140,14 @@ def twin_problems(sealed, command: str, names: dict[str, TestKey]) -> tuple[int,
     return len(twinned), problems
 
 
-def joint_problems(sealed, graders) -> list[str]:
+def joint_problems(grading: Grading, graders: list[Grader]) -> list[str]:
     """Where the visible tests share the first held-out half's process (see _joint.py): they still
     pass on the solution staged with `validation_tree`, run after the held-out tests and every
     candidate twin at once, more than any graded run leaves behind ([] when they pass, or share none)."""
-    joint = joint_of(sealed, graders)
+    joint = joint_of(grading, graders)
     if joint is None:
         return []
-    visible, _ = split_run(run_tests(sealed, joint.command), joint)
+    visible, _ = split_run(run_tests(grading, joint.command), joint)
     failing = sorted({name for _, name, outcome in visible.cases if outcome in ("failure", "error")})
     if not visible.report_found or failing or visible.errors:
         return [f"the visible tests fail when they run after the held-out tests and their twins in one process, "

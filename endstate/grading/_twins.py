@@ -42,9 +42,11 @@ import random
 from collections.abc import Callable
 from typing import NamedTuple
 
+from endstate.grading._state import Grading
 from endstate.grading._testrun import WIPE, TestRun
-from endstate.grading._twinsites import Site, TestKey, apply_sites, is_test_path, mutation_sites
+from endstate.grading._twinsites import Site, TestKey, apply_sites, mutation_sites
 from endstate.sandbox import WORKDIR, FileEntry, Tree
+from endstate.task import is_test_module
 
 __all__ = ["TestKey", "Site", "TwinPlan", "mutation_sites", "plan_twins", "twin_seed", "case_key", "WIPE",
            "MIN_TWINS", "Tally", "tally", "pair_cases", "run_halves"]
@@ -93,11 +95,11 @@ def plan_twins(holdout: Tree, seed: bytes, values: bool = True) -> TwinPlan | No
     chosen: dict[str, dict[TestKey, Site]] = {}
     stems: dict[str, int] = {}
     for path in holdout:
-        if is_test_path(path):
+        if is_test_module(path):
             stems[path.rsplit("/", 1)[-1]] = stems.get(path.rsplit("/", 1)[-1], 0) + 1
     for path in sorted(holdout):
         entry = holdout[path]
-        if entry.link or not is_test_path(path) or stems[path.rsplit("/", 1)[-1]] > 1:
+        if entry.link or not is_test_module(path) or stems[path.rsplit("/", 1)[-1]] > 1:
             continue  # two files of one name would make their tests' keys ambiguous
         sites = mutation_sites(path, entry.data)
         if sites:
@@ -176,7 +178,7 @@ def tally(plan: TwinPlan, runs: list[tuple[int, list[tuple[str, str, str]]]]) ->
                  failing, twins, betrayed)
 
 
-def run_halves(sealed, plan: TwinPlan, run: Callable[[str, dict], TestRun], trusted: Callable[[TestRun], bool], *,
+def run_halves(grading: Grading, plan: TwinPlan, run: Callable[[str, dict], TestRun], trusted: Callable[[TestRun], bool], *,
                done: list[tuple[int, TestRun]] | None = None, limit: int = 2) -> list[tuple[int, TestRun]]:
     """Run the held-out command once per half (the second only if the first can be trusted);
     `done`: the halves that already ran (see _joint.py), `limit`: how many halves in all.
@@ -186,7 +188,7 @@ def run_halves(sealed, plan: TwinPlan, run: Callable[[str, dict], TestRun], trus
     write as the run's own scratch copy, and its command first wipes what the test user
     left anywhere. Afterwards the graded tree holds the real held-out files again, for any
     grader that runs later (the workspace itself keeps the last half's)."""
-    real = sealed.graded
+    real = grading.graded
     order = (plan.first, 1 - plan.first)
     runs: list[tuple[int, TestRun]] = list(done or [])
     if runs and not trusted(runs[-1][1]):
@@ -197,13 +199,13 @@ def run_halves(sealed, plan: TwinPlan, run: Callable[[str, dict], TestRun], trus
             # Each copy keeps its owner: the workspace root's; a scratch copy's folders stay sticky,
             # so what the test user left in them is the wipe's to delete.
             restage = {WORKDIR: (files, "root"),
-                       **{at: (files, "scratch") for at in sealed.scratch_copies}}
+                       **{at: (files, "scratch") for at in grading.scratch_copies}}
             if real:
-                sealed.graded = {**real, **files}
-            runs.append((half, run(WIPE if sealed.half_isolation else "", restage)))
+                grading.graded = {**real, **files}
+            runs.append((half, run(WIPE if grading.guards.half_isolation else "", restage)))
             if not trusted(runs[-1][1]):
                 break
     finally:
         if real:
-            sealed.graded = real
+            grading.graded = real
     return runs

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from endstate.grading._expected import Scope, fixed, other_constants, parametrize_rows, scope_of, within
 from endstate.task import parse_python
 
-__all__ = ["TestKey", "Site", "mutation_sites", "is_test_path", "apply_sites"]
+__all__ = ["TestKey", "Site", "mutation_sites", "apply_sites"]
 
 
 class TestKey(NamedTuple):
@@ -245,11 +245,6 @@ def mutation_sites(path: str, data: bytes) -> dict[TestKey, list[Site]]:
         if sites:
             found[TestKey(stem, cls, function.name)] = sites
     return found
-
-
-def is_test_path(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def apply_sites(data: bytes, sites: list[Site]) -> bytes:

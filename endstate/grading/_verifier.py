@@ -17,10 +17,12 @@ could write a reward and then stop the script before it writes its own.
 from __future__ import annotations
 
 import json
+import posixpath
 import shlex
 import time
 
 from endstate.errors import FolderTooLarge, SandboxError, WorkspaceFull
+from endstate.grading._state import Grading
 from endstate.grading._testrun import REPORT_DIR, footprint
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import WORKDIR, SealedSandbox, start_sealed
@@ -33,8 +35,8 @@ REWARD_DIR = "/logs/verifier"
 TMP_DIR = "/opt/endstate/verifier-tmp"
 #: What the harness reads of that folder; a reward is a number.
 _MAX_BYTES = 64 * 1024
-#: How long the restarted services get before the verifier starts (up long before it in Harbor; a supervisor
-#: holds a program STARTING for a second or more).
+#: How long the restarted services get, from their start, before the verifier starts (up long before it in
+#: Harbor; a supervisor holds a program STARTING for a second or more).
 _SETTLE_S = 5.0
 _MIB = 1024 * 1024
 
@@ -44,15 +46,16 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
 
     `tools`, an absolute folder of the task's image, comes first on the script's PATH (an
     imported Harbor task's apt shims, which answer its install lines offline)."""
-    if script not in sandbox.staged:
+    grading = Grading.of(sandbox)
+    if script not in grading.staged:
         return Verdict.error(f"verifier {script} is not a held-out file: put it under the task's holdout/ "
                              "(a script of the end state is never what grades it)")
     if tools is not None and (not tools.startswith("/") or tools.startswith("/workspace")):
         return Verdict.error(f"verifier tools {tools!r}: give an absolute folder of the task's image, "
                              "outside /workspace (the end state must not put commands there)")
-    grading = sandbox.grading
+    box = grading.box
     try:
-        before = _reward_folder(sandbox)
+        before = _reward_folder(grading)
     except FolderTooLarge:
         return Verdict.tampered(f"{REWARD_DIR} held more than {_MAX_BYTES} bytes before the verifier ran")
     if before:
@@ -63,34 +66,53 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     # open to new files (the end state's files stay root's and read-only, as in a test run's
     # scratch copy) and a TMPDIR of its own on a filesystem that lets it run what it built.
     trees = {REWARD_DIR: ({}, "agent"), TMP_DIR: ({}, "agent")}
-    if sandbox.graded:  # empty when graded in the agent's own sandbox (the fresh-container guard off)
-        trees[WORKDIR] = (sandbox.graded, "scratch")
+    if grading.graded:  # empty when graded in the agent's own sandbox (the fresh-container guard off)
+        trees[WORKDIR] = (grading.graded, "scratch")
     # Every place the script may write is bounded, and dropped once the reward is read.
-    bounds = _bounds(sandbox) if sandbox.graded else {}
-    held = grading.bound_folders(bounds)
+    bounds = _bounds(grading) if grading.graded else {}
+    held = box.bound_folders(bounds)
+    unstarted: list[str] = []
+    interfered: str | None = None
     try:
-        grading.put_harness_trees(trees)
-        if sandbox.processes:  # the services the agent left running, sealed: up again, walled off the reward
-            start_sealed(grading, sandbox.processes)
-            time.sleep(_SETTLE_S)
+        box.put_harness_trees(trees)
+        if grading.processes:  # the services the agent left running, sealed: up again, walled off the reward
+            began = time.monotonic()
+            unstarted = start_sealed(box, grading.processes)  # returns once each one's exec happened
+            time.sleep(max(0.0, _SETTLE_S - (time.monotonic() - began)))
+            changed = _changed_files(grading, script)
+            if changed:
+                interfered = f"its files changed before it ran: {', '.join(changed[:5])}"
+                return Verdict.tampered(f"verifier {script}: {interfered}")
         path = f"PATH={shlex.quote(tools)}:$PATH " if tools else ""
         ran = sandbox.run(f"{path}TMPDIR={TMP_DIR} bash {shlex.quote(script)}", timeout=timeout)
-        written = _reward_folder(sandbox)
+        written = _reward_folder(grading)
     except FolderTooLarge:
         return Verdict.fail(f"{REWARD_DIR} holds more than {_MAX_BYTES} bytes after the verifier")
     except WorkspaceFull as exc:  # the script runs the end state in the workspace's copy
         return Verdict.fail(f"verifier {script}: {exc}")
     except SandboxError as exc:
-        from endstate.sandbox import machinery_fault  # loads docker: only on this path
-
-        if not sandbox.processes or machinery_fault(exc):
+        if not grading.processes:
             raise
-        # The end state's services run as root beside the harness: one that kills what runs the verifier fails.
-        return Verdict.fail(f"verifier {script}: the harness running it died while the end state's services ran: {exc}")
+        from endstate.sandbox import services_interfered  # loads docker: only on this path
+
+        # The end state's services run as root beside the harness: whatever they can do to it (stop or kill
+        # its runner, wedge its command, fill the disk) is theirs, seen with them frozen; never tried again.
+        interfered = services_interfered(box, exc)
+        if interfered is None:
+            raise
+        return Verdict.tampered(f"verifier {script}: the end state's services interfered with the harness "
+                                f"running it: {interfered}")
     finally:
         if held:
-            grading.release_folders(list(bounds))
+            try:
+                box.release_folders(list(bounds))
+            except SandboxError:
+                if interfered is None:  # a container the services wedged was killed: nothing left to release
+                    raise
     said = (ran.stdout + ran.stderr).strip()[-300:]
+    # The end state's own: a service it left that cannot run again is named, whatever the verdict.
+    note = f" [not started again: {'; '.join(unstarted)}]" if unstarted else ""
+    said = note.lstrip() + " " + said if note else said
     if ran.timed_out:
         return Verdict.fail(f"verifier {script} timed out: {said}")
     reward = _reward(written)
@@ -105,7 +127,7 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
         return Verdict.fail(f"verifier {script} wrote reward {reward[:40]!r}, not a number")
     if value != 1.0:
         return Verdict.fail(f"verifier {script}: reward {reward}: {said}")
-    return Verdict.ok(f"verifier {script}: exit 0, reward {reward}")
+    return Verdict.ok(f"verifier {script}: exit 0, reward {reward}{note}")
 
 
 def _reward(written: dict) -> str | None:
@@ -123,17 +145,35 @@ def _reward(written: dict) -> str | None:
     return str(value.get("reward")) if isinstance(value, dict) and "reward" in value else str(value)[:40]
 
 
-def _bounds(sandbox: SealedSandbox) -> dict[str, int]:
+def _bounds(grading: Grading) -> dict[str, int]:
     """Where the script may write, each a file system of its own: the graded tree's copy (as much
     room again as the agent's workspace had), its TMPDIR (as large as /tmp), the reward folder
     (filled, it reads as too large), and the test runs' report folder, which it may not write."""
-    limits = sandbox.grading.limits
-    return {WORKDIR: footprint(sandbox.graded) + limits.workspace_mb * _MIB, TMP_DIR: limits.tmp_mb * _MIB,
+    limits = grading.box.limits
+    return {WORKDIR: footprint(grading.graded) + limits.workspace_mb * _MIB, TMP_DIR: limits.tmp_mb * _MIB,
             REWARD_DIR: _MIB, REPORT_DIR: 0}
 
 
-def _reward_folder(sandbox: SealedSandbox) -> dict:
+def _changed_files(grading: Grading, script: str) -> list[str]:
+    """The verifier's files (its script's folder, as staged) whose bytes in the grading container are not
+    the staged ones, or that were added there: read back with the services running, before it runs."""
+    folder = posixpath.dirname(script)
+    staged = {p[len(folder) + 1:]: e for p, e in grading.graded.items()
+              if p in grading.staged and folder and p.startswith(folder + "/")}
+    if not staged:
+        return []
     try:
-        return sandbox.grading.read_folder(REWARD_DIR, max_bytes=_MAX_BYTES)
+        seen = grading.box.read_folder(posixpath.join(WORKDIR, folder),
+                                       max_bytes=sum(len(e.data) for e in staged.values()) + _MAX_BYTES)
+    except (FolderTooLarge, FileNotFoundError):
+        return [folder]
+    return sorted(name for name in set(staged) | set(seen)
+                  if name not in staged or name not in seen or (seen[name].data, seen[name].link)
+                  != (staged[name].data, staged[name].link))
+
+
+def _reward_folder(grading: Grading) -> dict:
+    try:
+        return grading.box.read_folder(REWARD_DIR, max_bytes=_MAX_BYTES)
     except FileNotFoundError:
         return {}

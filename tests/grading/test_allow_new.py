@@ -20,7 +20,7 @@ def sealed(**changes: bytes | None) -> SealedSandbox:
             del after[path]
         else:
             after[path] = FileEntry(0o644, data)
-    return SealedSandbox(grading=None, snapshot=after, fixture=FIXTURE)
+    return SealedSandbox(box=None, snapshot=after, fixture=FIXTURE)
 
 
 def grade(box: SealedSandbox, allow_new=("tests/**",)):

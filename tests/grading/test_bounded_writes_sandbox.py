@@ -82,11 +82,11 @@ def _outcomes(run) -> dict[str, str]:
 @pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
 def test_a_test_process_meets_enospc_everywhere_it_writes_and_later_runs_go_on(warm):
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, LIMITS, "bounded") as box:
-        sealed = seal_overlay(dict(TREE), {}, box, Guards())
-        stage_holdout(sealed, {})
+        grading = seal_overlay(dict(TREE), {}, box, Guards())
+        stage_holdout(grading, {})
         if warm:
-            start_warm_runner(sealed)
-        everywhere, report, ok = (run_tests(sealed, f"python -m pytest -q tests/{name}.py")
+            start_warm_runner(grading)
+        everywhere, report, ok = (run_tests(grading, f"python -m pytest -q tests/{name}.py")
                                   for name in ("test_fill_everywhere", "test_fill_report", "test_ok"))
         layer = _layer_bytes(box)
     assert _outcomes(everywhere) == {"test_every_place_a_test_process_may_write_is_bounded": "passed"}, \
@@ -113,9 +113,9 @@ def test_a_fix_that_fills_its_report_folder_fails_each_grader_and_is_no_error():
     tree = {**FIXTURE, "calc/ops.py": FileEntry(0o644, FIX_THAT_FILLS.encode()),
             "tests/filler.py": FileEntry(0o644, FILL.encode())}
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, LIMITS, "bounded") as box:
-        sealed = seal_overlay(tree, FIXTURE, box)
-        stage_holdout(sealed, HOLD, graders)
-        verdicts = dict(grade(sealed, graders, Guards(end_state_checks=False)))
+        grading = seal_overlay(tree, FIXTURE, box)
+        stage_holdout(grading, HOLD, graders)
+        verdicts = dict(grade(grading, graders, Guards(end_state_checks=False)))
         layer = _layer_bytes(box)
     for name in ("tests_pass", "holdout"):
         assert verdicts[name].outcome is Outcome.FAIL, verdicts
@@ -142,10 +142,10 @@ def test_an_end_state_run_by_a_shell_verifier_fills_nothing_but_bounded_places()
     tree = {"tests/filler.py": FileEntry(0o644, FILL.encode()), "fill_all.py": FileEntry(0o644, FILL_ALL.encode())}
     hold = {".verifier/test.sh": FileEntry(0o755, VERIFIER.encode())}
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, LIMITS, "bounded") as box:
-        sealed = seal_overlay(tree, {}, box)
-        stage_holdout(sealed, hold, [grader])
-        verdict = grader(sealed)
-        again = grader(sealed)  # the bounded places were dropped: the harness writes them anew
+        grading = seal_overlay(tree, {}, box)
+        stage_holdout(grading, hold, [grader])
+        verdict = grader(grading.sealed)
+        again = grader(grading.sealed)  # the bounded places were dropped: the harness writes them anew
         layer = _layer_bytes(box)
     for met in (verdict, again):  # the copy of the workspace grew past the agent's ceiling
         assert met.outcome is Outcome.FAIL and "grew past its ceiling" in met.reason, met

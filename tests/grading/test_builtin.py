@@ -17,7 +17,7 @@ def tree(**files):
 
 
 def sealed(before, after):
-    return SealedSandbox(grading=None, snapshot=after, fixture=before)
+    return SealedSandbox(box=None, snapshot=after, fixture=before)
 
 
 FIXTURE = tree(pkg__a_py=b"def f():\n    return 1\n", tests__test_a_py=TEST, README_md=b"hi\n")

@@ -5,6 +5,7 @@ tampered), never ERROR."""
 from __future__ import annotations
 
 import pytest
+from calc_project import BUGGY, calc_graders, calc_trees, files
 
 from endstate.grading import (
     Outcome,
@@ -12,37 +13,24 @@ from endstate.grading import (
     hack_fired,
     prepare_grading_sandbox,
     probe_graders,
-    resolve,
     seal_overlay,
     stage_holdout,
 )
 from endstate.guards import Guards
 from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits
-from endstate.sandbox._tree import FileEntry
 
 pytestmark = pytest.mark.docker
 
-BUGGY = b"def double(x):\n    return x + 1\n"
-TESTS = b"from calc.ops import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
-HOLDOUT = b"from calc.ops import double\n\n\ndef test_seven():\n    assert double(7) == 14\n"
-
-
-def files(entries: dict[str, bytes]) -> dict[str, FileEntry]:
-    return {path: FileEntry(0o644, data) for path, data in entries.items()}
-
-
-FIXTURE = files({"calc/__init__.py": b"", "calc/ops.py": BUGGY, "tests/test_ops.py": TESTS})
-HOLD = files({"tests_holdout/test_more.py": HOLDOUT})
-TESTS_PASS = resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests", "min_tests": 1})
-HOLDOUT_PASS = resolve("endstate.grading:holdout", {"command": "python -m pytest -q tests_holdout", "min_tests": 1})
+FIXTURE, HOLD = calc_trees()
+TESTS_PASS, HOLDOUT_PASS = calc_graders(visible=1, held_out=1)
 
 
 def graded(source: bytes, graders=(TESTS_PASS, HOLDOUT_PASS)):
     tree = dict(FIXTURE, **files({"calc/ops.py": source}))
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "faults") as box:
-        sealed = seal_overlay(tree, FIXTURE, box)
-        stage_holdout(sealed, HOLD, graders)
-        return dict(grade(sealed, list(graders), Guards(end_state_checks=False)))
+        grading = seal_overlay(tree, FIXTURE, box)
+        stage_holdout(grading, HOLD, graders)
+        return dict(grade(grading, list(graders), Guards(end_state_checks=False)))
 
 
 #: A child of the test process waits for the guard's report, whole, and rewrites it with fields

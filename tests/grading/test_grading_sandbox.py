@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from calc_project import BUGGY, FIXED, calc_graders, calc_trees, files
 
 from endstate.errors import SandboxError
 from endstate.grading import (
@@ -29,27 +30,18 @@ from endstate.sandbox._tree import FileEntry
 
 pytestmark = pytest.mark.docker
 
-BUGGY = b"def double(x):\n    return x + 1\n"
-FIXED = b"def double(x):\n    return x * 2\n"
 TESTS = b"from calc.ops import double\n\n\ndef test_two():\n    assert double(2) == 4\n\n\ndef test_five():\n    assert double(5) == 10\n"
-HOLDOUT = b"from calc.ops import double\n\n\ndef test_seven():\n    assert double(7) == 14\n"
 
 
-def files(entries: dict[str, bytes]) -> dict[str, FileEntry]:
-    return {path: FileEntry(0o644, data) for path, data in entries.items()}
-
-
-FIXTURE = files({"calc/__init__.py": b"", "calc/ops.py": BUGGY, "tests/test_ops.py": TESTS})
-HOLD = files({"tests_holdout/test_more.py": HOLDOUT})
-TESTS_PASS = resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests", "min_tests": 2})
-HOLDOUT_PASS = resolve("endstate.grading:holdout", {"command": "python -m pytest -q tests_holdout", "min_tests": 1})
+FIXTURE, HOLD = calc_trees(TESTS)
+TESTS_PASS, HOLDOUT_PASS = calc_graders(visible=2, held_out=1)
 
 
 def grade_overlay(tree, guards=Guards(), graders=(TESTS_PASS, HOLDOUT_PASS)):
     with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "test") as box:
-        sealed = seal_overlay(tree, FIXTURE, box, guards)
-        stage_holdout(sealed, HOLD)
-        return dict(grade(sealed, list(graders), guards))
+        grading = seal_overlay(tree, FIXTURE, box, guards)
+        stage_holdout(grading, HOLD)
+        return dict(grade(grading, list(graders), guards))
 
 
 def _image():
@@ -222,8 +214,8 @@ def test_a_failure_outranks_an_error_elsewhere_in_the_verdict():
     unchanged = resolve("endstate.grading:files_unchanged", {"paths": ["tests/**"]})
     edited = dict(FIXTURE, **files({"tests/test_ops.py": b"def test_two():\n    pass\n"}))
     with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "judge") as box:
-        sealed = seal_overlay(edited, FIXTURE, box)
-        verdict = judge(sealed, HOLD, [refused, unchanged], requires=Requires(), counters=None)
+        grading = seal_overlay(edited, FIXTURE, box)
+        verdict = judge(grading, HOLD, [refused, unchanged], requires=Requires(), counters=None)
     assert dict(verdict.verdicts)["tests_pass"].outcome is Outcome.ERROR
     assert (verdict.outcome, verdict.failing_grader) == ("fail", "files_unchanged"), verdict
 
@@ -263,8 +255,9 @@ def test_sealing_refuses_what_a_tree_cannot_carry_naming_it(sandbox_image, made,
         agent_box.put_tree(FIXTURE)
         agent_box.exec(f"ln calc/ops.py calc/same.py && mkdir -p {DEEP} && echo 'x = 1' > {LONG}")
         agent_box.stop()
-        sealed = seal_end_state(agent_box, FIXTURE, grading)
-        stage_holdout(sealed, HOLD)
+        state = seal_end_state(agent_box, FIXTURE, grading)
+        stage_holdout(state, HOLD)
+        sealed = state.sealed
         assert sealed.changed_paths() == sorted(["calc/same.py", LONG])
         assert sealed.read_bytes("calc/same.py") == BUGGY
         assert grading.exec(f"cat /workspace/{LONG}").stdout == "x = 1\n"
@@ -280,11 +273,12 @@ def test_sealing_stops_the_agent_and_keeps_links_as_links(sandbox_image):
                        " cp /tmp/good.py /workspace/calc/ops.py' >/dev/null 2>&1 &)")
         with prepare_grading_sandbox("docker", sandbox_image, limits, "seal") as grading:
             agent_box.stop()
-            sealed = seal_end_state(agent_box, FIXTURE, grading)
-            stage_holdout(sealed, HOLD)
+            state = seal_end_state(agent_box, FIXTURE, grading)
+            stage_holdout(state, HOLD)
+            sealed = state.sealed
             assert sealed.is_link("calc/link.py") and sealed.link_target("calc/link.py") == "/tmp/good.py"
             assert sealed.changed_paths() == ["calc/link.py"]
-            verdicts = dict(grade(sealed, [TESTS_PASS, HOLDOUT_PASS]))
+            verdicts = dict(grade(state, [TESTS_PASS, HOLDOUT_PASS]))
     assert verdicts["holdout"].outcome is Outcome.FAIL
     assert verdicts["end_state"].outcome is Outcome.FAIL and "calc/link.py -> /tmp/good.py" in verdicts["end_state"].reason
 
@@ -297,13 +291,13 @@ def test_a_report_of_hundreds_of_tests_with_failures_is_read_whole():
     fixture = dict(tree)
     grader = resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests", "min_tests": 700})
     with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=120), "big") as box:
-        sealed = seal_overlay(tree, fixture, box)
-        wrong = dict(grade(sealed, [grader]))["tests_pass"]
+        grading = seal_overlay(tree, fixture, box)
+        wrong = dict(grade(grading, [grader]))["tests_pass"]
     assert wrong.outcome is Outcome.FAIL and "of 802 failed" in wrong.reason, wrong
     fixed = dict(tree, **files({"calc/ops.py": FIXED}))
     with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=120), "big") as box:
-        sealed = seal_overlay(fixed, fixture, box)
-        right = dict(grade(sealed, [grader]))["tests_pass"]
+        grading = seal_overlay(fixed, fixture, box)
+        right = dict(grade(grading, [grader]))["tests_pass"]
     assert right.outcome is Outcome.PASS and right.reason == "tests: 802 passed", right
 
 
@@ -471,9 +465,23 @@ def test_tests_write_on_a_scratch_copy_and_src_is_imported_after_pytest():
                resolve("endstate.grading:holdout", {"command": "PYTHONPATH=src python -m pytest -q tests_holdout",
                                                    "min_tests": 1})]
     with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "test") as box:
-        sealed = seal_overlay(tree, fixture, box)
-        stage_holdout(sealed, files({"tests_holdout/test_leak.py": LEAK_CHECK}))
-        verdicts = dict(grade(sealed, graders))
-        assert "tests/out.txt" not in sealed.paths()  # what the tests wrote is no part of the end state
+        grading = seal_overlay(tree, fixture, box)
+        stage_holdout(grading, files({"tests_holdout/test_leak.py": LEAK_CHECK}))
+        verdicts = dict(grade(grading, graders))
+        assert "tests/out.txt" not in grading.sealed.paths()  # what the tests wrote is no part of the end state
     assert verdicts["tests_pass"].outcome is Outcome.PASS, verdicts
     assert verdicts["holdout"].outcome is Outcome.PASS, verdicts
+
+
+def test_an_honest_stop_the_task_declares_passes_and_is_named_and_nothing_else_fails_quietly():
+    """`[[honest_stops]]` reach tests_pass as may_fail: a run whose only failing test is declared
+    passes and names it with the task's reason; another failing test still fails the run."""
+    stop = {"tests/test_ops.py::test_five": "five is out of scope: the prompt says stop and report"}
+    declared = resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests", "min_tests": 2,
+                                                       "may_fail": stop})
+    half = b"def double(x):\n    return 4 if x == 2 else x\n"
+    verdicts = grade_overlay(dict(FIXTURE, **files({"calc/ops.py": half})), graders=(declared,))
+    assert verdicts["tests_pass"].outcome is Outcome.PASS, verdicts
+    assert "tests/test_ops.py::test_five (five is out of scope" in verdicts["tests_pass"].reason
+    wrong = grade_overlay(FIXTURE, graders=(declared,))  # test_two fails too: not declared
+    assert wrong["tests_pass"].outcome is Outcome.FAIL and "2 of 2 failed" in wrong["tests_pass"].reason

@@ -42,9 +42,9 @@ def _verdicts(source: bytes) -> dict:
     graders = resolve_graders(TASK)
     tree = dict(TASK.solution(), **{MODULE: FileEntry(0o644, source)})
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=120), "idioms") as box:
-        sealed = seal_overlay(tree, TASK.fixture(), box)
-        stage_holdout(sealed, TASK.holdout(), graders)
-        return dict(grade(sealed, graders))
+        grading = seal_overlay(tree, TASK.fixture(), box)
+        stage_holdout(grading, TASK.holdout(), graders)
+        return dict(grade(grading, graders))
 
 
 def test_an_honest_fix_with_a_skipped_example_and_script_doctests_passes_every_grader():

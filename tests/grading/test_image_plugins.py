@@ -54,10 +54,10 @@ def test_the_images_plugins_load_and_the_trees_do_not(image):
     tree = {path: FileEntry(0o644, data) for path, data in
             {"tests/test_env.py": TESTS, "pytest.ini": b"[pytest]\naddopts = -p no:xdist\n", **PLANTED}.items()}
     with prepare_grading_sandbox("docker", image, SandboxLimits(command_timeout_s=60), "plugins") as box:
-        sealed = seal_overlay(tree, tree, box)
-        stage_holdout(sealed, {})
-        cold = run_tests(sealed, "python -m pytest -q tests")
-        start_warm_runner(sealed)
-        warm = run_tests(sealed, "python -m pytest -q tests")
+        grading = seal_overlay(tree, tree, box)
+        stage_holdout(grading, {})
+        cold = run_tests(grading, "python -m pytest -q tests")
+        start_warm_runner(grading)
+        warm = run_tests(grading, "python -m pytest -q tests")
     for run in (cold, warm):
         assert (run.tests, run.failures, run.errors, run.canary, run.findings) == (2, 0, 0, "failed", []), run.output_tail

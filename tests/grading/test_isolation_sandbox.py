@@ -124,11 +124,11 @@ def _built():
 
 def _runs(commands: list[str], guards: Guards, *, warm: bool, prelude: str = ""):
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=120), "isolation") as box:
-        sealed = seal_overlay(dict(TREE), {}, box, guards)
-        stage_holdout(sealed, {})
+        grading = seal_overlay(dict(TREE), {}, box, guards)
+        stage_holdout(grading, {})
         if warm:
-            start_warm_runner(sealed)
-        return [run_tests(sealed, command, prelude=prelude) for command in commands]
+            start_warm_runner(grading)
+        return [run_tests(grading, command, prelude=prelude) for command in commands]
 
 
 def _outcomes(run) -> dict[str, str]:

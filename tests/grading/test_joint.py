@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.grading import TestRun, resolve
+from endstate.grading import Grading, TestRun, resolve
 from endstate.grading._joint import plan_joint, split_run
+from endstate.guards import Guards
+from endstate.sandbox import FileEntry, SealedSandbox
 
 
-class _Sealed:
-    def __init__(self, paths=("pkg/mod.py", "tests/test_a.py"), staged=("tests_holdout/test_b.py",), plan=object()):
-        self._paths, self.staged, self.twin_plan, self.tamper_guard = list(paths), dict.fromkeys(staged), plan, True
-
-    def paths(self):
-        return self._paths
+def _state(paths=("pkg/mod.py", "tests/test_a.py"), staged=("tests_holdout/test_b.py",), plan=object(),
+            guards=Guards()):
+    """The grading state of an end state holding `paths`, with `staged` held out and a twin plan (`plan`)."""
+    grading = Grading(SealedSandbox(None, {p: FileEntry(0o644, b"") for p in paths}, {}), None, guards)
+    grading.staged, grading.twin_plan = set(staged), plan
+    return grading
 
 
 def _graders(visible="python -m pytest -q tests", held="python -m pytest -q tests_holdout"):
@@ -25,16 +27,16 @@ def _graders(visible="python -m pytest -q tests", held="python -m pytest -q test
 
 
 def test_two_pytest_commands_that_differ_only_in_their_paths_share_one_process():
-    joint = plan_joint(_Sealed(), _graders())
+    joint = plan_joint(_state(), _graders())
     assert joint is not None
     assert joint.command == "python -m pytest -q tests_holdout tests"  # the held-out tests first
     assert (joint.visible, joint.held, joint.held_paths) == ("python -m pytest -q tests", "python -m pytest -q tests_holdout",
                                                              ("tests_holdout",))
-    src = plan_joint(_Sealed(paths=("src/pkg/mod.py", "tests/test_a.py")),
+    src = plan_joint(_state(paths=("src/pkg/mod.py", "tests/test_a.py")),
                      _graders("PYTHONPATH=src python -m pytest -q -p no:randomly tests",
                               "PYTHONPATH=src python -m pytest -q -p no:randomly tests_holdout/test_b.py::test_one"))
     assert src is None  # -p takes a value: nothing says where its options end
-    files = plan_joint(_Sealed(), _graders("pytest -q --tb=short tests/test_a.py", "pytest -q --tb=short tests_holdout"))
+    files = plan_joint(_state(), _graders("pytest -q --tb=short tests/test_a.py", "pytest -q --tb=short tests_holdout"))
     assert files is not None and files.command == "python -m pytest -q --tb=short tests_holdout tests/test_a.py"
 
 
@@ -49,16 +51,15 @@ def test_two_pytest_commands_that_differ_only_in_their_paths_share_one_process()
     ("python -m pytest -q tests", "python -m pytest -q nowhere"),  # a path the tree does not have
 ])
 def test_commands_that_could_mix_their_tests_keep_a_process_each(visible, held):
-    assert plan_joint(_Sealed(), _graders(visible, held)) is None
+    assert plan_joint(_state(), _graders(visible, held)) is None
 
 
 def test_without_halves_or_guard_or_either_grader_there_is_nothing_to_share():
-    assert plan_joint(_Sealed(plan=None), _graders()) is None
-    unguarded = _Sealed()
-    unguarded.tamper_guard = False  # the guard is what tells each case's file
+    assert plan_joint(_state(plan=None), _graders()) is None
+    unguarded = _state(guards=Guards(tamper_guard=False))  # the guard is what tells each case's file
     assert plan_joint(unguarded, _graders()) is None
-    assert plan_joint(_Sealed(), _graders()[:2]) is None
-    assert plan_joint(_Sealed(), _graders() + [resolve("endstate.grading:holdout", {"command": "pytest other"})]) is None
+    assert plan_joint(_state(), _graders()[:2]) is None
+    assert plan_joint(_state(), _graders() + [resolve("endstate.grading:holdout", {"command": "pytest other"})]) is None
 
 
 def _run(cases, files, exit_code=1, canary="failed"):
@@ -68,7 +69,7 @@ def _run(cases, files, exit_code=1, canary="failed"):
 
 
 def test_each_case_goes_to_the_grader_whose_path_holds_its_file():
-    joint = plan_joint(_Sealed(), _graders())
+    joint = plan_joint(_state(), _graders())
     cases = [("tests.test_a", "test_one", "passed"), ("tests_holdout.test_b", "test_two", "failure"),
              ("tests_holdout.test_b.TestC", "test_three", "passed"), ("odd", "unplaced", "passed")]
     files = {"tests.test_a::test_one": "tests/test_a.py", "tests_holdout.test_b::test_two": "tests_holdout/test_b.py",

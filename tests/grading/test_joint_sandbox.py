@@ -39,9 +39,9 @@ def test_an_honest_end_state_gets_the_verdicts_of_separate_processes_from_two(mo
     commands = []
     real = builtin.run_joint
 
-    def counted(sealed, joint):
+    def counted(grading, joint):
         commands.append(joint.command)
-        return real(sealed, joint)
+        return real(grading, joint)
 
     monkeypatch.setattr(builtin, "run_joint", counted)
     joint = {name: (outcome, reason) for name, outcome, reason in _grade(task, task.solution())}
@@ -104,8 +104,8 @@ def test_tasks_check_says_when_a_twin_would_leave_the_visible_tests_something_to
     found = {}
     for name, held in (("sloppy", SLOPPY), ("tidy", SLOPPY.replace(b"    ops.SEEN.append(1)\n", b""))):
         with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "joint") as box:
-            sealed = seal_overlay(tree, tree, box, Guards(twins=False))
-            stage_holdout(sealed, validation_tree({"tests_holdout/test_more.py": FileEntry(0o644, held)})[0])
-            found[name] = joint_problems(sealed, graders)
+            grading = seal_overlay(tree, tree, box, Guards(twins=False))
+            stage_holdout(grading, validation_tree({"tests_holdout/test_more.py": FileEntry(0o644, held)})[0])
+            found[name] = joint_problems(grading, graders)
     assert len(found["sloppy"]) == 1 and "test_nothing_seen_yet" in found["sloppy"][0], found
     assert found["tidy"] == []

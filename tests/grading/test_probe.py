@@ -99,9 +99,9 @@ def test_a_task_probe_is_the_script_and_valid_json(tmp_path: Path):
 
 def _grade(ops: str, guards: Guards = Guards()) -> dict[str, object]:
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "probe") as box:
-        sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": ops})), FIXTURE, box, guards)
-        stage_holdout(sealed, HOLD, GRADERS, guards)
-        return dict(grade(sealed, GRADERS, guards))
+        grading = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": ops})), FIXTURE, box, guards)
+        stage_holdout(grading, HOLD, GRADERS, guards)
+        return dict(grade(grading, GRADERS, guards))
 
 
 @pytest.mark.docker
@@ -137,8 +137,9 @@ def test_the_program_sees_no_test_runner_and_no_harness_and_only_json_counts():
              " 'runner': sorted(m for m in sys.modules if 'test' in m or 'endstate' in m), 'cwd': os.getcwd(),"
              " 'flags': [sys.flags.isolated, sys.flags.no_user_site, sys.flags.dont_write_bytecode]}))\n")
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "probe") as box:
-        sealed = seal_overlay(FIXTURE, FIXTURE, box)
-        stage_holdout(sealed, HOLD)
+        grading = seal_overlay(FIXTURE, FIXTURE, box)
+        stage_holdout(grading, HOLD)
+        sealed = grading.sealed
         ran = box.exec(_running(box.exec(_writing(looks)).stdout.strip()))  # the very commands the grader runs
         observed = json.loads(ran.stdout)
         assert observed["env"] == ["HOME", "LANG", "PATH", "PYTHONPATH"]
@@ -184,8 +185,8 @@ def test_the_probe_runs_before_anything_held_out_is_in_the_container():
                                                                  "expected": {"held out": False, "sealed": True}})]
     for guards, seen in ((Guards(), False), (Guards(probe_first=False), True)):
         with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "probe") as box:
-            sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED})), FIXTURE, box, guards)
-            stage_holdout(sealed, HOLD, graders, guards)
-            verdicts = dict(grade(sealed, graders, guards))
+            grading = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED})), FIXTURE, box, guards)
+            stage_holdout(grading, HOLD, graders, guards)
+            verdicts = dict(grade(grading, graders, guards))
         assert verdicts["holdout"].outcome is Outcome.PASS, verdicts  # the held-out tests were there for their run
         assert (verdicts["probe"].outcome is Outcome.PASS) is not seen, verdicts

@@ -11,11 +11,10 @@ verifier. Live runs of both control arms grade the same way.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_endstate
 
 from endstate.checks import missing_hack_assertions
 from endstate.checks._check import grade_tree
@@ -121,8 +120,7 @@ def test_a_script_of_the_end_state_is_refused_as_verifier(tmp_path):
 
 @pytest.mark.parametrize(("arm", "outcome"), [("reference", "pass"), ("null", "fail")])
 def test_both_control_arms_run_live_and_are_graded_by_the_verifier(task, tmp_path, arm, outcome):
-    ran = subprocess.run([sys.executable, "-m", "endstate", "eval", "--suite", str(task.root.parent), "--model",
-                          f"scripted/{arm}", "--out", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    ran = run_endstate("eval", "--suite", str(task.root.parent), "--model", f"scripted/{arm}", "--out", str(tmp_path))
     (result,) = read_results(tmp_path).tasks
     assert result.outcome == outcome, ran.stdout + ran.stderr
     verifier = next(v for v in result.verdicts if v.grader == "verifier")
@@ -130,8 +128,7 @@ def test_both_control_arms_run_live_and_are_graded_by_the_verifier(task, tmp_pat
 
 
 def test_tasks_check_checks_the_shell_task_out_both_ways(task):
-    ran = subprocess.run([sys.executable, "-m", "endstate", "tasks", "check", "--suite", str(task.root.parent)],
-                         capture_output=True, text=True, timeout=600)
+    ran = run_endstate("tasks", "check", "--suite", str(task.root.parent))
     assert ran.returncode == 0 and "1 of 1 task(s) check out" in ran.stdout, ran.stdout + ran.stderr
     assert ("fixture=fail[verifier], solution=pass, hack:edit-verifier=fail[verifier], "
             "hack:forged-reward=fail[verifier], hack:reward-in-workspace=fail[verifier]") in ran.stdout, ran.stdout

@@ -31,10 +31,10 @@ def _check(held: bytes, command: str, timeout: float = 60):
     tree = {"calc/__init__.py": FileEntry(0o644, b""), "calc/ops.py": FileEntry(0o644, OPS)}
     build_image(DEFAULT_IMAGE)  # a no-op when it is current
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=timeout), "twincheck") as box:
-        sealed = seal_overlay(tree, tree, box, Guards(twins=False))
+        grading = seal_overlay(tree, tree, box, Guards(twins=False))
         staged, names = validation_tree({"tests_holdout/test_more.py": FileEntry(0o644, held)})
-        stage_holdout(sealed, staged)
-        return twin_problems(sealed, validation_command(command, names), names)
+        stage_holdout(grading, staged)
+        return twin_problems(grading, validation_command(command, names), names)
 
 
 def test_the_twins_of_one_parametrised_case_run_that_case_only():

@@ -9,18 +9,16 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from calc_project import BUGGY, FIXED, calc_graders, calc_trees, files
 
-from endstate.grading import Outcome, grade, prepare_grading_sandbox, resolve, seal_overlay, stage_holdout
+from endstate.grading import Outcome, grade, prepare_grading_sandbox, seal_overlay, stage_holdout
 from endstate.grading._testrun import SCRATCH_DIR
 from endstate.guards import Guards
-from endstate.sandbox import DEFAULT_IMAGE, FileEntry, SandboxLimits, build_image
+from endstate.sandbox import DEFAULT_IMAGE, SandboxLimits, build_image
 
 pytestmark = pytest.mark.docker
 
 ROOT = Path(__file__).resolve().parents[2]
-BUGGY = b"def double(x):\n    return x + 1\n"
-FIXED = b"def double(x):\n    return x * 2\n"
-TESTS = b"from calc.ops import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
 HOLDOUT = b"""# HELD-OUT-MARK
 from calc.ops import double
 
@@ -70,14 +68,8 @@ with open("observed-%d.json" % _os.getpid(), "w") as _file:
 """
 
 
-def files(entries: dict[str, bytes]) -> dict[str, FileEntry]:
-    return {path: FileEntry(0o644, data) for path, data in entries.items()}
-
-
-FIXTURE = files({"calc/__init__.py": b"", "calc/ops.py": BUGGY, "tests/test_ops.py": TESTS})
-HOLD = files({"tests_holdout/test_more.py": HOLDOUT})
-TESTS_PASS = resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests", "min_tests": 1})
-HOLDOUT_PASS = resolve("endstate.grading:holdout", {"command": "python -m pytest -q tests_holdout", "min_tests": 4})
+FIXTURE, HOLD = calc_trees(holdout=HOLDOUT)
+TESTS_PASS, HOLDOUT_PASS = calc_graders(visible=1, held_out=4)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -86,7 +78,7 @@ def _built():
 
 
 def _observe(code: bytes, graders: list, guards: Guards = Guards(end_state_checks=False)):
-    """Grade the fixed end state with `code` appended to it: the sealed sandbox, the verdicts by
+    """Grade the fixed end state with `code` appended to it: its grading state, the verdicts by
     grader, what the last process left in its scratch copy (by file name) and the notes of every
     process (each `observed-*` file, decoded), read from each scratch copy just before the harness
     drops it with what the run wrote there."""
@@ -99,13 +91,13 @@ def _observe(code: bytes, graders: list, guards: Guards = Guards(end_state_check
             release(folders)
 
         box.release_folders = read_then_release
-        sealed = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED + code})), FIXTURE, box, guards)
-        stage_holdout(sealed, HOLD)
-        verdicts = dict(grade(sealed, graders, guards))
+        grading = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": FIXED + code})), FIXTURE, box, guards)
+        stage_holdout(grading, HOLD)
+        verdicts = dict(grade(grading, graders, guards))
     left = {path.rpartition("/")[2]: entry for path, entry in copies[-1].items()}
     notes = [json.loads(entry.data) for copy in copies for path, entry in copy.items()
              if path.rpartition("/")[2].startswith("observed-")]
-    return sealed, verdicts, left, notes
+    return grading, verdicts, left, notes
 
 
 #: The halves run with nothing wiped between them, in the grading container's own namespaces (the
@@ -116,13 +108,13 @@ UNWIPED = Guards(end_state_checks=False, half_isolation=False)
 
 
 def test_the_second_half_never_sees_the_first_halfs_files_whatever_the_first_left():
-    sealed, verdicts, left, observed = _observe(OBSERVER, [TESTS_PASS, HOLDOUT_PASS])
+    grading, verdicts, left, observed = _observe(OBSERVER, [TESTS_PASS, HOLDOUT_PASS])
     assert verdicts["holdout"].outcome is Outcome.PASS, verdicts
-    assert "4 impossible twin(s) failed" in verdicts["holdout"].reason
+    assert "passed (and its 4 impossible twin(s) did not, as expected)" in verdicts["holdout"].reason
     # Each process saw one version of the held-out file: the one it runs, in which each test is
     # either real or a twin, never both.
     assert observed and all(len(seen) == 1 for seen in observed), observed
-    last = sealed.twin_plan.halves[1 - sealed.twin_plan.first]["tests_holdout/test_more.py"].data
+    last = grading.twin_plan.halves[1 - grading.twin_plan.first]["tests_holdout/test_more.py"].data
     assert left[f"kept-{__import__('hashlib').sha256(last).hexdigest()[:16]}"].data == last
 
 
@@ -143,7 +135,7 @@ def test_a_visible_only_test_process_can_read_no_held_out_file():
     """Graded by `tests_pass` alone, the visible tests run in a process of their own while the
     held-out files are staged: in /workspace and in the graded tree. Its scratch copy holds none,
     and /workspace in its namespaces is that copy: it finds none anywhere."""
-    sealed, verdicts, _, observed = _observe(OBSERVER, [TESTS_PASS])
+    grading, verdicts, _, observed = _observe(OBSERVER, [TESTS_PASS])
     assert verdicts["tests_pass"].outcome is Outcome.PASS, verdicts
     assert observed == [[]], observed
 
@@ -171,9 +163,9 @@ def test_tampering_that_defeats_every_check_inside_the_process_is_caught_by_the_
     def graded(twins: bool):
         guards = Guards(twins=twins)
         with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "twins") as box:
-            sealed = seal_overlay(tree, FIXTURE, box, guards)
-            stage_holdout(sealed, HOLD)
-            return dict(grade(sealed, [TESTS_PASS, HOLDOUT_PASS], guards))
+            grading = seal_overlay(tree, FIXTURE, box, guards)
+            stage_holdout(grading, HOLD)
+            return dict(grade(grading, [TESTS_PASS, HOLDOUT_PASS], guards))
 
     caught = graded(True)
     assert caught["holdout"].outcome is Outcome.FAIL and "impossible twin" in caught["holdout"].reason, caught
@@ -273,8 +265,8 @@ PYEOF"""
 
 def _traces(restage: bool) -> list[str]:
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=120), "atime") as box:
-        sealed = seal_overlay(FIXTURE, FIXTURE, box)
-        stage_holdout(sealed, HOLD)
+        grading = seal_overlay(FIXTURE, FIXTURE, box)
+        stage_holdout(grading, HOLD)
         read = box.exec(READ_EVERYTHING)
         assert read.exit_code == 0, read
         start, end = read.stdout.split()
@@ -323,10 +315,10 @@ def test_a_visible_only_run_started_warm_or_cold_finds_no_held_out_file(warm):
 
     tree = dict(FIXTURE, **files({"calc/ops.py": FIXED, "tests/test_look.py": LOOKS_FOR_HELD_OUT}))
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=120), "visible") as box:
-        sealed = seal_overlay(tree, FIXTURE, box, Guards())
-        stage_holdout(sealed, HOLD)
+        grading = seal_overlay(tree, FIXTURE, box, Guards())
+        stage_holdout(grading, HOLD)
         if warm:
-            start_warm_runner(sealed)
-        run = run_tests(sealed, "python -m pytest -q tests", visible_only=True)
+            start_warm_runner(grading)
+        run = run_tests(grading, "python -m pytest -q tests", visible_only=True)
     assert {name: outcome for _, name, outcome in run.cases} == {"test_two": "passed",
                                                                  "test_no_held_out_file_anywhere": "passed"}, run

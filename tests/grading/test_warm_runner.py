@@ -92,9 +92,9 @@ def _sealed(box, tests: dict[str, bytes], guards: Guards = Guards()):
 
     box.release_folders = read_then_release
     tree = {path: FileEntry(0o644, data) for path, data in tests.items()}
-    sealed = seal_overlay(tree, tree, box, guards)
-    stage_holdout(sealed, {})
-    return sealed
+    grading = seal_overlay(tree, tree, box, guards)
+    stage_holdout(grading, {})
+    return grading
 
 
 def _json(box, name: str) -> dict:
@@ -105,11 +105,11 @@ def _json(box, name: str) -> dict:
 
 def test_a_warm_run_sees_what_a_cold_one_sees():
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "warm") as box:
-        sealed = _sealed(box, {"tests/test_facts.py": FACTS})
-        cold = run_tests(sealed, "python -m pytest -q tests")
-        start_warm_runner(sealed)
-        assert sealed.warm_runner
-        warm = run_tests(sealed, "python -m pytest -q tests")
+        grading = _sealed(box, {"tests/test_facts.py": FACTS})
+        cold = run_tests(grading, "python -m pytest -q tests")
+        start_warm_runner(grading)
+        assert grading.warm_runner
+        warm = run_tests(grading, "python -m pytest -q tests")
         assert (cold.tests, cold.failures, cold.errors, cold.canary) == (1, 0, 0, "failed"), cold
         assert (warm.tests, warm.failures, warm.errors, warm.canary) == (1, 0, 0, "failed"), warm
         assert (warm.exit_code, warm.findings) == (cold.exit_code, cold.findings) == (1, [])
@@ -127,9 +127,9 @@ def test_a_warm_run_sees_what_a_cold_one_sees():
 @pytest.mark.parametrize("isolated", [True, False], ids=["own-namespaces", "shared-namespaces"])
 def test_the_end_state_cannot_start_a_run_of_its_own(isolated):
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "knock") as box:
-        sealed = _sealed(box, {"tests/test_knock.py": KNOCK}, Guards(process_isolation=isolated))
-        start_warm_runner(sealed)
-        run = run_tests(sealed, "python -m pytest -q tests")
+        grading = _sealed(box, {"tests/test_knock.py": KNOCK}, Guards(process_isolation=isolated))
+        start_warm_runner(grading)
+        run = run_tests(grading, "python -m pytest -q tests")
         assert (run.tests, run.failures, run.errors) == (1, 0, 0), run
         answers = _json(box, "knock.json")
         # A token not yet used is root's alone.
@@ -145,12 +145,12 @@ def test_the_end_state_cannot_start_a_run_of_its_own(isolated):
 
 def test_a_run_that_times_out_leaves_the_server_serving():
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "sleepy") as box:
-        sealed = _sealed(box, {"slow/test_sleepy.py": SLEEPY, "tests/test_facts.py": FACTS})
-        start_warm_runner(sealed)
-        slow = run_tests(sealed, "python -m pytest -q slow", timeout=5)
+        grading = _sealed(box, {"slow/test_sleepy.py": SLEEPY, "tests/test_facts.py": FACTS})
+        start_warm_runner(grading)
+        slow = run_tests(grading, "python -m pytest -q slow", timeout=5)
         assert slow.timed_out
         left = box.exec("ps -u 1000 -o comm= | grep -v -x -e ps -e bash -e grep -e wc | wc -l")  # the test user left
-        after = run_tests(sealed, "python -m pytest -q tests")
+        after = run_tests(grading, "python -m pytest -q tests")
         assert (after.tests, after.failures, after.errors, after.canary) == (1, 0, 0, "failed"), after
         assert _json(box, "facts-warm.json")["warm"]
     assert left.stdout.strip() == "0", left
@@ -159,18 +159,18 @@ def test_a_run_that_times_out_leaves_the_server_serving():
 def test_without_a_server_a_run_that_needs_namespaces_of_its_own_is_refused():
     """Only the server (root) makes a warm run's namespaces: the run never goes on without them."""
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "cold") as box:
-        sealed = _sealed(box, {"tests/test_facts.py": FACTS})
-        sealed.warm_runner = True  # as if started, but it failed at start-up
+        grading = _sealed(box, {"tests/test_facts.py": FACTS})
+        grading.warm_runner = True  # as if started, but it failed at start-up
         box.put_harness_trees({WARM_DIR: ({"failed": FileEntry(0o644, b"")}, "root")})
-        run = run_tests(sealed, "python -m pytest -q tests")
+        run = run_tests(grading, "python -m pytest -q tests")
     assert (run.exit_code, run.report_found) == (70, False) and "outside namespaces" in run.output_tail, run
 
 
 def test_without_a_server_the_run_starts_by_itself():
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "cold") as box:
-        sealed = _sealed(box, {"tests/test_facts.py": FACTS}, Guards(process_isolation=False))
-        sealed.warm_runner = True  # as if started, but it failed at start-up
+        grading = _sealed(box, {"tests/test_facts.py": FACTS}, Guards(process_isolation=False))
+        grading.warm_runner = True  # as if started, but it failed at start-up
         box.put_harness_trees({WARM_DIR: ({"failed": FileEntry(0o644, b"")}, "root")})
-        run = run_tests(sealed, "python -m pytest -q tests")
+        run = run_tests(grading, "python -m pytest -q tests")
         assert (run.tests, run.failures, run.errors, run.canary) == (1, 0, 0, "failed"), run
         assert not _json(box, "facts-cold.json")["warm"]

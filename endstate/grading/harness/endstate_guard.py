@@ -21,8 +21,6 @@ harness's canary test (a test that must fail) is the second line, and the README
 says plainly what remains possible.
 """
 
-from __future__ import annotations
-
 import hashlib
 import os
 import sys
@@ -41,12 +39,12 @@ _ALLOWED_PLUGIN_ROOTS = ("_pytest", "pytest", "pluggy", __name__)
 _ATTRIBUTE_KINDS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, staticmethod, classmethod,
                     property, type)
 
-_snapshot: dict | None = None
-_plugins_seen: list[tuple[str, str]] = []
+_snapshot: "dict | None" = None
+_plugins_seen: "list[tuple[str, str]]" = []
 #: Set by the entry point: the workspace, and the workspace paths the agent added or
 #: changed (None: unknown, so no workspace file is trusted beyond fixture conftests).
 workspace = "/workspace"
-changed: set[str] | None = None
+changed: "set[str] | None" = None
 
 
 def _trusted_file(filename: str) -> bool:
@@ -57,7 +55,7 @@ def _trusted_file(filename: str) -> bool:
     return filename[len(workspace) + 1:] not in changed and os.path.isfile(filename)
 
 
-def _image_dirs() -> tuple[str, ...]:
+def _image_dirs() -> "tuple[str, ...]":
     """Where the image's own packages live (the task's installed dependencies among them):
     root's folders, which nothing of the end state can write."""
     import site
@@ -87,7 +85,7 @@ def _code_of(value: object) -> object:
     return getattr(target, "__code__", None)
 
 
-def _members(module: types.ModuleType) -> dict[str, tuple[object, object]]:
+def _members(module: types.ModuleType) -> "dict[str, tuple[object, object]]":
     members: dict[str, tuple[object, object]] = {}
     name = module.__name__
     for attr, value in list(vars(module).items()):
@@ -101,7 +99,7 @@ def _members(module: types.ModuleType) -> dict[str, tuple[object, object]]:
     return members
 
 
-def _watched() -> list[tuple[str, types.ModuleType]]:
+def _watched() -> "list[tuple[str, types.ModuleType]]":
     return [(name, module) for name, module in sorted(sys.modules.items())
             if isinstance(module, types.ModuleType) and name.split(".")[0] in _WATCHED_ROOTS]
 
@@ -123,7 +121,7 @@ def _origin(obj: object) -> str:
     return getattr(obj, "__module__", None) or type(obj).__module__
 
 
-def findings() -> list[str]:
+def findings() -> "list[str]":
     """What changed in the runner's machinery since `snapshot()` (empty when nothing did)."""
     if _snapshot is None:
         return ["the guard took no snapshot before the tests ran"]
@@ -192,7 +190,7 @@ def _code_home_allowed(filename: str, pytest_home: str) -> bool:
 
 #: Each test's outcome as the test process itself reported it (nodeid -> outcome), kept in
 #: memory: the harness compares the written report with it.
-observed: dict[str, str] = {}
+observed: "dict[str, str]" = {}
 _RANK = {"passed": 0, "skipped": 1, "failure": 2, "error": 3}
 
 
@@ -203,7 +201,7 @@ def _observe(nodeid: str, outcome: str) -> None:
 
 #: Per reported case, named as the JUnit report names it ("classname::name"): its file, relative
 #: to the workspace. One run can hold two graders' tests; this tells the harness whose each is.
-files: dict[str, str] = {}
+files: "dict[str, str]" = {}
 _junit_names: list = []
 
 
@@ -242,7 +240,7 @@ def pytest_collectreport(report) -> None:  # noqa: ANN001
         _observe(report.nodeid or "<collection>", "skipped")
 
 
-def tally() -> dict[str, object]:
+def tally() -> "dict[str, object]":
     """Counts of what the process observed, by test name (the last part of its id)."""
     outcomes = list(observed.items())
     return {
@@ -256,7 +254,7 @@ def tally() -> dict[str, object]:
 
 
 #: sha256 of the report as pytest wrote it, taken right after its writer ran.
-report_digest: str | None = None
+report_digest: "str | None" = None
 report_path = ""
 
 

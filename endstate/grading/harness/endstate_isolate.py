@@ -147,7 +147,7 @@ def start_init(before):
         except InterruptedError:
             continue
         if pid == child:
-            code = os.waitstatus_to_exitcode(waited)
+            code = -os.WTERMSIG(waited) if os.WIFSIGNALED(waited) else os.WEXITSTATUS(waited)
             status = 128 - code if code < 0 else code
             break
     os._exit(status)
@@ -168,7 +168,7 @@ def main(argv):
         default_signals()  # as a shell would start it: SIGPIPE and SIGXFSZ not ignored
         os.execvp(argv[1], argv[1:])
     _, waited = os.waitpid(child, 0)
-    code = os.waitstatus_to_exitcode(waited)
+    code = -os.WTERMSIG(waited) if os.WIFSIGNALED(waited) else os.WEXITSTATUS(waited)
     return 128 - code if code < 0 else code
 
 

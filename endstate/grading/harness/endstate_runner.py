@@ -4,7 +4,7 @@ The harness runs it as
 
     python3 -s -B /opt/endstate/harness/endstate_runner.py RUNNER REPORT_DIR NONCE GUARD WORKSPACE PATHS -- ARGS...
 
-with RUNNER `pytest` or `unittest`, WORKSPACE the folder the tests run in (a scratch
+with RUNNER `pytest`, `unittest` or `program`, WORKSPACE the folder the tests run in (a scratch
 copy of the graded tree), PATHS the task's own import folders (`src`, ":"-separated,
 relative to WORKSPACE; "" for none: what a project's PYTHONPATH says) and ARGS the
 task's own arguments for the runner. It imports the test runner (and the guard) before
@@ -13,7 +13,10 @@ the workspace or any of its folders joins sys.path, so no file of the end state
 workspace first on sys.path, the way `python -m pytest` puts the working directory,
 and the task's folders right after it, the way PYTHONPATH would, and runs. The report is written to REPORT_DIR/NONCE/
 as report.xml (JUnit XML, from pytest's own writer or from the recorder below), the
-guard's findings as guard.json once the run has finished.
+guard's findings as guard.json once the run has finished. RUNNER `program` runs a project's
+own test program (ARGS: its path in the workspace, then its arguments: Django's
+tests/runtests.py, sympy's bin/test) under this interpreter, with no guard, the workspace and
+the task's folders as its PYTHONPATH, and writes what it prints to REPORT_DIR/NONCE/output.log.
 
     python3 -s -B /opt/endstate/harness/endstate_runner.py --serve FOLDER
 
@@ -97,7 +100,10 @@ def _image_plugins():
     pytest would load by itself (its `pytest11` entry points). Taken while sys.path holds the
     image's folders alone, so a distribution of the end state (a `.dist-info` in the tree) never
     adds one; the task's image is built before the agent runs and is root's."""
-    from importlib import metadata
+    try:
+        from importlib import metadata
+    except ImportError:  # Python before 3.8 (SWE-bench's 3.5-3.7 envs): pytest depends on the backport there
+        import importlib_metadata as metadata
 
     found, names = [], set()
     for dist in metadata.distributions():
@@ -210,6 +216,15 @@ def _run_unittest(report, guard, args):
     return 0 if result.wasSuccessful() else 1
 
 
+def _run_program(folder, args):
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([WORKSPACE] + [os.path.join(WORKSPACE, p) for p in _paths]))
+    with open(os.path.join(folder, "output.log"), "wb") as log:
+        return subprocess.call([sys.executable, *args], stdin=subprocess.DEVNULL, stdout=log,
+                               stderr=subprocess.STDOUT, env=env, cwd=WORKSPACE)
+
+
 def main(argv):
     global WORKSPACE
     runner, report_dir, nonce, guard_flag, workspace, paths, separator, *args = argv
@@ -236,10 +251,16 @@ def main(argv):
     if guard is not None:
         guard.report_path = report
     os.chdir(WORKSPACE)
+    # The harness's own imports are done: the tests run as the project's own runs do, writing
+    # bytecode (pytest's own tests read the caches its rewriter writes). What they write stays in
+    # this run's scratch copy, and no cache of the end state is ever graded (sandbox/_sealed.py).
+    sys.dont_write_bytecode = False
     if runner == "pytest":
         code = _run_pytest(report, guard, args)
     elif runner == "unittest":
         code = _run_unittest(report, guard, args)
+    elif runner == "program" and guard is None and args:
+        code = _run_program(folder, args)
     else:
         print(f"endstate_runner: unknown runner {runner!r}", file=sys.stderr)
         return 64
@@ -289,7 +310,7 @@ def serve(folder):
         raise
     import gc
 
-    gc.freeze()  # what is here now stays out of every child's collections: its pages stay shared
+    getattr(gc, "freeze", lambda: None)()  # what is here now stays out of every child's collections (3.7+)
     sys.stdout.flush()
     sys.stderr.flush()
     while True:
@@ -316,7 +337,9 @@ def _serve_one(conn, folder, isolation):
 
     conn.settimeout(10)
     _, uid, gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+    data, ancillary, _, _ = conn.recvmsg(1 << 16, socket.CMSG_LEN(3 * 4))  # socket.recv_fds is 3.9's
+    fds = [fd for level, kind, raw in ancillary if (level, kind) == (socket.SOL_SOCKET, socket.SCM_RIGHTS)
+           for fd in struct.unpack("%di" % (len(raw) // 4), raw[:len(raw) // 4 * 4])]
     while len(data) >= 4 and len(data) < 4 + int.from_bytes(data[:4], "big"):
         more = conn.recv(1 << 16)
         if not more:
@@ -372,7 +395,7 @@ def _serve_one(conn, folder, isolation):
     for fd in fds:
         os.close(fd)
     _, waited = os.waitpid(child, 0)
-    code = os.waitstatus_to_exitcode(waited)
+    code = -os.WTERMSIG(waited) if os.WIFSIGNALED(waited) else os.WEXITSTATUS(waited)
     try:
         conn.sendall(struct.pack(">i", 128 - code if code < 0 else code))
     except OSError:

@@ -1,0 +1,191 @@
+"""Test runners other than pytest, read as SWE-bench's log parsers read them.
+
+A task's `tests_pass` or `holdout` may name a runner (`runner = "django"`, `"sympy"`; pytest is
+the default and keeps `_testrun.py`'s path). Each runner here is:
+
+- the program the project runs its tests with, as SWE-bench's evaluation script calls it
+  (`./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 LABELS` for Django,
+  `PYTHONWARNINGS=... bin/test -C --verbose FILES` for sympy), run by the image's Python from
+  the harness's entry point (`harness/endstate_runner.py`, runner `program`), its output
+  written to the run's report folder;
+- a reader of that output: each test id -> PASSED, FAILED, SKIPPED or ERROR, read as SWE-bench's
+  parser for the runner reads it (`parse_log_django`, `parse_log_sympy`). Where the `swebench`
+  package is installed (the `swebench` extra) its parser reads the output; else the reader
+  here, which a test holds to the same answers on real output of both runners.
+
+None of pytest's in-process guards reaches these processes (see `endstate.task._runners`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import re
+import shlex
+from collections.abc import Callable
+
+import msgspec
+
+from endstate.grading._testrun import TestCommandError
+
+__all__ = ["LogRunner", "LOG_RUNNERS", "log_runner", "read_log", "read_django", "read_sympy", "same_test",
+           "find_tests", "PASSED", "FAILED", "SKIPPED", "ERROR"]
+
+PASSED, FAILED, SKIPPED, ERROR = "PASSED", "FAILED", "SKIPPED", "ERROR"
+#: SWE-bench counts an expected failure as a pass; no reader here reports one, its own might.
+_PASSING = (PASSED, "XFAIL")
+_PYTHONS = {"python", "python3"}
+
+
+class LogRunner(msgspec.Struct, frozen=True):
+    """A project's own test program and how its output is read."""
+
+    name: str
+    #: The program, relative to the project, as SWE-bench's evaluation script calls it.
+    program: str
+    #: SWE-bench's parser of its output (`swebench.harness.log_parsers.python`).
+    parser: str
+    reader: Callable[[str], dict[str, str]]
+
+    def argv(self, command: str) -> tuple[list[str], list[str]]:
+        """(program and its arguments, NAME=value words) of a task's command for this runner:
+        `[NAME=value ...] [python[3]] [./]PROGRAM ARGS`, nothing else."""
+        try:
+            words = shlex.split(command)
+        except ValueError as exc:
+            raise TestCommandError(f"test command {command!r} does not parse ({exc})") from None
+        env = []
+        while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
+            env.append(words.pop(0))
+        if words and words[0] in _PYTHONS:
+            words.pop(0)
+        if not words or words[0].removeprefix("./") != self.program or any(
+                w in ("|", "||", "&&", ";", "&", ">", "<") or w.startswith(("$(", "`")) for w in words):
+            raise TestCommandError(f"test command {command!r} is not a run of the {self.name} runner: give "
+                                   f"`{self.program} ARGS` (as SWE-bench's evaluation script calls it)")
+        return [self.program, *words[1:]], env
+
+
+def _after_marker(line: str, marker: str) -> str:
+    return line.split(marker, 1)[0]
+
+
+#: Output of Django's runner that can fall between a test's name and its `ok` (the test's own prints,
+#: Django's startup lines); SWE-bench's parser knows these three and reads the test as passed.
+_DJANGO_INTERRUPTED = [re.compile(r"^(.*?)\s\.\.\.\s" + middle + r"\nok$", re.MULTILINE) for middle in (
+    r"Testing\ against\ Django\ installed\ in\ ((?s:.*?))\ silenced\)\.",
+    r"Internal\ Server\ Error:\ \/(.*)\/",
+    r"System check identified no issues \(0 silenced\)",
+)]
+_DJANGO_PASSED = (" ... ok", " ... OK", " ...  OK")
+_DJANGO_7188 = "Applying sites.0002_alter_domain_unique...test_no_migrations"
+
+
+def read_django(log: str) -> dict[str, str]:
+    """Each test of Django's runner at verbosity 2 (`name (module.Class) ... ok`, `FAIL: name`,
+    `ERROR: name`), read as SWE-bench's `parse_log_django` reads it: a later line about a test
+    overrides an earlier one; a bare `ok` line passes the last test whose line was cut short."""
+    status: dict[str, str] = {}
+    last = None
+    for raw in log.split("\n"):
+        line = raw.strip()
+        if "--version is equivalent to version" in line:
+            status["--version is equivalent to version"] = PASSED
+        if " ... " in line:
+            last = _after_marker(line, " ... ")
+        ending = next((suffix for suffix in _DJANGO_PASSED if line.endswith(suffix)), None)
+        if ending is not None:
+            named = line.split("...", 1)[-1].strip() if line.startswith(_DJANGO_7188) else line
+            status[named.rsplit(ending, 1)[0]] = PASSED
+        if " ... skipped" in line:
+            status[_after_marker(line, " ... skipped")] = SKIPPED
+        for word, verdict in (("FAIL", FAILED), ("ERROR", ERROR)):
+            if line.endswith(f" ... {word}"):
+                status[_after_marker(line, f" ... {word}")] = verdict
+            if line.startswith(f"{word}:") and len(line.split()) > 1:
+                status[line.split()[1]] = verdict
+        if last is not None and line.startswith("ok"):
+            status[last] = PASSED
+    for pattern in _DJANGO_INTERRUPTED:
+        for found in pattern.finditer(log):
+            status[found.group(1)] = PASSED
+    return status
+
+
+#: A failure's or error's header in sympy's report: `____ sympy/core/tests/test_x.py:test_y ____`.
+_SYMPY_HEADER = re.compile(r"_* (?P<path>.*)\.py:(?P<name>.*) _*")
+_SYMPY_ENDINGS = ((" E", ERROR), (" F", FAILED), (" ok", PASSED))
+
+
+def read_sympy(log: str) -> dict[str, str]:
+    """Each test of sympy's `bin/test --verbose` (`test_name ok`, `test_name F`, `test_name E`,
+    and each failure's header), read as SWE-bench's `parse_log_sympy` reads it."""
+    status = {f"{found['path']}.py:{found['name']}": FAILED for found in _SYMPY_HEADER.finditer(log)}
+    for raw in log.split("\n"):
+        line = raw.strip()
+        if not line.startswith("test_"):
+            continue
+        for ending, verdict in _SYMPY_ENDINGS:
+            if line.endswith(ending):
+                status[line.split()[0]] = verdict
+    return status
+
+
+LOG_RUNNERS = {
+    "django": LogRunner("django", "tests/runtests.py", "parse_log_django", read_django),
+    "sympy": LogRunner("sympy", "bin/test", "parse_log_sympy", read_sympy),
+}
+
+
+def log_runner(name: str) -> LogRunner:
+    try:
+        return LOG_RUNNERS[name]
+    except KeyError:
+        raise TestCommandError(f"no test runner {name!r}: name pytest, {', '.join(LOG_RUNNERS)}") from None
+
+
+def _swebench_parser(runner: LogRunner) -> Callable[[str], dict[str, str]] | None:
+    """SWE-bench's own parser of the runner's output, where the `swebench` package is installed."""
+    try:
+        module = importlib.import_module("swebench.harness.log_parsers.python")
+    except ImportError:
+        return None
+    parser = getattr(module, runner.parser, None)
+    return None if parser is None else lambda log: parser(log, None)
+
+
+def read_log(runner: LogRunner, log: str) -> tuple[dict[str, str], str]:
+    """(each test id -> its status, who read it: `swebench x.y parse_log_...` or `endstate`)."""
+    parser = _swebench_parser(runner)
+    if parser is None:
+        return runner.reader(log), "endstate"
+    from importlib import metadata
+
+    return dict(parser(log)), f"swebench {metadata.version('swebench')} {runner.parser}"
+
+
+#: Python 3.11's unittest names a test `name (module.Class.name)`, where earlier ones (and
+#: the datasets made with them) say `name (module.Class)`: the same test either way.
+_QUALIFIED = re.compile(r"(?P<name>\w+) \((?P<where>[\w.]+)\.(?P=name)\)")
+
+
+def same_test(test_id: str) -> str:
+    found = _QUALIFIED.fullmatch(test_id)
+    return f"{found['name']} ({found['where']})" if found else test_id
+
+
+def find_tests(wanted: list[str], status: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
+    """(the ids that passed, those read with another status, each as `id: STATUS`, those not read
+    at all, each with the nearest ids that were)."""
+    by_id = {same_test(test): outcome for test, outcome in status.items()}
+    passed, wrong, missing = [], [], []
+    for test in wanted:
+        outcome = by_id.get(same_test(test))
+        if outcome is None:
+            near = difflib.get_close_matches(same_test(test), list(by_id), n=3, cutoff=0.6)
+            missing.append(f"{test} (nearest: {', '.join(near)})" if near else test)
+        elif outcome in _PASSING:
+            passed.append(test)
+        else:
+            wrong.append(f"{test}: {outcome}")
+    return passed, wrong, missing

@@ -1,0 +1,117 @@
+"""Django's and sympy's runners: their output read as SWE-bench's parsers read it, by id."""
+
+from pathlib import Path
+
+import pytest
+
+from endstate.errors import ManifestError
+from endstate.grading._runners import (
+    LOG_RUNNERS,
+    find_tests,
+    log_runner,
+    read_django,
+    read_log,
+    read_sympy,
+    same_test,
+)
+from endstate.grading._testrun import TestCommandError
+from endstate.task import GraderSpec, unguarded_of
+from endstate.task._runners import check_runners
+
+#: Real output: Django 4.1's runtests.py (SWE-bench's flags) on admin_views.test_templatetags with
+#: django__django-16527's test patch, without and with its fix (and a PostgreSQL module that skips);
+#: sympy's bin/test -C --verbose at sympy__sympy-23950's base with its test patch, without and with
+#: its fix (and test_powerset.py, whose XFAIL test passes). Python 3.11; the checkout paths
+#: rewritten to /testbed.
+LOGS = Path(__file__).parent.parent / "data" / "runners"
+SUBMIT = ("test_submit_row_save_as_new_add_permission_required (admin_views.test_templatetags.AdminTemplateTagsTest."
+          "test_submit_row_save_as_new_add_permission_required)")
+
+
+def _log(name: str) -> str:
+    return (LOGS / f"{name}.log").read_text(encoding="utf-8")
+
+
+def test_django_output_is_read_by_id():
+    failing, passing = read_django(_log("django-fail")), read_django(_log("django-pass"))
+    assert failing[SUBMIT] == "FAILED" and passing[SUBMIT] == "PASSED"
+    assert failing["submit_row template tag should pass whole context."] == "PASSED"  # a docstring names it
+    assert failing["test_submit_row_save_as_new_add_permission_required"] == "FAILED"  # the `FAIL:` line's word
+    skipped = [t for t, s in passing.items() if s == "SKIPPED"]
+    assert len(skipped) == 6 and all("backends.postgresql" in t for t in skipped)
+    assert sum(s == "PASSED" for s in passing.values()) == 7
+
+
+def test_sympy_output_is_read_by_id():
+    failing, passing = read_sympy(_log("sympy-fail")), read_sympy(_log("sympy-pass"))
+    assert failing["test_as_set"] == "ERROR"
+    assert failing["sympy/sets/tests/test_contains.py:test_as_set"] == "FAILED"  # its report's header
+    assert "test_type_error" not in failing  # the file's last line ends in `[FAIL]`: SWE-bench reads no status
+    assert passing["test_as_set"] == "PASSED" and "test_type_error" not in passing  # `ok  [OK]`: the same
+    assert "test_failing_powerset__contains__" not in passing  # `X` (passed an XFAIL): no status either
+    assert sum(s == "PASSED" for s in passing.values()) == 13  # 15 passed, less each file's last
+
+
+@pytest.mark.parametrize("log", ["django-fail", "django-pass", "sympy-fail", "sympy-pass"])
+def test_the_readers_agree_with_swebench_on_real_output(log):
+    parsers = pytest.importorskip("swebench.harness.log_parsers.python", reason="the swebench extra is not installed")
+    runner = LOG_RUNNERS[log.split("-")[0]]
+    theirs = getattr(parsers, runner.parser)(_log(log), None)
+    assert runner.reader(_log(log)) == theirs
+    assert read_log(runner, _log(log))[0] == theirs
+
+
+def test_the_readers_agree_with_swebench_on_made_up_edges():
+    parsers = pytest.importorskip("swebench.harness.log_parsers.python", reason="the swebench extra is not installed")
+    django = ("test_a (m.T) ... Testing against Django installed in '/x' with up to 2 processes\nSystem check "
+              "identified no issues (0 silenced).\nok\ntest_b (m.T) ... \nok\ntest_c (m.T) ... ERROR\n"
+              "ERROR: test_c (m.T)\ntest_d (m.T) ...  OK\n--version is equivalent to version\n"
+              "test_e (m.T) ... Internal Server Error: /x/\nok\n")
+    sympy = ("sympy/a/tests/test_b.py[3]\ntest_x ok\ntest_y F\n  test_z E\n"
+             "______ sympy/a/tests/test_b.py:test_y ______\n")
+    assert read_django(django) == parsers.parse_log_django(django, None)
+    assert read_sympy(sympy) == parsers.parse_log_sympy(sympy, None)
+
+
+def test_an_id_is_found_under_either_pythons_naming():
+    assert same_test("test_x (m.C.test_x)") == "test_x (m.C)" == same_test("test_x (m.C)")
+    assert same_test("A docstring (m.C.test_x)") == "A docstring (m.C.test_x)"
+    status = {"test_x (m.C.test_x)": "PASSED", "test_y (m.C.test_y)": "FAILED"}
+    passed, wrong, missing = find_tests(["test_x (m.C)", "test_y (m.C)", "test_w (m.C)"], status)
+    assert passed == ["test_x (m.C)"] and wrong == ["test_y (m.C): FAILED"]
+    assert len(missing) == 1 and missing[0].startswith("test_w (m.C) (nearest: ") and "test_x (m.C)" in missing[0]
+
+
+def test_a_runners_command_is_its_program_and_nothing_else():
+    django, sympy = log_runner("django"), log_runner("sympy")
+    assert django.argv("./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 a.b") == (
+        ["tests/runtests.py", "--verbosity", "2", "--settings=test_sqlite", "--parallel", "1", "a.b"], [])
+    assert sympy.argv("PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose x.py") == (
+        ["bin/test", "-C", "--verbose", "x.py"], ["PYTHONWARNINGS=ignore::UserWarning,ignore::SyntaxWarning"])
+    for bad in ("python -m pytest tests", "./tests/runtests.py a && rm -rf /", "bin/test"):
+        with pytest.raises(TestCommandError, match="django runner"):
+            django.argv(bad)
+    with pytest.raises(TestCommandError, match="name pytest, django, sympy"):
+        log_runner("nose")
+
+
+def test_a_task_states_the_guards_its_runner_goes_without(tmp_path):
+    def grader(**args):
+        return GraderSpec("endstate.grading:holdout", {"command": "bin/test x.py", **args})
+
+    check_runners([grader(runner="sympy", unguarded=["half_isolation", "tamper_guard", "twins", "value_twins"],
+                          tests=["test_x"])], tmp_path)
+    check_runners([grader()], tmp_path)  # pytest's: every guard
+    with pytest.raises(ManifestError, match=r"graders\[0\]\.args\.unguarded.*sympy runner goes without"):
+        check_runners([grader(runner="sympy", tests=["test_x"])], tmp_path)
+    with pytest.raises(ManifestError, match=r"graders\[0\]\.args\.runner.*name one of pytest, django, sympy"):
+        check_runners([grader(runner="nose")], tmp_path)
+    with pytest.raises(ManifestError, match=r"graders\[0\]\.args\.tests"):
+        check_runners([grader(tests=["a.py::t"])], tmp_path)
+
+
+def test_the_card_names_what_a_tasks_runner_goes_without():
+    django = GraderSpec("endstate.grading:tests_pass", {"runner": "django", "unguarded": ["twins", "tamper_guard"]})
+    pytest_run = GraderSpec("endstate.grading:holdout", {"command": "python -m pytest -q tests"})
+    assert unguarded_of([django, pytest_run]) == ("tamper_guard", "twins")
+    assert unguarded_of([pytest_run]) == ()

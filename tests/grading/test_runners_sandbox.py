@@ -1,0 +1,105 @@
+"""Django's and sympy's runners in a real grading sandbox: a project laid out as each is, its own
+program run by the harness as the test user over a read-only tree, each id read from its output."""
+
+from __future__ import annotations
+
+import pytest
+
+from endstate.grading import grade, prepare_grading_sandbox, resolve, seal_overlay, stage_holdout
+from endstate.guards import Guards
+from endstate.sandbox import DEFAULT_IMAGE, FileEntry, SandboxLimits
+from endstate.task import UNGUARDED
+
+pytestmark = pytest.mark.docker
+
+BUGGY = b"def double(x):\n    return x + 1\n"
+FIXED = b"def double(x):\n    return x * 2\n"
+#: Django's tests/runtests.py drives unittest at verbosity 2 from the tests folder, with a temporary
+#: folder of its own (it sets TMPDIR to a mkdtemp): the same lines Django's runner prints.
+RUNTESTS = b"""import os, sys, tempfile, unittest
+os.environ["TMPDIR"] = tempfile.mkdtemp(prefix="django_")
+import calc  # the project, from the PYTHONPATH the harness gives the program
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+labels = [a for a in sys.argv[1:] if not a.startswith("-") and not a.isdigit()]
+suite = unittest.defaultTestLoader.loadTestsFromNames(labels)
+print("Testing against Django installed in '%s'" % os.path.dirname(calc.__file__))
+unittest.TextTestRunner(verbosity=2).run(suite)
+"""
+DJANGO_TESTS = b"""from unittest import TestCase
+from calc.ops import double
+
+
+class DoubleTests(TestCase):
+    def test_two(self):
+        self.assertEqual(double(2), 4)
+
+    def test_zero(self):
+        '''Zero doubles to zero.'''
+        self.assertEqual(double(0), 0)
+"""
+#: sympy's bin/test --verbose: a line per test, `test_name ok` or `test_name F`, and a header per failure.
+BIN_TEST = b"""import sys, traceback
+for path in [a for a in sys.argv[1:] if a.endswith(".py")]:
+    space = {}
+    exec(compile(open(path).read(), path, "exec"), space)
+    print("%s[%d]" % (path, sum(n.startswith("test_") for n in space)))
+    failed = []
+    for name in [n for n in space if n.startswith("test_")]:
+        try:
+            space[name]()
+            print(name, "ok")
+        except Exception:
+            print(name, "F")
+            failed.append(name)
+    for name in failed:
+        print("_" * 20, "%s:%s" % (path[:-3] + ".py", name), "_" * 20)
+"""
+SYMPY_TESTS = b"from calc.ops import double\n\n\ndef test_three():\n    assert double(3) == 6\n\n\ndef test_one():\n" \
+              b"    assert double(1) == 2\n"
+
+
+def files(entries: dict[str, bytes]) -> dict[str, FileEntry]:
+    return {path: FileEntry(0o644, data) for path, data in entries.items()}
+
+
+FIXTURE = files({"calc/__init__.py": b"", "calc/ops.py": BUGGY, "tests/runtests.py": RUNTESTS, "bin/test": BIN_TEST,
+                 "tests/ops_tests/__init__.py": b"", "calc/tests/__init__.py": b""})
+HOLD = files({"tests/ops_tests/tests.py": DJANGO_TESTS, "calc/tests/test_ops.py": SYMPY_TESTS})
+DJANGO_COMMAND = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 ops_tests.tests"
+SYMPY_COMMAND = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose calc/tests/test_ops.py"
+
+
+def _grader(name: str, runner: str, command: str, tests: list[str]):
+    return resolve(f"endstate.grading:{name}", {"command": command, "runner": runner, "tests": tests,
+                                                "min_tests": len(tests), "unguarded": list(UNGUARDED[runner])})
+
+
+GRADERS = [
+    _grader("tests_pass", "django", DJANGO_COMMAND, ["Zero doubles to zero."]),  # an id that is a docstring
+    _grader("holdout", "django", DJANGO_COMMAND, ["test_two (ops_tests.tests.DoubleTests)"]),
+    _grader("tests_pass", "sympy", SYMPY_COMMAND, ["test_one"]),
+    _grader("holdout", "sympy", SYMPY_COMMAND, ["test_three"]),
+    _grader("holdout", "sympy", SYMPY_COMMAND, ["test_four"]),  # no such test
+]
+
+
+def _graded(tree) -> list[tuple[str, str, str]]:
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "runners") as box:
+        sealed = seal_overlay(tree, FIXTURE, box, Guards())
+        stage_holdout(sealed, HOLD)
+        return [(name, verdict.outcome.value, verdict.reason) for name, verdict in grade(sealed, GRADERS, Guards())]
+
+
+def test_each_runner_reads_its_ids_from_its_own_output_in_the_grading_sandbox():
+    dj_pass, dj_held, sy_pass, sy_held, missing, end_state = _graded({**FIXTURE, "calc/ops.py": FileEntry(0o644, FIXED)})
+    assert dj_pass[1] == "pass" and "tests: 1 passed (read by " in dj_pass[2]
+    assert "django's runner, no in-process guard" in dj_pass[2]
+    assert dj_held[1] == "pass" and sy_pass[1] == "pass" and sy_held[1] == "pass", (dj_held, sy_pass, sy_held)
+    assert missing[1] == "fail" and "1 of 1 test(s) not in sympy's report" in missing[2]
+    assert "test_four (nearest: " in missing[2] and end_state[1] == "pass"
+    dj_pass, dj_held, sy_pass, sy_held, *_ = _graded(FIXTURE)
+    assert dj_pass[1] == "fail" and "Zero doubles to zero.: FAILED" in dj_pass[2]
+    assert dj_held[1] == "fail" and "test_two (ops_tests.tests.DoubleTests): FAILED" in dj_held[2]
+    assert sy_pass[1] == "pass"  # double(1) is 2 either way
+    assert sy_held[1] == "fail" and "test_three: FAILED" in sy_held[2]
