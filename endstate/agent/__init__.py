@@ -5,6 +5,7 @@ from endstate.agent._normalise import normalise_output
 from endstate.agent._policy import Decision, Policy
 from endstate.agent._shell import extract_commands
 from endstate.agent._state import Counters, Guards, Journal, Pending, RunState
+from endstate.agent._stop import StopReason
 from endstate.agent._tools import FINISH_TOOL, TOOLS, ToolError, parse_arguments, run_tool
 from endstate.agent._worker import (
     BASE_URL_ENV,
@@ -18,6 +19,7 @@ from endstate.agent._worker import (
 from endstate.agent._worker import main as worker_main
 
 __all__ = [
+    "StopReason",
     "Agent",
     "RunEnded",
     "Submitted",

@@ -17,6 +17,7 @@ import msgspec
 from endstate.agent._normalise import normalise_output
 from endstate.agent._policy import Policy
 from endstate.agent._state import Counters, Guards, Journal, Pending, RunState
+from endstate.agent._stop import StopReason
 from endstate.agent._tools import FINISH_TOOL, TOOLS, ToolError, parse_arguments, run_tool
 from endstate.errors import WorkspaceFull
 from endstate.models import Message, Model, ToolCall
@@ -45,7 +46,7 @@ REPETITION_LIMIT = 4
 
 
 class RunEnded(Exception):
-    stop_reason = "ended"
+    stop_reason = StopReason.ENDED
 
     def __init__(self, detail: str = "") -> None:
         super().__init__(detail)
@@ -55,17 +56,17 @@ class RunEnded(Exception):
 class Submitted(RunEnded):
     """The model stopped calling tools, or called `finish`."""
 
-    stop_reason = "model_stopped"
+    stop_reason = StopReason.MODEL_STOPPED
 
 
 class LimitsExceeded(RunEnded):
-    def __init__(self, stop_reason: str, detail: str) -> None:
+    def __init__(self, stop_reason: StopReason, detail: str) -> None:
         super().__init__(detail)
         self.stop_reason = stop_reason
 
 
 class ModelFailed(RunEnded):
-    stop_reason = "model_error"
+    stop_reason = StopReason.MODEL_ERROR
 
 
 def estimate_tokens(messages: list[Message]) -> int:
@@ -127,9 +128,10 @@ class Agent:
     def step(self, state: RunState) -> None:
         counters = state.counters
         if counters.steps >= self.budget.max_steps:
-            raise LimitsExceeded("max_steps", f"{counters.steps} steps taken, the budget is {self.budget.max_steps}")
+            raise LimitsExceeded(StopReason.MAX_STEPS,
+                                 f"{counters.steps} steps taken, the budget is {self.budget.max_steps}")
         if self.clock() - self.started > self.budget.wall_seconds:
-            raise LimitsExceeded("wall_clock", f"over {self.budget.wall_seconds:.0f} s")
+            raise LimitsExceeded(StopReason.WALL_CLOCK, f"over {self.budget.wall_seconds:.0f} s")
         self._maybe_compact(state)
         completion = self._complete(state, state.messages, channel="agent")
         counters.steps += 1
@@ -143,7 +145,7 @@ class Agent:
             raise Submitted(reply.content)
         self._finish_open_calls(state)
         if self._repeating(state):
-            raise LimitsExceeded("repetition", f"the same tool call {REPETITION_LIMIT} steps in a row")
+            raise LimitsExceeded(StopReason.REPETITION, f"the same tool call {REPETITION_LIMIT} steps in a row")
 
     def _complete(self, state: RunState, messages: list[Message], *, channel: str):
         from endstate.models import ModelError  # models imports nothing from agent
@@ -159,7 +161,7 @@ class Agent:
         except ModelError as exc:
             if exc.status == 400 and _CONTEXT_OVERFLOW.search(str(exc)):
                 # The model's own limit, not the provider failing: the run ends and is graded.
-                raise LimitsExceeded("context_overflow", str(exc)) from None
+                raise LimitsExceeded(StopReason.CONTEXT_OVERFLOW, str(exc)) from None
             raise ModelFailed(str(exc)) from None
         state.counters.input_tokens += completion.usage.input_tokens
         state.counters.output_tokens += completion.usage.output_tokens
@@ -213,7 +215,7 @@ class Agent:
             counters.tool_errors += 1
             text = f"error: {exc}"
         except WorkspaceFull as exc:  # the agent's processes are dead already; the task fails
-            raise LimitsExceeded("disk_limit", str(exc)) from None
+            raise LimitsExceeded(StopReason.DISK_LIMIT, str(exc)) from None
         # The worst moment to die: the call has changed the workspace, its result is not journaled.
         self.on_tool_done(counters.tool_calls)
         return text

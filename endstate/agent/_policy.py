@@ -30,7 +30,7 @@ import msgspec
 
 from endstate.agent._commands import MAX_NESTING, NestingTooDeep, SimpleCommand, has_flag, resolve_path, split_args
 from endstate.agent._shell import extract_commands
-from endstate.errors import PolicyError
+from endstate.errors import PolicyError, strict_message
 
 __all__ = [
     "Decision",
@@ -298,7 +298,7 @@ def _decode(data: Mapping[str, Any], source: str) -> PolicySource:
     try:
         layer = msgspec.convert(data, PolicySource)
     except msgspec.ValidationError as exc:
-        raise PolicyError(f"{source}: {exc}") from None
+        raise PolicyError(f"{source}: {strict_message(exc, PolicySource, data)}") from None
     names = [r.name for r in layer.rule]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

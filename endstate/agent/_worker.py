@@ -35,7 +35,8 @@ import msgspec
 
 from endstate.agent._policy import Policy
 from endstate.agent._state import Counters, Guards, Journal
-from endstate.cassettes import CassetteJob, Provenance
+from endstate.agent._stop import StopReason
+from endstate.cassettes import CassetteJob, Provenance, RunMode
 from endstate.errors import UserError
 from endstate.models import Scrubber
 from endstate.sandbox import SandboxHandle
@@ -78,7 +79,7 @@ class AgentJob(msgspec.Struct, frozen=True):
 
 
 class AgentOutcome(msgspec.Struct):
-    stop_reason: str
+    stop_reason: StopReason
     detail: str
     counters: Counters
     #: Set when replay met a request it had no answer for.
@@ -123,8 +124,9 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
     session = cassette_session(job, scrubber)
     divergence = ""
     with session as tape:
-        replay = job.cassette is not None and job.cassette.mode == "replay"
-        model = open_model(job.model, settings=settings, base_url=base_url,
+        replay = job.cassette is not None and job.cassette.mode == RunMode.REPLAY
+        # A replay asks no provider: the recording answers, so no key is needed (nor sent anywhere).
+        model = open_model(job.model, settings=settings, base_url=base_url, api_key=_REPLAY_KEY if replay else None,
                            limits=msgspec.convert(job.limits, RequestLimits),
                            sleep=_no_sleep if replay else time.sleep)  # a replay has no provider to spare
         try:
@@ -145,6 +147,10 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
         outcome.unplayed = tape.unplayed()
         outcome.provenance = tape.provenance()
     return outcome
+
+
+#: The key a replay's adapter holds: the SDK insists on one, and no request leaves the machine.
+_REPLAY_KEY = "replay-needs-no-key"
 
 
 def _no_sleep(seconds: float) -> None:
@@ -215,13 +221,13 @@ def main(argv: list[str] | None = None, *, at_kill_point: Callable[[], None] = _
         outcome = (run or run_job)(job, at_kill_point=at_kill_point, base_url=base_url, scrubber=scrubber)
     except UserError as exc:  # bad input, found late: one line, no traceback
         print(f"endstate: error: {exc}", flush=True)
-        outcome = _failed(job, "input_error", str(exc))
+        outcome = _failed(job, StopReason.INPUT_ERROR, str(exc))
     except Exception as exc:  # reported as the task's ERROR (or the machinery's); the runner carries on
         from endstate.sandbox import machinery_fault
 
         traceback.print_exc()
         cause = machinery_fault(exc)
-        outcome = _failed(job, "infra_error", cause) if cause else _failed(job, "harness_error",
+        outcome = _failed(job, StopReason.INFRA_ERROR, cause) if cause else _failed(job, StopReason.HARNESS_ERROR,
                                                                              f"{type(exc).__name__}: {exc}")
     Path(job.outcome).write_bytes(scrubber.json(outcome))
     sys.stdout.flush()
@@ -229,7 +235,7 @@ def main(argv: list[str] | None = None, *, at_kill_point: Callable[[], None] = _
     return 0
 
 
-def _failed(job: AgentJob, stop_reason: str, detail: str) -> AgentOutcome:
+def _failed(job: AgentJob, stop_reason: StopReason, detail: str) -> AgentOutcome:
     state = Journal(Path(job.journal)).read()
     return AgentOutcome(stop_reason, detail, state.counters if state else Counters())
 

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from endstate.agents._spec import AgentSpec
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox import build_context, image_id, image_label, image_python
+from endstate.sandbox import build_context, docker_cli, image_id, image_label, image_python
 
 __all__ = ["agent_image", "agent_home", "wheelhouse", "npm_folder", "deb_folder", "LAYER_LABEL", "CACHE_ROOT"]
 
@@ -178,9 +178,12 @@ def _npm_keyed(spec: AgentSpec) -> list[str]:
 
 
 def _image_packages(base: str) -> set[str]:
-    out = _host(["docker", "run", "--rm", "--network", "none", "--entrypoint", "dpkg-query", base,
-                 "-W", "-f", "${Package}\n"], f"cannot list the packages of {base}")
-    return set(out.split())
+    what = f"cannot list the packages of {base}"
+    done = docker_cli("run", "--rm", "--network", "none", "--entrypoint", "dpkg-query", base, "-W", "-f",
+                      "${Package}\n", why=what)
+    if done.returncode != 0:
+        raise SandboxUnavailable(f"{what}: {(done.stderr or done.stdout).decode(errors='replace').strip()[-800:]}")
+    return set(done.stdout.decode().split())
 
 
 def deb_folder(spec: AgentSpec, base: str, base_id: str, *, log: Callable[[str], None] = _quiet) -> Path:
@@ -231,9 +234,10 @@ def _debian_pick(name: str) -> str:
     return name
 
 
-def _program_image(spec: AgentSpec, base: str, base_id: str, log: Callable[[str], None]) -> str:
-    modules = npm_folder(spec, log=log)
-    debs = deb_folder(spec, base, base_id, log=log)
+def _program_image(spec: AgentSpec, base: str, base_id: str, say: Callable[[str], None],
+                   log: Callable[[str], None]) -> str:
+    modules = npm_folder(spec, log=say)
+    debs = deb_folder(spec, base, base_id, log=say)
     build = "".join(f"RUN cd {agent_home(spec)}/npm && {command}\n" for command in spec.install.build)
     dockerfile = _PROGRAM_DOCKERFILE.format(base=base, home=agent_home(spec), build=build)
     digest = hashlib.sha256()
@@ -251,18 +255,28 @@ def _program_image(spec: AgentSpec, base: str, base_id: str, log: Callable[[str]
         (root / "Dockerfile").write_text(dockerfile)
         shutil.copytree(debs, root / "debs", copy_function=_link_or_copy)
         shutil.copytree(modules, root / "npm", copy_function=_link_or_copy, symlinks=True)
-        log(f"building {tag} (agent {spec.name} on {base}, network off)")
+        say(f"building {tag} (agent {spec.name} on {base}, network off): {FIRST_BUILD}")
         build_context(root, tag, labels={LAYER_LABEL: digest.hexdigest()}, log=log)
     return tag
 
 
-def agent_image(spec: AgentSpec, base: str, *, log: Callable[[str], None] = _quiet) -> str:
-    """The tag of `base` with `spec`'s agent installed, built offline unless it exists already."""
+#: What a user is told before the first build of an agent's layer, which runs silent for minutes.
+FIRST_BUILD = "built once and reused by later runs; this first build takes several minutes"
+
+
+def agent_image(spec: AgentSpec, base: str, *, log: Callable[[str], None] = _quiet,
+                steps: Callable[[str], None] = _quiet) -> str:
+    """The tag of `base` with `spec`'s agent installed, built offline unless it exists already.
+    `log` gets every line (the engine's build output too), `steps` only what is being done."""
+    def say(line: str) -> None:
+        steps(line)
+        log(line)
+
     with _BUILDS:
         if spec.run.program:
-            return _program_image(spec, base, image_id(base, hint="run `endstate image build` first"), log)
+            return _program_image(spec, base, image_id(base, hint="run `endstate image build` first"), say, log)
         base_id = image_id(base, hint="run `endstate image build` first")
-        wheels = wheelhouse(spec, image_python(base), log=log)
+        wheels = wheelhouse(spec, image_python(base), log=say)
         pips = sorted(p.name for p in wheels.glob("pip-*.whl"))
         if not pips:
             raise SandboxUnavailable(f"agent {spec.name}: the wheelhouse {wheels} holds no pip wheel")
@@ -281,7 +295,7 @@ def agent_image(spec: AgentSpec, base: str, *, log: Callable[[str], None] = _qui
             for name, text in files.items():
                 (root / name).write_text(text)
             shutil.copytree(wheels, root / "wheels", copy_function=_link_or_copy)
-            log(f"building {tag} (agent {spec.name} on {base}, network off)")
+            say(f"building {tag} (agent {spec.name} on {base}, network off): {FIRST_BUILD}")
             build_context(root, tag, labels={LAYER_LABEL: digest}, log=log)
         return tag
 

@@ -16,6 +16,8 @@ import json
 import threading
 from pathlib import Path
 
+from endstate.cassettes import RunMode
+
 __all__ = ["HOSTILE_REQUESTS", "probe_proxy"]
 
 #: (method, path, JSON body) a hostile agent sends to the forwarder before its own turns.
@@ -46,7 +48,7 @@ def probe_proxy(agent: str, cassette: Path, task_id: str, state_dir: Path, *, al
     if not turns:
         raise ValueError(f"{cassette} holds no agent turn to replay")
     state_dir.mkdir(parents=True, exist_ok=True)
-    job = CassetteJob(mode="replay", path=str(cassette), header={"agent": spec.id})
+    job = CassetteJob(mode=RunMode.REPLAY, path=str(cassette), header={"agent": spec.id})
     forwarded: list[str] = []
     with _ONE_SESSION, open_session(job, task_id=task_id, state_dir=state_dir) as tape:
         # On replay the upstream is never reached: only its path is hashed, as recorded.

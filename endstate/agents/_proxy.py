@@ -119,6 +119,10 @@ class ModelProxy:
         self.refused: list[str] = []
         self.divergence: ReplayDivergence | None = None
         self.error = ""
+        #: Why the model could not be had, when the latest forwarded request failed for a reason of
+        #: the machinery (no connection, refused credentials, no such endpoint, a server error): the
+        #: run is then an error, never the model's failure. Cleared by an answer that got through.
+        self.unreachable = ""
         #: (request body, response body) of every forwarded exchange, in order.
         self.exchanges: list[tuple[bytes, bytes]] = []
 
@@ -189,15 +193,21 @@ class ModelProxy:
             headers[BUFFERED_STREAM_HEADER] = "1"
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
+        import httpx2
+
+        url = self.upstream + (endpoint or path)
         try:
-            response = self._client.request(method, self.upstream + (endpoint or path), content=sent,
-                                            headers=headers)
+            response = self._client.request(method, url, content=sent, headers=headers)
         except ReplayDivergence as exc:
             self.divergence = exc
             self._on_divergence(exc)
             return 404, "Not Found", [], _error("replay diverged: no recorded answer")
+        except httpx2.TransportError as exc:
+            self.unreachable = f"the model cannot be reached at {_site(url)}: {type(exc).__name__}: {exc}"
+            return 502, "Bad Gateway", [], _error(self.unreachable)
         self.turns += 1
         answer = response.content
+        self.unreachable = _unreachable(response.status_code, answer, _site(url))
         self._count(answer)
         self.exchanges.append((sent, answer))
         kept = [[name, value] for name, value in response.headers.items() if name.lower() == "content-type"]
@@ -308,6 +318,34 @@ def answer_documents(answer: bytes) -> list[Any]:
             except ValueError:
                 continue
     return documents
+
+
+def _site(url: str) -> str:
+    """scheme://host[:port]/path of `url`, without the credentials or query a URL may carry."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+#: Answers that say the model is not there for this request, whatever it would have written: the
+#: credentials refused, no such endpoint or model, the server failing on its side.
+_MACHINERY_STATUS = {401: "refused the credentials", 403: "refused the credentials", 404: "has no such endpoint or model",
+                     405: "does not take POST there", 407: "wants proxy credentials"}
+
+
+def _unreachable(status: int, answer: bytes, site: str) -> str:
+    """Why the model could not be had from this answer ("" when it answered, or the request itself was
+    at fault: a 400 or 413 is the conversation's, a 429 the agent's to wait out)."""
+    what = _MACHINERY_STATUS.get(status) or ("failed on its side" if status >= 500 else "")
+    if not what:
+        return ""
+    said = ""
+    for document in answer_documents(answer):
+        error = document.get("error") if isinstance(document, dict) else None
+        said = str(error.get("message", "")) if isinstance(error, dict) else str(error or "")
+        break
+    return f"the model at {site} {what} (HTTP {status}{': ' + said[:200] if said else ''})"
 
 
 def _error(message: str) -> bytes:

@@ -1,13 +1,33 @@
-"""Which tasks a foreign agent cannot be graded on: those whose `requires` bound a counter the
-harness cannot observe from outside the agent (its tool calls, refusals, compactions, resumes)."""
+"""What a foreign agent cannot be run with: a model whose wire format it does not speak (the
+whole run is refused), and the tasks whose `requires` bound a counter the harness cannot
+observe from outside the agent (its tool calls, refusals, compactions, resumes)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from endstate.agents._spec import OBSERVABLE_COUNTERS, AgentSpec
+from endstate.models import SCRIPTED_PROVIDERS, WIRE_FORMATS, parse_spec
 
-__all__ = ["refusal"]
+__all__ = ["refusal", "mismatch"]
+
+
+def mismatch(spec: AgentSpec | None, model: str) -> str:
+    """Why agent `spec` cannot talk to `model` at all ("" when it can): it speaks another wire
+    format, so every request would fail and each task would read as the model's failure."""
+    if spec is None or not spec.wire:
+        return ""
+    provider, name = parse_spec(model)
+    if WIRE_FORMATS[provider] == spec.wire:
+        return ""
+    fits = [p for p, wire in WIRE_FORMATS.items() if wire == spec.wire]
+    scripted = [p for p in fits if p in SCRIPTED_PROVIDERS]
+    if provider in SCRIPTED_PROVIDERS and scripted:
+        right = f"--model {scripted[0]}/{name}"
+    else:
+        right = " or ".join(f"--model {p}/<model>" for p in fits if p not in SCRIPTED_PROVIDERS)
+    return (f"--agent {spec.name} speaks {spec.wire} and {model} is served over {WIRE_FORMATS[provider]}: "
+            f"every request would fail; use {right}")
 
 
 def refusal(task: Any, spec: AgentSpec | None) -> str:

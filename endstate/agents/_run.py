@@ -18,14 +18,15 @@ from typing import Any
 
 import msgspec
 
-from endstate.agent import AgentJob, AgentOutcome, Counters, cassette_session
+from endstate.agent import AgentJob, AgentOutcome, Counters, StopReason, cassette_session
 from endstate.agents._image import agent_home
 from endstate.agents._proxy import API_ROOT, ModelProxy, answer_documents
 from endstate.agents._spec import AgentSpec
+from endstate.cassettes import RunMode
 from endstate.errors import ReplayDivergence
 from endstate.models import RunSettings, Scrubber, parse_spec
 
-__all__ = ["run_foreign_job", "agent_command", "PROXY_PORT", "PLACEHOLDER_KEY"]
+__all__ = ["run_foreign_job", "how_it_ended", "agent_command", "PROXY_PORT", "PLACEHOLDER_KEY"]
 
 #: The loopback port the forwarder listens on inside the sandbox.
 PROXY_PORT = 4319
@@ -113,7 +114,7 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
         diverged.append(exc)
         _kill_agent(live)
 
-    replaying = job.cassette is not None and job.cassette.mode == "replay"
+    replaying = job.cassette is not None and job.cassette.mode == RunMode.REPLAY
     upstream = _upstream(provider, base_url)
     with cassette_session(job, scrubber) as tape:
         proxy = ModelProxy(spec, upstream, api_key=None if replaying else _upstream_key(provider),
@@ -129,17 +130,7 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
     counters = Counters(steps=proxy.turns, input_tokens=tokens.input, output_tokens=tokens.output,
                         cached_input_tokens=tokens.cached, cache_write_tokens=tokens.cache_write,
                         reasoning_tokens=tokens.reasoning)
-    status = _status(spec, sandbox)
-    if result.timed_out:
-        stop, detail = "wall_budget", f"the agent ran past its {deadline:.0f}s budget and was killed"
-    elif status in spec.finish.done or (not spec.finish.status_file and result.exit_code in spec.finish.exit_codes):
-        stop, detail = "model_stopped", status or f"exit {result.exit_code}"
-    elif result.exit_code in spec.finish.exit_codes:
-        stop, detail = "agent_stopped", f"{spec.name} ended with status {status or 'unknown'}"
-    else:
-        stop, detail = "agent_error", f"{spec.name} exited {result.exit_code}: {result.stderr.strip()[-300:]}"
-    if proxy.error:
-        stop, detail = "harness_error", proxy.error
+    stop, detail = how_it_ended(spec, result, _status(spec, sandbox), deadline, proxy)
     _write_transcript(Path(job.transcript), job.prompt, proxy, result, scrubber)
     outcome = AgentOutcome(stop, detail, counters, sandbox_s=round(sandbox.seconds, 3))
     if tape is not None:
@@ -147,6 +138,25 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
         outcome.unplayed = tape.unplayed()
         outcome.provenance = tape.provenance()
     return outcome
+
+
+def how_it_ended(spec: AgentSpec, result: Any, status: str, deadline: float, proxy: Any) -> tuple[StopReason, str]:
+    """(stop reason, detail) of a foreign agent's run, from its exit, its own status and the proxy.
+    When the last request it sent could not reach the model (no connection, credentials refused, no
+    such endpoint, a server failing), the run is the machinery's `model_error`, never the model's."""
+    if result.timed_out:
+        stop, detail = StopReason.WALL_BUDGET, f"the agent ran past its {deadline:.0f}s budget and was killed"
+    elif status in spec.finish.done or (not spec.finish.status_file and result.exit_code in spec.finish.exit_codes):
+        stop, detail = StopReason.MODEL_STOPPED, status or f"exit {result.exit_code}"
+    elif result.exit_code in spec.finish.exit_codes:
+        stop, detail = StopReason.AGENT_STOPPED, f"{spec.name} ended with status {status or 'unknown'}"
+    else:
+        stop, detail = StopReason.AGENT_ERROR, f"{spec.name} exited {result.exit_code}: {result.stderr.strip()[-300:]}"
+    if proxy.unreachable:
+        stop, detail = StopReason.MODEL_ERROR, f"{proxy.unreachable}; then {spec.name}: {detail}"[:600]
+    if proxy.error:
+        stop, detail = StopReason.HARNESS_ERROR, proxy.error
+    return stop, detail
 
 
 def _said(document: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.errors import AgentFileError
+from endstate.errors import AgentFileError, strict_message
 
 __all__ = ["AgentSpec", "Install", "Launch", "ModelEnv", "Finish", "ScriptedFormat", "Rewrite", "load_agent",
            "find_agent", "shipped_agents", "DEFAULT_AGENT", "OBSERVABLE_COUNTERS"]
@@ -126,6 +126,14 @@ class AgentSpec(_Strict):
         return f"{self.name}@{self.file_sha256[:12]}"
 
     @property
+    def wire(self) -> str:
+        """The wire format the agent speaks, as endstate.models.WIRE_FORMATS names it, read from
+        the endpoints it posts to ("" when they name none of the three, or more than one)."""
+        kinds = {"the Messages API" if e.endswith("/messages") else "the Responses API" if e.endswith("/responses")
+                 else "Chat Completions" if e.endswith("/chat/completions") else "" for e in self.model.endpoints}
+        return kinds.pop() if len(kinds) == 1 else ""
+
+    @property
     def version(self) -> str:
         """The agent program's version, as its first pinned package says ("" when unpinned):
         what the run card shows beside the name, like a model's."""
@@ -148,8 +156,11 @@ def load_agent(path: str | Path) -> AgentSpec:
     try:
         spec = msgspec.toml.decode(raw, type=AgentSpec)
     except msgspec.ValidationError as exc:
-        text = str(exc).replace("Object contains unknown field", "unknown field")
-        raise AgentFileError(f"{path}: {text}") from None
+        try:
+            data = msgspec.toml.decode(raw)
+        except msgspec.DecodeError:
+            data = None
+        raise AgentFileError(f"{path}: {strict_message(exc, AgentSpec, data)}") from None
     except msgspec.DecodeError as exc:
         raise AgentFileError(f"{path}: not valid TOML ({exc})") from None
     if spec.file_sha256:
