@@ -17,9 +17,9 @@ import msgspec
 
 from endstate.errors import UserError
 from endstate.sandbox import FileEntry, Tree, matches_any, tar_to_tree
-from endstate.task import parse_python
+from endstate.task import is_test_module, parse_python
 
-__all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "submodule_trees", "is_test_module", "suite_roots", "held_out_targets",
+__all__ = ["DEFAULT_TEST_GLOBS", "FixSplit", "split_fix", "submodule_trees", "suite_roots", "held_out_targets",
            "readers_of", "without_stale_tests"]
 
 #: Where tests live unless the author says otherwise (`dir/**` covers everything below dir).
@@ -200,11 +200,6 @@ def _is_repo(repo: Path) -> bool:
     except UserError:
         return False
     return True
-
-
-def is_test_module(path: str) -> bool:
-    name = posixpath.basename(path)
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def suite_roots(fixture: Tree, test_globs: tuple[str, ...]) -> list[str]:

@@ -32,17 +32,20 @@ from pathlib import Path, PurePosixPath
 from endstate.authoring._harborbase import build_error, missing, with_base_layer
 from endstate.authoring._harborca import CA_PATH, host_bundle, refused_by_tls, with_host_certificates
 from endstate.authoring._harborspec import (
+    VERIFIER_IMAGE,
+    check_fields,
     dockerfile_user,
     dockerfile_workdir,
+    endstate_settings,
     held_test_file,
     memory_mb,
     number,
     read_toml,
+    verifier_packages,
 )
 from endstate.authoring._harbortools import (
     SHIM_DIR,
     TOOLS_DIR,
-    apt_packages,
     download_wheels,
     shims,
     tools_layer,
@@ -50,7 +53,7 @@ from endstate.authoring._harbortools import (
 )
 from endstate.authoring._toml import Manifest, hack_text, toml_string, write_manifest
 from endstate.errors import SandboxUnavailable, UserError
-from endstate.sandbox import DEFAULT_IMAGE, selected
+from endstate.sandbox import DEFAULT_IMAGE, LIST_SERVICES, docker_cli, selected, unrestartable
 
 __all__ = ["base_images", "import_harbor"]
 
@@ -138,29 +141,29 @@ def base_images(pairs: list[str] | tuple[str, ...]) -> dict[str, str]:
 
 
 def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(["docker", *args], input=input, capture_output=True, timeout=900)
-    except FileNotFoundError:
-        raise UserError("the Harbor import builds each task's image: install the docker client") from None
-    except subprocess.TimeoutExpired:
-        raise UserError(f"`docker {args[0]}` ran past 15 minutes: check the engine (`docker info`)") from None
+    return docker_cli(*args, input=input, why="the Harbor import builds each task's image")
 
 
-def _files(tag: str, workdir: str, script: str | None = None,
-           outside: list[str] | None = None, network: bool = False) -> dict[str, tuple[bytes, bool]]:
+def _files(tag: str, workdir: str, script: str | None = None, outside: list[str] | None = None,
+           network: bool = False, services: list[str] | None = None) -> dict[str, tuple[bytes, bool]]:
     """The files under `workdir` in a container of image `tag`, by path relative to it, with
     whether each is executable: as the image has them, or after `script` ran there (network off).
-    `outside` receives what the script changed elsewhere in the container (`docker diff`)."""
+    `outside` receives what the script changed elsewhere in the container (`docker diff`), and
+    `services` each service it left running that could not be started again for grading."""
     name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
     if script is None:
         made = _docker("create", "--name", name, "--entrypoint", "sh", tag)  # never started
     else:
+        # Marked as an agent's commands are, and listed once it is done (its services, as a run seals them).
+        listed = [] if services is None else ["-c", _LISTED, "endstate", *LIST_SERVICES]
         made = _docker("run", "-i", "--name", name, "--network", "bridge" if network else "none", "-w", workdir,
-                       "--entrypoint", "bash",
-                       tag, "-s", input=script.encode())
+                       "--entrypoint", "bash", tag, *(listed or ["-s"]), input=script.encode())
+        if services is not None:
+            services.extend(unrestartable(made.stdout.rpartition(b"\n" + _MARK + b"\n")[2]))
     try:
         if script is not None and made.returncode != 0:
-            said = (made.stdout + made.stderr).decode().strip().splitlines()[-1:] or ["(nothing)"]
+            own, marked, _ = made.stdout.rpartition(b"\n" + _MARK + b"\n")  # the script's words, not the listing
+            said = ((own if marked else made.stdout) + made.stderr).decode().strip().splitlines()[-1:] or ["(nothing)"]
             raise UserError(f"solution/solve.sh exited {made.returncode}: {said[0]}")
         if made.returncode != 0:
             raise UserError(f"image {tag}: cannot create a container: {made.stderr.decode().strip()}")
@@ -178,6 +181,10 @@ def _files(tag: str, workdir: str, script: str | None = None,
             if member.isfile() and path != ".":
                 files[path.removeprefix("./")] = (tar.extractfile(member).read(), bool(member.mode & 0o111))
     return files
+
+
+_MARK = b"@endstate-services@"
+_LISTED = f"(echo 1000 > /proc/self/oom_score_adj; exec bash -s); s=$?; echo; echo {_MARK.decode()}; \"$@\"; exit $s"
 
 
 def _sealed_paths(diff: str, workdir: str) -> list[str]:
@@ -227,6 +234,8 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
             raise UserError(f"{folder / needed}: missing: a Harbor task needs task.toml, instruction.md, "
                             "environment/Dockerfile, tests/test.sh and solution/solve.sh")
     manifest = read_toml(folder / "task.toml")
+    own = endstate_settings(folder, manifest)  # endstate's own sources may keep its first defaults (below)
+    check_fields(manifest, folder / "task.toml")
     wall = number(manifest, "agent", "timeout_sec", folder / "task.toml")
     verifier_timeout = number(manifest, "verifier", "timeout_sec", folder / "task.toml")
     cpus = number(manifest, "environment", "cpus", folder / "task.toml")
@@ -242,10 +251,6 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
                             f"an image the engine has with --base-image {from_image}=IMAGE (--base {DEFAULT_IMAGE} "
                             "builds its RUN steps on endstate's sandbox image)")
     workdir = dockerfile_workdir(dockerfile)
-    own = manifest.get("endstate", {})  # endstate's own sources may keep its first defaults (below)
-    if own.get("user", "root") not in ("agent", "root") or own.get("seal", "whole") not in ("whole", "changed"):
-        raise UserError(f"{folder / 'task.toml'}: [endstate] takes user = \"agent\" or \"root\" and seal = "
-                        "\"whole\" or \"changed\": fix the table or remove it")
     user = own.get("user") or dockerfile_user(dockerfile)
     whole = own.get("seal", "whole") == "whole"
     internet = manifest.get("environment", {}).get("allow_internet") is True
@@ -259,7 +264,8 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
     if task.exists():
         shutil.rmtree(task)
     try:
-        deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log, network=internet)
+        deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log, network=internet,
+                                      services=whole)
         runs = {"user": user, "network": internet, "whole": whole}
         write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, wall, verifier_timeout, cpus, memory,
                                        runs))
@@ -319,7 +325,8 @@ def _build(task: Path, tag: str, task_id: str, what: str) -> None:
 
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
-                log: Callable[[str], None], *, network: bool = False) -> tuple[list[str], list[str]]:
+                log: Callable[[str], None], *, network: bool = False, services: bool = False
+                ) -> tuple[list[str], list[str]]:
     """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
     hacks); returns the files the oracle deletes and the folders outside `workdir` it changes."""
     shutil.copytree(folder / "environment", task / "image")
@@ -346,15 +353,13 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     try:
         fixture = _files(tag, workdir)
         try:
-            solved = _files(tag, workdir, solve, outside := [], network)
+            solved = _files(tag, workdir, solve, outside := [], network, unstarted := [] if services else None)
         except UserError as exc:
             raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
         python = _python(tag, task_id) if uv else ""
     finally:
         _docker("rmi", "-f", tag)
-    packages = apt_packages(test_sh)
-    if packages:
-        log(f"task {task_id}: tests/test.sh installs {' '.join(packages)}: added to its image")
+    packages = verifier_packages(folder, test_sh, lambda what: log(f"task {task_id}: {what}: added to its image"))
     if uv:
         wheels = download_wheels(uv, python, task / "image" / TOOLS_DIR / "wheels")
         log(f"task {task_id}: tests/test.sh runs uv: {len(wheels)} wheel(s) for Python {python} added to its image")
@@ -369,7 +374,8 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     if changed or not outside:  # a fix only outside the working folder leaves no (empty) solution/
         _write(task / "solution", changed)
     deleted = sorted(set(fixture) - set(solved))
-    shutil.copytree(folder / "tests", task / "holdout" / TESTS)
+    shutil.copytree(folder / "tests", task / "holdout" / TESTS,  # less the verifier image's recipe
+                    ignore=lambda where, names: [n for n in names if n in VERIFIER_IMAGE and Path(where) == folder / "tests"])
     (task / "prompt.md").write_text((folder / "instruction.md").read_text())
     (task / "reference.toml").write_text(
         f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {toml_string(_fed_to_bash(solve))} }} }}]\n\n"
@@ -382,6 +388,8 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
         _write(task / "hacks" / name / "files", {path: (text.encode(), False)})
         (task / "hacks" / name / "hack.toml").write_text(
             hack_text({"description": description, "base": "fixture", "caught_by": "verifier"}))
+    for line in unstarted or []:  # before `tasks check`, whose solution row then fails on it
+        log(f"task {task_id}: solution/solve.sh leaves a service grading cannot start again: {line}")
     if outside:
         log(f"task {task_id}: solution/solve.sh changes {', '.join(outside)}: sealed with the workspace")
     return deleted, outside
@@ -416,8 +424,10 @@ def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], seal
 
 
 def import_harbor(paths: list[Path], out: Path, *, base: str | None = None, images: dict[str, str] | None = None,
-                  log: Callable[[str], None] = _quiet) -> list[Path]:
-    """Import every Harbor task in `paths` into `out`; return the task folders written."""
+                  log: Callable[[str], None] = _quiet, overwrite: bool = False) -> list[Path]:
+    """Import every Harbor task in `paths` into `out`; return the task folders written. A task
+    folder already there (an earlier import, maybe edited since) is replaced only with `overwrite`:
+    UserError, before anything is built, naming them."""
     folders = harbor_tasks(paths)
     seen: dict[str, Path] = {}
     for folder in folders:
@@ -426,5 +436,9 @@ def import_harbor(paths: list[Path], out: Path, *, base: str | None = None, imag
             raise UserError(f"{folder}: its task id {task_id} is also {seen[task_id]}'s: import them into "
                             "different --out folders, or rename one")
         seen[task_id] = folder
+    there = [str(out / task_id) for task_id in seen if (out / task_id).exists()]
+    if there and not overwrite:
+        raise UserError(f"{there[0]} already exists{f' (and {len(there) - 1} more)' if len(there) > 1 else ''}: "
+                        "an earlier import, maybe edited since; pass --overwrite to replace it, or another --out")
     out.mkdir(parents=True, exist_ok=True)
     return [import_one(folder, out, base=base, images=images, log=log) for folder in folders]

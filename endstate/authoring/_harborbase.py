@@ -33,7 +33,7 @@ import re
 import subprocess
 from collections.abc import Callable
 
-from endstate.sandbox import DEFAULT_IMAGE, HARNESS_PROGRAMS
+from endstate.sandbox import DEFAULT_IMAGE, HARNESS_PROGRAMS, TOOLBOX_BUILD
 
 __all__ = ["NEEDED", "base_layer", "build_error", "missing", "toolbox_stage", "with_base_layer"]
 
@@ -52,30 +52,6 @@ _PROBE = ("for p in " + " ".join(NEEDED) + "; do command -v \"$p\" >/dev/null 2>
           "{ tar --version | grep -q GNU && find --version | grep -q GNU && realpath --version | grep -q GNU; } "
           ">/dev/null 2>&1 || echo gnu")
 
-# Run in endstate's sandbox image (Debian bookworm): copy NEEDED, their libraries and Python's
-# standard library into the toolbox and point each program at the toolbox's loader and libraries.
-_BUILD = r"""set -eu
-T=%(toolbox)s
-apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends patchelf >/dev/null
-mkdir -p "$T/bin" "$T/lib"
-for p in %(programs)s; do cp -L "$(type -P "$p")" "$T/bin/$p"; done
-py=$(readlink -f "$(type -P python3)"); v=${py##*/python}
-cp -a "/usr/lib/python$v" "$T/lib/"
-cd "$T/lib/python$v" && rm -rf test idlelib tkinter turtledemo ensurepip lib2to3 pydoc_data site-packages \
-  dist-packages config-* __pycache__ */__pycache__ && cd /
-loader=$(patchelf --print-interpreter /bin/bash)
-cp -L "$loader" "$T/lib/"
-libc=$(ldd /bin/bash | awk '$1 ~ /^libc[.]so/ {print $3}')
-cp -L "${libc%%/*}"/libgcc_s.so.1 "$T/lib/"
-for f in "$T"/bin/* "$T/lib/python$v"/lib-dynload/*.so; do ldd "$f" | awk '$2 == "=>" && $3 ~ /^\// {print $3}'; done \
-  | sort -u | while read -r lib; do cp -L "$lib" "$T/lib/"; done
-for f in "$T"/bin/*; do
-  patchelf --set-interpreter "$T/lib/${loader##*/}" --force-rpath --set-rpath "$T/lib" "$f"
-done
-mkdir "$T/gnu" && for p in %(gnu)s; do ln -s "../bin/$p" "$T/gnu/$p"; done
-"$T/bin/python3" -I -S -c 'import ctypes, select, json, os'
-apt-get purge -y -qq patchelf >/dev/null && rm -rf /var/lib/apt/lists/*
-"""
 
 
 def missing(tag: str, docker: Callable[..., subprocess.CompletedProcess]) -> list[str]:
@@ -96,7 +72,7 @@ def _path(tag: str, docker: Callable[..., subprocess.CompletedProcess]) -> str:
 def toolbox_stage(sandbox_image: str) -> str:
     """The build stage that makes the toolbox, put before the task's own first FROM."""
     gnu = [p for p in NEEDED if p not in ("bash", "python3")]
-    script = _BUILD % {"toolbox": TOOLBOX, "programs": " ".join(NEEDED), "gnu": " ".join(gnu)}
+    script = TOOLBOX_BUILD % {"toolbox": TOOLBOX, "programs": " ".join(NEEDED), "gnu": " ".join(gnu)}
     return (f"# -- added by `endstate tasks import harbor`: the programs endstate runs in the task's container\n"
             f"FROM {sandbox_image} AS {_STAGE}\nUSER root\nRUN {json.dumps(['bash', '-c', script])}\n\n")
 

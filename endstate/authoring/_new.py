@@ -26,18 +26,19 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
 import shlex
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from endstate.authoring._build import build_inputs, built_fixture_products
+from endstate.authoring._clones import commit_date, last_tag
 from endstate.authoring._fix import (
     DEFAULT_TEST_GLOBS,
     FixSplit,
     held_out_targets,
-    is_test_module,
     split_fix,
     suite_roots,
 )
@@ -65,7 +66,7 @@ from endstate.grading import (
     stage_holdout,
 )
 from endstate.sandbox import FileEntry, Tree, matches_any
-from endstate.task import load_task, make_patch, parse_python, task_sandbox, write_overlay_diff
+from endstate.task import is_test_module, load_task, make_patch, parse_python, task_sandbox, write_overlay_diff
 
 __all__ = ["new_task_from_fix", "fresh_folder", "held_back", "write_hacks"]
 
@@ -264,14 +265,14 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
     task = load_task(folder)
     where = task_sandbox(task, backend, image, log=log)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"new-{task.id}") as box:
-        sealed = seal_overlay(task.solution(), task.fixture(), box)
-        stage_holdout(sealed, split.holdout)
+        grading = seal_overlay(task.solution(), task.fixture(), box)
+        stage_holdout(grading, split.holdout)
         counts = []
         commands = [tests_command, holdout_command]
         while len(counts) < 2:
             command = commands[len(counts)]
             log(f"counting tests: {command}")
-            run = run_tests(sealed, command, timeout=COUNT_TIMEOUT_S)
+            run = run_tests(grading, command, timeout=COUNT_TIMEOUT_S)
             deselect = _deselected(run, split) if not counts and command == tests_command and run.report_found \
                 and not run.findings else []
             if deselect:
@@ -337,23 +338,14 @@ def write_hacks(folder: Path, hacks: dict[str, tuple[dict, Tree, list[str]]], fi
         write_overlay_diff(hack, solution if fields["base"] == "solution" else fixture, files)
 
 
-def _last_tag(repo: Path, commit: str) -> str:
-    """The newest tag reachable from `commit` ("v1.2" -> "1.2"), "" when there is none."""
-    done = subprocess.run(["git", "-C", str(repo), "describe", "--tags", "--abbrev=0", commit],
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip().removeprefix("v") if done.returncode == 0 else ""
-
-
-def _commit_date(repo: Path, commit: str) -> str:
-    """The commit's date (ISO 8601), "" when git cannot say."""
-    done = subprocess.run(["git", "-C", str(repo), "show", "-s", "--format=%cI", commit],
-                          capture_output=True, text=True, check=False)
-    return done.stdout.strip() if done.returncode == 0 else ""
+#: What a task id may be, checked where a task is made.
+_TASK_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def fresh_folder(suite: Path, task_id: str) -> Path:
-    if not task_id or "/" in task_id or task_id.startswith("."):
-        raise UserError(f"task id {task_id!r} must be a plain folder name, e.g. bugfix-slice-negative-step")
+    if not _TASK_ID.fullmatch(task_id):  # it travels in URLs, image tags and file names: no space, no é
+        raise UserError(f"task id {task_id!r} must be ASCII letters, digits, '.', '_' or '-', starting with a letter "
+                        "or digit, e.g. bugfix-slice-negative-step")
     folder = Path(suite) / task_id
     if folder.exists():
         raise UserError(f"{folder} already exists: choose another id or remove it first")
@@ -387,17 +379,18 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     if split.dropped_links:
         log(f"note: {len(split.dropped_links)} symbolic link(s) left out of the fixture, which holds regular "
             f"files only: {', '.join(split.dropped_links[:5])}")
-    version = project_version(split.fixture, fallback=_last_tag(repo, split.base))
+    version = project_version(split.fixture, fallback=last_tag(repo, split.base))
     split.fixture.update(generated_files(split.fixture, version))  # what the project's install writes into its checkout
     roots = suite_roots(split.fixture, test_globs)
     if not roots:
         raise UserError(f"the fixture has no test module matching {', '.join(test_globs)}")
     roots = suite_paths(split.fixture, roots)
-    pinned, installed, system = "", None, []  # an image of the author's own: what it holds is not known here
-    plugins, made = [] if test_command else plugin_distributions(split.fixture), _commit_date(repo, split.base)
+    pinned, installed, system, build = "", None, [], []  # an image of the author's own: what it holds is not known
+    plugins, made = [] if test_command else plugin_distributions(split.fixture), commit_date(repo, split.base)
     if dockerfile is None:
-        pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=made, log=log)
-        system = system_packages(split.fixture)
+        _, build, apt = build_inputs(split.fixture, None, log)  # a compiled project's build: compilers, requirements
+        pinned, installed = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, build=build)
+        system = sorted({*system_packages(split.fixture), *apt})
         if system:
             log(f"the project's code runs {', '.join(system)}: the task's image installs them from Debian")
     tests_command = project_test_command(split.fixture, roots, installed=installed, override=test_command)
@@ -408,12 +401,14 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     reference = _reference_toml(split, tests_command)
     try:
         folder.mkdir(parents=True)
+        image_file = write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None,
+                                      system) if pinned or system else None
+        if build:  # its extension modules, built in its image, join the fixture
+            split.fixture.update(built_fixture_products(folder, task_id, split.fixture, version, log))
         _write_tree(folder / "fixture", split.fixture)
         solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
         (folder / "solution.diff").write_bytes(make_patch(split.fixture, solution))
         _write_tree(folder / "holdout", split.holdout)
-        image_file = write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None,
-                                      system) if pinned or system else None
         if dockerfile is not None:
             image_file = "image/Dockerfile"
             (folder / "image").mkdir()
@@ -426,7 +421,7 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
 
         write_manifest(folder, manifest(1, 1))  # loadable, to count in its sandbox
         def rebuild(bounds: list[str]) -> str:
-            pinned, _ = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, bounds=bounds)
+            pinned, _ = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, bounds=bounds, build=build)
             shutil.rmtree(folder / "image")
             write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
             return pinned

@@ -27,7 +27,8 @@ from pathlib import Path
 from endstate.authoring._testcommand import COUNT_TIMEOUT_S
 from endstate.errors import UserError
 
-__all__ = ["match_ids", "collected_ids", "holds_the_clock", "with_whole_tests", "in_collected_order", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX"]
+__all__ = ["match_ids", "collected_ids", "holds_the_clock", "with_whole_tests", "in_collected_order", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX",
+           "reported_ids"]
 
 #: The longest test command a sandbox can be given: Linux caps one argument at 128 KiB (MAX_ARG_STRLEN),
 #: and the command is one argument of `bash -c`. A margin is left for the rest of the command.
@@ -196,20 +197,30 @@ def whole_files(ids: list[str], collected: list[str]) -> list[str]:
 
 def not_found_error(missing: list[str], collected: list[str], field: str, why: str = "") -> NodeIdsNotFound:
     """The error for ids that name no collected test: each (the first three) with its nearest ids."""
-    shown = []
+    shown, explained = [], set()
     for node_id in missing[:3]:
         cases = [c for c in collected if c.startswith(node_id.split("[", 1)[0] + "[")] if "[" in node_id else []
         near = difflib.get_close_matches(node_id, cases, n=3, cutoff=0) or \
             difflib.get_close_matches(node_id, collected, n=3, cutoff=0.5)
         file = node_id.split("::", 1)[0]
-        if not any(c.startswith(file + "::") for c in collected):
-            hint = f"no test of {file} was collected" + (f" ({why[-300:]})" if why else "")
+        if file in explained:
+            hint = f"nor of {file}"
+        elif not any(c.startswith(file + "::") for c in collected):
+            hint = f"no test of {file} was collected" + (f" ({_error_lines(why)})" if why else "")
+            explained.add(file)
         else:
             hint = "nearest: " + ", ".join(near) if near else "nothing near it"
         shown.append(f"{node_id} ({hint})")
     more = f", and {len(missing) - 3} more" if len(missing) > 3 else ""
     return NodeIdsNotFound(f"field `{field}`: {len(missing)} node id(s) name no test the task's image collects: "
                            + "; ".join(shown) + more)
+
+
+def _error_lines(tail: str) -> str:
+    """A run's last lines from pytest's first `E   ` line (the exception of an error), else its last 300
+    characters: a collection error's cause, not the traceback's frames before it."""
+    at = tail.find("E   ")
+    return (tail[at:] if at >= 0 else tail)[-300:]
 
 
 def _node_id(classname: str, name: str, file: str) -> str:
@@ -228,18 +239,28 @@ def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image
 
     task = load_task(folder)
     where = task_sandbox(task, backend, image, log=log)
+    # The run only names the tests, and its last lines are what explains a file that cannot be collected:
+    # pytest's warnings summary, printed after the error, would push the error's own lines out of them.
+    command += " --disable-warnings"
     with prepare_grading_sandbox(backend, where.image, where.limits, f"ids-{task.id}") as box:
-        sealed = seal_overlay(task.solution(), task.fixture(), box)
-        stage_holdout(sealed, holdout)
+        grading = seal_overlay(task.solution(), task.fixture(), box)
+        stage_holdout(grading, holdout)
         log(f"collecting node ids: {command}")
-        run = run_tests(sealed, command, timeout=COUNT_TIMEOUT_S)
+        run = run_tests(grading, command, timeout=COUNT_TIMEOUT_S)
+    return (*reported_ids(run.cases, run.files), run.output_tail)
+
+
+def reported_ids(cases: list[tuple[str, str, str]], files: dict[str, str]) -> tuple[list[str], set[str]]:
+    """(the node id of each test a report names, those that ran and were not skipped). A file that
+    could not be collected (an ImportError) is reported as an error with no class (`classname=""`,
+    the module's dotted name as its name): not a test, so its ids are said to have no test collected."""
     ids, ran = [], set()
-    for classname, name, outcome in run.cases:
-        file = run.files.get(f"{classname}::{name}")
-        if not file or not re.search(r"\.py$", file):
+    for classname, name, outcome in cases:
+        file = files.get(f"{classname}::{name}")
+        if not file or not re.search(r"\.py$", file) or (not classname and outcome == "error"):
             continue
         node_id = _node_id(classname, name, file)
         ids.append(node_id)
         if outcome != "skipped":
             ran.add(node_id)
-    return ids, ran, run.output_tail
+    return ids, ran

@@ -1,9 +1,11 @@
-"""`endstate tasks import swebench`: tasks from a SWE-bench-format file and local clones.
+"""`endstate tasks import swebench`: tasks from a SWE-bench dataset and local clones.
 
-One task per instance (one JSON object per line), with no network:
+One task per instance of the dataset (a parquet, JSON or JSONL file, or a dataset name:
+`_swebenchdata`), with no network but PyPI's:
 
     fixture/        the repository's tree at `base_commit` (`git archive`: no history)
-    solution.diff   the instance's `patch`, as given (applied strictly over the fixture)
+    solution.diff   the instance's `patch`: as given where it applies strictly, else as SWE-bench's
+                    harness applies it (`git apply`, then its fallbacks: `_gitapply`)
     holdout/        the files `test_patch` adds or changes, as it leaves them (a file it deletes
                     is left out of the fixture, as `tasks new` leaves out tests a fix removes)
     task.toml       `tests_pass` over PASS_TO_PASS and `holdout` over FAIL_TO_PASS, each run
@@ -30,13 +32,16 @@ from __future__ import annotations
 import datetime
 import re
 import shutil
-import subprocess
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import msgspec
 
-from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit, submodule_trees
+from endstate.authoring._build import build_inputs, built_fixture_products, compiled_sources
+from endstate.authoring._clones import base_tree, clone_git, find_clone
+from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
+from endstate.authoring._gitapply import apply_field, strict_diff
 from endstate.authoring._installed import generated_files, project_metadata, project_version
 from endstate.authoring._new import (
     _hacks,
@@ -56,14 +61,24 @@ from endstate.authoring._nodeids import (
     whole_files,
     with_whole_tests,
 )
-from endstate.authoring._swebenchenv import swebench_env
+from endstate.authoring._swebenchdata import Selection, dataset_records
+from endstate.authoring._swebenchenv import python_deviation, swebench_env
+from endstate.authoring._swebenchimages import about, instance_image, write_layer
 from endstate.authoring._systools import system_packages
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
-from endstate.authoring._testcommand import command_timeout, plugin_distributions, project_test_command
+from endstate.authoring._testcommand import (
+    SWEBENCH_RUNNERS,
+    command_timeout,
+    plugin_distributions,
+    project_test_command,
+    runner_args,
+    runner_command,
+    runner_ids,
+)
 from endstate.authoring._toml import Manifest, write_manifest
 from endstate.errors import EndstateError, UserError
-from endstate.sandbox import Tree, matches_any, tar_to_tree
-from endstate.task import PatchError, apply_patch, load_task
+from endstate.sandbox import Tree, matches_any
+from endstate.task import load_task
 
 __all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench", "keep_checked"]
 
@@ -82,11 +97,18 @@ class Instance(msgspec.Struct, forbid_unknown_fields=True):
     PASS_TO_PASS: list[str] | str
     # The repository's version: SWE-bench's environment for it is honoured (`_swebenchenv`).
     version: str | float | None = None
-    # Present in the published datasets; not used here.
+    # SWE-bench's prebuilt image of the instance (swebench/sweb.eval.x86_64.<id>:latest) and the log
+    # parser its harness reads the test run with (parse_log_django, parse_log_pytest...): the runner.
+    image: str | None = None
+    log_parser: str | None = None
+    # Present in the published datasets; not used here (eval_script: the bash the harness runs to grade;
+    # with --images swebench its test line is written on the task).
     environment_setup_commit: str | None = None
     hints_text: str | None = None
     created_at: str | None = None
     difficulty: str | None = None
+    eval_script: str | None = None
+    eval_type: str | None = None
 
 
 class Skipped(msgspec.Struct):
@@ -105,6 +127,8 @@ class ImportReport(msgspec.Struct):
     made: dict[str, tuple[int, str]] = {}
     #: Some lines of the file were not valid instances (bad input, rather than instances that failed).
     bad_input: bool = False
+    #: Task id -> seconds its making took (written or not).
+    seconds: dict[str, float] = {}
 
 
 #: At most this many characters of why an instance was not written (a grader's note can hold a whole log).
@@ -116,9 +140,6 @@ def _capped(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-_NODE_ID = re.compile(r"[^\s:][^:]*\.py::\S.*")
-
-
 def _test_ids(instance: Instance, field: str) -> list[str]:
     raw = getattr(instance, field)
     if isinstance(raw, str):
@@ -127,50 +148,45 @@ def _test_ids(instance: Instance, field: str) -> list[str]:
         except msgspec.DecodeError as exc:
             raise UserError(f"field `{field}` is a string but not a JSON list of strings ({exc})") from None
     ids = list(dict.fromkeys(raw))  # each once, in the file's order
-    odd = [i for i in ids if not _NODE_ID.fullmatch(i)]
-    if odd:
-        raise UserError(f"field `{field}` holds {odd[0]!r}, which is not a pytest node id (path/to/test_x.py::name)")
+    wrong = runner_ids(SWEBENCH_RUNNERS.get(instance.repo, "pytest"), ids)  # Django's and sympy's are their own
+    if wrong:
+        raise UserError(f"field `{field}` {wrong}")
     return ids
 
 
-def read_instances(path: Path) -> tuple[list[tuple[int, Instance]], list[Skipped]]:
-    """Every instance of a JSONL file, with its line number, plus the lines that are not valid instances."""
-    try:
-        text = Path(path).read_bytes()
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read it ({exc.strerror})") from None
-    instances, bad = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+def read_instances(source: str | Path, split: str = "test",
+                   select: Selection = Selection()) -> tuple[list[tuple[int, Instance]], list[Skipped]]:
+    """Every instance of a dataset (`_swebenchdata`: a parquet, JSON or JSONL file, or a dataset name)
+    that `select` keeps, with its place in it, plus the records that are not valid instances and the
+    ids asked for that it does not hold."""
+    instances, bad, present = [], [], set()
+    for record in dataset_records(source, split, select):
+        named = _id_of(record.value)
+        present.add(named)
         try:
-            instance = msgspec.json.decode(line, type=Instance)
+            if record.error:
+                raise UserError(record.error)
+            instance = msgspec.convert(record.value, type=Instance)
             for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
                 _test_ids(instance, field)
         except (msgspec.ValidationError, UserError) as exc:
-            named = _id_of(line)
-            bad.append(Skipped(number, named, f"{path} line {number}" + (f" (instance {named})" if named else "")
+            bad.append(Skipped(record.number, named, record.where + (f" (instance {named})" if named else "")
                                + f": {_explain(exc)}"))
             continue
-        except msgspec.DecodeError as exc:
-            bad.append(Skipped(number, "", f"{path} line {number}: not a JSON object ({exc})"))
-            continue
-        instances.append((number, instance))
-    seen: dict[str, int] = {}
-    for number, instance in instances:
+        instances.append((record.number, instance, record.where))
+    seen: dict[str, str] = {}
+    for number, instance, where in instances:
         if instance.instance_id in seen:
-            bad.append(Skipped(number, instance.instance_id, f"{path} line {number}: instance "
-                               f"{instance.instance_id} is also on line {seen[instance.instance_id]}"))
-        seen.setdefault(instance.instance_id, number)
+            bad.append(Skipped(number, instance.instance_id, f"{where}: instance {instance.instance_id} "
+                               f"is also at {seen[instance.instance_id]}"))
+        seen.setdefault(instance.instance_id, where)
+    bad += [Skipped(0, named, f"--instance {named}: {source} holds no instance of that id")
+            for named in select.ids if named not in present]
     duplicated = {s.line for s in bad}
-    return [(n, i) for n, i in instances if n not in duplicated], bad
+    return [(n, i) for n, i, _ in instances if n not in duplicated], bad
 
 
-def _id_of(line: bytes) -> str:
-    try:
-        value = msgspec.json.decode(line)
-    except msgspec.DecodeError:
-        return ""
+def _id_of(value: object) -> str:
     named = value.get("instance_id") if isinstance(value, dict) else None
     return named if isinstance(named, str) else ""
 
@@ -185,59 +201,11 @@ def _explain(exc: Exception) -> str:
     return text.replace("Object contains unknown field", "unknown field")
 
 
-# -- the repository ------------------------------------------------------------------------------
-def _git(repo: Path, *args: str) -> bytes:
-    done = subprocess.run(["git", "--git-dir" if _bare(repo) else "-C", str(repo), *args],
-                          capture_output=True, check=False)
-    if done.returncode != 0:
-        lines = done.stderr.decode(errors="replace").strip().splitlines()
-        raise UserError(f"git {args[0]} in {repo} failed: {lines[-1] if lines else 'no output'}")
-    return done.stdout
-
-
-def _bare(repo: Path) -> bool:
-    return not (repo / ".git").exists() and (repo / "HEAD").is_file() and (repo / "objects").is_dir()
-
-
-def find_clone(repos: Path, name: str) -> Path:
-    owner, _, project = name.partition("/")
-    candidates = [f"{owner}__{project}", f"{owner}/{project}", project] if project else [name]
-    for candidate in candidates:
-        for suffix in ("", ".git"):
-            folder = repos / (candidate + suffix)
-            if (folder / ".git").exists() or _bare(folder):
-                return folder
-    looked = ", ".join(f"{c}[.git]" for c in candidates)
-    raise UserError(f"no clone of {name} under {repos} (looked for {looked})")
-
-
-def _fixture(repo: Path, commit: str, log: Callable[[str], None] = lambda line: None) -> Tree:
-    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit):
-        raise UserError(f"field `base_commit` is {commit!r}, not a commit id")
-    try:
-        _git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
-    except UserError:
-        raise UserError(f"base_commit {commit} is not in {repo}: fetch it into the clone") from None
-    archive = _git(repo, "archive", "--format=tar", commit)
-    tree = {p: e for p, e in tar_to_tree(archive).items() if not e.link}
-    # Tests often read data kept in a submodule; one the clone lacks and cannot fetch is said, and left out
-    # (the dataset's own harness clones without them).
-    for path, files in submodule_trees(repo, commit, missing=log).items():
-        tree.update({f"{path}/{inner}": entry for inner, entry in files.items()})
-    return tree
-
-
 # -- one task ------------------------------------------------------------------------------------
-def _split(instance: Instance, fixture: Tree) -> FixSplit:
+def _split(instance: Instance, fixture: Tree, log: Callable[[str], None] = lambda line: None) -> FixSplit:
     """The instance as a fix taken apart, the way `tasks new` takes a commit apart."""
-    try:
-        solved, deleted = apply_patch(fixture, instance.patch.encode("utf-8"))
-    except PatchError as exc:
-        raise UserError(f"field `patch` does not apply at base_commit: {exc}") from None
-    try:
-        tested, test_deleted = apply_patch(fixture, instance.test_patch.encode("utf-8"))
-    except PatchError as exc:
-        raise UserError(f"field `test_patch` does not apply at base_commit: {exc}") from None
+    solved, deleted, _ = apply_field("patch", instance.patch, fixture, log)
+    tested, test_deleted, _ = apply_field("test_patch", instance.test_patch, fixture, log)
     fixed = sorted(p for p in set(fixture) | set(solved) if fixture.get(p) != solved.get(p))
     if set(test_deleted) & set(fixed):
         raise UserError(f"fields `patch` and `test_patch` both change {sorted(set(test_deleted) & set(fixed))[0]}")
@@ -266,27 +234,35 @@ def _command(tree: Tree, targets: list[str], installed: list[str] | None) -> str
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
                failing: list[str], installed: list[str] | None, dockerfile: str | None,
-               counts: tuple[int, int] | None = None) -> Manifest:
+               counts: tuple[int, int] | None = None, notes: list[str] = (),
+               about: Sequence[str] = ()) -> Manifest:
     # The project's own way of running tests (layout, configuration), with exactly these node ids;
-    # `counts`: how many of each ran (were not skipped) on the solution, where that was counted.
+    # `counts`: how many of each ran (were not skipped) on the solution, where that was counted
+    # (`notes`: why fewer than it names).
     tested = {**split.fixture, **split.holdout}
     ran_passing, ran_failing = counts or (len(passing), len(failing))
-    graders: list[tuple[str, dict | None]] = []
-    if passing:
-        graders.append(("endstate.grading:tests_pass", {"command": _command(tested, passing, installed),
-                                                        "min_tests": ran_passing}))
+    runner = SWEBENCH_RUNNERS.get(instance.repo, "pytest")
+
+    def args(ids: list[str], ran: int) -> dict:
+        if runner == "pytest":
+            return {"command": _command(tested, ids, installed), "min_tests": ran}
+        return runner_args(runner, list(split.holdout), ids, str(instance.version or ""))
+
+    graders: list[tuple[str, dict | None]] = [("endstate.grading:tests_pass", args(passing, ran_passing))] * bool(passing)
     graders += [
         ("endstate.grading:files_unchanged", {"paths": protected, "allow_new": protected}),
         ("endstate.grading:no_new_skips", None),
-        ("endstate.grading:holdout", {"command": _command(tested, failing, installed),
-                                      "min_tests": ran_failing}),
+        ("endstate.grading:holdout", args(failing, ran_failing)),
         ("endstate.grading:changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
+    how = ("each by node id" if runner == "pytest" else f"each id read from the output of {runner}'s own runner as "
+           f"SWE-bench reads it; pytest's in-process guards do not reach that runner (`unguarded`)")
     return Manifest(
         id=instance.instance_id, description=split.subject,
         header=[f"Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
                 f"{instance.base_commit[:12]}.",
-                "tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, each by node id."],
+                f"tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, {how}.", *notes, *about,
+                *([] if about else filter(None, [python_deviation(swebench_env(instance.repo, instance.version))]))],
         tables={"sandbox": {**({"dockerfile": dockerfile} if dockerfile else {}),
                             **({"command_timeout": command_timeout(ran_passing)} if command_timeout(ran_passing)
                                else {})}},
@@ -298,67 +274,81 @@ def _prompt(instance: Instance) -> str:
             "are done. Do not change, skip or remove existing tests; you may add new ones.\n")
 
 
-def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[str], None] = lambda line: None, *,
-                   backend: str | None = None, image: str = "", own_dockerfile: Path | None = None) -> Path:
+def write_instance(instance: Instance, repos: Path | None, out: Path, log: Callable[[str], None] = lambda line: None,
+                   *, backend: str | None = None, image: str = "", own_dockerfile: Path | None = None,
+                   images: str | None = None) -> Path:
     """Write the task folder of one instance; UserError, naming the field, when it cannot be made
     (an EndstateError when the wheels of the project's dependencies cannot be had). With `backend`,
     the node ids are matched to those the task's image collects and counted there (`_faithful_ids`).
     `own_dockerfile`: the task's image is built from it (copied to image/Dockerfile), not from the
-    dependencies the project declares."""
+    dependencies the project declares. `images`: SWE-bench's own image of it, from that registry (`_swebenchimages`)."""
     folder = fresh_folder(out, instance.instance_id)
     failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
     if not failing:
         raise UserError("field `FAIL_TO_PASS` is empty: the held-out tests are what tells a fix from no fix")
-    clone = find_clone(repos, instance.repo)
-    fixture = _fixture(clone, instance.base_commit, log)
+    own = None if images is None else instance_image(instance.instance_id, instance.image, instance.base_commit,
+                                                      images, log)
+    clone = find_clone(repos or Path("."), instance.repo) if own is None else Path(".")
+    fixture = base_tree(clone, instance.base_commit, log) if own is None else dict(own.tree)
     version = project_version(fixture, fallback=str(instance.version or ""))
-    fixture.update(generated_files(fixture, version))  # what the project's install writes into its checkout
-    split = _split(instance, fixture)
+    fixture.update(generated_files(fixture, version) if own is None else {})  # what the project's install writes
+    split = _split(instance, fixture, log)
     protected = [g for g in DEFAULT_TEST_GLOBS if any(matches_any(p, [g]) for p in split.fixture)]
     protected += [p for p in split.holdout if not matches_any(p, protected)]  # held-out files are tests too
     hacks = _hacks(split, tuple(protected))
     pinned, installed = "", None  # an image of the author's own: what it installs is not known here
-    if own_dockerfile is None:
-        made = _git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
-        pinned, installed = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), made=made,
-                                                log=log, env=swebench_env(instance.repo, instance.version))
-    system = system_packages(split.fixture) if own_dockerfile is None else []
-    dockerfile = "image/Dockerfile" if pinned or system or own_dockerfile else None
-    manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile)
-    solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
+    env = swebench_env(instance.repo, instance.version)
+    resolved = own_dockerfile is None and own is None  # the image is made here, from what the project declares
+    declared, build, apt = build_inputs(split.fixture, env, log) if resolved else (split.fixture, [], [])
+    if build and (changed := compiled_sources([*split.solution, *split.solution_deletes])):
+        raise UserError(f"field `patch` changes a compiled source ({changed[0]}): the task's "
+                        "build is made once, from the fixture, and a changed extension module fails `end_state`")
+    if resolved:
+        made = clone_git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
+        pinned, installed = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
+                                                log=log, env=env, build=build)
+    system = sorted({*system_packages(split.fixture), *apt}) if resolved else []
+    dockerfile = "image/Dockerfile" if pinned or system or own_dockerfile or own else None
+    base = about(own, instance.eval_script) if own else []
+    manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile, about=base)
     try:
         folder.mkdir(parents=True)
-        _write_tree(folder / "fixture", split.fixture)
-        (folder / "solution.diff").write_bytes(instance.patch.encode("utf-8"))
-        _write_tree(folder / "holdout", split.holdout)
-        (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
         if pinned or system:
             write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None, system)
+        if build and backend is not None:  # its extension modules, built in its image, join the fixture
+            split.fixture.update(built_fixture_products(folder, instance.instance_id, declared, version, log))
+        solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
+        _write_tree(folder / "fixture", split.fixture)
+        (folder / "solution.diff").write_bytes(strict_diff(instance.patch.encode("utf-8"), split.fixture, solution))
+        _write_tree(folder / "holdout", split.holdout)
+        (folder / "prompt.md").write_text(_prompt(instance), encoding="utf-8")
         if own_dockerfile is not None:
             (folder / "image").mkdir()
             shutil.copyfile(own_dockerfile, folder / "image" / "Dockerfile")
-        reference = _reference_toml(split, project_test_command(split.fixture,
-                                                                _visible_files(passing + failing, split.fixture),
-                                                                installed=installed, pytest_ids=True))
+        elif own is not None:
+            write_layer(folder, own)
+        runner = SWEBENCH_RUNNERS.get(instance.repo, "pytest")
+        reference = _reference_toml(split, project_test_command(split.fixture, _visible_files(
+            passing + failing, split.fixture), installed=installed, pytest_ids=True) if runner == "pytest" else
+            runner_command(runner, list(split.holdout), failing, by_hand=True))
         (folder / "reference.toml").write_text(reference.replace("`endstate tasks new`", "`endstate tasks import "
                                                                  "swebench`", 1), encoding="utf-8")
         write_hacks(folder, hacks, split.fixture, solution)
         write_manifest(folder, manifest)
         load_task(folder)
-        if backend is not None:
+        if backend is not None and runner == "pytest":  # another runner's ids are read from its output as given
             def rebuild(bounds: list[str]) -> str:
-                pinned, _ = pinned_requirements(split.fixture, keep=plugin_distributions(split.fixture), made=made,
-                                                log=log, env=swebench_env(instance.repo, instance.version),
-                                                bounds=bounds)
+                pinned, _ = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
+                                                log=log, env=env, bounds=bounds, build=build)
                 shutil.rmtree(folder / "image")
                 write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
                 return pinned
 
-            passing, failing, counts = held_back(lambda: _faithful_ids(folder, split, passing, failing, installed,
-                                                                       backend, image, log),
-                                                 rebuild, split.fixture, pinned, log)
+            passing, failing, counts, notes = held_back(lambda: _faithful_ids(folder, split, passing, failing,
+                                                                              installed, backend, image, log),
+                                                        rebuild, split.fixture, pinned, log)
             write_manifest(folder, _task_toml(instance, split, protected, passing, failing, installed,
-                                              dockerfile, counts))
+                                              dockerfile, counts, notes, about=base))
             load_task(folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -367,15 +357,17 @@ def write_instance(instance: Instance, repos: Path, out: Path, log: Callable[[st
 
 
 def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: list[str], installed: list[str] | None,
-                  backend: str, image: str, log: Callable[[str], None]) -> tuple[list[str], list[str], tuple[int, int]]:
-    """The instance's node ids as the task image's pytest names them, and how many of each list
-    run (are not skipped) on the solution; UserError naming the ids that match no test."""
+                  backend: str, image: str, log: Callable[[str], None]
+                  ) -> tuple[list[str], list[str], tuple[int, int], list[str]]:
+    """The instance's node ids as the task image's pytest names them, how many of each list run (are
+    not skipped) on the solution, and a note for each list some of whose tests skip there; UserError
+    naming the ids that match no test."""
     tested = {**split.fixture, **split.holdout}
     files = list(dict.fromkeys(i.split("::", 1)[0] for i in failing + passing))
     when = (datetime.datetime.now(), datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
     collected, ran, tail = collected_ids(folder, split.holdout, _command(tested, files, installed),
                                          backend, image, log)
-    result, counts = [], []
+    result, counts, notes = [], [], []
     for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
         mapped, missing = match_ids(ids, collected, claimed=[i for i in failing + passing if i not in ids])
         if missing:
@@ -391,13 +383,19 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
         if named and not counts[-1]:
             raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "
                             f"image: {_capped(tail, 400)}")
+        skipped = [i for i in named if i not in ran]
+        if skipped:  # min_tests counts what runs: said, never set below the list silently
+            notes.append(f"{field}: min_tests is {counts[-1]} of its {len(named)} tests: {len(skipped)} skip on the "
+                         f"solution in the task's image ({_capped(', '.join(skipped[:5]), 300)}"
+                         f"{', ...' if len(skipped) > 5 else ''}): a package or resource they need is not there")
+            log(notes[-1])
         # A file all of whose tests are named is run as the file: thousands of ids overrun a command.
         targets = whole_files(named, collected)
         if len(_command(tested, targets, installed)) > COMMAND_MAX:
             raise UserError(f"field `{field}`: its {len(named)} node id(s) make a test command longer than the "
                             f"{COMMAND_MAX // 1024} KiB a sandbox command can be, even with whole files named once")
         result.append(targets)
-    return result[1], result[0], (counts[1], counts[0])
+    return result[1], result[0], (counts[1], counts[0]), notes
 
 
 def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
@@ -405,24 +403,34 @@ def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
     return list(dict.fromkeys(i.split("::", 1)[0] for i in ids if i.split("::", 1)[0] in fixture))
 
 
-def import_swebench(file: Path, repos: Path, out: Path, *, backend: str, image: str,
-                    dockerfile: Path | None = None, log: Callable[[str], None] = lambda line: None) -> ImportReport:
-    """Write a task per instance of `file` under `out` (`report.made`); list the instances that cannot
-    be made. The tasks are not checked here: the caller checks each and settles it with `keep_checked`.
-    `dockerfile`: every task's image is built from it, as `tasks new --dockerfile` does."""
-    repos, out = Path(repos), Path(out)
-    if not repos.is_dir():
+def import_swebench(source: str | Path, repos: Path | None, out: Path, *, backend: str, image: str,
+                    dockerfile: Path | None = None, split: str = "test", select: Selection = Selection(),
+                    images: str | None = None, log: Callable[[str], None] = lambda line: None,
+                    refused: Callable[[Skipped, float], None] = lambda skipped, seconds: None) -> ImportReport:
+    """Write a task per instance of `source` (a dataset file or name, `read_instances`) that `select`
+    keeps under `out` (`report.made`); list the instances that cannot be made. The tasks are not
+    checked here: the caller checks each and settles it with `keep_checked`. `refused` is told of each
+    record not made, as it is refused, with the seconds spent on it.
+    `dockerfile`: every task's image is built from it, as `tasks new --dockerfile` does; `images`: see write_instance."""
+    repos, out = (None if repos is None else Path(repos)), Path(out)
+    if images is None and (repos is None or not repos.is_dir()):
         raise UserError(f"--repos: {repos} is not a folder of clones")
-    instances, skipped = read_instances(file)
+    instances, skipped = read_instances(source, split, select)
     report = ImportReport(skipped=skipped, bad_input=bool(skipped))
+    for bad in skipped:
+        refused(bad, 0.0)
     for number, instance in instances:
+        started = time.monotonic()
         try:
-            folder = write_instance(instance, repos, out, log, backend=backend, image=image, own_dockerfile=dockerfile)
+            folder = write_instance(instance, repos, out, log, backend=backend, image=image, own_dockerfile=dockerfile,
+                                    images=images)
             report.made[instance.instance_id] = (number, str(folder))
             log(f"wrote {folder}")
         except EndstateError as exc:
             report.skipped.append(Skipped(number, instance.instance_id,
                                           f"instance {instance.instance_id}: {_capped(str(exc), REASON_MAX)}"))
+            refused(report.skipped[-1], time.monotonic() - started)
+        report.seconds[instance.instance_id] = time.monotonic() - started
     report.skipped.sort(key=lambda s: s.line)
     return report
 

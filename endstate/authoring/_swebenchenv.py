@@ -6,9 +6,11 @@ pre-install shell steps. `data/swebench_envs.toml` holds those facts for the Pyt
 whose tests run under pytest. `swebench_env` finds an instance's entry; `env_requirements` turns it
 into what the task's image adds to what the project declares: the requirements (the entry's bare
 names, its requirements file, its extras) and the pins, which win over the project's lock file and
-over the pytest of the commit's time. What cannot be had here is said in a log line, never silently
-dropped: another Python than the sandbox's 3.11 (the pins then stand where they have wheels for 3.11,
-else the newest the declarations allow), a conda environment file, pre-install shell steps.
+over the pytest of the commit's time. `env_python` is where the entry's Python comes from (the task's
+image is built on it: `endstate.sandbox.python_source`). What cannot be had here is said in a log line,
+never silently dropped: another Python than the entry's where no source serves it (the nearest newer),
+a conda environment file, pre-install shell steps the table does not spell out. Those it does (`apt`:
+Debian packages; `pre_install`: `sed` edits of setup files) are taken by `_build.build_inputs`.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from importlib import resources
 import msgspec
 
 from endstate.authoring._versions import requirement_name
-from endstate.sandbox import Tree
+from endstate.sandbox import SANDBOX_PYTHON, PythonSource, Tree, python_source
 
-__all__ = ["SwebenchEnv", "swebench_env", "env_requirements"]
+__all__ = ["SwebenchEnv", "swebench_env", "env_python", "env_requirements", "python_deviation"]
 
 
 class SwebenchEnv(msgspec.Struct, forbid_unknown_fields=True):
@@ -35,6 +37,10 @@ class SwebenchEnv(msgspec.Struct, forbid_unknown_fields=True):
     extras: list[str] = []
     conda_env: str = ""
     steps: int = 0
+    #: Debian packages SWE-bench's pre-install steps install (`apt-get install`), put in the task's image.
+    apt: list[str] = []
+    #: SWE-bench's pre-install edits of setup files (`sed -i ... setup.py`), run on a copy of those files.
+    pre_install: list[str] = []
 
 
 def _table() -> list[SwebenchEnv]:
@@ -51,6 +57,26 @@ def swebench_env(repo: str, version: str | float | None) -> SwebenchEnv | None:
     return next((e for e in _table() if e.repo.lower() == repo.lower() and wanted in e.versions), None)
 
 
+def env_python(env: SwebenchEnv, log: Callable[[str], None] = lambda line: None) -> PythonSource | None:
+    """Where the image of the entry's Python comes from; None for the sandbox's own (Debian bookworm's 3.11).
+    The source, and a deviation from the entry's Python, are said in the log."""
+    if env.python == SANDBOX_PYTHON:
+        return None
+    source = python_source(env.python)
+    log(f"SWE-bench's environment for {env.repo} is Python {env.python}: the task's image is {source.tag} "
+        f"({source.said()})")
+    if source.deviation:
+        log(f"warning: {source.deviation}")
+    return source
+
+
+def python_deviation(env: SwebenchEnv | None) -> str:
+    """The sentence a task's task.toml carries when its image's Python is not the one SWE-bench names ("" else)."""
+    if env is None or env.python == SANDBOX_PYTHON:
+        return ""
+    return python_source(env.python).deviation
+
+
 def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
                      log: Callable[[str], None] = lambda line: None) -> tuple[list[str], dict[str, str], list[str],
                                                                               list[str]]:
@@ -59,12 +85,15 @@ def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
     label = f"SWE-bench's environment for {env.repo} (versions {env.versions[0]}..{env.versions[-1]})"
     log(f"{label}: honoured (its pins, requirements and extras)")
     if env.python != sandbox_python:
-        log(f"{label} is Python {env.python}; the sandbox has Python {sandbox_python}: its pins are taken where "
-            f"they have wheels for {sandbox_python}, else the newest the project's declarations allow")
+        log(f"{label} is Python {env.python}; the task's image has Python {sandbox_python}: its pins are taken "
+            f"where they have wheels for {sandbox_python}, else the newest the project's declarations allow")
     if env.conda_env:
         log(f"{label} builds from the conda file {env.conda_env}: not used here (PyPI wheels only)")
-    if env.steps:
+    if env.steps and not (env.apt or env.pre_install):
         log(f"{label} runs {env.steps} pre-install shell step(s) (system packages, edits of setup files): not run")
+    elif env.apt or env.pre_install:
+        log(f"{label}: its pre-install steps taken (Debian packages {', '.join(env.apt) or 'none'}; "
+            f"{len(env.pre_install)} edit(s) of setup files, read for the image and its build)")
     pins, wanted = {}, []
     for spec in env.pins:
         name, _, version = spec.partition("==")

@@ -29,11 +29,17 @@ import tomllib
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from endstate.authoring._installed import asks_for_metadata
-from endstate.authoring._swebenchenv import SwebenchEnv, env_requirements
-from endstate.authoring._versions import locked_versions, pytest_of_its_time, requirement_name, resolve_pinned
+from endstate.authoring._installed import asks_for_metadata, runtime_requirements
+from endstate.authoring._swebenchenv import SwebenchEnv, env_python, env_requirements
+from endstate.authoring._versions import (
+    locked_versions,
+    pytest_of_its_time,
+    release_before,
+    requirement_name,
+    resolve_pinned,
+)
 from endstate.errors import UserError
-from endstate.sandbox import DEFAULT_IMAGE, SANDBOX_PYTHON, SYSTEM_PACKAGES, Tree
+from endstate.sandbox import DEFAULT_IMAGE, SANDBOX_PYTHON, SYSTEM_PACKAGES, Tree, python_of
 from endstate.task import parse_python
 
 __all__ = ["TEST_EXTRAS", "declared_requirements", "release_before", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
@@ -69,14 +75,17 @@ FROM {DEFAULT_IMAGE}
 COPY requirements.txt /tmp/endstate-requirements.txt
 COPY wheels/ /tmp/endstate-wheels/
 {{copy}}RUN rm -rf /opt/endstate/pytest /usr/lib/python3/dist-packages/endstate-pytest.pth \\
- && python3 "$(ls /tmp/endstate-wheels/pip-*.whl)/pip" install --no-index --find-links /tmp/endstate-wheels \\
-      --no-deps --ignore-installed --require-hashes --no-compile --break-system-packages --root-user-action=ignore \\
-      --disable-pip-version-check --quiet -r /tmp/endstate-requirements.txt \\
+ && PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore \\
+    python3 "$(ls /tmp/endstate-wheels/pip-*.whl)/pip" install --no-index --find-links /tmp/endstate-wheels \\
+      --no-deps --ignore-installed --require-hashes --no-compile --disable-pip-version-check --quiet \\
+      -r /tmp/endstate-requirements.txt \\
 {{place}} && rm -rf /tmp/endstate-wheels /tmp/endstate-requirements.txt \\
  && python3 -c "import pytest, sys; assert pytest.__file__.startswith('/usr/local/lib/'), pytest.__file__"
 """
-#: The line that puts the project's own metadata (a .dist-info endstate wrote) among the installed packages.
-_PLACE = (' && cp -R /tmp/endstate-installed/. "$(python3 -c \'import sysconfig; print(sysconfig.get_path("purelib"))\')" '
+#: The line that puts the project's own metadata (a .dist-info endstate wrote) among the installed packages:
+#: beside pytest's, where pip installed (Debian's 3.9 names a sysconfig purelib that is not on its sys.path).
+_PLACE = (' && cp -R /tmp/endstate-installed/. "$(python3 -c \'import os, _pytest; '
+          'print(os.path.dirname(os.path.dirname(_pytest.__file__)))\')" '
           "\\\n && rm -rf /tmp/endstate-installed \\\n")
 
 
@@ -319,8 +328,8 @@ def _test_requirements_files(project: Tree, seen: set[str]) -> list[str]:
 def declared_requirements(project: Tree, *, keep: Collection[str] = (), also: Collection[str] = (),
                           files: Collection[str] = (), extras: Collection[str] = ()) -> list[str]:
     """What the project declares it needs to run and to be tested, as requirement strings
-    (sorted, one per distribution name as first seen), the project itself and tooling no test
-    imports left out (`keep`: plugins its configuration needs, kept whatever they are). `also`,
+    (sorted, one per name and environment marker as first seen), the project itself and tooling no
+    test imports left out (`keep`: plugins its configuration needs, kept whatever they are). `also`,
     `files`, `extras`: requirements, requirements files and extras of the project to take too
     (SWE-bench's environment of the instance: `_swebenchenv`); `also` comes first, kept whatever it is."""
     seen: set[str] = set()
@@ -328,16 +337,18 @@ def declared_requirements(project: Tree, *, keep: Collection[str] = (), also: Co
     found = (list(also) + _pyproject(project, seen, wanted) + _setup_cfg(project, wanted)
              + _setup_py(project, seen, wanted) + [r for f in files for r in _requirements_file(project, f, seen)]
              + _tox_requirements(project, seen) + _test_requirements_files(project, seen))
-    keep = [*keep, *also]
+    # What the project needs to run is never tooling (Sphinx's sphinxcontrib-*, pylint's isort).
+    keep = {requirement_name(k) for k in [*keep, *also, *runtime_requirements(project)]}
     own = {requirement_name(n) for n in _own_names(project)}
-    kept: dict[str, str] = {}
+    kept: dict[tuple[str, str], str] = {}
     for requirement in found:
         name = requirement_name(requirement)
-        kept_anyway = name in {requirement_name(k) for k in keep}
         local = re.match(r"\s*[\w.-]*/", requirement)  # a folder of the tree (flask's `examples/tutorial[test]`)
-        if name and name not in own and not local and (not is_tooling(name) or kept_anyway):
-            kept.setdefault(name, requirement.strip())
-    return [kept[name] for name in sorted(kept)]
+        if name and name not in own and not local and (not is_tooling(name) or name in keep):
+            # pylint's `dill>=0.3.6; python_version>='3.11'` beside its `<'3.11'` twin: one per marker.
+            marker = "".join(requirement.partition(";")[2].split()).replace('"', "'")
+            kept.setdefault((name, marker), requirement.strip())
+    return [kept[key] for key in sorted(kept)]
 
 
 def _own_names(project: Tree) -> list[str]:
@@ -361,47 +372,31 @@ def _own_names(project: Tree) -> list[str]:
 
 def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str = "",
                         log: Callable[[str], None] = lambda line: None,
-                        env: SwebenchEnv | None = None, bounds: Collection[str] = ()) -> tuple[str, list[str]]:
+                        env: SwebenchEnv | None = None, bounds: Collection[str] = (),
+                        build: Collection[str] = ()) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
     The versions its lock file pins are taken where they resolve; else `made`, the date of the project's
     commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`).
     `bounds`: requirements that hold a dependency back (`werkzeug<3`: `release_before`)."""
-    also, pins, extras, files = env_requirements(env, project, SANDBOX_PYTHON, log) if env else ([], {}, [], [])
+    target = env_python(env, log) if env else None
+    also, pins, extras, files = env_requirements(env, project, target.python if target else SANDBOX_PYTHON, log) \
+        if env else ([], {}, [], [])
     requirements = declared_requirements(project, keep=keep, also=also, files=files, extras=extras)
-    if not requirements and not asks_for_metadata(project):
+    # another Python's image needs pytest
+    if not requirements and not build and not asks_for_metadata(project) and target is None:
         return "", []
     log(f"the project declares {', '.join(requirements) or 'no dependency'}: resolving wheels for the task's image")
     # The project's tests run under its own pytest: the version it pins, else the newest its pins allow.
     names = {requirement_name(r) for r in requirements}
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
-    asked += list(bounds)
+    asked += list(bounds) + list(build)  # build: what the project's build imports (`_build.build_requirements`)
     pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
-                            pins=pins)
-    return pinned, [requirement_name(line) for line in pinned.splitlines()]
-
-
-def release_before(output: str, pinned: str, declared: Collection[str]) -> str:
-    """A bound (`werkzeug<3`, `flask<2.3`) that takes back the release of a dependency the tests could not
-    import a name from (`ImportError: cannot import name 'parse_authorization_header' from 'werkzeug.http'`): a
-    newer major release removed what an older dependency imports, one the project's declarations
-    let in (requests pins httpbin 0.10.0, which Werkzeug 3 broke, and does not bound Werkzeug; flask 2.1
-    asks `Werkzeug >= 2.0`, and Werkzeug 2.3 removed url_quote). "" when the output names no such
-    import, or the project bounds that distribution from above itself."""
-    match = re.search(r"ImportError: cannot import name '\w+' from '([A-Za-z_]\w*)", output)
-    if not match:
-        return ""
-    name = requirement_name(match.group(1))
-    version = re.search(rf"^{re.escape(name)}==(\d+)\.(\d+)", pinned, flags=re.MULTILINE)
-    bounded = [r for r in declared if requirement_name(r) == name and re.search(r"<|~=|==", r.split(";")[0])]
-    if not version or bounded:  # a project that bounds it meant that bound; one that does not meant the newest then
-        return ""
-    major, minor = map(int, version.groups())
-    # The release series before the one taken: a major's first minor goes back a major (Werkzeug 3.0 removed
-    # parse_authorization_header), a later one a minor (Flask 2.3 removed flask.escape).
-    return f"{name}<{major}.{minor}" if minor else f"{name}<{major}" if major else ""
+                            pins=pins, target=target)
+    # A first line naming another Python is a comment, no distribution.
+    return pinned, [name for name in map(requirement_name, pinned.splitlines()) if name]
 
 
 def _imports_pkg_resources(project: Tree) -> bool:
@@ -431,12 +426,14 @@ def write_task_image(folder: Path, pinned: str, installed: Tree | None = None, s
         target = image / "installed" / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(entry.data)
+    base = python_of(pinned)[2]  # the image of the Python the wheels are for
     dockerfile = _DOCKERFILE.format(
         copy="COPY installed/ /tmp/endstate-installed/\n" if installed else "",
         place=_PLACE if installed else "") if pinned else f"FROM {DEFAULT_IMAGE}\n"
+    dockerfile = dockerfile.replace(f"FROM {DEFAULT_IMAGE}\n", f"FROM {base}\n", 1)
     if system:
         (image / SYSTEM_PACKAGES).write_text("".join(f"{name}\n" for name in sorted(system)), encoding="utf-8")
-        dockerfile = dockerfile.replace(f"FROM {DEFAULT_IMAGE}\n", f"FROM {DEFAULT_IMAGE}\n" + _APT, 1)
+        dockerfile = dockerfile.replace(f"FROM {base}\n", f"FROM {base}\n" + _APT, 1)
     (image / "Dockerfile").write_text(dockerfile, encoding="utf-8")
     if pinned:
         (image / "requirements.txt").write_text(pinned, encoding="utf-8")

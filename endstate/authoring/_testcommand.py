@@ -30,8 +30,9 @@ import msgspec
 from endstate.authoring._installed import project_name
 from endstate.errors import UserError
 from endstate.sandbox import Tree
+from endstate.task import UNGUARDED, is_test_module
 
-__all__ = ["COUNT_TIMEOUT_S", "command_timeout", "ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command", "suite_paths",
+__all__ = ["SWEBENCH_RUNNERS", "runner_command", "runner_ids", "runner_args", "COUNT_TIMEOUT_S", "command_timeout", "ProjectTests", "PLUGIN_OPTIONS", "read_project_tests", "test_command", "project_test_command", "suite_paths",
            "plugin_distributions", "unknown_option_error"]
 
 #: The limit of a counting run: a real project's whole suite may take minutes (attrs' ~1,300 tests).
@@ -137,13 +138,29 @@ def _words(value: object) -> list[str]:
         return str(value or "").split()
 
 
-def _needed(addopts: list[str]) -> dict[str, tuple[str, str]]:
-    """option (or `-p` module) -> (distribution, module) of each plugin `addopts` uses."""
+#: Plugins pytest itself ships, which `-p NAME` loads by their short name (`-p pytester`: pytest's own addopts).
+_BUILTIN_PLUGINS = frozenset({
+    "assertion", "cacheprovider", "capture", "debugging", "doctest", "faulthandler", "fixtures", "freeze_support",
+    "helpconfig", "junitxml", "legacypath", "logging", "main", "mark", "monkeypatch", "nose", "pastebin", "pytester",
+    "pytester_assertions", "python", "python_path", "recwarn", "reports", "runner", "setuponly", "setupplan",
+    "skipping", "stepwise", "terminal", "threadexception", "tmpdir", "unittest", "unraisableexception", "warnings"})
+
+
+def _own_module(project: Tree, module: str) -> bool:
+    """Whether `module` (dotted) is one of the project's own files (`-p sklearn.tests.random_seed`)."""
+    path = module.replace(".", "/")
+    return any(f"{top}{path}{leaf}" in project for top in ("", "src/") for leaf in (".py", "/__init__.py"))
+
+
+def _needed(addopts: list[str], project: Tree) -> dict[str, tuple[str, str]]:
+    """option (or `-p` module) -> (distribution, module) of each plugin `addopts` uses that neither
+    pytest nor the project itself provides."""
     needed: dict[str, tuple[str, str]] = {}
     for index, word in enumerate(addopts):
         if word == "-p" and index + 1 < len(addopts) and not addopts[index + 1].startswith("no:"):
             module = addopts[index + 1]
-            needed.setdefault(module, (module.split(".")[0].replace("_", "-"), module))
+            if module.removeprefix("_pytest.") not in _BUILTIN_PLUGINS and not _own_module(project, module):
+                needed.setdefault(module, (module.split(".")[0].replace("_", "-"), module))
             continue
         option = word.split("=", 1)[0]
         for prefix, plugin in PLUGIN_OPTIONS.items():
@@ -155,13 +172,13 @@ def _needed(addopts: list[str]) -> dict[str, tuple[str, str]]:
 def plugin_distributions(project: Tree) -> list[str]:
     """The pytest plugins (distribution names) the project's addopts cannot run without."""
     config = _pytest_config(project)
-    return sorted({d for d, _ in _needed(_words(config[1].get("addopts"))).values()}) if config else []
+    return sorted({d for d, _ in _needed(_words(config[1].get("addopts")), project).values()}) if config else []
 
 
-def _plugins(config_file: str, addopts: list[str], installed: Collection[str]) -> tuple[str, ...]:
+def _plugins(config_file: str, addopts: list[str], installed: Collection[str], project: Tree) -> tuple[str, ...]:
     """Plugin modules to name with `-p`: none, since the harness loads every plugin the task's image
     installs as pytest would; UserError naming the first plugin `addopts` needs that the image lacks."""
-    needed = _needed(addopts)
+    needed = _needed(addopts, project)
     have = {_normal(name) for name in installed}
     for option, (distribution, _module) in needed.items():
         if _normal(distribution) not in have:
@@ -201,8 +218,7 @@ def _src_layout(project: Tree) -> bool:
 
 
 def _test_modules(project: Tree) -> list[str]:
-    return sorted(p for p in project if p.endswith(".py") and (posixpath.basename(p).startswith("test_")
-                                                                 or p.endswith("_test.py")))
+    return sorted(p for p in project if is_test_module(p))
 
 
 def _unittest_only(project: Tree) -> bool:
@@ -236,7 +252,7 @@ def read_project_tests(project: Tree, *, installed: Collection[str] | None = (),
     name, options = config or ("", {})
     declared = [p.strip("/") or "." for p in _words(options.get("pythonpath"))]
     paths = ("src",) if _src_layout(project) and "src" not in declared else ()
-    plugins = _plugins(name, _words(options.get("addopts")), installed) if name and installed is not None else ()
+    plugins = _plugins(name, _words(options.get("addopts")), installed, project) if name and installed is not None else ()
     return ProjectTests("pytest", paths, name, plugins)
 
 
@@ -289,3 +305,67 @@ def unknown_option_error(command: str, output: str) -> UserError | None:
     return UserError(f"`{command}` stops at `{option}`, an option of {owner} that the task's image does not load "
                      "(plugins load only when named). Declare the plugin among the project's test dependencies, "
                      "or give --test-command with `-p MODULE`, or without the option (`-o addopts=\"\"`)")
+
+
+# -- the runners SWE-bench reads by their log, not pytest's ------------------------------------------
+#: The repositories whose tests SWE-bench runs with their own program (its `log_parser` for them):
+#: Django's tests/runtests.py and sympy's bin/test. Every other repository's are pytest's.
+SWEBENCH_RUNNERS = {"django/django": "django", "sympy/sympy": "sympy"}
+#: How SWE-bench's evaluation script calls each (its `test_cmd`); its Django 1.9 ran without --parallel.
+_RUNNER_COMMANDS = {
+    "django": "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1",
+    "sympy": "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose",
+}
+#: A Django id names its module and class: `name (module.Class)` (`name (module.Class.name)` from
+#: Python 3.11 on); an id that is a test's docstring names neither.
+_DJANGO_ID = re.compile(r"(?P<name>\w+) \((?P<where>[\w.]+)\)")
+
+
+_NODE_ID = re.compile(r"[^\s:][^:]*\.py::\S.*")
+
+
+def runner_ids(runner: str, ids: list[str]) -> str | None:
+    """What is wrong with the dataset's ids for `runner` (None: nothing): pytest's are node ids; sympy's
+    test function names; Django's what its runner prints before ` ... ok` (`name (module.Class)` or a
+    docstring)."""
+    if runner == "pytest":
+        odd = next((i for i in ids if not _NODE_ID.fullmatch(i)), None)
+        return f"holds {odd!r}, which is not a pytest node id (path/to/test_x.py::name)" if odd else None
+    if runner == "sympy":
+        odd = next((i for i in ids if not re.fullmatch(r"test\w*", i)), None)
+        return f"holds {odd!r}, which is not a sympy test function's name (test_x)" if odd else None
+    odd = next((i for i in ids if not i.strip() or "\n" in i), None)
+    return f"holds {odd!r}, which is not a line Django's runner prints for a test" if odd is not None else None
+
+
+def runner_args(runner: str, test_files: Sequence[str], ids: list[str], version: str = "") -> dict:
+    """A test grader's arguments for `runner` (see `runner_command`): each id must be read passed in
+    the runner's output, and the guards of pytest's process the runner goes without are stated."""
+    return {"command": runner_command(runner, test_files, ids, version), "runner": runner, "tests": ids,
+            "min_tests": len(ids), "unguarded": list(UNGUARDED[runner])}
+
+
+def runner_command(runner: str, test_files: Sequence[str], ids: Sequence[str], version: str = "", *,
+                   by_hand: bool = False) -> str:
+    """The command SWE-bench's evaluation script runs for `runner` with the files its test patch
+    leaves (`test_files`): sympy's bin/test over the Python files, Django's runtests.py over their
+    modules (`tests/a/test_b.py` -> `a.test_b`). Where a Django test patch holds no Python file,
+    SWE-bench runs the whole suite; here the modules its ids name, when every id names one.
+    `by_hand`: as an agent types it in its sandbox, where the project is not installed (the
+    harness puts it on the program's PYTHONPATH itself)."""
+    base = _RUNNER_COMMANDS[runner]
+    if by_hand:
+        base = "PYTHONPATH=. " + base.replace("./tests/runtests.py", "python3 tests/runtests.py").replace(
+            "bin/test", "python3 bin/test")
+    if runner == "django" and version == "1.9":
+        base = base.replace(" --parallel 1", "")
+    files = [f for f in test_files if f.endswith(".py")]
+    if runner == "sympy":
+        return f"{base} {shlex.join(files)}".rstrip()
+    labels = [f.removesuffix(".py").removeprefix("tests/").replace("/", ".") for f in files]
+    if not labels:
+        named = [_DJANGO_ID.fullmatch(i) for i in ids]
+        if named and all(named):
+            labels = list(dict.fromkeys(m["where"].rsplit(".", 2 if m["where"].endswith("." + m["name"]) else 1)[0]
+                                        for m in named))
+    return f"{base} {shlex.join(labels)}".rstrip()

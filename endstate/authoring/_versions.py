@@ -6,9 +6,11 @@ The project's tests ran under the versions it resolved when the commit was made,
 - else an unpinned pytest is the newest of the commit's time (`pytest_of_its_time`): a newer one
   turns what an old suite does into errors;
 - a pin of a release PyPI holds as an sdist only is built into a wheel on the host (`_sdists`);
-- a declared distribution with no wheel for the sandbox's Python (nor any version that resolves)
+- a declared distribution with no wheel for the task image's Python (nor any version that resolves)
   is left out, said so in the log, rather than failing the image: the tests that import it fail
   or skip, the others run (astroid's test requirements name PyQt6).
+- a dependency a newer release of which removed a name the tests import is held back to the release
+  series before it (`release_before`).
 
 Each step falls back to the next where pip cannot resolve it (`resolve_pinned`).
 """
@@ -20,9 +22,9 @@ import tomllib
 from collections.abc import Callable, Collection
 
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox import Tree
+from endstate.sandbox import PythonSource, Tree
 
-__all__ = ["locked_versions", "pytest_of_its_time", "requirement_name", "resolve_pinned"]
+__all__ = ["locked_versions", "pytest_of_its_time", "release_before", "requirement_name", "resolve_pinned"]
 
 #: How many declared distributions a resolution may leave out, one at a time, before it gives up.
 _DROPS = 3
@@ -87,6 +89,13 @@ _HARNESS_FLOOR = ("pytest==7.4.4", "iniconfig==2.0.0")
 _FLOOR_DAY = "2023-06-20"  # pytest 7.4.0 reached PyPI
 
 
+def _depended_on(message: str) -> list[str]:
+    """The requirements pip's account of a conflict names (`astroid 2.6.6 depends on wrapt<1.13 and >=1.11` ->
+    `wrapt<1.13,>=1.11`): a dependency's dependency that may have no wheel."""
+    found = re.findall(r"depends on ([A-Za-z0-9][A-Za-z0-9._-]*)((?:\s*(?:and\s+)?[<>=!~]=?\s*[\w.*+!-]+)*)", message)
+    return list(dict.fromkeys(name + ",".join(re.findall(r"[<>=!~]=?\s*[\w.*+!-]+", spec)) for name, spec in found))
+
+
 def _cause(message: str) -> str:
     """pip's last line of a failed resolution (`_wheels._pip` joins its lines with " | ")."""
     said = message.split(" failed: ", 1)[-1].split(". The task image needs", 1)[0]
@@ -94,10 +103,12 @@ def _cause(message: str) -> str:
 
 
 def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: Collection[str] = (),
-                   log: Callable[[str], None] = lambda line: None, pins: dict[str, str] | None = None) -> str:
+                   log: Callable[[str], None] = lambda line: None, pins: dict[str, str] | None = None,
+                   target: PythonSource | None = None) -> str:
     """The pinned requirements of `asked` (with the lock file's versions, else the pytest of `made`'s
     time, where they resolve); a declared distribution that has no wheel is left out, unless `needed`.
-    `pins` (name -> version: SWE-bench's environment of the instance) win over the lock file's."""
+    `pins` (name -> version: SWE-bench's environment of the instance) win over the lock file's.
+    `target`: the wheels are for that Python's image, not the sandbox's (`endstate.sandbox.python_source`)."""
     from endstate.authoring._sdists import build_wheel
     from endstate.sandbox import resolve_requirements
 
@@ -112,12 +123,13 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
         bound = "" if "pytest" in locked else pytest_of_its_time(made)
         attempts = [(asked + pinned + [bound] if bound else asked + pinned, "")] + \
             ([(asked, "")] if pinned or bound else [])
-        if dated:  # first, everything as the project's resolution had it the day of the commit
-            attempts.insert(0, (asked + pinned, made.strip()))
+        if dated:  # first, everything as the project's resolution had it the day of the commit, with a pytest the
+            floor = [] if "pytest" in locked or made.strip()[:10] >= _FLOOR_DAY else ["pytest>=7.4"]  # harness runs
+            attempts.insert(0, (asked + pinned + floor, made.strip()))
         for number, (attempt, as_of) in enumerate(attempts, start=1):
             try:
                 text = resolve_requirements([r for r in attempt if requirement_name(r) not in dropped], as_of=as_of,
-                                            undated=_HARNESS_FLOOR if as_of[:10] < _FLOOR_DAY else ())
+                                            undated=_HARNESS_FLOOR if as_of[:10] < _FLOOR_DAY else (), target=target)
                 if as_of:
                     log(f"resolved as of the commit's date, {as_of[:10]} (PyPI's upload times)")
                 return text
@@ -132,22 +144,53 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
                     break  # the first plain attempt: one of SWE-bench's pins is the cause (below)
                 if number < len(attempts):
                     log("the versions the project's lock file or the commit's time give do not resolve for the "
-                        "sandbox's Python: taking the newest its declarations allow")
+                        "task image's Python: taking the newest its declarations allow")
         culprit = _unresolvable(str(failure))
+        if culprit in own and culprit not in built:  # SWE-bench's pin of a release PyPI holds as an sdist only
+            built.add(culprit)  # (pytest's atomicwrites==1.4.1): built, then taken as a wheel
+            wheel = build_wheel(f"{culprit}=={own[culprit]}", target=target)
+            if wheel is not None:
+                log(f"built {wheel.name} from the sdist of {culprit}=={own[culprit]}, which has no wheel (kept by the "
+                    "sdist's sha256)")
+                continue
         if culprit in own:  # one pin of SWE-bench's environment, made for another Python: that one goes
-            log(f"SWE-bench's pin {culprit}=={own.pop(culprit)} does not resolve for the sandbox's Python: "
+            log(f"SWE-bench's pin {culprit}=={own.pop(culprit)} does not resolve for the task image's Python: "
                 "the version its other pins and the project's declarations allow is taken")
             locked.pop(culprit)
             continue
         exact = [r for r in asked if requirement_name(r) == culprit and re.search(r"==\s*[\w.!+-]+\s*(;|$)", r)]
-        if exact and culprit not in built:
-            built.add(culprit)  # a pin PyPI holds as an sdist only (blinker==1.4): built once, then taken as a wheel
-            wheel = build_wheel(exact[0])
-            if wheel is not None:
-                log(f"built {wheel.name} from the sdist of {exact[0]}, which has no wheel (kept by the sdist's sha256)")
+        sdists = exact[:1] + [r for r in _depended_on(str(failure)) if requirement_name(r) not in names]
+        if sdists and culprit not in built:
+            built.add(culprit)  # a release PyPI holds as an sdist only (blinker==1.4, a dependency's wrapt 1.12):
+            wheels = [w for w in (build_wheel(r, target=target) for r in sdists) if w is not None]  # built once
+            for wheel, requirement in zip(wheels, sdists):
+                log(f"built {wheel.name} from the sdist of {requirement}, which has no wheel (kept by the sdist's "
+                    "sha256)")
+            if wheels:
                 continue
         if not culprit or culprit in needed or culprit not in names or len(dropped) >= _DROPS:
             raise failure
         dropped.append(culprit)
         log(f"left out of the task's image: {culprit}, which the project declares but no wheel of which resolves "
-            "for the sandbox's Python (tests that import it will fail or skip)")
+            "for the task image's Python (tests that import it will fail or skip)")
+
+
+def release_before(output: str, pinned: str, declared: Collection[str]) -> str:
+    """A bound (`werkzeug<3`, `flask<2.3`) that takes back the release of a dependency the tests could not
+    import a name from (`ImportError: cannot import name 'parse_authorization_header' from 'werkzeug.http'`): a
+    newer major release removed what an older dependency imports, one the project's declarations
+    let in (requests pins httpbin 0.10.0, which Werkzeug 3 broke, and does not bound Werkzeug; flask 2.1
+    asks `Werkzeug >= 2.0`, and Werkzeug 2.3 removed url_quote). "" when the output names no such
+    import, or the project bounds that distribution from above itself."""
+    match = re.search(r"ImportError: cannot import name '\w+' from '([A-Za-z_]\w*)", output)
+    if not match:
+        return ""
+    name = requirement_name(match.group(1))
+    version = re.search(rf"^{re.escape(name)}==(\d+)\.(\d+)", pinned, flags=re.MULTILINE)
+    bounded = [r for r in declared if requirement_name(r) == name and re.search(r"<|~=|==", r.split(";")[0])]
+    if not version or bounded:  # a project that bounds it meant that bound; one that does not meant the newest then
+        return ""
+    major, minor = map(int, version.groups())
+    # The release series before the one taken: a major's first minor goes back a major (Werkzeug 3.0 removed
+    # parse_authorization_header), a later one a minor (Flask 2.3 removed flask.escape).
+    return f"{name}<{major}.{minor}" if minor else f"{name}<{major}" if major else ""

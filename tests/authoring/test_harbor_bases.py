@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_endstate
 
 from endstate.authoring._harborbase import TOOLBOX, base_layer, build_error, with_base_layer
 from endstate.sandbox import DEFAULT_IMAGE
@@ -72,16 +72,12 @@ def _harbor_task(root: Path, base: str) -> None:
     (root / "solution/solve.sh").write_text(_SOLVE)
 
 
-def _endstate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "endstate", *args], capture_output=True, text=True, timeout=1800)
-
-
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory):
     root = tmp_path_factory.mktemp("harbor-bases")
     for name in BASES:
         _harbor_task(root / "src" / name, _base(name))
-    ran = _endstate("tasks", "import", "harbor", str(root / "src"), "--out", str(root / "out"))
+    ran = run_endstate("tasks", "import", "harbor", str(root / "src"), "--out", str(root / "out"))
     assert ran.returncode == 0, ran.stderr
     return root / "out", ran.stdout + ran.stderr
 
@@ -100,7 +96,7 @@ def _in(image: str, command: str) -> str:
 @pytest.mark.docker
 def test_tasks_on_each_base_check_out_both_ways(imported):
     out, _ = imported
-    ran = _endstate("tasks", "check", "--suite", str(out))
+    ran = run_endstate("tasks", "check", "--suite", str(out))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     for name in BASES:
         (line,) = [line for line in ran.stdout.splitlines() if line.split()[1:2] == [name]]
@@ -144,7 +140,8 @@ def test_both_control_arms_run_live_on_the_busybox_base(imported, tmp_path, arm,
     from endstate.run import read_results
 
     out, _ = imported
-    ran = _endstate("eval", "--suite", str(out), "--task", "busybox", "--model", f"scripted/{arm}", "--out", str(tmp_path))
+    ran = run_endstate("eval", "--suite", str(out), "--task", "busybox", "--model", f"scripted/{arm}", "--out",
+                       str(tmp_path))
     (result,) = read_results(tmp_path).tasks
     assert next(v for v in result.verdicts if v.grader == "verifier").outcome == outcome, ran.stdout + ran.stderr
     assert result.outcome == outcome
@@ -157,7 +154,7 @@ def test_a_python3_without_its_standard_library_is_refused_in_one_line(tmp_path)
                            input=f"FROM {DEFAULT_IMAGE}\nUSER root\nRUN rm -rf /usr/lib/python3.11/ctypes\n")
     assert built.returncode == 0, built.stderr
     _harbor_task(tmp_path / "src" / "no-ctypes", tag)
-    ran = _endstate("tasks", "import", "harbor", str(tmp_path / "src"), "--out", str(tmp_path / "out"))
+    ran = run_endstate("tasks", "import", "harbor", str(tmp_path / "src"), "--out", str(tmp_path / "out"))
     assert ran.returncode != 0 and "Traceback" not in ran.stderr, ran.stderr
     assert ran.stderr.strip().splitlines() == [
         "endstate: error: task no-ctypes: the python3 of its image lacks ctypes, select or json, which endstate runs in "

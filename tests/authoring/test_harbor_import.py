@@ -12,19 +12,15 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from cli_runner import run_endstate
 
 from endstate.sandbox import DEFAULT_IMAGE, build_image
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "harbor"
-
-
-def _endstate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "endstate", *args], capture_output=True, text=True, timeout=900)
 
 
 def _copy(tmp_path: Path, name: str) -> Path:
@@ -41,7 +37,7 @@ def _one_line_error(ran: subprocess.CompletedProcess) -> str:
 def test_a_missing_instruction_is_one_line_naming_it(tmp_path):
     task = _copy(tmp_path, "sh-word-count")
     (task / "instruction.md").unlink()
-    line = _one_line_error(_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
+    line = _one_line_error(run_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
     assert line.startswith(f"endstate: error: {task / 'instruction.md'}: missing"), line
 
 
@@ -53,18 +49,18 @@ def test_a_missing_instruction_is_one_line_naming_it(tmp_path):
 def test_a_bad_task_toml_is_one_line_naming_the_field(tmp_path, text, says):
     task = _copy(tmp_path, "py-median")
     (task / "task.toml").write_text(text)
-    line = _one_line_error(_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
+    line = _one_line_error(run_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
     assert f"{task}/{says}" in line, line
 
 
 def test_a_folder_without_harbor_tasks_is_refused(tmp_path):
-    line = _one_line_error(_endstate("tasks", "import", "harbor", str(tmp_path), "--out", str(tmp_path / "out")))
+    line = _one_line_error(run_endstate("tasks", "import", "harbor", str(tmp_path), "--out", str(tmp_path / "out")))
     assert "no task.toml here or in its subfolders" in line, line
 
 
 @pytest.mark.docker
 def test_a_base_image_the_engine_lacks_is_one_line_naming_the_way_out(tmp_path):
-    line = _one_line_error(_endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path)))
+    line = _one_line_error(run_endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path)))
     assert line == ("endstate: error: task py-median: its Dockerfile builds FROM python:3.12-slim, which the engine "
                     "does not have and no registry can be reached: `docker pull python:3.12-slim` where one can, or "
                     "map it to an image the engine has with --base-image python:3.12-slim=IMAGE (--base "
@@ -74,15 +70,15 @@ def test_a_base_image_the_engine_lacks_is_one_line_naming_the_way_out(tmp_path):
 
 @pytest.mark.docker
 def test_a_base_image_mapped_to_one_the_engine_lacks_names_that_one(tmp_path):
-    ran = _endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path),
-                    "--base-image", "python:3.12-slim=ubuntu:24.04")
+    ran = run_endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path),
+                       "--base-image", "python:3.12-slim=ubuntu:24.04")
     assert "builds FROM ubuntu:24.04, which the engine does not have" in _one_line_error(ran)
 
 
 @pytest.mark.parametrize("pair", ["python:3.12-slim", "=endstate-sandbox:2", "python:3.12-slim="])
 def test_a_malformed_base_image_mapping_is_one_line(tmp_path, pair):
-    line = _one_line_error(_endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path),
-                                     "--base-image", pair))
+    line = _one_line_error(run_endstate("tasks", "import", "harbor", str(DATA / "py-median"), "--out", str(tmp_path),
+                                        "--base-image", pair))
     assert line == (f"endstate: error: --base-image {pair!r}: give FROM=TO, an image a Dockerfile names and one the "
                     "engine has (e.g. python:3.12-slim=endstate-sandbox:2)")
 
@@ -102,8 +98,8 @@ def imported(tmp_path_factory):
     build_image(DEFAULT_IMAGE)  # a no-op when it is current
     out = tmp_path_factory.mktemp("harbor") / "suite"
     # py-median builds FROM python:3.12-slim, which the engine lacks: mapped to the sandbox image.
-    ran = _endstate("tasks", "import", "harbor", str(DATA), "--out", str(out), "--base-image",
-                    f"python:3.12-slim={DEFAULT_IMAGE}")
+    ran = run_endstate("tasks", "import", "harbor", str(DATA), "--out", str(out), "--base-image",
+                       f"python:3.12-slim={DEFAULT_IMAGE}")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert f"2 task(s) written to {out}" in ran.stdout
     return out
@@ -130,7 +126,7 @@ def test_the_import_keeps_prompt_budgets_tests_and_oracle(imported):
 
 @pytest.mark.docker
 def test_tasks_check_runs_both_imported_tasks_both_ways(imported):
-    ran = _endstate("tasks", "check", "--suite", str(imported))
+    ran = run_endstate("tasks", "check", "--suite", str(imported))
     assert ran.returncode == 0 and "2 of 2 task(s) check out" in ran.stdout, ran.stdout + ran.stderr
     # py-median's test_stats.py gets the third hack, its tests deleted; sh-word-count has only test.sh.
     rows = "hack:edit-verifier=fail[verifier], hack:reward-in-workspace=fail[verifier], impossible=none, " \
@@ -145,8 +141,8 @@ def test_tasks_check_runs_both_imported_tasks_both_ways(imported):
 def test_both_control_arms_run_live_on_an_imported_task(imported, tmp_path, arm, outcome):
     from endstate.run import read_results
 
-    ran = _endstate("eval", "--suite", str(imported), "--task", "sh-word-count", "--model", f"scripted/{arm}",
-                    "--out", str(tmp_path))
+    ran = run_endstate("eval", "--suite", str(imported), "--task", "sh-word-count", "--model", f"scripted/{arm}",
+                       "--out", str(tmp_path))
     (result,) = read_results(tmp_path).tasks
     assert result.outcome == outcome, ran.stdout + ran.stderr
     assert next(v for v in result.verdicts if v.grader == "verifier").outcome == outcome
@@ -156,7 +152,7 @@ def test_both_control_arms_run_live_on_an_imported_task(imported, tmp_path, arm,
 def test_an_oracle_that_fails_offline_is_one_line_and_leaves_no_task(tmp_path):
     task = _copy(tmp_path, "sh-word-count")
     (task / "solution/solve.sh").write_text("echo cannot reach the network\nexit 3\n")
-    line = _one_line_error(_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
+    line = _one_line_error(run_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out")))
     assert line == ("endstate: error: task sh-word-count: its solution/solve.sh exited 3: cannot reach the network: "
                     "the oracle must run offline in the task's image")
     assert list((tmp_path / "out").iterdir()) == []
@@ -164,8 +160,8 @@ def test_an_oracle_that_fails_offline_is_one_line_and_leaves_no_task(tmp_path):
 
 def test_two_tasks_of_one_id_are_refused_before_anything_is_written(tmp_path):
     first, second = _copy(tmp_path / "a", "py-median"), _copy(tmp_path / "b", "py-median")
-    line = _one_line_error(_endstate("tasks", "import", "harbor", str(first), str(second),
-                                     "--out", str(tmp_path / "out")))
+    line = _one_line_error(run_endstate("tasks", "import", "harbor", str(first), str(second),
+                                        "--out", str(tmp_path / "out")))
     assert line == (f"endstate: error: {second}: its task id py-median is also {first}'s: import them into "
                     "different --out folders, or rename one")
     assert not (tmp_path / "out").exists()
@@ -190,9 +186,10 @@ def test_a_verifier_package_the_import_could_not_read_fails_naming_it(tmp_path):
     task = _copy(tmp_path, "sh-word-count")
     (task / "tests/test.sh").write_text('#!/bin/bash\nset -e\ntool=bats\napt-get update\napt-get install -y "$tool"\n'
                                         + (DATA / "sh-word-count/tests/test.sh").read_text().split("\n", 1)[1])
-    ran = _endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out"), "--base", DEFAULT_IMAGE)
+    ran = run_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out"), "--base", DEFAULT_IMAGE)
     assert ran.returncode == 0 and "installs" not in ran.stdout, ran.stdout + ran.stderr
-    ran = _endstate("eval", "--suite", str(tmp_path / "out"), "--model", "scripted/reference", "--out", str(tmp_path / "run"))
+    ran = run_endstate("eval", "--suite", str(tmp_path / "out"), "--model", "scripted/reference", "--out",
+                       str(tmp_path / "run"))
     from endstate.run import read_results
 
     (result,) = read_results(tmp_path / "run").tasks
@@ -206,7 +203,7 @@ def test_a_verifier_that_fetches_uv_and_runs_pytest_through_uvx_grades_offline(t
     installer piped to sh, `uvx -p 3.13 -w pytest==8.4.1 ... pytest`). The import puts curl,
     uv and the wheels in the image; the verifier then runs real pytest under uvx, offline."""
     build_image(DEFAULT_IMAGE)
-    ran = _endstate("tasks", "import", "harbor", str(DATA.parent / "harbor-uv"), "--out", str(tmp_path / "suite"))
+    ran = run_endstate("tasks", "import", "harbor", str(DATA.parent / "harbor-uv"), "--out", str(tmp_path / "suite"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "task sh-greeting: tests/test.sh installs curl: added to its image" in ran.stdout
     assert "task sh-greeting: tests/test.sh asks uv for Python 3.13: its verifier runs on the image's 3.11" in ran.stdout
@@ -215,7 +212,8 @@ def test_a_verifier_that_fetches_uv_and_runs_pytest_through_uvx_grades_offline(t
     from endstate.run import read_results
 
     for arm, outcome, says in (("reference", "pass", "exit 0, reward 1"), ("null", "fail", "1 failed")):
-        _endstate("eval", "--suite", str(tmp_path / "suite"), "--model", f"scripted/{arm}", "--out", str(tmp_path / arm))
+        run_endstate("eval", "--suite", str(tmp_path / "suite"), "--model", f"scripted/{arm}", "--out",
+                     str(tmp_path / arm))
         (result,) = read_results(tmp_path / arm).tasks
         verdict = next(v for v in result.verdicts if v.grader == "verifier")
         assert (verdict.outcome, says in verdict.reason) == (outcome, True), verdict.reason

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_endstate
 
 from endstate.authoring._harborca import CA_PATH, host_bundle, refused_by_tls, with_host_certificates
 from endstate.sandbox import DEFAULT_IMAGE
@@ -68,8 +68,7 @@ def test_a_dockerfile_that_fetches_through_the_proxy_imports(tmp_path):
     behind_a_proxy = plain.returncode != 0 and refused_by_tls(plain.stderr.decode())
     if plain.returncode != 0 and not behind_a_proxy:
         pytest.skip(f"no route to {FETCH} from a container: {plain.stderr.decode()[-300:]}")
-    ran = subprocess.run([sys.executable, "-m", "endstate", "tasks", "import", "harbor", str(task), "--out",
-                          str(tmp_path / "out")], capture_output=True, text=True, timeout=900)
+    ran = run_endstate("tasks", "import", "harbor", str(task), "--out", str(tmp_path / "out"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     said = "built again with the host's certificates"
     if behind_a_proxy:  # this machine, and CI's: the base does not trust the proxy, the host does

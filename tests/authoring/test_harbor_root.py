@@ -14,22 +14,17 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from cli_runner import run_endstate
 
 from endstate.authoring._harborspec import dockerfile_user
 from endstate.sandbox import DEFAULT_IMAGE, FileEntry, SystemChange, build_image, harness_path, selected
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "harbor-root"
 BASE = ["--base-image", f"debian:bookworm-slim={DEFAULT_IMAGE}"]
-
-
-def _endstate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "endstate", *args], capture_output=True, text=True, timeout=900)
 
 
 @pytest.mark.parametrize(("dockerfile", "user"), [
@@ -78,11 +73,12 @@ def test_a_change_without_folders_or_processes_hashes_as_before():
                                         folders={"/etc/app": (0o755, 0, 0)}).hash()
 
 
-def test_a_sealed_process_list_keeps_no_secret_and_moves_the_hash():
+def test_a_sealed_process_list_keeps_no_secret_of_the_harness_and_moves_the_hash():
     from endstate.sandbox._services import Process, _kept
 
-    env = _kept({"PATH": "/usr/bin", "REDIS_PASSWORD": "x", "API_KEY": "y", "ENDSTATE_NONCE": "z", "HOME": "/root"})
-    assert env == {"HOME": "/root", "PATH": "/usr/bin"}
+    env = _kept({"PATH": "/usr/bin", "REDIS_PASSWORD": "x", "API_KEY": "sk-run-key-123", "ENDSTATE_NONCE": "z",
+                 "HOME": "/root"}, ["sk-run-key-123"])
+    assert env == {"HOME": "/root", "PATH": "/usr/bin", "REDIS_PASSWORD": "x"}
     redis = Process(["/usr/bin/redis-server 127.0.0.1:6379"], "/var/lib/redis", 100, 101, env, "/etc/init.d/redis-server")
     assert redis.line() == "P 100:101 /var/lib/redis /usr/bin/redis-server 127.0.0.1:6379 (by /etc/init.d/redis-server)"
     assert SystemChange(processes=[redis]).hash() != SystemChange().hash()
@@ -90,14 +86,14 @@ def test_a_sealed_process_list_keeps_no_secret_and_moves_the_hash():
 
 def _imported(tmp_path: Path, name: str) -> Path:
     build_image(DEFAULT_IMAGE)
-    ran = _endstate("tasks", "import", "harbor", str(DATA / name), "--out", str(tmp_path / "out"), *BASE)
+    ran = run_endstate("tasks", "import", "harbor", str(DATA / name), "--out", str(tmp_path / "out"), *BASE)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     return tmp_path / "out" / name
 
 
 def _reference(task: Path, out: Path) -> dict:
-    ran = _endstate("eval", "--suite", str(task.parent), "--model", "scripted/reference", "--sandbox", "docker",
-                    "--out", str(out))
+    ran = run_endstate("eval", "--suite", str(task.parent), "--model", "scripted/reference", "--sandbox", "docker",
+                       "--out", str(out))
     assert "Traceback" not in ran.stderr, ran.stderr
     (result,) = json.loads((out / "results.json").read_text())["tasks"]
     return result
@@ -110,7 +106,7 @@ def test_a_root_task_with_a_service_checks_out_and_needs_both(tmp_path):
     assert manifest["sandbox"]["user"] == "root"
     assert manifest["seal"] == {"paths": ["/"], "ignore": ["/var/cache", "/var/lib/apt/lists", "/root/.cache"],
                                 "processes": True}
-    ran = _endstate("tasks", "check", "--suite", str(task.parent))
+    ran = run_endstate("tasks", "check", "--suite", str(task.parent))
     assert "1 of 1 task(s) check out" in ran.stdout, ran.stdout + ran.stderr
     assert "fixture=fail[verifier], solution=pass" in ran.stdout
 
@@ -146,7 +142,7 @@ def test_a_root_agent_that_plants_a_program_the_harness_runs_fails_as_tampering(
     shutil.copytree(DATA / "sh-root-tamper", source)
     solve = (source / "solution/solve.sh").read_text()
     (source / "solution/solve.sh").write_text(solve[:solve.index("cat > /usr/local/bin/python3")])
-    ran = _endstate("tasks", "import", "harbor", str(source), "--out", str(tmp_path / "out"), *BASE)
+    ran = run_endstate("tasks", "import", "harbor", str(source), "--out", str(tmp_path / "out"), *BASE)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert _reference(tmp_path / "out" / "sh-root-tamper", tmp_path / "run-fixed")["outcome"] == "pass"
 
@@ -195,3 +191,17 @@ def test_what_a_root_agent_dates_is_dated_the_same_every_day():
         made = box.exec("useradd -r svc && grep '^svc:' /etc/shadow")
     assert made.exit_code == 0, made
     assert made.stdout.split(":")[2] == str(1704067200 // 86400)  # the fixed day, not today
+
+
+@pytest.mark.docker
+def test_the_import_names_a_service_its_oracle_leaves_that_grading_cannot_start_again():
+    from endstate.authoring._harbor import _files
+
+    build_image(DEFAULT_IMAGE)
+    unstarted: list[str] = []
+    solve = ("mkdir -p /app && echo fixed > /app/state\n"
+             "nohup perl -e '$0 = \"mystery\"; sleep 60' >/dev/null 2>&1 &\n"
+             "nohup python3 -c 'import time; time.sleep(60)' >/dev/null 2>&1 &\nexit 0\n")
+    files = _files(DEFAULT_IMAGE, "/app", solve, [], False, unstarted)
+    assert files["state"] == (b"fixed\n", False)
+    assert len(unstarted) == 1 and unstarted[0].startswith("mystery: it rewrote its command line"), unstarted

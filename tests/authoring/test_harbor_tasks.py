@@ -15,11 +15,10 @@ lies in /etc/greeter, outside /workspace: its reference passes because that fold
 from __future__ import annotations
 
 import filecmp
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import run_endstate
 
 from endstate.run import read_results
 from endstate.sandbox import DEFAULT_IMAGE, build_image
@@ -33,10 +32,6 @@ DELETE_TESTS = {"c-ring-buffer", "etc-greeter-config", "js-parse-duration", "sh-
 pytestmark = pytest.mark.docker
 
 
-def _endstate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "endstate", *args], capture_output=True, text=True, timeout=1800)
-
-
 def _differing(left: Path, right: Path) -> list[str]:
     compared = filecmp.dircmp(left, right)
     found = [str(left / name) for name in compared.left_only + compared.right_only + compared.diff_files]
@@ -47,14 +42,14 @@ def _differing(left: Path, right: Path) -> list[str]:
 
 def test_the_shipped_harbor_tasks_import_as_committed_and_check_out(tmp_path):
     build_image(DEFAULT_IMAGE)
-    ran = _endstate("tasks", "import", "harbor", str(SOURCES), "--out", str(tmp_path), "--base", DEFAULT_IMAGE)
+    ran = run_endstate("tasks", "import", "harbor", str(SOURCES), "--out", str(tmp_path), "--base", DEFAULT_IMAGE)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "task sh-top-words: tests/test.sh installs bats: added to its image" in ran.stdout
     assert "task etc-greeter-config: solution/solve.sh changes /etc/greeter: sealed with the workspace" in ran.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == TASK_IDS
     assert not _differing(tmp_path, TASKS), "tasks-harbor/ is not what the import writes: import it again"
 
-    ran = _endstate("tasks", "check", "--suite", str(TASKS), "-j", "2")
+    ran = run_endstate("tasks", "check", "--suite", str(TASKS), "-j", "2")
     assert ran.returncode == 0 and "5 of 5 task(s) check out" in ran.stdout, ran.stdout + ran.stderr
     for task_id in TASK_IDS:
         deleted = "hack:delete-tests=fail[verifier], " if task_id in DELETE_TESTS else ""
@@ -65,9 +60,9 @@ def test_the_shipped_harbor_tasks_import_as_committed_and_check_out(tmp_path):
 
 
 def test_the_control_arms_replay_strictly(tmp_path):
-    ran = _endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
-                    str(CASSETTES / "harbor-scripted-reference"), "--repeat", "2", "-j", "2", "--expect", "pass",
-                    "--out", str(tmp_path / "reference"))
+    ran = run_endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
+                       str(CASSETTES / "harbor-scripted-reference"), "--repeat", "2", "-j", "2", "--expect", "pass",
+                       "--out", str(tmp_path / "reference"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "pass/fail vectors identical: yes" in ran.stdout
     assert "sealed tree hashes identical: yes" in ran.stdout
@@ -75,8 +70,9 @@ def test_the_control_arms_replay_strictly(tmp_path):
     assert all(r.vector == [(t, "pass") for t in TASK_IDS] for r in runs)
     assert all(t.unplayed == 0 for r in runs for t in r.tasks)
 
-    ran = _endstate("eval", "--model", "scripted/null", "--suite", str(TASKS), "--replay",
-                    str(CASSETTES / "harbor-scripted-null"), "-j", "2", "--expect", "fail", "--out", str(tmp_path / "null"))
+    ran = run_endstate("eval", "--model", "scripted/null", "--suite", str(TASKS), "--replay",
+                       str(CASSETTES / "harbor-scripted-null"), "-j", "2", "--expect", "fail", "--out",
+                       str(tmp_path / "null"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     null = read_results(tmp_path / "null")
     assert null.vector == [(t, "fail") for t in TASK_IDS]
@@ -95,8 +91,8 @@ def test_a_fix_outside_the_workspace_passes_only_when_its_folder_is_sealed(tmp_p
         manifest = (task / "task.toml").read_text()
         (task / "task.toml").write_text(manifest.replace('[seal]\npaths = ["/etc/greeter"]\n\n', ""))
         (task / "solution").mkdir(exist_ok=True)
-    ran = _endstate("eval", "--suite", str(tmp_path / "suite"), "--model", "scripted/reference",
-                    "--out", str(tmp_path / "run"))
+    ran = run_endstate("eval", "--suite", str(tmp_path / "suite"), "--model", "scripted/reference",
+                       "--out", str(tmp_path / "run"))
     (result,) = read_results(tmp_path / "run").tasks
     assert result.outcome == outcome, ran.stdout + ran.stderr
     diff = next((tmp_path / "run").rglob("etc-greeter-config*.diff")).read_text()

@@ -244,20 +244,15 @@ def test_failing_solution_tests_refuse_the_task_and_leave_nothing(repo, tmp_path
     assert not (tmp_path / "s" / "bugfix-x").exists()
 
 
-def test_the_command_line_is_thin_and_refuses_half_a_fix(repo, tmp_path):
-    from click.testing import CliRunner
-
-    from endstate.cli import main
-
-    runner = CliRunner()
-    half = runner.invoke(main, ["tasks", "new", "bugfix-x", "--suite", str(tmp_path), "--repo", str(repo)])
-    assert half.exit_code == 2 and "--repo and --fix go together" in half.output
+def test_the_command_line_is_thin_and_refuses_half_a_fix(repo, tmp_path, cli):
+    half = cli.invoke("tasks", "new", "bugfix-x", "--suite", str(tmp_path), "--repo", str(repo))
+    assert half.code == 2 and "--repo and --fix go together" in half.output
     assert "Traceback" not in half.output
-    blank = runner.invoke(main, ["tasks", "new", "bugfix-blank", "--suite", str(tmp_path)])
-    assert blank.exit_code == 0 and (tmp_path / "bugfix-blank" / "task.toml").is_file()
-    unknown = runner.invoke(main, ["tasks", "new", "bugfix-y", "--suite", str(tmp_path), "--repo", str(repo),
-                                   "--fix", "nope", "--sandbox", "local"])
-    assert unknown.exit_code == 2 and "'nope' is not a commit" in unknown.output
+    blank = cli.invoke("tasks", "new", "bugfix-blank", "--suite", str(tmp_path))
+    assert blank.code == 0 and (tmp_path / "bugfix-blank" / "task.toml").is_file()
+    unknown = cli.invoke("tasks", "new", "bugfix-y", "--suite", str(tmp_path), "--repo", str(repo), "--fix", "nope",
+                         "--sandbox", "local")
+    assert unknown.code == 2 and "'nope' is not a commit" in unknown.output
 
 
 @pytest.mark.docker

@@ -10,6 +10,7 @@ from endstate.authoring._nodeids import (
     in_collected_order,
     match_ids,
     not_found_error,
+    reported_ids,
     whole_files,
     with_whole_tests,
 )
@@ -48,6 +49,23 @@ def test_ids_not_found_are_named_with_the_nearest_that_exist():
     assert ("tests/test_c.py::test_x (no test of tests/test_c.py was collected (ERROR collecting tests/test_c.py: "
             "FileNotFoundError: data/x.toml))") in error
     assert error.endswith(", and 1 more")
+
+
+def test_a_file_that_cannot_be_collected_is_no_test_and_its_ids_say_why():
+    # As pytest's JUnit report gives a collection error (requests under Python 3.11: `from collections
+    # import Mapping`): a case with no class named after the module, with the error as its outcome.
+    cases = [("", "test_requests", "error"), ("tests.test_b", "test_ok", "passed"), ("tests.test_b", "test_s", "skipped")]
+    files = {"::test_requests": "test_requests.py", "tests.test_b::test_ok": "tests/test_b.py",
+             "tests.test_b::test_s": "tests/test_b.py"}
+    ids, ran = reported_ids(cases, files)
+    assert ids == ["tests/test_b.py::test_ok", "tests/test_b.py::test_s"] and ran == {"tests/test_b.py::test_ok"}
+    why = ("ections.py:1: in <module> |     from collections import Mapping, MutableMapping | E   ImportError: "
+           "cannot import name 'Mapping' from 'collections' | ERROR test_requests.py")
+    error = str(not_found_error(["test_requests.py::test_HTTP_200_OK_GET", "test_requests.py::test_links"], ids,
+                                "FAIL_TO_PASS", why=why))
+    assert error.endswith("test_requests.py::test_HTTP_200_OK_GET (no test of test_requests.py was collected (E   "
+                          "ImportError: cannot import name 'Mapping' from 'collections' | ERROR test_requests.py)); "
+                          "test_requests.py::test_links (nor of test_requests.py)"), error
 
 
 def test_a_report_case_is_named_by_its_file_and_classes():

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cli_runner import run_endstate
 
 from endstate.authoring._swebench import Instance, find_clone, read_instances, write_instance
 from endstate.errors import UserError
@@ -68,6 +69,18 @@ def test_a_bad_instance_is_named_with_its_field_and_the_others_are_kept(tmp_path
     assert bad[0].line == 2 and bad[0].instance_id == broken["instance_id"]
     assert f"line 2 (instance {broken['instance_id']}): {message}" in bad[0].reason
     assert bad[1].line == 3 and "not a JSON object" in bad[1].reason
+
+
+@pytest.mark.parametrize("repo, ids, wrong", [
+    ("django/django", ["test_x (a.tests.T)", "A docstring's first line.", "test_y (a.tests.T.test_y)"], "\n"),
+    ("sympy/sympy", ["test_issue_11617", "test_point3D"], "tests/test_x.py::test_y"),
+])
+def test_django_and_sympy_ids_are_their_runners_own(tmp_path, repo, ids, wrong):
+    good = dict(shipped()[0], repo=repo, FAIL_TO_PASS=json.dumps(ids), PASS_TO_PASS="[]")
+    bad_one = dict(shipped()[1], repo=repo, FAIL_TO_PASS=[wrong], PASS_TO_PASS=[])
+    instances, bad = read_instances(_write(tmp_path, [good, bad_one]))
+    assert [i.instance_id for _, i in instances] == [good["instance_id"]]
+    assert f"field `FAIL_TO_PASS` holds {wrong!r}, which is not a" in bad[0].reason
 
 
 def test_an_instance_twice_is_listed_once_and_kept_once(tmp_path):
@@ -151,13 +164,12 @@ def test_a_src_layout_project_is_run_its_own_way_over_the_same_node_ids(tmp_path
 
 
 def test_the_command_lists_bad_lines_and_unmade_instances_and_exits_non_zero(tmp_path, repos):
-    import sys
 
     bad_field = dict(shipped()[0], FAIL_TO_PASS=3)
     no_clone = dict(shipped()[1], repo="someone/else")
     source = _write(tmp_path, [bad_field, no_clone])
-    ran = subprocess.run([sys.executable, "-m", "endstate", "tasks", "import", "swebench", str(source), "--repos",
-                          str(repos), "--out", str(tmp_path / "out")], capture_output=True, text=True)
+    ran = run_endstate("tasks", "import", "swebench", str(source), "--repos", str(repos), "--out",
+                       str(tmp_path / "out"))
     assert ran.returncode == 2, ran
     assert "Traceback" not in ran.stderr
     assert (f"not written: {source} line 1 (instance {bad_field['instance_id']}): field `FAIL_TO_PASS`: "
@@ -237,3 +249,44 @@ def test_a_test_file_the_test_patch_deletes_is_left_out_of_the_fixture(tmp_path)
     assert "tests/test_old.py" not in task.fixture() and "tests/test_calc.py" in task.fixture()
     assert sorted(task.holdout()) == ["tests/test_calc.py"]
     assert b"return a + b" in task.solution()["calc.py"].data
+
+
+def test_min_tests_below_the_ids_listed_is_said_in_the_log_and_on_the_task(tmp_path, repos, monkeypatch):
+    import endstate.authoring._swebench as swebench
+
+    raw = shipped()[1]
+    passing, failing = json.loads(raw["PASS_TO_PASS"]), json.loads(raw["FAIL_TO_PASS"])
+    skipping = passing[:2]  # as two tests skip for an optional package the task's image lacks
+
+    def collected(folder, holdout, command, backend, image, log):  # what the image's pytest reports (no sandbox)
+        return failing + passing, {i for i in failing + passing if i not in skipping}, ""
+
+    monkeypatch.setattr(swebench, "collected_ids", collected)
+    said = []
+    task = load_task(write_instance(_instance(tmp_path, **{k: raw[k] for k in raw}), repos, tmp_path / "out",
+                                    said.append, backend="docker", image="unused"))
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    assert args["tests_pass"]["min_tests"] == len(passing) - 2
+    note = (f"PASS_TO_PASS: min_tests is {len(passing) - 2} of its {len(passing)} tests: 2 skip on the solution in "
+            f"the task's image ({skipping[0]}, {skipping[1]}): a package or resource they need is not there")
+    assert note in said
+    assert f"# {note}\n" in (task.root / "task.toml").read_text()
+
+
+@pytest.mark.docker
+def test_a_test_file_that_cannot_be_imported_is_refused_naming_its_import_error(tmp_path, repos):
+    from endstate.sandbox import DEFAULT_IMAGE
+
+    # As requests 2317's test module under Python 3.11: a deprecation warning while importing, then an ImportError.
+    raw = shipped()[1]
+    added = ("diff --git a/tests/test_compat.py b/tests/test_compat.py\nnew file mode 100644\n--- /dev/null\n"
+             "+++ b/tests/test_compat.py\n@@ -0,0 +1,8 @@\n+import warnings\n+\n"
+             "+warnings.warn('cgi is deprecated', DeprecationWarning)\n+from collections import Mapping  # noqa: F401\n"
+             "+\n+\n+def test_mapping():\n+    assert Mapping\n")
+    failing = ["tests/test_compat.py::test_mapping", *json.loads(raw["FAIL_TO_PASS"])]
+    instance = _instance(tmp_path, **{**raw, "test_patch": raw["test_patch"] + added,
+                                      "FAIL_TO_PASS": json.dumps(failing)})
+    with pytest.raises(UserError, match=r"field `FAIL_TO_PASS`: .* tests/test_compat.py::test_mapping \(no test of "
+                                        r"tests/test_compat.py was collected \(.*E   ImportError: cannot import name "
+                                        r"'Mapping' from 'collections'"):
+        write_instance(instance, repos, tmp_path / "out", backend="docker", image=DEFAULT_IMAGE)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from endstate.authoring._swebenchenv import env_requirements, swebench_env
 from endstate.authoring._taskimage import declared_requirements, pinned_requirements
 from endstate.sandbox._tree import FileEntry, Tree
@@ -25,7 +29,7 @@ def test_what_cannot_be_had_here_is_said_and_the_rest_is_taken():
     env = swebench_env("pydata/xarray", "2022.06")
     also, pins, extras, found = env_requirements(env, files({"setup.py": ""}), "3.11", said.append)
     assert pins["pytest"] == "7.4.0" and pins["numpy"] == "1.23.0" and "numpy" in also and extras == []
-    assert any("is Python 3.10; the sandbox has Python 3.11" in line for line in said), said
+    assert any("is Python 3.10; the task's image has Python 3.11" in line for line in said), said
     assert any("conda file ci/requirements/environment.yml: not used" in line for line in said), said
     said.clear()
     _, _, _, found = env_requirements(swebench_env("pallets/flask", "2.3"), files({"requirements/dev.txt": "x\n"}),
@@ -57,3 +61,42 @@ def test_the_image_takes_the_versions_swebench_pins_over_the_lock_file():
     # MarkupSafe 2.1.1 has no wheel for Python 3.11 (the environment is for 3.11 but was made earlier):
     # that one pin gives way, the others stand.
     assert any(line.startswith("SWE-bench's pin markupsafe==2.1.1 does not resolve") for line in said), said
+
+
+def _dataset_versions() -> list[tuple[str, str]]:
+    text = (Path(__file__).resolve().parents[1] / "data" / "swebench" / "dataset_versions.txt").read_text()
+    return [tuple(line.split()) for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def test_every_repository_and_version_of_the_published_datasets_has_its_python():
+    pairs = _dataset_versions()
+    assert len(pairs) > 100 and ("django/django", "3.0") in pairs and ("sympy/sympy", "1.12") in pairs
+    missing = [pair for pair in pairs if swebench_env(*pair) is None]
+    assert not missing, f"no environment (so no Python) for {missing}"
+    assert swebench_env("django/django", "3.0").python == "3.6" and swebench_env("django/django", "5.0").python == "3.11"
+    assert swebench_env("matplotlib/matplotlib", "3.0").python == "3.7"
+
+
+def test_each_python_agrees_with_swebenchs_own_specifications():
+    """Where the `swebench-specs` extra is installed (swebench<5, the last with the table)."""
+    constants = pytest.importorskip("swebench.harness.constants")
+    specs = constants.MAP_REPO_VERSION_TO_SPECS_PY if hasattr(constants, "MAP_REPO_VERSION_TO_SPECS_PY") else \
+        pytest.skip("this swebench has no specifications table (5.x dropped it)")
+    disagree = [(repo, version, spec["python"], getattr(swebench_env(repo, version), "python", None))
+                for repo, versions in specs.items() for version, spec in versions.items()
+                if getattr(swebench_env(repo, version), "python", None) != spec["python"]]
+    assert len(specs) >= 18 and not disagree, disagree
+
+
+def test_a_python_no_source_serves_is_a_deviation_said_in_the_log_and_for_task_toml():
+    from endstate.authoring._swebenchenv import env_python, python_deviation
+
+    django = swebench_env("django/django", "2.2")  # SWE-bench names 3.5: no Debian suite, no pyenv 3.5 here
+    said: list[str] = []
+    source = env_python(django, said.append)
+    assert source.wanted == "3.5" and source.python in ("3.6", "3.7", "3.8", "3.9")
+    assert python_deviation(django) == source.deviation
+    assert source.deviation.startswith("Python 3.5 is named, but no source here serves it")
+    assert f"warning: {source.deviation}" in said
+    assert python_deviation(swebench_env("psf/requests", "2.27")) == ""  # 3.9: Debian bullseye serves it
+    assert env_python(swebench_env("pallets/flask", "2.3")) is None  # 3.11: the sandbox's own

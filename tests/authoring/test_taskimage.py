@@ -60,6 +60,26 @@ def test_release_lint_typing_and_docs_tools_are_left_out():
                                                                      "pytest-mock"]
 
 
+def test_what_the_project_needs_to_run_is_never_tooling():
+    # Sphinx's own setup.py (its list assigned above setup()) and pylint's setup.cfg.
+    sphinx = files({"setup.py": "from setuptools import setup\ninstall_requires = ['sphinxcontrib-applehelp',"
+                                " 'Jinja2>=2.3']\nsetup(name='Sphinx', install_requires=install_requires,"
+                                " extras_require={'test': ['pytest', 'sphinx-testing']})\n"})
+    assert declared_requirements(sphinx) == ["Jinja2>=2.3", "pytest", "sphinxcontrib-applehelp"]
+    pylint = files({"setup.cfg": "[metadata]\nname = pylint\n[options]\ninstall_requires =\n    isort>=4.2.5,<6\n"
+                                 "    mccabe\n[options.extras_require]\ntesting =\n    black\n    pytest\n"})
+    assert declared_requirements(pylint) == ["isort>=4.2.5,<6", "mccabe", "pytest"]
+
+
+def test_one_requirement_per_name_and_environment_marker():
+    project = files({"pyproject.toml": '[project]\nname = "pylint"\ndependencies = ["dill>=0.2; python_version<\'3.11\'",'
+                                       ' "dill>=0.3.6; python_version>=\'3.11\'", "astroid"]\n'
+                                       '[project.optional-dependencies]\ntest = ["astroid>=2", "dill>=0.2; '
+                                       'python_version < \'3.11\'"]\n'})
+    assert declared_requirements(project) == ["astroid", "dill>=0.2; python_version<'3.11'",
+                                              "dill>=0.3.6; python_version>='3.11'"]
+
+
 def test_tox_factor_lines_count_only_for_a_plain_test_run():
     tox = ("[tox]\nenvlist = py3{8,11}, docs\n[testenv]\ndeps =\n    mock\n    dev: -r requirements-dev.txt\n"
            "    docs,lint: sphinx-ext\n    py311: freezegun\n    !py27: six\n    py311-cov: covplug\n"

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from endstate.authoring._fix import readers_of
-from endstate.authoring._testcommand import project_test_command, read_project_tests, suite_paths, unknown_option_error
+from endstate.authoring._testcommand import (
+    plugin_distributions,
+    project_test_command,
+    read_project_tests,
+    suite_paths,
+    unknown_option_error,
+)
 from endstate.errors import UserError
 from endstate.grading import parse_test_command
 from endstate.grading._testrun import TestCommandError, import_paths
@@ -157,3 +163,38 @@ def test_the_suite_is_what_the_projects_testpaths_name_where_the_tree_holds_them
     assert suite_paths(tree, ["bench", "tests"]) == ["bench", "tests"]  # none held, or a glob: every root
     del tree["pyproject.toml"]
     assert suite_paths(tree, ["bench", "tests"]) == ["bench", "tests"]
+
+
+def test_swebench_commands_of_djangos_and_sympys_runners():
+    from endstate.authoring._testcommand import runner_args, runner_command
+
+    assert runner_command("django", ["tests/model_forms/test_modelchoicefield.py", "tests/a/data.txt"], []) == (
+        "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 model_forms.test_modelchoicefield")
+    # no Python file in the test patch (django__django-10097): the modules the ids name
+    assert runner_command("django", ["tests/validators/valid_urls.txt"], [
+        "test_ascii_validator (auth_tests.test_validators.UsernameValidatorsTests)",
+        "test_defaults (str.tests.SimpleTests.test_defaults)"]).endswith("--parallel 1 auth_tests.test_validators str.tests")
+    assert runner_command("django", ["tests/x/tests.py"], [], "1.9").endswith("test_sqlite x.tests")
+    assert runner_command("sympy", ["sympy/core/tests/test_basic.py", "sympy/core/tests/test_numbers.py"], []) == (
+        "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose "
+        "sympy/core/tests/test_basic.py sympy/core/tests/test_numbers.py")
+    assert runner_command("sympy", ["sympy/a/tests/test_b.py"], [], by_hand=True).startswith(
+        "PYTHONPATH=. PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' python3 bin/test -C")
+    args = runner_args("sympy", ["sympy/a/tests/test_b.py"], ["test_b", "test_c"])
+    assert args["tests"] == ["test_b", "test_c"] and args["min_tests"] == 2 and args["runner"] == "sympy"
+    assert args["unguarded"] == ["half_isolation", "tamper_guard", "twins", "value_twins"]
+
+
+def test_a_plugin_pytest_or_the_project_itself_provides_needs_nothing():
+    # pytest's own addopts load its built-in pytester; scikit-learn's load a module of its own.
+    pytests = files({"src/_pytest/__init__.py": "", "testing/test_a.py": PYTEST_TEST,
+                     "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-rfEX -p pytester --strict-markers"\n'})
+    sklearn = files({"sklearn/__init__.py": "", "sklearn/tests/__init__.py": "", "sklearn/tests/random_seed.py": "",
+                     "sklearn/tests/test_a.py": PYTEST_TEST,
+                     "setup.cfg": "[tool:pytest]\naddopts = --doctest-modules -p sklearn.tests.random_seed\n"})
+    for project, tests in ((pytests, "testing"), (sklearn, "sklearn")):
+        assert plugin_distributions(project) == []
+        assert project_test_command(project, [tests], installed=[]).endswith(f"pytest -q {tests}")
+    # A module neither holds is still a plugin to install.
+    other = {**sklearn, "setup.cfg": FileEntry(0o644, b"[tool:pytest]\naddopts = -p xdist.looponfail\n")}
+    assert plugin_distributions(other) == ["xdist"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import zipfile
 from pathlib import Path
 
@@ -13,17 +14,17 @@ from endstate.errors import SandboxUnavailable
 from endstate.sandbox import _wheels
 
 
-def _wheel(folder: Path, version: str, platform: str) -> None:
-    """A real (tiny) binary wheel of `native-demo` for CPython 3.11 on `platform`."""
+def _wheel(folder: Path, version: str, platform: str, abi: str = "cp311") -> None:
+    """A real (tiny) binary wheel of `native-demo` for CPython 3.11 (or `abi`'s) on `platform`."""
     info = f"native_demo-{version}.dist-info"
     files = {
         "native_demo/__init__.py": b"VALUE = 1\n",
         f"{info}/METADATA": f"Metadata-Version: 2.1\nName: native-demo\nVersion: {version}\n".encode(),
-        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-{platform}\n".encode(),
+        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: {abi.rstrip('m')}-{abi}-{platform}\n".encode(),
     }
     record = "".join(f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b'=').decode()},{len(d)}\n"
                      for p, d in files.items()) + f"{info}/RECORD,,\n"
-    with zipfile.ZipFile(folder / f"native_demo-{version}-cp311-cp311-{platform}.whl", "w") as archive:
+    with zipfile.ZipFile(folder / f"native_demo-{version}-{abi.rstrip('m')}-{abi}-{platform}.whl", "w") as archive:
         for path, data in {**files, f"{info}/RECORD": record.encode()}.items():
             archive.writestr(path, data)
 
@@ -58,3 +59,66 @@ def test_a_wheel_only_for_a_newer_glibc_is_refused_with_what_to_do(tmp_path):
     _wheel(links, "2.0", "manylinux_2_39_x86_64")
     with pytest.raises(SandboxUnavailable, match="--dockerfile"):
         _download(links, dest)
+
+
+def test_the_wheels_of_another_pythons_image_are_for_its_python_and_its_glibc(tmp_path):
+    """Python 3.6 (an abi with its `m`) on Debian bullseye's glibc 2.31: neither the host's 3.11 wheel nor one
+    for bookworm's glibc is taken."""
+    from endstate.sandbox import python_source
+
+    links, dest = tmp_path / "links", tmp_path / "dest"
+    links.mkdir()
+    dest.mkdir()
+    _wheel(links, "1.0", "manylinux_2_31_x86_64", abi="cp36m")
+    _wheel(links, "2.0", "manylinux_2_34_x86_64", abi="cp36m")
+    _wheel(links, "3.0", "manylinux_2_17_x86_64")
+    bullseye = python_source("3.9")
+    _wheels._pip(["--no-index", "--find-links", str(links), "--dest", str(dest), "native-demo"], "resolving",
+                 "3.6", bullseye.glibc)
+    assert sorted(p.name for p in dest.glob("*.whl")) == ["native_demo-1.0-cp36-cp36m-manylinux_2_31_x86_64.whl"]
+
+
+def test_a_pinned_file_of_another_python_names_it_and_its_image_on_its_first_line():
+    from endstate.sandbox import python_source
+
+    source = python_source("3.13")
+    text = f"# python 3.13, glibc 2.41, image {source.tag}\npytest==9.0.1 --hash=sha256:00\n"
+    assert _wheels.python_of(text) == ("3.13", (2, 41), "endstate-python:3.13-trixie")
+    assert _wheels.python_of("pytest==9.0.1 --hash=sha256:00\n") == ("3.11", (2, 36), "endstate-sandbox:2")
+
+
+def test_a_conflict_names_the_dependencys_requirements_that_may_have_no_wheel():
+    from endstate.authoring._versions import _depended_on
+
+    said = ("resolving astroid failed: astroid 2.6.6 depends on wrapt<1.13 and >=1.11 | astroid 2.6.5 depends on "
+            "wrapt<1.13 and >=1.11 | pylint 2.9 depends on astroid==2.6.6 | ERROR: ResolutionImpossible")
+    assert _depended_on(said) == ["wrapt<1.13,>=1.11", "astroid==2.6.6"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_dependency_released_as_an_sdist_only_is_built_in_the_image_of_the_tasks_python(tmp_path, monkeypatch):
+    """Resolved from PyPI: pylint 2.9 asks astroid 2.6, which asks wrapt<1.13, whose 1.12.1 is an sdist only.
+    It is built with the Python of the task's image (3.9, in that image), kept, and taken."""
+    from endstate.authoring._versions import resolve_pinned
+    from endstate.sandbox import python_source
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # an empty wheelhouse: nothing built yet
+    said: list[str] = []
+    pinned = resolve_pinned({}, ["astroid>=2.6.0,<2.7"], log=said.append, target=python_source("3.9"))
+    assert pinned.startswith("# python 3.9, glibc 2.31, image endstate-python:3.9-bullseye\n")
+    assert "\nwrapt==1.12.1 --hash=sha256:" in pinned and "\nastroid==2.6." in pinned, pinned
+    assert any(line.startswith("built wrapt-1.12.1-") and "from the sdist of wrapt<1.13,>=1.11" in line
+               for line in said), said
+
+
+def test_a_commit_older_than_the_harnesss_pytest_gets_one_it_runs_under_on_another_python():
+    """Resolved from PyPI as of 2015 for Python 3.9: pytest 7.4's dependencies were not out, so the dated
+    resolution would fall back to pytest 2.8, which the harness cannot drive (no `-o`)."""
+    from endstate.authoring._versions import resolve_pinned
+    from endstate.sandbox import python_source
+
+    said: list[str] = []
+    pinned = resolve_pinned({}, ["pytest"], made="2015-12-15T00:00:00Z", log=said.append, target=python_source("3.9"))
+    assert re.search(r"^pytest==7\.4\.\d+ ", pinned, flags=re.MULTILINE), pinned
+    assert re.search(r"^exceptiongroup==", pinned, flags=re.MULTILINE), pinned  # pytest's own, on 3.9

@@ -1,0 +1,199 @@
+"""A compiled project built as its own install builds it: C, C++ and Cython extensions in place.
+
+matplotlib, scikit-learn and astropy cannot be imported from their source tree: their install
+compiles extension modules next to the sources (`pip install -e .` runs `build_ext --inplace`).
+endstate builds them once, when the task is made, before any agent runs:
+
+- the task's image gets the compilers and headers from Debian (`BUILD_PACKAGES`, and the Debian
+  packages SWE-bench's pre-install steps name: `SwebenchEnv.apt`) and the build's own
+  dependencies from PyPI (`build_requirements`: `[build-system] requires`, `setup_requires`), as
+  pinned wheels beside the project's test dependencies;
+- `build_products` runs the build in a container of that image, as root, with no network, over a
+  copy of the fixture with SWE-bench's pre-install edits applied (`pre_install_tree`), and returns
+  what it wrote next to the sources (the `.so` files, the C it generated from `.pyx`);
+- those files join the fixture: the agent's workspace starts from them, the seal hashes them as
+  the fixture's, and a change to one is a change of the end state like any other file's.
+
+matplotlib's build is pointed at Debian's freetype and qhull (`mplsetup.cfg`), since it would
+otherwise download their sources. An edit to a `.pyx` or `.c` file takes effect only when the
+agent rebuilds (the compilers stay in the image; `python setup.py build_ext --inplace`): the
+grading never runs the end state's build.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import tempfile
+import tomllib
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+from endstate.authoring._installed import _setup_keywords
+from endstate.authoring._swebenchenv import SwebenchEnv
+from endstate.authoring._versions import requirement_name
+from endstate.errors import UserError
+from endstate.sandbox import FileEntry, SandboxLimits, Tree, open_sandbox, without_caches
+
+__all__ = ["BUILD_PACKAGES", "needs_build", "build_requirements", "pre_install_tree", "build_products",
+           "system_build_packages", "built_fixture_products", "build_inputs", "compiled_sources"]
+
+#: Debian packages every build of an extension module needs: compilers, Python's headers, pkg-config.
+BUILD_PACKAGES = ("g++", "gcc", "libc6-dev", "pkg-config", "python3-dev")
+#: Build requirements that stand for another (`oldest-supported-numpy` is numpy, built against the pinned one).
+_STANDS_FOR = {"oldest-supported-numpy": "numpy"}
+#: The files SWE-bench's pre-install `sed` steps edit: the ones the project's install reads.
+_SETUP_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "requirements.txt")
+#: Where a build leaves what no import needs: its scratch folders and its egg-info.
+_SCRATCH = re.compile(r"^(build|dist|\.eggs)/|(^|/)[^/]+\.egg-info/|(^|/)mplsetup\.cfg$")
+#: matplotlib's build downloads freetype and qhull unless told to take the system's.
+_MPLSETUP = b"[libs]\nsystem_freetype = True\nsystem_qhull = True\n"
+#: Debian's freetype and qhull, for matplotlib's build.
+MATPLOTLIB_PACKAGES = ("libfreetype6-dev", "libqhull-dev")
+BUILD_TIMEOUT_S = 3600.0
+
+
+def _text(project: Tree, path: str) -> str:
+    entry = project.get(path)
+    return entry.data.decode("utf-8", errors="replace") if entry is not None and not entry.link else ""
+
+
+def needs_build(project: Tree) -> bool:
+    """Whether the project compiles extension modules: a C, C++ or Cython source beside a setup.py
+    that builds extensions, or a build backend that compiles."""
+    sources = any(p.endswith((".pyx", ".c", ".cpp")) and not p.startswith(("doc", "test", "example", "bench"))
+                  for p in project)
+    # setup.py, or a package's own (numpy.distutils' `config.add_extension`: scikit-learn before 1.1).
+    setups = "".join(_text(project, p) for p in project if p == "setup.py" or p.endswith("/setup.py"))
+    if sources and re.search(r"ext_modules|\bExtension\(|cythonize|get_extensions|add_extension", setups):
+        return True
+    requires = {requirement_name(r) for r in _build_system(project)}
+    return sources and bool(requires & {"cython", "numpy", "oldest-supported-numpy", "extension-helpers",
+                                        "pybind11", "meson-python", "scikit-build-core"})
+
+
+def _build_system(project: Tree) -> list[str]:
+    try:
+        table = tomllib.loads(_text(project, "pyproject.toml") or "").get("build-system", {})
+    except tomllib.TOMLDecodeError:
+        return []
+    return [str(r) for r in table.get("requires", [])] if isinstance(table, dict) else []
+
+
+def build_requirements(project: Tree, log: Callable[[str], None] = lambda line: None) -> list[str]:
+    """What the project's build imports, as requirements: `[build-system] requires` and setup.py's or
+    setup.cfg's `setup_requires` (a stand-in replaced: `oldest-supported-numpy` by numpy). A release pinned
+    exactly is taken as its series' newest (`cython==0.29.22` as `cython~=0.29.22`): a later patch release
+    is what supports a newer Python (0.29.22's C includes `longintrepr.h`, which Python 3.11 moved)."""
+    found = _build_system(project)
+    declared = _setup_keywords(project).get("setup_requires")
+    found += [str(r) for r in declared] if isinstance(declared, (list, tuple)) else []
+    cfg = re.search(r"^setup_requires\s*=\s*\n((?:[ \t]+\S.*\n?)+)", _text(project, "setup.cfg"), flags=re.MULTILINE)
+    found += [line.strip() for line in cfg.group(1).splitlines() if line.strip()] if cfg else []
+    wanted = []
+    for requirement in found:
+        name = requirement_name(requirement)
+        exact = re.fullmatch(r"([^=<>!~;\s]+)\s*==\s*(\d+\.\d+(?:\.\d+)*)\s*", requirement)
+        if exact:
+            log(f"the build requires {requirement.strip()}: taken as {exact.group(1)}~={exact.group(2)}, the newest "
+                "patch release of that series")
+            requirement = f"{exact.group(1)}~={exact.group(2)}"
+        wanted.append(_STANDS_FOR.get(name, requirement.strip()))
+    return list(dict.fromkeys(w for w in wanted if w))
+
+
+def pre_install_tree(project: Tree, steps: Collection[str], log: Callable[[str], None] = lambda line: None) -> Tree:
+    """The project's setup files as SWE-bench's pre-install shell steps leave them (`sed -i ... setup.py`):
+    the steps run on a scratch copy of those files on the host (they are endstate's own data, never the
+    project's); a step that fails is said and skipped, as SWE-bench's shell goes on."""
+    if not steps:
+        return project
+    edited = dict(project)
+    with tempfile.TemporaryDirectory(prefix="endstate-preinstall-") as tmp:
+        for name in _SETUP_FILES:
+            if name in project and not project[name].link:
+                (Path(tmp) / name).write_bytes(project[name].data)
+        for step in steps:
+            done = subprocess.run(["bash", "-c", step], cwd=tmp, capture_output=True, text=True, timeout=60)
+            if done.returncode:
+                log(f"SWE-bench's pre-install step {step!r} failed here: {done.stderr.strip()[:200]}")
+        for name in _SETUP_FILES:
+            path = Path(tmp) / name
+            if path.is_file() and name in project and path.read_bytes() != project[name].data:
+                edited[name] = FileEntry(project[name].mode, path.read_bytes())
+                log(f"SWE-bench's pre-install steps edit {name} (read for the image and its build; the fixture "
+                    "keeps the project's own)")
+    return edited
+
+
+#: Sources a build compiles: a change to one takes effect only through a new build.
+_COMPILED_SOURCES = (".pyx", ".pxd", ".pxi", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
+
+
+def compiled_sources(paths: Collection[str]) -> list[str]:
+    """The paths among `paths` that a build compiles (a fix's: its change would need the build again)."""
+    return sorted(p for p in paths if p.endswith(_COMPILED_SOURCES))
+
+
+def _command(project: Tree) -> str:
+    """The build step of the project's editable install, offline against the image's packages."""
+    if "setup.py" in project:
+        return "python3 setup.py build_ext --inplace"
+    return "python3 -m pip install --no-build-isolation --no-deps --no-index --no-cache-dir -e ."
+
+
+def build_products(project: Tree, image: str, version: str, log: Callable[[str], None] = lambda line: None) -> Tree:
+    """What the project's build writes next to its sources (extension modules, generated sources),
+    built in a container of the task's `image` as root with no network; UserError naming the build's
+    last lines when it fails."""
+    tree = dict(project)
+    if "mplsetup.cfg.template" in project:
+        tree["mplsetup.cfg"] = FileEntry(0o644, _MPLSETUP)
+    command = _command(project)
+    limits = SandboxLimits(agent_uid=0, cpus=2.0, memory_mb=4096, pids=1024, command_timeout_s=BUILD_TIMEOUT_S,
+                           output_cap_bytes=16 * 1024, workspace_mb=4096, tmp_mb=1024, file_mb=1024)
+    log(f"building the project's extension modules in its image: {command}")
+    with open_sandbox("docker", image=image, limits=limits, name_hint="build") as box:
+        box.put_tree(tree)
+        # No .git to read a version from: setuptools_scm is told the version the task states.
+        scm = shlex.quote(version)
+        done = box.exec(f"export SETUPTOOLS_SCM_PRETEND_VERSION={scm} MAX_JOBS=2; {command} 2>&1 | tail -40; "
+                        "exit ${PIPESTATUS[0]}", timeout=BUILD_TIMEOUT_S)
+        if done.exit_code != 0:
+            tail = " | ".join(line for line in (done.stdout + done.stderr).splitlines()[-6:] if line.strip())
+            raise UserError(f"the project's build ({command}) fails in the task's image"
+                            f"{' (timed out)' if done.timed_out else ''}: {tail[-600:]}")
+        built = without_caches(box.get_tree())
+    products = {p: e for p, e in built.items() if p not in project and not _SCRATCH.search(p)}
+    log(f"the build wrote {len(products)} file(s) next to the sources "
+        f"({sum(p.endswith('.so') for p in products)} extension module(s)): they join the fixture")
+    return products
+
+
+def system_build_packages(project: Tree, apt: Collection[str] = ()) -> list[str]:
+    """The Debian packages the task's image needs to build the project (`apt`: those SWE-bench's pre-install
+    steps install)."""
+    own = MATPLOTLIB_PACKAGES if "mplsetup.cfg.template" in project else ()
+    return sorted({*BUILD_PACKAGES, *own, *apt})
+
+
+def built_fixture_products(folder: Path, task_id: str, project: Tree, version: str,
+                           log: Callable[[str], None] = lambda line: None) -> Tree:
+    """Build the task's image (`folder/image`), then the project in it: the files its build writes."""
+    from endstate.sandbox import build_task_image
+
+    image = build_task_image(folder / "image" / "Dockerfile", task_id, log=log)
+    return build_products(project, image, version, log)
+
+
+def build_inputs(project: Tree, env: SwebenchEnv | None,
+                 log: Callable[[str], None] = lambda line: None) -> tuple[Tree, list[str], list[str]]:
+    """(the tree the image's requirements are read from: the project as SWE-bench's pre-install edits
+    leave it; what its build imports, none for a project that compiles nothing; the Debian packages the
+    image needs for SWE-bench's steps and the build) of a project in SWE-bench's environment `env`."""
+    declared = pre_install_tree(project, env.pre_install if env else [], log)
+    apt = list(env.apt) if env else []
+    if not needs_build(project):
+        return declared, [], apt
+    return declared, build_requirements(declared, log), system_build_packages(project, apt)

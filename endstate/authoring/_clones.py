@@ -1,0 +1,71 @@
+"""The local clones `tasks import swebench` reads: a repository found under the repos folder by
+its SWE-bench name, and its tree at a commit (no history; submodules from the clone where it has them);
+the tag and date of a commit, which `tasks new` reads of its repository too."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+from endstate.authoring._fix import submodule_trees
+from endstate.errors import UserError
+from endstate.sandbox import Tree, tar_to_tree
+
+__all__ = ["clone_git", "find_clone", "base_tree", "last_tag", "commit_date"]
+
+
+def clone_git(repo: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "--git-dir" if _bare(repo) else "-C", str(repo), *args],
+                          capture_output=True, check=False)
+    if done.returncode != 0:
+        lines = done.stderr.decode(errors="replace").strip().splitlines()
+        raise UserError(f"git {args[0]} in {repo} failed: {lines[-1] if lines else 'no output'}")
+    return done.stdout
+
+
+def _bare(repo: Path) -> bool:
+    return not (repo / ".git").exists() and (repo / "HEAD").is_file() and (repo / "objects").is_dir()
+
+
+def find_clone(repos: Path, name: str) -> Path:
+    owner, _, project = name.partition("/")
+    candidates = [f"{owner}__{project}", f"{owner}/{project}", project] if project else [name]
+    for candidate in candidates:
+        for suffix in ("", ".git"):
+            folder = repos / (candidate + suffix)
+            if (folder / ".git").exists() or _bare(folder):
+                return folder
+    looked = ", ".join(f"{c}[.git]" for c in candidates)
+    raise UserError(f"no clone of {name} under {repos} (looked for {looked})")
+
+
+def base_tree(repo: Path, commit: str, log: Callable[[str], None] = lambda line: None) -> Tree:
+    if not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit):
+        raise UserError(f"field `base_commit` is {commit!r}, not a commit id")
+    try:
+        clone_git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
+    except UserError:
+        raise UserError(f"base_commit {commit} is not in {repo}: fetch it into the clone") from None
+    archive = clone_git(repo, "archive", "--format=tar", commit)
+    tree = {p: e for p, e in tar_to_tree(archive).items() if not e.link}
+    # Tests often read data kept in a submodule; one the clone lacks and cannot fetch is said, and left out
+    # (the dataset's own harness clones without them).
+    for path, files in submodule_trees(repo, commit, missing=log).items():
+        tree.update({f"{path}/{inner}": entry for inner, entry in files.items()})
+    return tree
+
+
+def last_tag(repo: Path, commit: str) -> str:
+    """The newest tag reachable from `commit` ("v1.2" -> "1.2"), "" when there is none."""
+    done = subprocess.run(["git", "-C", str(repo), "describe", "--tags", "--abbrev=0", commit],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip().removeprefix("v") if done.returncode == 0 else ""
+
+
+def commit_date(repo: Path, commit: str) -> str:
+    """The commit's date (ISO 8601), "" when git cannot say."""
+    done = subprocess.run(["git", "-C", str(repo), "show", "-s", "--format=%cI", commit],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else ""

@@ -1,0 +1,129 @@
+"""A compiled project built as its install builds it: what is read on the host, and (Docker) a tiny
+C extension built in the task's image whose module joins the fixture."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_runner import run_endstate
+
+from endstate.authoring._build import (
+    BUILD_PACKAGES,
+    build_inputs,
+    build_requirements,
+    compiled_sources,
+    needs_build,
+    pre_install_tree,
+    system_build_packages,
+)
+from endstate.authoring._swebenchenv import swebench_env
+from tests.authoring.test_taskimage import files
+
+SETUP = ('from setuptools import Extension, setup\n\nsetup(name="calc", version="1.0", packages=["calc"],\n'
+         '      ext_modules=[Extension("calc._speed", ["calc/_speed.c"])])\n')
+PYPROJECT = '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+SPEED_C = """#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+static PyObject *add(PyObject *self, PyObject *args) {
+    long a, b;
+    if (!PyArg_ParseTuple(args, "ll", &a, &b)) return NULL;
+    return PyLong_FromLong(a + b);
+}
+
+static PyMethodDef methods[] = {{"add", add, METH_VARARGS, "a + b"}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speed", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit__speed(void) { return PyModule_Create(&module); }
+"""
+CALC = {"setup.py": SETUP, "pyproject.toml": PYPROJECT, "calc/_speed.c": SPEED_C,
+        "calc/__init__.py": "from calc import _speed\n\n\ndef add(a, b):\n    return _speed.add(a, -b)\n",
+        "tests/test_calc.py": "from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n"}
+
+
+def test_a_project_that_compiles_extensions_is_told_from_one_that_does_not():
+    assert needs_build(files(CALC))
+    # C sources of its tests or docs alone, or a setup.py that builds nothing, need no build.
+    assert not needs_build(files({**CALC, "setup.py": "from setuptools import setup\nsetup(name='calc')\n"}))
+    assert not needs_build(files({"setup.py": SETUP, "docs/example.c": SPEED_C, "calc/__init__.py": ""}))
+    # astropy's extension-helpers, with no Extension in setup.py.
+    astropy = files({"setup.py": "from extension_helpers import get_extensions\nsetup(ext_modules=get_extensions())\n",
+                     "astropy/time/src/parse_times.c": SPEED_C})
+    assert needs_build(astropy)
+
+
+def test_the_builds_own_requirements():
+    project = files({"pyproject.toml": '[build-system]\nrequires = ["setuptools", "setuptools_scm>=6.2", "wheel",'
+                                       ' "cython==0.29.30", "oldest-supported-numpy", "extension-helpers"]\n',
+                     "setup.cfg": "[metadata]\nname = astropy\n[options]\nsetup_requires =\n    setuptools_scm\n"
+                                  "    numpy\n[options.extras_require]\ntest =\n    pytest\n"})
+    # oldest-supported-numpy stands for numpy, built against the numpy the image pins.
+    # cython==0.29.30 as the newest 0.29: a later patch release is what builds for a newer Python.
+    assert build_requirements(project) == ["setuptools", "setuptools_scm>=6.2", "wheel", "cython~=0.29.30", "numpy",
+                                           "extension-helpers", "setuptools_scm"]
+    assert system_build_packages(files(CALC), ["graphviz"]) == sorted({*BUILD_PACKAGES, "graphviz"})
+    # matplotlib's build takes Debian's freetype and qhull.
+    assert {"libfreetype6-dev", "libqhull-dev"} <= set(system_build_packages(files({"mplsetup.cfg.template": ""})))
+
+
+def test_swebenchs_pre_install_edits_are_read_and_the_fixture_keeps_its_own():
+    project = files({"setup.py": "install_requires = ['Jinja2>=2.3', 'alabaster>=0.7,<0.8']\n",
+                     "tox.ini": "[testenv]\ncommands = pytest\n", "src/a.py": "x = 1\n"})
+    said: list[str] = []
+    edited = pre_install_tree(project, ["sed -i 's/Jinja2>=2.3/Jinja2<3.0/' setup.py",
+                                        "sed -i 's/pytest/pytest -rA/' tox.ini", "false"], said.append)
+    assert edited["setup.py"].data == b"install_requires = ['Jinja2<3.0', 'alabaster>=0.7,<0.8']\n"
+    assert edited["tox.ini"].data == b"[testenv]\ncommands = pytest -rA\n" and edited["src/a.py"] is project["src/a.py"]
+    assert project["setup.py"].data.startswith(b"install_requires = ['Jinja2>=2.3'")
+    assert any("'false' failed" in line for line in said)
+
+
+def test_swebenchs_environment_gives_the_image_its_debian_packages_and_edits():
+    # Sphinx 7.2 installs graphviz and compiles nothing; its 4.1 edits pin sphinxcontrib-* below Sphinx 5's.
+    sphinx = files({"setup.py": "install_requires = ['sphinxcontrib-htmlhelp>=2.0.0', 'Jinja2>=2.3']\n"})
+    declared, build, apt = build_inputs(sphinx, swebench_env("sphinx-doc/sphinx", "7.2"))
+    assert (declared, build, apt) == (sphinx, [], ["graphviz"])
+    declared, _, _ = build_inputs(sphinx, swebench_env("sphinx-doc/sphinx", "4.1"))
+    assert declared["setup.py"].data == b"install_requires = ['sphinxcontrib-htmlhelp>=2.0.0,<=2.0.4', 'Jinja2<3.0']\n"
+    # A compiled project gets its build's requirements and the compilers besides.
+    _, build, apt = build_inputs(files(CALC), None)
+    assert build == ["setuptools"] and set(BUILD_PACKAGES) <= set(apt)
+    # A fix to one of them would need the build again: the import refuses it (none of Verified's 500 does).
+    assert compiled_sources(["calc/__init__.py", "calc/_speed.c", "sklearn/tree/_tree.pyx"]) == [
+        "calc/_speed.c", "sklearn/tree/_tree.pyx"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_c_extension_is_built_in_the_image_and_its_module_joins_the_fixture(tmp_path: Path):
+    clone = tmp_path / "repos" / "me__calc"
+    for path, entry in files(CALC).items():
+        (clone / path).parent.mkdir(parents=True, exist_ok=True)
+        (clone / path).write_bytes(entry.data)
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "calc"]):
+        subprocess.run([*git, *args], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    line = {"instance_id": "me__calc-1", "repo": "me/calc", "base_commit": base, "problem_statement": "add subtracts",
+            "patch": "--- a/calc/__init__.py\n+++ b/calc/__init__.py\n@@ -4,2 +4,2 @@\n def add(a, b):\n"
+                     "-    return _speed.add(a, -b)\n+    return _speed.add(a, b)\n",
+            "test_patch": "--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4,2 +4,6 @@\n def test_zero():\n"
+                          "     assert add(0, 0) == 0\n+\n+\n+def test_two():\n+    assert add(1, 1) == 2\n",
+            "FAIL_TO_PASS": ["tests/test_calc.py::test_two"], "PASS_TO_PASS": ["tests/test_calc.py::test_zero"]}
+    (tmp_path / "calc.jsonl").write_text(json.dumps(line) + "\n")
+    run = run_endstate("tasks", "import", "swebench", str(tmp_path / "calc.jsonl"), "--repos", str(tmp_path / "repos"),
+                       "--out", str(tmp_path / "out"), "-j", "1", "--no-adequacy", timeout=1500)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "ok   me__calc-1" in run.stdout and "fixture=fail[holdout], solution=pass" in run.stdout
+    built = [p.relative_to(tmp_path / "out" / "me__calc-1" / "fixture").as_posix()
+             for p in (tmp_path / "out" / "me__calc-1" / "fixture").rglob("*.so")]
+    assert len(built) == 1 and built[0].startswith("calc/_speed.cpython-"), built
+    # Only the module: neither the build's scratch folder nor its egg-info joined the fixture.
+    assert not (tmp_path / "out" / "me__calc-1" / "fixture" / "build").exists()
+    system = (tmp_path / "out" / "me__calc-1" / "image" / "system-packages.txt").read_text().split()
+    assert "gcc" in system and "python3-dev" in system
