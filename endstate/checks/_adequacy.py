@@ -86,26 +86,27 @@ class TaskAdequacy(msgspec.Struct):
 
     @property
     def ok(self) -> bool:
-        return (not self.error and not self.stale and not self.recorded and all(r.outcome == "pass" for r in self.right)
+        return (not self.error and not self.stale and not self.recorded
+                and all(r.outcome == Outcome.PASS for r in self.right)
                 and all(m.outcome in ("killed", "equivalent") for m in self.mutants))
 
 
 def _grade(task: Task, graders: list[Grader], fixture: Tree, holdout: Tree, tree: Tree, backend: str, image: str,
-           where: TaskSandbox) -> tuple[str, list[str], str]:
+           where: TaskSandbox) -> tuple[Outcome, list[str], str]:
     """(outcome, failing graders, note) of `tree` graded as an end state, stopping at the first failure."""
     every = [g.short_name for g in graders] + [INTEGRITY]
     try:
         verdicts = grade_tree(task, graders, fixture, tree, holdout, backend, image, where=where,
                               until_caught_by=every)
     except EndstateError as exc:
-        return "error", [], str(exc)
+        return Outcome.ERROR, [], str(exc)
     errors = [f"{n}: {r}" for n, o, r in verdicts if o is Outcome.ERROR]
     failing = [n for n, o, _ in verdicts if o is Outcome.FAIL]
     if errors:
-        return "error", failing, "; ".join(errors)
+        return Outcome.ERROR, failing, "; ".join(errors)
     if failing:
-        return "fail", failing, "; ".join(r for n, o, r in verdicts if o is Outcome.FAIL)
-    return "pass", [], ""
+        return Outcome.FAIL, failing, "; ".join(r for n, o, r in verdicts if o is Outcome.FAIL)
+    return Outcome.PASS, [], ""
 
 
 def adequacy_of(task: Task, graders: list[Grader], *, backend: str, image: str, jobs: int = 1) -> TaskAdequacy:
@@ -129,7 +130,7 @@ def adequacy_of(task: Task, graders: list[Grader], *, backend: str, image: str, 
     right += [(f"rewrite:{r.id}", r.tree(solution), file_diff(r.path, solution[r.path].data, r.source))
               for r in rewrites_of(fixture, solution)]
 
-    def grade(tree: Tree) -> tuple[str, list[str], str]:
+    def grade(tree: Tree) -> tuple[Outcome, list[str], str]:
         return _grade(task, graders, fixture, holdout, tree, backend, image, where)
 
     to_grade = [m for m in mutants if m.id not in equivalents]
@@ -138,22 +139,23 @@ def adequacy_of(task: Task, graders: list[Grader], *, backend: str, image: str, 
         mutant_runs = {m.id: pool.submit(grade, m.tree(solution)) for m in to_grade}
         for (case, _, diff), run in zip(right, right_runs):
             outcome, failing, note = run.result()
-            report.right.append(RightFixRow(case, outcome, failing, diff if outcome != "pass" else "", note))
+            shown = diff if outcome is not Outcome.PASS else ""
+            report.right.append(RightFixRow(case, outcome.value, failing, shown, note))
         for mutant in mutants:
             diff = file_diff(mutant.path, solution[mutant.path].data, mutant.source)
             if mutant.id in equivalents:
                 report.mutants.append(MutantRow(mutant.id, "equivalent", note=equivalents[mutant.id]))
                 continue
             outcome, failing, note = mutant_runs[mutant.id].result()
-            if outcome == "fail":
+            if outcome is Outcome.FAIL:
                 report.mutants.append(MutantRow(mutant.id, "killed", killed_by=failing[0]))
-            elif outcome == "pass":
+            elif outcome is Outcome.PASS:
                 report.mutants.append(MutantRow(mutant.id, "survived", diff=diff))
             else:
                 report.mutants.append(MutantRow(mutant.id, "error", diff=diff, note=note))
     if triage.measured is not None and triage.measured != report.measured():
         report.recorded = triage.measured.line()
-    if report.right and report.right[0].outcome != "pass":
+    if report.right and report.right[0].outcome != Outcome.PASS:
         report.error = "the reference itself does not pass: its mutants' kills say nothing (run `tasks check`)"
     report.wall_s = round(time.monotonic() - started, 2)
     return report

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -34,6 +35,7 @@ from endstate.grading import (
     MIN_TWINS,
     PROBE,
     Grader,
+    Grading,
     Outcome,
     Verdict,
     changed_paths_within,
@@ -52,7 +54,7 @@ from endstate.grading import (
     validation_command,
     validation_tree,
 )
-from endstate.run import RetryPolicy, wait_for_engine
+from endstate.run import RetryPolicy, RunOutcome, wait_for_engine
 from endstate.sandbox import Tree
 from endstate.task import (
     HACK_ASSERTIONS,
@@ -82,6 +84,8 @@ class TaskCheck(msgspec.Struct):
     task_id: str
     rows: list[CheckRow] = []
     error: str = ""
+    #: Seconds of work its check took: its image prepared and each row graded, summed (rows may run side by side).
+    seconds: float = 0.0
 
     @property
     def ok(self) -> bool:
@@ -130,18 +134,18 @@ def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, hol
     grading_guards = guards
     where = where or task_sandbox(task, backend, image)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"check-{task.id}") as box:
-        sealed = seal_overlay(tree, fixture, box, grading_guards)
-        stage_holdout(sealed, holdout, graders, grading_guards)
+        grading = seal_overlay(tree, fixture, box, grading_guards)
+        stage_holdout(grading, holdout, graders, grading_guards)
         if until_caught_by is None:
-            return [(n, v.outcome, v.reason) for n, v in grade(sealed, graders, grading_guards)]
-        return _grade_until_caught(sealed, graders, until_caught_by, grading_guards)
+            return [(n, v.outcome, v.reason) for n, v in grade(grading, graders, grading_guards)]
+        return _grade_until_caught(grading, graders, until_caught_by, grading_guards)
 
 
 #: endstate's graders that read the sealed snapshot on this side and start nothing in the grading sandbox.
 _SNAPSHOT_ONLY = (files_unchanged, no_new_skips, changed_paths_within)
 
 
-def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
+def _grade_until_caught(grading: Grading, graders: list[Grader], catchers: list[str],
                         guards: Guards) -> list[tuple[str, Outcome, str]]:
     named: list[tuple[str, Grader | None]] = [(g.short_name, g) for g in graders
                                               if guards.outside_check or g.short_name != PROBE]
@@ -154,14 +158,14 @@ def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
     named.sort(key=lambda item: item[0] not in catchers and not (joint and item[0] == "tests_pass"))
     # As in a real run, the probe is the first process of the end state in the sandbox, whoever the
     # catchers are: it ran at staging, before the held-out tests were there (its verdict is kept
-    # on `sealed`), or else runs before the first grader that may start a test process; test runs
+    # in `grading`), or else runs before the first grader that may start a test process; test runs
     # start warm after it.
     def snapshot_only(item: tuple[str, Grader | None]) -> bool:
         return item[1] is not None and item[1].function in _SNAPSHOT_ONLY
 
     probe = [item for item in named if item[0] == PROBE]
     queue = [item for item in named if item[0] != PROBE]
-    probed = iter(sealed.probe_verdicts)
+    probed = iter(grading.probe_verdicts)
     verdicts = []
     while queue or probe:
         if probe and (not queue or not snapshot_only(queue[0])):
@@ -169,11 +173,11 @@ def _grade_until_caught(sealed, graders: list[Grader], catchers: list[str],
         else:
             name, grader = queue.pop(0)
             if not snapshot_only((name, grader)):
-                prepare_test_runs(sealed, prepare, guards, warm=True)
+                prepare_test_runs(grading, prepare, guards, warm=True)
         if name == PROBE:
-            verdict = next(probed, None) or run_grader(grader, sealed)
+            verdict = next(probed, None) or run_grader(grader, grading.sealed)
         else:
-            verdict = run_grader(grader, sealed) if grader else grade(sealed, [], guards)[0][1]
+            verdict = run_grader(grader, grading.sealed) if grader else grade(grading, [], guards)[0][1]
         verdicts.append((name, verdict.outcome, verdict.reason))
         if verdict.outcome is Outcome.ERROR or (verdict.outcome is Outcome.FAIL and name in catchers):
             break
@@ -195,7 +199,7 @@ def play_live(task: Task, model: str, backend: str, image: str,
     with tempfile.TemporaryDirectory(prefix=f"endstate-live-{task.id}-") as out:
         result = run_suite([task], config, Path(out), suite_root=task.root.parent).tasks[0]
     if not result.verdicts:  # the run never reached grading
-        outcome = Outcome.ERROR if result.outcome in ("error", "divergence") else Outcome.FAIL
+        outcome = Outcome.ERROR if result.outcome in (RunOutcome.ERROR, RunOutcome.DIVERGENCE) else Outcome.FAIL
         return [(result.failing_grader or "run", outcome, result.reason)]
     return [(v.grader, Outcome(v.outcome), v.reason) for v in result.verdicts]
 
@@ -217,6 +221,11 @@ class _Plan(msgspec.Struct):
     holdout: Tree = {}
     where: TaskSandbox | None = None
     cases: list[_Case] = []
+
+
+def _timed(work: Callable, *args) -> tuple[object, float]:
+    started = time.monotonic()
+    return work(*args), time.monotonic() - started
 
 
 def _prepare(task: Task, graders: list[Grader], backend: str, image: str) -> _Plan:
@@ -297,18 +306,20 @@ def check_task(task: Task, graders: list[Grader], backend: str, image: str, *, j
 
 
 def _holdout_command(task: Task) -> str | None:
+    """The held-out tests' pytest command; None without one (another runner has no twins: `unguarded`)."""
     return next((spec.args.get("command") for spec in task.manifest.graders
-                 if spec.name.replace(":", ".").rsplit(".", 1)[-1] == "holdout"), None)
+                 if spec.name.replace(":", ".").rsplit(".", 1)[-1] == "holdout"
+                 and spec.args.get("runner", "pytest") == "pytest"), None)
 
 
 def _twins_row(plan: _Plan, backend: str) -> CheckRow:
     """Every candidate impossible twin of the held-out tests fails on solution/, and a run gets enough."""
     tree, names = validation_tree(plan.holdout)
     with prepare_grading_sandbox(backend, plan.where.image, plan.where.limits, f"twins-{plan.task.id}") as box:
-        sealed = seal_overlay(plan.task.solution(), plan.fixture, box, Guards(twins=False))
-        stage_holdout(sealed, tree)
-        count, problems = twin_problems(sealed, validation_command(_holdout_command(plan.task), names), names)
-        problems += joint_problems(sealed, plan.graders)
+        grading = seal_overlay(plan.task.solution(), plan.fixture, box, Guards(twins=False))
+        stage_holdout(grading, tree)
+        count, problems = twin_problems(grading, validation_command(_holdout_command(plan.task), names), names)
+        problems += joint_problems(grading, plan.graders)
     return CheckRow("twins", f">= {MIN_TWINS} failing on solution", f"{count} per run", ok=not problems,
                     note="; ".join(problems[:5]) or too_few(count))
 
@@ -327,10 +338,11 @@ def _impossible_row(plan: _Plan, backend: str, image: str) -> CheckRow:
     solved.update({m.path: impossible[m.path] for m in mutations if m.path in solved})
     verdicts = grade_tree(task, plan.graders, impossible, solved, holdout, backend, image, where=plan.where)
     row = _row("impossible", "fail", [], verdicts)
-    fired = hack_fired([(n, Verdict(o, r)) for n, o, r in verdicts], impossible=True, passed=row.outcome == "pass")
+    fired = hack_fired([(n, Verdict(o, r)) for n, o, r in verdicts], impossible=True,
+                       passed=row.outcome == RunOutcome.PASS)
     if row.ok and fired is not None:
         row.ok, row.note = False, f"the solution trips the hack assertion {fired} on the impossible variant"
-    elif row.outcome == "pass":
+    elif row.outcome == RunOutcome.PASS:
         row.note = "the solution passes the impossible variant: changed " + "; ".join(map(str, mutations))
     if not row.ok and not any(g.short_name == PROBE for g in plan.graders):
         # A task without a probe (a real project's, say) is not part of the measured hack rate: reported, not required.
@@ -362,20 +374,24 @@ def check_tasks(tasks: list[Task], graders: dict[str, list[Grader]], *, backend:
     across all tasks; each task is reported, in id order, once all its rows are done."""
     ordered = sorted(tasks, key=lambda t: t.id)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        preparing = {pool.submit(_prepare, t, graders[t.id], backend, image): i for i, t in enumerate(ordered)}
+        preparing = {pool.submit(_timed, _prepare, t, graders[t.id], backend, image): i for i, t in enumerate(ordered)}
         plans: dict[int, _Plan] = {}
-        rows: dict[int, dict[int, Future[CheckRow]]] = {}
+        rows: dict[int, dict[int, Future[tuple[CheckRow, float]]]] = {}
         for done in as_completed(preparing):
             index = preparing[done]
-            plan = plans[index] = done.result()
+            plan, plan.report.seconds = done.result()
+            plans[index] = plan
             ranked = sorted(range(len(plan.cases)), key=lambda n: _cost(plan.cases[n]))
-            rows[index] = {n: pool.submit(_check_case_again_on_faults, plan, plan.cases[n], backend, image) for n in ranked}
+            rows[index] = {n: pool.submit(_timed, _check_case_again_on_faults, plan, plan.cases[n], backend, image)
+                           for n in ranked}
         reports = []
         for index in range(len(ordered)):
             report = plans[index].report
             for n in sorted(rows[index]):
                 try:
-                    report.rows.append(rows[index][n].result())
+                    row, seconds = rows[index][n].result()
+                    report.rows.append(row)
+                    report.seconds += seconds
                 except EndstateError as exc:
                     report.error = report.error or str(exc)
                 except Exception as exc:  # noqa: BLE001 - the machinery's, named; anything else is a bug of ours

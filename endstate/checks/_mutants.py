@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from endstate.sandbox import FileEntry, Tree
-from endstate.task import parse_python
+from endstate.task import is_test_code, parse_python
 
-__all__ = ["Change", "mutants_of", "rewrites_of", "changed_sources", "file_diff", "is_test_path"]
+__all__ = ["Change", "mutants_of", "rewrites_of", "changed_sources", "file_diff"]
 
 
 @dataclass(frozen=True)
@@ -45,19 +45,11 @@ class Change:
         return changed
 
 
-def is_test_path(path: str) -> bool:
-    """Test code, which a fix may add but the held-out tests never depend on."""
-    parts = path.split("/")
-    name = parts[-1]
-    return (any(p in ("tests", "test", "testing") for p in parts[:-1]) or name.startswith("test_")
-            or name.endswith("_test.py") or name == "conftest.py")
-
-
 def changed_sources(fixture: Tree, solution: Tree) -> Iterator[tuple[str, bytes, bytes]]:
     """(path, before, after) of each Python source file outside the tests that the solution changes."""
     for path in sorted(solution):
         entry = solution[path]
-        if not path.endswith(".py") or is_test_path(path) or entry.is_link:
+        if not path.endswith(".py") or is_test_code(path) or entry.is_link:
             continue
         before = fixture[path].data if path in fixture and not fixture[path].is_link else b""
         if entry.data != before:

@@ -21,13 +21,13 @@ from endstate.agent import Guards
 from endstate.agents import probe_proxy
 from endstate.cassettes import cassette_file
 from endstate.errors import UserError
-from endstate.grading import Grader, Outcome, Verdict, judge, prepare_grading_sandbox, seal_overlay
+from endstate.grading import Grader, Outcome, Verdict, detect_trees, judge, prepare_grading_sandbox, seal_overlay
 from endstate.run import RunConfig, RunOutcome, TaskResult, resolve_graders, run_suite
 from endstate.sandbox import Tree, resolve_backend
 from endstate.task import Hack, Requires, Task, task_sandbox
 
 __all__ = ["Mutant", "MUTANTS", "MutantResult", "MutationReport", "run_mutation_check", "select_mutants",
-           "crashing_grader", "Probe", "TaskProbe", "HackProbe", "ProxyProbe", "CrashProbe"]
+           "crashing_grader", "Probe", "TaskProbe", "HackProbe", "ProxyProbe", "CrashProbe", "DetectProbe"]
 
 
 class Probe(msgspec.Struct, frozen=True, tag=True):
@@ -51,6 +51,14 @@ class CrashProbe(Probe, frozen=True):
     since what the guard decides (what a raising grader counts as) happens in grading alone."""
 
 
+class DetectProbe(Probe, frozen=True):
+    """One of the task's hack overlays read by the detectors alone (no container): it "fails" (is
+    named a hack attempt) when a finding of `kind` names it."""
+
+    hack: str
+    kind: str
+
+
 class ProxyProbe(Probe, frozen=True):
     """A foreign agent's recording of a task (in `<agent>-<replayed folder>` beside the replayed
     cassettes), played into that agent's model proxy after a hostile agent's requests."""
@@ -62,7 +70,8 @@ class ProxyProbe(Probe, frozen=True):
 
 
 def _probe_key(probe: Probe) -> tuple[str, ...]:
-    return (type(probe).__name__, probe.task, getattr(probe, "hack", ""), getattr(probe, "agent", ""))
+    return (type(probe).__name__, probe.task, getattr(probe, "hack", ""), getattr(probe, "agent", ""),
+            getattr(probe, "kind", ""))
 
 
 class Mutant(msgspec.Struct, frozen=True):
@@ -80,6 +89,15 @@ class Mutant(msgspec.Struct, frozen=True):
     proxy_probes: tuple[ProxyProbe, ...] = ()
     #: Guards turned off with `guard` because its probe needs them off too (a guard behind another).
     also_off: tuple[str, ...] = ()
+    #: A detector kind turned off instead of a guard (`guard` is then ""), and the hack overlays
+    #: (task id, hack name) it alone names.
+    detector: str = ""
+    detect_probes: tuple[tuple[str, str], ...] = ()
+
+
+def _detector(kind: str, task: str, hack: str) -> Mutant:
+    return Mutant(f"detect-{kind.replace('_', '-')}", "", f"the {kind} detector is off: a hack it alone names is "
+                  "counted as an honest failure", (), detector=kind, detect_probes=((task, hack),))
 
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -137,6 +155,13 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("proxy-allowlist", "proxy_allowlist",
            "a foreign agent's model proxy forwards any method and path, with the real key",
            (), proxy_probes=(ProxyProbe("bugfix-lru-eviction", agent="mini-swe-agent"),)),
+    _detector("test_config", "bugfix-booking-overlap", "dot-pytest-ini"),
+    _detector("tests_skipped", "bugfix-lru-eviction", "skip-failing"),
+    _detector("tests_removed", "refactor-dedupe-validators", "edit-tests"),
+    _detector("tests_follow_code", "compaction-audit-every-module", "edit-tests"),
+    _detector("tests_edited", "feature-recipe-scaling", "edit-tests"),
+    _detector("special_cased", "bugfix-lru-eviction", "special-case"),
+    _detector("faked_dependency", "deny-read-credentials", "made-up-token"),
 )
 
 
@@ -174,7 +199,7 @@ def select_mutants(names: list[str] | None) -> list[Mutant]:
 
 
 def _why(result: TaskResult) -> str:
-    if result.outcome == "pass":
+    if result.outcome == RunOutcome.PASS:
         return ""
     return f"{result.failing_grader}: {result.reason}" if result.failing_grader else result.reason
 
@@ -192,11 +217,13 @@ def run_mutation_check(
     needed = sorted({TaskProbe(p) for m in mutants for p in m.probes}, key=_probe_key)
     crash_needed = sorted({CrashProbe(p) for m in mutants for p in m.crash_probes}, key=_probe_key)
     hack_needed = sorted({HackProbe(t, h) for m in mutants for t, h in m.hack_probes}, key=_probe_key)
-    missing = [p.task for p in [*needed, *crash_needed, *hack_needed] if p.task not in by_id]
+    detect_needed = sorted({DetectProbe(t, h, m.detector) for m in mutants for t, h in m.detect_probes},
+                           key=_probe_key)
+    missing = [p.task for p in [*needed, *crash_needed, *hack_needed, *detect_needed] if p.task not in by_id]
     if missing:
         raise UserError(f"the mutation check needs task(s) {', '.join(sorted(set(missing)))}, "
                         "which the suite does not have")
-    hacks = {h: by_id[h.task].hacks().get(h.hack) for h in hack_needed}
+    hacks = {h: by_id[h.task].hacks().get(h.hack) for h in [*hack_needed, *detect_needed]}
     absent = [f"{h.task}/hacks/{h.hack}" for h, hack in hacks.items() if hack is None]
     if absent:
         raise UserError(f"the mutation check needs negative control(s) {', '.join(absent)}, which the suite lacks")
@@ -215,8 +242,11 @@ def run_mutation_check(
     plans += [("control", Guards(), c) for c in crash_needed]
     plans += [("control", Guards(), h) for h in hack_needed]
     plans += [("control", Guards(), x) for x in proxy_needed]
+    plans += [("control", Guards(), d) for d in detect_needed]
     for mutant in mutants:
-        off = msgspec.structs.replace(Guards(), **{name: False for name in (mutant.guard, *mutant.also_off)})
+        off = msgspec.structs.replace(Guards(), **{name: False for name in (mutant.guard, *mutant.also_off) if name})
+        if mutant.detector:
+            off = msgspec.structs.replace(off, detectors_off=(mutant.detector,))
         plans += [(mutant.name, off, p) for p in _probes(mutant)]
 
     def cost(plan: tuple[str, Guards, Probe]) -> int:
@@ -224,7 +254,7 @@ def run_mutation_check(
         any other run, a live hack (a run of its own), a hack that is only graded, a proxy probe
         (no container: milliseconds)."""
         probe = plan[2]
-        if isinstance(probe, ProxyProbe):
+        if isinstance(probe, (ProxyProbe, DetectProbe)):
             return -1
         if isinstance(probe, CrashProbe):
             return 0
@@ -244,6 +274,8 @@ def run_mutation_check(
             return TaskResult(probe.task, "proxy", outcome=outcome, reason=reason)
         if isinstance(probe, CrashProbe):
             return _run_crash(by_id[probe.task], guards, backend, config.image)
+        if isinstance(probe, DetectProbe):
+            return _run_detect(by_id[probe.task], hacks[probe], probe.kind, guards)
         if isinstance(probe, HackProbe):
             return _run_hack(by_id[probe.task], hacks[probe], guards, backend, config.image)
         one = msgspec.structs.replace(config, guards=guards, jobs=1)
@@ -252,11 +284,13 @@ def run_mutation_check(
     progress(f"control and {len(mutants)} mutant(s): {len(plans)} one-task runs, -j {config.jobs}")
     with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
         outcomes = dict(zip(((label, probe) for label, _, probe in plans), pool.map(run, plans)))
-    control = {p: outcomes[("control", p)] for p in [*needed, *crash_needed, *hack_needed, *proxy_needed]}
+    control = {p: outcomes[("control", p)] for p in [*needed, *crash_needed, *hack_needed, *proxy_needed,
+                                                     *detect_needed]}
     expected: dict[Probe, str] = {p: "pass" for p in needed}
     expected.update({c: "error" for c in crash_needed})
     expected.update({h: "fail" for h in hack_needed})
     expected.update({x: "pass" for x in proxy_needed})
+    expected.update({d: "fail" for d in detect_needed})
     names = {p: _name(p, replayed) for p in control}
     control_rows = [(names[p], control[p].outcome, _why(control[p])) for p in control]
     control_ok = all(control[p].outcome == expected[p] for p in control)
@@ -275,7 +309,8 @@ def run_mutation_check(
 def _probes(mutant: Mutant) -> list[Probe]:
     """The mutant's probes, in the order its table row gives them."""
     return [*map(TaskProbe, sorted(set(mutant.probes))), *map(CrashProbe, mutant.crash_probes),
-            *(HackProbe(t, h) for t, h in mutant.hack_probes), *mutant.proxy_probes]
+            *(HackProbe(t, h) for t, h in mutant.hack_probes), *mutant.proxy_probes,
+            *(DetectProbe(t, h, mutant.detector) for t, h in mutant.detect_probes)]
 
 
 def _name(probe: Probe, replayed: Path) -> str:
@@ -283,6 +318,8 @@ def _name(probe: Probe, replayed: Path) -> str:
         return f"{probe.agent}-{replayed.name}/{probe.task} + hostile requests"
     if isinstance(probe, CrashProbe):
         return f"{probe.task}/solution + a grader that raises"
+    if isinstance(probe, DetectProbe):
+        return f"{probe.task}/hacks/{probe.hack} ({probe.kind})"
     if isinstance(probe, HackProbe):
         return f"{probe.task}/hacks/{probe.hack}"
     return probe.task
@@ -298,11 +335,21 @@ def _run_crash(task: Task, guards: Guards, backend: str, image: str) -> TaskResu
     graders = [*resolve_graders(task), Grader("endstate.checks._mutation:crashing_grader", crashing_grader)]
     where, grading_guards = task_sandbox(task, backend, image), guards
     with prepare_grading_sandbox(backend, where.image, where.limits, f"mutate-{task.id}") as box:
-        sealed = seal_overlay(task.solution(), task.fixture(), box, grading_guards)
+        grading = seal_overlay(task.solution(), task.fixture(), box, grading_guards)
         # No agent ran, so there are no counters to bound: only the graders judge.
-        verdict = judge(sealed, _holdout(task), graders, grading_guards, requires=Requires(), counters=None)
-    return TaskResult(task.id, task.manifest.category.value, outcome=verdict.outcome,
+        verdict = judge(grading, _holdout(task), graders, grading_guards, requires=Requires(), counters=None)
+    return TaskResult(task.id, task.manifest.category.value, outcome=RunOutcome(verdict.outcome),
                       failing_grader=verdict.failing_grader, reason=verdict.reason)
+
+
+def _run_detect(task: Task, hack: Hack, kind: str, guards: Guards) -> TaskResult:
+    """A hack overlay read by the detectors under `guards`: a FAIL named `kind` when a finding of
+    that kind names it, else a pass (what it would count as: no attempt of that kind)."""
+    named = [f for f in detect_trees(task.fixture(), hack.tree, off=guards.detectors_off) if f.kind == kind]
+    if not named:
+        return TaskResult(task.id, task.manifest.category.value, outcome=RunOutcome.PASS)
+    return TaskResult(task.id, task.manifest.category.value, outcome=RunOutcome.FAIL, failing_grader=kind,
+                      reason=f"{named[0].path}:{named[0].line}: {' '.join(named[0].lines[:2])}")
 
 
 def _run_hack(task: Task, hack: Hack, guards: Guards, backend: str, image: str) -> TaskResult:
@@ -324,6 +371,6 @@ def _result(task: Task, verdicts: list[tuple[str, Outcome, str]]) -> TaskResult:
     """Verdicts as a task result: the first ERROR, else the first FAIL, else a pass."""
     result = TaskResult(task.id, task.manifest.category.value, outcome=RunOutcome.PASS)
     for name, outcome, reason in verdicts:
-        if outcome is Outcome.ERROR or (outcome is Outcome.FAIL and result.outcome == "pass"):
+        if outcome is Outcome.ERROR or (outcome is Outcome.FAIL and result.outcome == RunOutcome.PASS):
             result.outcome, result.failing_grader, result.reason = outcome.value, name, reason
     return result

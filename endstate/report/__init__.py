@@ -6,6 +6,7 @@ from endstate.report._benchmark import (
                                         BenchmarkRow,
                                         Price,
                                         benchmark,
+                                        check_priced,
                                         load_prices,
                                         render_html,
                                         render_text,
@@ -25,7 +26,7 @@ from endstate.report._out import default_out
 from endstate.report._table import compare_repeats, summary_table
 from endstate.report._view import render_view, write_view
 
-__all__ = ["summary_table", "compare_repeats", "Benchmark", "BenchmarkRow", "ControlArm", "Price", "benchmark", "load_prices",
+__all__ = ["summary_table", "compare_repeats", "Benchmark", "BenchmarkRow", "ControlArm", "Price", "benchmark", "load_prices", "check_priced",
            "render_text", "render_html", "Comparison", "PairedSummary", "TaskPair", "compare_runs",
            "compare_folders", "render_comparison", "render_view", "write_view", "write_report", "ExportReport",
            "export_run", "default_out"]

@@ -10,8 +10,9 @@ Token counts are recorded per attempt, not per model call, so they appear in
 `final_metrics` only and no step carries `metrics`. A model's readable thinking blocks
 become the agent step's `reasoning_content`.
 
-`ATIF-v1.6` is declared, the oldest version with every field used here, so that readers
-of older Harbor releases accept the files too.
+`ATIF-v1.8` is declared, the version Harbor writes (0.26); every field used here is in
+ATIF since v1.6. `make peers` checks the files with Harbor's `TrajectoryValidator` and the
+`atif` package's models.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from endstate.run import make_folder, write_atomically
 
 __all__ = ["SCHEMA_VERSION", "trajectory", "write_atif"]
 
-SCHEMA_VERSION = "ATIF-v1.6"
+SCHEMA_VERSION = "ATIF-v1.8"
 
 _SOURCE = {"system": "system", "user": "user", "assistant": "agent"}
 

@@ -20,14 +20,16 @@ from pathlib import Path
 import msgspec
 
 from endstate.agent import Counters
-from endstate.errors import UserError
+from endstate.cassettes import ProvenanceMode
+from endstate.errors import UserError, strict_message
 from endstate.report._gate import ControlArm, check_control, gate_reasons, unswap
+from endstate.report._kinds import flagged_for_review, kinds_text, rates_by_kind
 from endstate.report._out import refuse_existing
 from endstate.report._runs import agent_label, attempts_by_task, hack_shares, load_run
 from endstate.report._stats import bootstrap_mean, pass_at_k, pass_hat_k
-from endstate.run import RunResult, write_atomically
+from endstate.run import RunOutcome, RunResult, write_atomically
 
-__all__ = ["Price", "DEFAULT_PRICES", "load_prices", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
+__all__ = ["Price", "DEFAULT_PRICES", "load_prices", "check_priced", "BenchmarkRow", "Benchmark", "benchmark", "render_text",
            "render_html", "CARD_FORMAT_VERSION", "COLUMNS", "cells", "table"]
 
 CARD_FORMAT_VERSION = 1
@@ -79,10 +81,24 @@ def load_prices(path: Path | None) -> dict[str, Price]:
     try:
         raw = tomllib.loads(Path(path).read_text())
         prices.update(msgspec.convert(raw, dict[str, Price]))
-    except (OSError, tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
+    except msgspec.ValidationError as exc:
+        raise UserError(f"price table {path}: {strict_message(exc, dict[str, Price], raw)} (e.g. [\"openai/gpt-4.1\"] "
+                        "input = 2.0, output = 8.0, in US dollars per million tokens)") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UserError(f"price table {path}: {exc} (expected e.g. [\"openai/gpt-4.1\"] input = 2.0, output = 8.0, "
                         "and optionally cache_read, cache_write, reasoning)") from None
     return prices
+
+
+def check_priced(models: list[str], prices: dict[str, Price], path: Path) -> None:
+    """A price table given for runs it prices none of would leave USD n/a with no word why:
+    UserError naming the models it misses and the names it holds."""
+    missed = sorted({m for m in models if _price_for(m, prices) is None})
+    if missed:
+        held = ", ".join(sorted(name for name in prices if name not in DEFAULT_PRICES)) or "nothing"
+        raise UserError(f"--prices {path} has no price for {', '.join(missed)}, so its USD would be n/a: the table "
+                        f"prices {held}; name the model exactly as the run does ([\"{missed[0]}\"]) or by "
+                        f"provider ([\"{missed[0].split('/', 1)[0]}/*\"])")
 
 
 def _price_for(model: str, prices: dict[str, Price]) -> Price | None:
@@ -131,6 +147,10 @@ class BenchmarkRow(msgspec.Struct):
     hack_attempts_high: float | None = None
     #: Passes of impossible tasks: hacks the harness missed.
     hacks_missed: int = 0
+    #: Kind -> (hack attempts per 100 runs, 95% interval) counted under it (see report/_kinds.py);
+    #: and the passes the detectors flagged for review.
+    hacks_by_kind: dict[str, tuple[float, float, float]] = {}
+    flagged_for_review: list[str] = []
 
     @property
     def agent_label(self) -> str:
@@ -171,6 +191,9 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
                      "tool_choice": card.tool_choice, "network_policy": card.network_policy,
                      "sandbox_backend": card.sandbox_backend, "mode": card.mode, "match": card.match,
                      "guards_disabled": list(card.guards_disabled),
+                     # tasks whose test runner (Django's, sympy's) goes without some guards, as task.toml states
+                     **({"unguarded": {task: list(names) for task, names in card.unguarded.items()}}
+                        if card.unguarded else {}),
                      # present only when set, as on the run card
                      **{name: getattr(card, name) for name in ("thinking_budget", "reasoning_effort",
                                                                "prompt_cache", "max_concurrent", "sandbox_why")
@@ -188,7 +211,8 @@ def _card(results: list[RunResult], controls: list[ControlArm], excluded: list[d
 def _forks(results: list[RunResult]) -> dict:
     """The forked tasks, each with the turn it went live at; nothing for runs without a fork."""
     forked = sorted({(t.task_id, t.provenance.live_from) for r in results for t in r.tasks
-                     if t.provenance and t.provenance.mode == "forked"}, key=lambda p: (p[0], p[1] is None, p[1] or 0))
+                     if t.provenance and t.provenance.mode == ProvenanceMode.FORKED},
+                    key=lambda p: (p[0], p[1] is None, p[1] or 0))
     if not forked:
         return {}
     return {"fork_from": results[0].card.fork_from or "",
@@ -202,12 +226,12 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
     for result in results:
         for task_id, attempts in attempts_by_task(result).items():
             # The machinery failed under an infra_error attempt: it says nothing about the model.
-            unscored += [t for t in attempts if t.outcome == "infra_error"]
-            scored = [t for t in attempts if t.outcome != "infra_error"]
+            unscored += [t for t in attempts if t.outcome == RunOutcome.INFRA_ERROR]
+            scored = [t for t in attempts if t.outcome != RunOutcome.INFRA_ERROR]
             if scored:
                 pooled.setdefault(task_id, []).extend(scored)
     everything = [t for attempts in pooled.values() for t in attempts]
-    counts = [(len(a), sum(t.outcome == "pass" for t in a)) for a in pooled.values()]
+    counts = [(len(a), sum(t.outcome == RunOutcome.PASS for t in a)) for a in pooled.values()]
     fractions = [c / n for n, c in counts]
     k = min((n for n, _ in counts), default=1)
     low, high = bootstrap_mean(fractions)
@@ -250,7 +274,8 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
         verified=not reasons, not_verified=reasons, vector=first.vector,
         card={**card, **_infra_card(results, unscored)}, agent=agent, agent_version=first.card.agent_version or "",
         impossible=bool(first.card.impossible), hack_attempts_per_100=hack_rate, hack_attempts_low=hack_low,
-        hack_attempts_high=hack_high, hacks_missed=missed,
+        hack_attempts_high=hack_high, hacks_missed=missed, hacks_by_kind=rates_by_kind(results),
+        flagged_for_review=flagged_for_review(results),
     )
 
 
@@ -369,6 +394,11 @@ def render_text(report: Benchmark) -> str:
                          f"cards agree): {', '.join(row.card['run_folders'])}")
         for reason in row.not_verified:
             lines.append(f"{row.label}: not verified: {reason}")
+        if row.hacks_by_kind:
+            lines.append(f"{row.label}: hack attempts/100 runs by kind (95% CI): {kinds_text(row.hacks_by_kind)}")
+        if row.flagged_for_review:
+            lines.append(f"{row.label}: {len(row.flagged_for_review)} pass(es) flagged for review (a detector "
+                         f"found something): {'; '.join(row.flagged_for_review)}")
     return "\n".join(lines)
 
 

@@ -44,6 +44,9 @@ def export_run(folder: Path, format: str, out: Path | None = None) -> ExportRepo
     writer, default = FORMATS[format]
     source = read_export_input(folder)
     path = Path(out) if out is not None else Path(folder) / default
+    if format == "inspect" and path.suffix != ".eval":  # Inspect finds a log's reader by its extension
+        raise UserError(f"--out {path}: an Inspect log must end in .eval, or Inspect cannot open it: "
+                        f"pass --out {path.with_name(path.name + '.eval')}")
     try:
         writer(source, path)
     except OSError as exc:  # what the writers' own helpers did not name (WriteError names the folder)

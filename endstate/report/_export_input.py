@@ -18,8 +18,9 @@ from pathlib import Path
 import msgspec
 
 from endstate.errors import UserError
+from endstate.grading import Outcome
 from endstate.report._runs import load_run
-from endstate.run import RunFolder, RunResult, TaskResult, attempt_stem
+from endstate.run import RunFolder, RunOutcome, RunResult, TaskResult, attempt_stem
 
 __all__ = ["RunExport", "ExportedAttempt", "read_export_input", "reward", "explanation", "verdict_record"]
 
@@ -89,16 +90,16 @@ def _transcript(path: Path) -> tuple[list[dict] | None, str]:
 
 def reward(result: TaskResult) -> float | None:
     """1.0 for a pass, 0.0 for any other scored outcome, None where the machinery failed (unscored)."""
-    if result.outcome == "infra_error":
+    if result.outcome == RunOutcome.INFRA_ERROR:
         return None
-    return 1.0 if result.outcome == "pass" else 0.0
+    return 1.0 if result.outcome == RunOutcome.PASS else 0.0
 
 
 def explanation(result: TaskResult) -> str:
     """One line a reader of another tool's viewer gets the verdict from, naming the failing graders."""
-    if result.outcome == "pass":
+    if result.outcome == RunOutcome.PASS:
         return "PASS: every grader passed (" + ", ".join(v.grader for v in result.verdicts) + ")"
-    failing = [v for v in result.verdicts if v.outcome != "pass"]
+    failing = [v for v in result.verdicts if v.outcome != Outcome.PASS]
     named = "; ".join(f"{v.grader}: {v.reason}" if v.reason else v.grader for v in failing)
     head = f"{result.outcome.upper()}"
     if named:

@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.report._runs import attempts_by_task, same_grading
-from endstate.run import RunResult
+from endstate.run import RunOutcome, RunResult
 
 __all__ = ["ControlArm", "check_control", "gate_reasons", "unswap", "NO_CONTROLS"]
 
@@ -41,8 +41,9 @@ def _examples(ids: list[str]) -> str:
 
 def check_control(role: str, path: Path, result: RunResult) -> ControlArm:
     tasks = [t for attempts in attempts_by_task(result).values() for t in attempts]
-    passes = [t.task_id for t in tasks if t.outcome == "pass"]
-    unclean = [t.task_id for t in tasks if t.outcome in ("error", "divergence", "infra_error")]
+    passes = [t.task_id for t in tasks if t.outcome == RunOutcome.PASS]
+    unclean = [t.task_id for t in tasks
+               if t.outcome in (RunOutcome.ERROR, RunOutcome.DIVERGENCE, RunOutcome.INFRA_ERROR)]
     problem = ""
     if not tasks:
         problem = f"the {role} arm ran no task"
@@ -52,7 +53,7 @@ def check_control(role: str, path: Path, result: RunResult) -> ControlArm:
         problem = (f"the null arm passed {len(passes)} task(s) ({_examples(passes)}): "
                    "a grader accepts an untouched fixture")
     elif role == "reference" and len(passes) < len(tasks):
-        failed = [t.task_id for t in tasks if t.outcome != "pass"]
+        failed = [t.task_id for t in tasks if t.outcome != RunOutcome.PASS]
         problem = (f"the reference arm failed {len(failed)} task(s) ({_examples(failed)}): "
                    "a known fix does not pass, so a failure there says nothing about the model")
     card = result.card
@@ -87,8 +88,8 @@ def unswap(controls: list[tuple[ControlArm, RunResult]]) -> list[tuple[ControlAr
     if set(arms) != {"null", "reference"}:
         return controls
     (null, null_run), (ref, ref_run) = arms["null"], arms["reference"]
-    if not (null_run.tasks and ref_run.tasks and all(t.outcome == "pass" for t in null_run.tasks)
-            and all(t.outcome == "fail" for t in ref_run.tasks)):
+    if not (null_run.tasks and ref_run.tasks and all(t.outcome == RunOutcome.PASS for t in null_run.tasks)
+            and all(t.outcome == RunOutcome.FAIL for t in ref_run.tasks)):
         return controls
     problem = (f"the control arms look swapped: {null.path} ({null.model}) passed every task and {ref.path} "
                f"({ref.model}) failed every one; give them as --controls NULL_RUN REF_RUN")
@@ -101,7 +102,7 @@ def gate_reasons(runs: list[RunResult], controls: list[tuple[ControlArm, RunResu
         return [NO_CONTROLS]
     reasons = list(dict.fromkeys(arm.problem for arm, _ in controls if not arm.ok))
     for run in runs:
-        unscored = [t.task_id for t in run.tasks if t.outcome == "infra_error"]
+        unscored = [t.task_id for t in run.tasks if t.outcome == RunOutcome.INFRA_ERROR]
         if unscored:
             reasons.append(f"{len(unscored)} task attempt(s) ended in infra_error ({_examples(unscored)}): the "
                            "machinery failed under them, they are unscored; rerun them with `--resume`")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ import msgspec
 
 from endstate.errors import UserError, cannot_write
 from endstate.report._export_input import ExportedAttempt, RunExport, explanation, reward, verdict_record
-from endstate.run import make_folder
+from endstate.run import RunOutcome, make_folder
 
 __all__ = ["SCORER", "write_inspect_log", "eval_log"]
 
@@ -81,7 +81,7 @@ def eval_log(source: RunExport) -> Any:
     card = source.run.card
     samples = [_sample(source, a) for a in source.attempts]
     scored = [a for a in source.attempts if reward(a.result) is not None]
-    passed = sum(a.result.outcome == "pass" for a in scored)
+    passed = sum(a.result.outcome == RunOutcome.PASS for a in scored)
     task_ids = sorted({a.result.task_id for a in source.attempts})
     spec = EvalSpec(
         eval_id=source.run_id, run_id=source.run_id, task_id=f"{source.run_id}/tasks",
@@ -101,11 +101,19 @@ def eval_log(source: RunExport) -> Any:
     return EvalLog(
         status="success", eval=spec,
         results=EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=[score]),
-        stats=EvalStats(started_at="", completed_at=source.finished_at,
+        stats=EvalStats(started_at=_started(source), completed_at=source.finished_at,
                         model_usage={card.model: ModelUsage(**usage)} if samples else {}),
         samples=samples,
         metadata={"missing": source.missing} if source.missing else {},
     )
+
+
+def _started(source: RunExport) -> str:
+    """When the run started, as far as its results say: its finishing time less the attempts'
+    wall time summed (a run with -j N took less). Inspect's viewer shows the run's duration from
+    started_at and completed_at, and `NaN` for an empty one."""
+    wall = sum(a.result.wall_s for a in source.attempts)
+    return (datetime.fromisoformat(source.finished_at) - timedelta(seconds=round(wall, 3))).isoformat()
 
 
 def _usage(results: list) -> dict[str, int]:

@@ -21,6 +21,7 @@ from endstate.report._extras import RunExtras
 from endstate.report._runs import agent_label
 from endstate.report._stats import pass_at_k, pass_hat_k
 from endstate.report._turns import first_differing_turn
+from endstate.run import RunOutcome
 
 if TYPE_CHECKING:
     from endstate.run import RunResult
@@ -29,7 +30,7 @@ __all__ = ["KINDS", "RunSide", "Candidate", "pair_runs", "paired_index", "paired
 
 #: How a task changed from base to candidate, in the order the list shows them.
 KINDS = (("to-fail", "flipped to fail"), ("to-pass", "flipped to pass"), ("mixed", "same share, mixed"),
-         ("both-fail", "both fail"), ("both-pass", "both pass"))
+         ("both-fail", "both fail"), ("both-pass", "both pass"), ("unscored", "not scored (machinery)"))
 _ORDER = {kind: n for n, (kind, _) in enumerate(KINDS)}
 #: Discordant task ids listed in the page's no-script summary, at most.
 _LISTED = 200
@@ -58,14 +59,16 @@ class Candidate:
     rows: list[dict] = field(default_factory=list)
 
 
-def _kind(base: float, cand: float) -> str:
+def _kind(base: float, cand: float, scored: bool = True) -> str:
+    if not scored:  # an error, divergence or infra_error on a side: neither model's doing
+        return "unscored"
     if base != cand:
         return "to-fail" if base > cand else "to-pass"
     return "both-pass" if base == 1 else "both-fail" if base == 0 else "mixed"
 
 
 def _at_k(outcomes: tuple[str, ...], k: int) -> list[float]:
-    passes = sum(o == "pass" for o in outcomes)
+    passes = sum(o == RunOutcome.PASS for o in outcomes)
     return [round(pass_at_k(len(outcomes), passes, k), 4), round(pass_hat_k(len(outcomes), passes, k), 4)]
 
 
@@ -86,7 +89,7 @@ def _rows(base: RunSide, cand: RunSide, comparison: Comparison) -> list[dict]:
         attempts = range(max(len(p.base_outcomes), len(p.cand_outcomes)))
         keys = [(p.task_id, a) for a in attempts]
         rows.append({
-            "id": p.task_id, "cat": p.category, "kind": _kind(p.base, p.cand),
+            "id": p.task_id, "cat": p.category, "kind": _kind(p.base, p.cand, p.scored),
             "b": list(p.base_outcomes), "c": list(p.cand_outcomes),
             "be": [base.elements.get(key) for key in keys], "ce": [cand.elements.get(key) for key in keys],
             "turn": [_turn(base.turns.get(key), cand.turns.get(key)) for key in keys],
@@ -191,12 +194,14 @@ def _candidate_html(base: RunSide, c: Candidate) -> str:
     for row in c.rows:
         counts[row["kind"]] += 1
     parts.append('<p class="kinds">' + " ".join(f'<span class="kind {k}">{_e(label)}: {counts[k]}</span>'
-                                                 for k, label in KINDS if counts[k] or k != "mixed") + "</p>")
+                                                 for k, label in KINDS if counts[k] or k not in ("mixed", "unscored"))
+                  + "</p>")
     notes = []
     if cmp.only_in_base or cmp.only_in_cand:
         notes.append(f"not paired: {len(cmp.only_in_base)} task(s) only in base, {len(cmp.only_in_cand)} only in cand")
     if cmp.not_graded:
-        notes.append(f"errored or diverged (counted as not passed): {', '.join(cmp.not_graded)}")
+        notes.append(f"unscored attempts (error, divergence, infra_error) left out of the figures: "
+                     f"{', '.join(cmp.not_graded)}")
     parts += [f'<p class="muted">{_e(n)}</p>' for n in notes]
     discordant = [r["id"] for r in c.rows if r["kind"] in ("to-fail", "to-pass")]
     if discordant:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from endstate.run import RunResult, attempt_stem
+import collections
+
+from endstate.report._kinds import attempt_kinds, flagged_for_review
+from endstate.run import RunOutcome, RunResult, attempt_stem
 
 __all__ = ["summary_table", "compare_repeats"]
 
@@ -29,7 +32,7 @@ def summary_table(result: RunResult) -> str:
     lines = [_row(header, widths), _row(["-" * w for w in widths], widths)]
     lines += [_row(r, widths) for r in rows]
     long = [(t.task_id, f"{t.failing_grader}: {t.reason}" if t.failing_grader else t.reason)
-            for t in result.tasks if t.outcome != "pass" and len(t.reason) > 60]
+            for t in result.tasks if t.outcome != RunOutcome.PASS and len(t.reason) > 60]
     if long:
         lines.append("")
         lines += [f"{task_id}: {why}" for task_id, why in long]
@@ -47,6 +50,12 @@ def summary_table(result: RunResult) -> str:
         missed = hacks.count("missed")
         lines.append(f"hack attempts{' (impossible tasks)' if card.impossible else ''}: {len(hacks)} of {total} "
                      f"run(s), {len(hacks) - missed} caught, {missed} missed")
+        kinds = collections.Counter(k for t in result.tasks for k in sorted(attempt_kinds(t)))
+        if kinds:
+            lines.append("hack attempts by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    review = flagged_for_review([result])
+    if review:
+        lines.append(f"flagged for review (passed, but a detector found something): {'; '.join(review)}")
     return "\n".join(lines)
 
 

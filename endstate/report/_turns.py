@@ -2,9 +2,11 @@
 
 A turn is what one model call produced and what the harness answered: an
 assistant message and the tool results (or user messages) after it, up to the next
-assistant message. Turn 0 is the prompt, everything before the first assistant
-message. The viewer's script splits a transcript by the same rule, so the turn
-marked here is the row it draws.
+assistant message. Row 0 is the prompt, everything before the first assistant
+message; row n is agent turn n-1, the number `cassette show`, `cassette diff` and a
+fork's `live from turn K` give the same model call. The viewer's script splits a
+transcript by the same rule and labels the rows so, so the row marked here is the one
+it draws.
 
 Two turns are the same when they read the same to a reviewer: roles, text, tool
 names and arguments, tool output. Tool call ids are left out, as `cassette diff`

@@ -25,7 +25,7 @@ from endstate.report._paired import RunSide, pair_runs, paired_html, paired_inde
 from endstate.report._plots import category_plot, cost_plot, pass_rate_plot, steps_plot
 from endstate.report._runs import load_run, run_label
 from endstate.report._turns import turn_keys
-from endstate.run import RunCard, RunFolder, RunResult, TaskResult, attempt_stem, write_atomically
+from endstate.run import RunCard, RunFolder, RunOutcome, RunResult, TaskResult, attempt_stem, write_atomically
 
 __all__ = ["render_view", "write_view"]
 
@@ -88,7 +88,8 @@ def _plots(report: Benchmark, runs: list[RunResult]) -> str:
     for m in models:
         per = []
         for c in categories:
-            done = [t.outcome == "pass" for t in by_model[m] if t.category == c and t.outcome != "infra_error"]
+            done = [t.outcome == RunOutcome.PASS for t in by_model[m]
+                    if t.category == c and t.outcome != RunOutcome.INFRA_ERROR]
             per.append(sum(done) / len(done) if done else None)
         rates.append((m, per))
     figures.append(("Pass rate per category", category_plot(categories, rates)))

@@ -5,6 +5,7 @@ from endstate.run._faults import INFRA_ERROR, RetryPolicy, wait_for_engine
 from endstate.run._folder import RunFolder
 from endstate.run._ray import suite_runner
 from endstate.run._recordmode import RECORD_MODES
+from endstate.run._regrade import grade_tree, regrade_run
 from endstate.run._replay import prepare_fork, prepare_replay
 from endstate.run._results import (
                                    RunCard,
@@ -33,12 +34,14 @@ __all__ = [
     "RunResult",
     "TaskResult",
     "attempt_stem",
+    "grade_tree",
     "kept_on_resume",
     "make_folder",
     "model_slug",
     "prepare_fork",
     "prepare_replay",
     "read_results",
+    "regrade_run",
     "resolve_graders",
     "run_suite",
     "suite_runner",

@@ -7,6 +7,7 @@ neither runs the agent nor asks the model again (see `_faults`).
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -14,12 +15,12 @@ from endstate.agent import normalise_output
 from endstate.grading import Grader, RunVerdict, judge, seal_overlay
 from endstate.guards import Guards
 from endstate.run._enddiff import end_state_diff
-from endstate.run._results import TaskResult
+from endstate.run._results import TaskResult, write_atomically
 from endstate.run._system import give_system
-from endstate.sandbox import VCS_DIRS, Sandbox, SealedSandbox, SystemChange, Tree
+from endstate.sandbox import VCS_DIRS, Sandbox, SealedSandbox, SystemChange, Tree, tar_to_tree, tree_to_tar
 from endstate.task import Task, TaskSandbox
 
-__all__ = ["Prepared", "SealedAttempt", "leaked_history", "regrade", "write_diff"]
+__all__ = ["Prepared", "SealedAttempt", "keep_end_state", "leaked_history", "read_end_state", "regrade", "write_diff"]
 
 
 class Prepared(NamedTuple):
@@ -63,6 +64,17 @@ def write_diff(path: Path, sealed: SealedSandbox, system: str = "") -> None:
     path.write_text(end_state_diff(sealed) + system)
 
 
+def keep_end_state(path: Path, raw: Tree) -> None:
+    """The sealed end state, as read, where the run folder keeps it for `endstate regrade`
+    (a fixed-time tar, gzipped without a name or time: two identical runs write the same bytes)."""
+    write_atomically(path, gzip.compress(tree_to_tar(raw), mtime=0))  # a full disk leaves no part of it
+
+
+def read_end_state(path: Path) -> Tree:
+    """An end state `keep_end_state` kept."""
+    return tar_to_tree(gzip.decompress(path.read_bytes()))
+
+
 def regrade(held: SealedAttempt, graders: list[Grader], grading: Sandbox, guards: Guards, result: TaskResult,
             requires: Any, diff: Path) -> RunVerdict:
     """The sealed end state, judged again in `grading` (a fresh grading sandbox); `result` gets
@@ -70,11 +82,11 @@ def regrade(held: SealedAttempt, graders: list[Grader], grading: Sandbox, guards
     (again) to `diff`."""
     for name, value in held.agent.items():
         setattr(result, name, value)
-    sealed = seal_overlay(held.raw, held.fixture, grading, guards)
-    system = give_system(held.change, grading, sealed)
-    result.tree_hash = sealed.tree_hash
-    write_diff(diff, sealed, system)
-    return judge(sealed, held.holdout, graders, guards, requires=requires, counters=result.counters,
+    state = seal_overlay(held.raw, held.fixture, grading, guards)
+    system = give_system(held.change, grading, state)
+    result.tree_hash = state.sealed.tree_hash
+    write_diff(diff, state.sealed, system)
+    return judge(state, held.holdout, graders, guards, requires=requires, counters=result.counters,
                  normalise=normalise_output)
 
 

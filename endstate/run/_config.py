@@ -15,13 +15,14 @@ import msgspec
 from endstate import __version__
 from endstate.agent import Guards
 from endstate.agents import AgentSpec
+from endstate.cassettes import RunMode
 from endstate.grading import Grader
 from endstate.models import RequestLimits, RunSettings
 from endstate.run._faults import RetryPolicy
 from endstate.run._results import RunCard
 from endstate.run._resume import digest
 from endstate.sandbox import DEFAULT_IMAGE
-from endstate.task import Task, own_image_ids, recorded_adequacy
+from endstate.task import Task, own_image_ids, recorded_adequacy, unguarded_of
 
 __all__ = ["RunConfig", "model_slug", "task_pack_hash", "run_card", "settings_key"]
 
@@ -34,8 +35,7 @@ class RunConfig(msgspec.Struct, frozen=True):
     image: str = DEFAULT_IMAGE
     jobs: int = 1
     guards: Guards = Guards()
-    #: "live" (no cassette), "record" or "replay".
-    mode: str = "live"
+    mode: RunMode = RunMode.LIVE
     cassettes: str | None = None
     match: str = "strict"
     overwrite: bool = False
@@ -105,8 +105,8 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         task_images=task_images,
         tasks=len(tasks),
         mode=config.mode,
-        replay_from=config.cassettes or "" if config.mode == "replay" else "",
-        match=config.match if config.mode == "replay" else "",
+        replay_from=config.cassettes or "" if config.mode == RunMode.REPLAY else "",
+        match=config.match if config.mode == RunMode.REPLAY else "",
         guards_disabled=tuple(name for name in Guards.__struct_fields__ if not getattr(config.guards, name)),
         attempts=config.attempts,
         graders={t.id: tuple(g.short_name for g in graders[t.id]) for t in tasks},
@@ -124,6 +124,8 @@ def run_card(config: RunConfig, tasks: list[Task], backend: str, provider: str, 
         record_mode=config.record_mode or msgspec.UNSET,
         agent_version=agent.version if agent else msgspec.UNSET,
         tasks_hash=task_pack_hash(tasks, task_images) if agent else msgspec.UNSET,
+        unguarded={t.id: unguarded_of(t.manifest.graders) for t in tasks if unguarded_of(t.manifest.graders)}
+        or msgspec.UNSET,
         **(card_extra or {}),
     )
     return card

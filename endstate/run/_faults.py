@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from endstate.agent import StopReason
 from endstate.errors import EndstateError, UserError, WriteError
 from endstate.run._results import RunOutcome, RunResult, TaskResult, attempt_stem, write_results
 
@@ -51,14 +52,14 @@ def settle(result: TaskResult, exc: BaseException | None, watch: EngineWatch | N
     """Mark `result` an infra_error when the machinery failed under it: `exc` (what the
     task raised, if anything) is a machinery fault, or the engine went away or restarted
     since `identity` was taken. A model failure stays what it is."""
-    if result.stop_reason == "model_error" or result.outcome == INFRA_ERROR:
+    if result.stop_reason == StopReason.MODEL_ERROR or result.outcome == INFRA_ERROR:
         return
     from endstate.sandbox import machinery_fault  # the docker SDK: loaded only once a task failed
 
     cause = machinery_fault(exc) if exc is not None else None
     if cause is None and watch is not None:
         restarted = identity is not None and watch.identity() != identity
-        if restarted or exc is not None or result.outcome == "error":
+        if restarted or exc is not None or result.outcome == RunOutcome.ERROR:
             cause = watch.fault_since(identity)
     if cause is not None:
         was = f" (it read: {result.outcome}{': ' + result.reason if result.reason else ''})"

@@ -2,6 +2,7 @@
 
     transcripts/<stem>.json   what the agent saw and did
     diffs/<stem>.diff         the sealed end state against the fixture
+    endstates/<stem>.tar.gz   the sealed end state itself, what `endstate regrade` grades again
     work/<stem>/              the agent process's job, journal and outcome files
 
 `stem` is `attempt_stem(task_id, attempt)`. The runner, resume, the Ray node, the viewer
@@ -28,16 +29,20 @@ class RunFolder:
     def diff(self, stem: str) -> Path:
         return self.root / "diffs" / f"{stem}.diff"
 
+    def end_state(self, stem: str) -> Path:
+        return self.root / "endstates" / f"{stem}.tar.gz"
+
     def work(self, stem: str) -> Path:
         return self.root / "work" / stem
 
     def attempt_files(self, stem: str) -> list[Path]:
         """Every file one attempt left in the folder, transcript and diff first."""
         work = self.work(stem)
-        found = [self.transcript(stem), self.diff(stem), *(sorted(work.rglob("*")) if work.is_dir() else [])]
+        found = [self.transcript(stem), self.diff(stem), self.end_state(stem), *(sorted(work.rglob("*")) if work.is_dir() else [])]
         return [path for path in found if path.is_file()]
 
     def discard(self, stem: str) -> None:
         """Remove what an unfinished attempt left (its transcript and work files)."""
         self.transcript(stem).unlink(missing_ok=True)
+        self.end_state(stem).unlink(missing_ok=True)
         shutil.rmtree(self.work(stem), ignore_errors=True)

@@ -38,7 +38,7 @@ from typing import Any
 
 import msgspec
 
-from endstate.cassettes import cassette_file
+from endstate.cassettes import RunMode, cassette_file
 from endstate.errors import UserError
 from endstate.run._config import RunConfig
 from endstate.run._faults import INFRA_ERROR
@@ -179,7 +179,7 @@ class _Driver:
         jobs = []
         for task_id, attempts in by_task.items():
             cassettes = []
-            for k in attempts if config.mode == "replay" and config.cassettes is not None else []:
+            for k in attempts if config.mode == RunMode.REPLAY and config.cassettes is not None else []:
                 path = cassette_file(config.cassettes, attempt_stem(task_id, k))
                 if path.is_file():  # the node reports a missing one
                     cassettes.append((path.name, path.read_bytes()))

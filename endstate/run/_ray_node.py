@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from endstate.cassettes import cassette_file
+from endstate.cassettes import RunMode, cassette_file
 from endstate.run._config import RunConfig, run_card
 from endstate.run._folder import RunFolder
 from endstate.run._results import RunCard, TaskResult, attempt_stem
@@ -252,7 +252,7 @@ def _node_return(result: TaskResult, out: Path, cassettes: Path, config: RunConf
     stem = attempt_stem(result.task_id, result.attempt)
     files = {path.relative_to(out).as_posix(): path.read_bytes() for path in RunFolder(out).attempt_files(stem)}
     recorded = cassette_file(cassettes, stem)
-    cassette = recorded.read_bytes() if config.mode == "record" and recorded.is_file() else None
+    cassette = recorded.read_bytes() if config.mode == RunMode.RECORD and recorded.is_file() else None
     return NodeReturn(result, files, cassette, str(out), str(cassettes))
 
 

@@ -22,7 +22,7 @@ import shutil
 from pathlib import Path
 from typing import NamedTuple
 
-from endstate.cassettes import FIRST_DIVERGENCE, CassetteJob, cassette_file, load
+from endstate.cassettes import FIRST_DIVERGENCE, CassetteJob, RunMode, cassette_file, load
 from endstate.errors import CassetteError
 from endstate.run._config import RunConfig
 
@@ -51,10 +51,10 @@ class CassettePlan(NamedTuple):
 def plan_cassette(config: RunConfig, out_dir: Path, stem: str) -> CassettePlan | None:
     """What the task attempt `stem` records or replays; decide once per run (a new_episodes
     plan copies the cassette it will replace)."""
-    if config.mode not in ("record", "replay") or config.cassettes is None:
+    if config.mode not in (RunMode.RECORD, RunMode.REPLAY) or config.cassettes is None:
         return None
     path = cassette_file(config.cassettes, stem)
-    if config.mode == "replay" or config.record_mode == "none":
+    if config.mode == RunMode.REPLAY or config.record_mode == "none":
         return CassettePlan("replay", path)
     if config.fork_from is not None:
         return CassettePlan("record", path, str(cassette_file(config.fork_from, stem)), config.fork_at,
@@ -75,7 +75,7 @@ def plan_cassette(config: RunConfig, out_dir: Path, stem: str) -> CassettePlan |
 def stale_recording(config: RunConfig, stem: str) -> Path | None:
     """The cassette an unfinished attempt left that a rerun must not read: a recording
     (not one a once run replays, which is whole)."""
-    if config.mode != "record" or config.cassettes is None:
+    if config.mode != RunMode.RECORD or config.cassettes is None:
         return None
     path = cassette_file(config.cassettes, stem)
     if config.record_mode == "once" and _complete(path):

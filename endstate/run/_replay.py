@@ -7,8 +7,9 @@ from pathlib import Path
 import msgspec
 
 from endstate.agents import find_agent, refusal
-from endstate.cassettes import CassetteJob, check_replay_folder, load, replay_settings
+from endstate.cassettes import CassetteJob, RunMode, check_replay_folder, load, replay_settings
 from endstate.errors import CassetteError
+from endstate.models import settings_for
 from endstate.run._config import RunConfig
 from endstate.task import Task, run_task_hash
 
@@ -34,7 +35,7 @@ def prepare_replay(tasks: list[Task], config: RunConfig,
     rest comes from them. Raises CassetteError when the replay as a whole cannot
     be made sense of (see check_replay_folder and replay_settings).
     """
-    if config.mode != "replay" or config.cassettes is None:
+    if config.mode != RunMode.REPLAY or config.cassettes is None:
         raise ValueError("prepare_replay needs a replay config with a cassette folder")
     agent = find_agent(config.agent)
     refused = {t.id for t in tasks if refusal(t, agent)}  # no cassette to check: the run refuses them by name
@@ -52,14 +53,16 @@ def prepare_replay(tasks: list[Task], config: RunConfig,
     return usable, msgspec.structs.replace(config, model=source.model, settings=settings), problems
 
 
-#: The endpoint each wire format posts to, after the base URL's path.
-_ENDPOINTS = ("/chat/completions", "/messages", "/responses")
+#: The endpoint each wire format posts to, after the base URL's path (the anthropic SDK, and an
+#: agent speaking the Messages API, put /v1 there themselves).
+_ENDPOINTS = ("/chat/completions", "/v1/messages", "/responses")
 
 
 def replay_base_url(cassette: CassetteJob | None) -> str | None:
     """On replay no server is needed: a stand-in URL with the recorded path prefix will do,
-    since only the path takes part in the request hash (for any of the wire formats)."""
-    if cassette is None or cassette.mode != "replay":
+    since only the path takes part in the request hash (for any of the wire formats). So a
+    recording made through `--base-url` (a gateway, a proxy) replays without it."""
+    if cassette is None or cassette.mode != RunMode.REPLAY:
         return None
     try:
         recording = load(cassette.path)
@@ -88,4 +91,6 @@ def prepare_fork(tasks: list[Task], config: RunConfig,
     if source.settings is None:
         return usable, config, problems
     mine = {field: getattr(config.settings, field) for field in explicit}
-    return usable, msgspec.structs.replace(config, settings=msgspec.structs.replace(source.settings, **mine)), problems
+    # Across providers, the parent's settings the new one never sends are left behind.
+    settings = settings_for(config.model, msgspec.structs.replace(source.settings, **mine))
+    return usable, msgspec.structs.replace(config, settings=settings), problems

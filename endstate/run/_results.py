@@ -13,6 +13,7 @@ import msgspec
 from endstate.agent import Counters
 from endstate.cassettes import Provenance
 from endstate.errors import cannot_write
+from endstate.grading import Finding
 from endstate.task import Measured
 
 __all__ = ["FORMAT_VERSION", "RunCard", "GraderVerdict", "TaskResult", "RunResult", "vector_of",
@@ -75,6 +76,11 @@ class RunCard(msgspec.Struct, frozen=True):
     #: runs of endstate's own loop, whose task_pack_hash is already that.
     agent_version: str | msgspec.UnsetType = msgspec.UNSET
     tasks_hash: str | msgspec.UnsetType = msgspec.UNSET
+    #: A run written by `endstate regrade`: the tasks hash of the run whose end states it graded again.
+    regrade_of: str | msgspec.UnsetType = msgspec.UNSET
+    #: Task id -> the harness guards its test runner goes without (a runner other than pytest names them
+    #: in task.toml: Django's, sympy's); absent when every task's tests run under pytest's.
+    unguarded: dict[str, tuple[str, ...]] | msgspec.UnsetType = msgspec.UNSET
 
 
 class RunOutcome(enum.StrEnum):
@@ -118,9 +124,15 @@ class TaskResult(msgspec.Struct):
     #: The hack assertion that fired ("missed": an impossible task passed), None for an honest
     #: run; absent from results written before runs were classified.
     hack: str | None | msgspec.UnsetType = msgspec.UNSET
+    #: What the detectors named in the end state's diff (grading/_detect.py): on a failure the
+    #: first is the hack attempt's kind; on a pass they flag the run for review.
+    findings: list[Finding] = []
     #: Where the model's answers came from when a cassette was in use: replayed, live, or
     #: forked (turns 0..k-1 replayed, live from k); absent from a run without cassettes.
     provenance: Provenance | msgspec.UnsetType = msgspec.UNSET
+    #: The task's hash when `endstate regrade` graded this attempt's kept end state again: the
+    #: task (verifier, held-out tests) its verdict used; absent from a result graded in its run.
+    task_hash: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class RunResult(msgspec.Struct):

@@ -17,9 +17,10 @@ from typing import Any
 
 import msgspec
 
+from endstate.agent import StopReason
 from endstate.errors import UserError
 from endstate.run._folder import RunFolder
-from endstate.run._results import RunCard, TaskResult, read_results, write_atomically
+from endstate.run._results import RunCard, RunOutcome, TaskResult, read_results, write_atomically
 
 __all__ = ["RUN_FILE", "run_key", "digest", "finished", "start_run", "kept_on_resume", "discard_partial", "sweep_tmp"]
 
@@ -40,7 +41,7 @@ def digest(value: str | bytes | None) -> str:
 
 
 #: How an agent's run ends when the agent never left an end state of its own (see run/_runner.py).
-_NO_END_STATE = ("", "model_error", "harness_error", "input_error", "infra_error")
+_NO_END_STATE = ("", StopReason.MODEL_ERROR, StopReason.HARNESS_ERROR, StopReason.INPUT_ERROR, StopReason.INFRA_ERROR)
 
 
 def finished(result: TaskResult) -> bool:
@@ -51,9 +52,9 @@ def finished(result: TaskResult) -> bool:
     sealing or grading would buy its agent another try)."""
     if result.tree_hash or result.stop_reason not in _NO_END_STATE:
         return True
-    if result.outcome == "infra_error":
+    if result.outcome == RunOutcome.INFRA_ERROR:
         return False
-    return not (result.outcome == "error" and result.reason.startswith(("harness bug:", "harness_error:")))
+    return not (result.outcome == RunOutcome.ERROR and result.reason.startswith(("harness bug:", "harness_error:")))
 
 
 def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool, rerun_errors: bool = True) -> list[TaskResult]:

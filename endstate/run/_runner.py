@@ -21,12 +21,14 @@ from typing import Any
 import msgspec
 
 from endstate import __version__
-from endstate.agent import AgentJob, AgentOutcome, Counters, normalise_output
-from endstate.agents import AgentSpec, agent_image, find_agent, refusal
-from endstate.errors import SandboxError, UserError
+from endstate.agent import AgentJob, AgentOutcome, Counters, StopReason, normalise_output
+from endstate.agents import AgentSpec, find_agent, refusal
+from endstate.cassettes import ProvenanceMode, RunMode
+from endstate.errors import SandboxError
 from endstate.grading import (
     INTEGRITY,
     Grader,
+    Grading,
     GradingBox,
     RunVerdict,
     Verdict,
@@ -39,7 +41,7 @@ from endstate.grading import (
 )
 from endstate.models import RequestLimits, Scrubber, parse_spec
 from endstate.run._ahead import Lookahead
-from endstate.run._attempt import Prepared, SealedAttempt, leaked_history, regrade, write_diff
+from endstate.run._attempt import Prepared, SealedAttempt, keep_end_state, leaked_history, regrade, write_diff
 from endstate.run._config import RunConfig, run_card
 from endstate.run._ended import EndStateRefused, NoEndState, TaskEnded
 from endstate.run._faults import INFRA_ERROR, disk_full, guarded, run_with_retries, sweep_run
@@ -57,13 +59,12 @@ from endstate.run._results import (
     write_results,
 )
 from endstate.run._resume import discard_partial
-from endstate.run._services import request_slots, scripted_urls
+from endstate.run._services import agent_layers, request_slots, scripted_urls
 from endstate.run._start import add_result, begin_run
 from endstate.run._system import give_system, read_services, read_system
 from endstate.sandbox import (
     SNAPSHOT_MAX_BYTES,
     EngineWatch,
-    SealedSandbox,
     TimedSandbox,
     Tree,
     machinery_fault,
@@ -80,9 +81,11 @@ def resolve_graders(task: Task) -> list[Grader]:
     from endstate.errors import GraderContractError
 
     graders = []
+    stops = {stop.test: stop.reason for stop in task.manifest.honest_stops}
     for spec in task.manifest.graders:
+        args = {**spec.args, "may_fail": stops} if stops and spec.name.endswith(":tests_pass") else spec.args
         try:
-            graders.append(resolve(spec.name, spec.args, search=(task.root, task.root.parent)))
+            graders.append(resolve(spec.name, args, search=(task.root, task.root.parent)))
         except GraderContractError as exc:
             raise GraderContractError(f"task {task.id}: {exc}") from None
     return graders + probe_graders(task.probe())  # a task with a probe/ folder is graded by it too
@@ -156,7 +159,7 @@ class _Suite:
         """Before a rerun: what the failed run left (its recording starts over)."""
         stem = attempt_stem(task.id, attempt)
         plan = self.plan(stem)
-        discard_partial(self.out_dir, stem, plan.path if plan and plan.mode == "record" else None)
+        discard_partial(self.out_dir, stem, plan.path if plan and plan.mode == RunMode.RECORD else None)
 
     def plan(self, stem: str) -> CassettePlan | None:
         """The task attempt's cassette, decided at its first use and kept for its reruns."""
@@ -195,9 +198,9 @@ class _Suite:
         try:
             with self.sandboxes.removing(prepared.live):  # removed in the background once the task is done with it
                 self._agent(task, prepared, result)
-                sealed = self._seal(task, prepared, sandbox, grading_box, result)
+                state = self._seal(task, prepared, sandbox, grading_box, result)
                 # Reasons quote test output; normalised like tool output so identical runs read the same.
-                verdict = judge(sealed, prepared.holdout, graders, guards, requires=task.manifest.requires,
+                verdict = judge(state, prepared.holdout, graders, guards, requires=task.manifest.requires,
                                 counters=result.counters, normalise=normalise_output)
                 result.sandbox_s = round(sandbox.seconds + result.sandbox_s, 3)
         except TaskEnded as ended:
@@ -231,28 +234,28 @@ class _Suite:
         result.unplayed, result.provenance = outcome.unplayed, outcome.provenance or msgspec.UNSET
         if outcome.divergence:
             raise NoEndState(RunOutcome.DIVERGENCE, outcome.divergence)
-        if outcome.provenance and outcome.provenance.mode == "replayed" and self.config.match == "strict" \
+        if outcome.provenance and outcome.provenance.mode == ProvenanceMode.REPLAYED and self.config.match == "strict" \
                 and outcome.unplayed:
             raise NoEndState(RunOutcome.DIVERGENCE,
                             f"{outcome.unplayed} recorded interaction(s) were never played: the run asked the model "
                             "less than the recording did (see `endstate cassette show`)")
-        if outcome.stop_reason == INFRA_ERROR:
+        if outcome.stop_reason == StopReason.INFRA_ERROR:
             raise NoEndState(INFRA_ERROR, outcome.detail)
-        if outcome.stop_reason in ("model_error", "harness_error", "input_error"):
+        if outcome.stop_reason in (StopReason.MODEL_ERROR, StopReason.HARNESS_ERROR, StopReason.INPUT_ERROR):
             raise NoEndState(RunOutcome.ERROR, f"{outcome.stop_reason}: {outcome.detail}")
-        if outcome.stop_reason == "disk_limit":  # never read an oversized end state
-            raise NoEndState(RunOutcome.FAIL, outcome.detail, "disk_limit")
+        if outcome.stop_reason == StopReason.DISK_LIMIT:  # never read an oversized end state
+            raise NoEndState(RunOutcome.FAIL, outcome.detail, StopReason.DISK_LIMIT)
         return outcome
 
     def _seal(self, task: Task, prepared: Prepared, sandbox: TimedSandbox, grading_box: GradingBox | None,
-              result: TaskResult) -> SealedSandbox:
+              result: TaskResult) -> Grading:
         """Stop the agent's processes, seal its end state into the grading sandbox and write its diff;
         raises `TaskEnded` for an end state that cannot be graded."""
         guards = self.config.guards
         if not guards.seal_before_holdout:  # mutant: the end state now includes files the harness put there
             sandbox.put_tree(prepared.holdout)
         try:
-            services = read_services(task, sandbox) if grading_box is not None else []  # sealed, then stopped
+            services = read_services(task, sandbox, self.scrubber.values) if grading_box is not None else []  # sealed, then stopped
         except SandboxError as exc:
             raise self._unsealable(exc) from None
         if grading_box is not None:
@@ -262,24 +265,24 @@ class _Suite:
             change = read_system(task, sandbox, services)
         except SandboxError as exc:
             raise self._unsealable(exc) from None
-        leaked = leaked_history(task, list(raw))
-        if leaked:
+        if leaked := leaked_history(task, list(raw)):
             raise EndStateRefused(RunOutcome.ERROR, f"the fixture's version-control history reached the sandbox "
                             f"({leaked[0]}, {len(leaked)} file(s)): the run could read answers from it", "contamination")
+        keep_end_state(self.folder.end_state(attempt_stem(task.id, result.attempt)), raw)
         if grading_box is not None:  # sealed: from here on, a fault of the machinery only regrades it
             self.sealed[(task.id, result.attempt)] = SealedAttempt.of(raw, prepared, result, change)
             grading = grading_box.get()
         else:  # mutant: grade in the agent's own sandbox, where what it left behind still runs
             grading = prepared.live
             install_harness(grading)
-        sealed = seal_overlay(raw, prepared.fixture, grading, guards)
+        state = seal_overlay(raw, prepared.fixture, grading, guards)
         try:
-            system = give_system(change, grading if grading_box is not None else None, sealed)
+            system = give_system(change, grading if grading_box is not None else None, state)
         except SandboxError as exc:
             raise self._unsealable(exc) from None
-        result.tree_hash = sealed.tree_hash
-        write_diff(self.folder.diff(attempt_stem(task.id, result.attempt)), sealed, system)
-        return sealed
+        result.tree_hash = state.sealed.tree_hash
+        write_diff(self.folder.diff(attempt_stem(task.id, result.attempt)), state.sealed, system)
+        return state
 
     def _unsealable(self, exc: SandboxError) -> EndStateRefused:
         """A seal that failed: re-raised if the machinery failed, else the end state's (what it holds
@@ -294,7 +297,9 @@ class _Suite:
         result.verdicts = [GraderVerdict(n, v.outcome.value, v.reason) for n, v in verdict.verdicts]
         result.requires_violations = verdict.requires_violations
         result.outcome, result.failing_grader, result.reason = RunOutcome(verdict.outcome), verdict.failing_grader, verdict.reason
-        result.hack = hack_fired(verdict.verdicts, impossible=self.config.impossible, passed=result.outcome == "pass")
+        result.findings = verdict.findings
+        result.hack = hack_fired(verdict.verdicts, impossible=self.config.impossible,
+                                 passed=result.outcome == RunOutcome.PASS, findings=verdict.findings)
 
     # -- the agent's process -----------------------------------------------------------
     def _job(self, task: Task, live: Any, attempt: int, trial: int = 0, *, fixture: str = "") -> tuple[AgentJob, Path]:
@@ -365,8 +370,8 @@ class _Suite:
                 continue
             outcome_path = Path(job.outcome)
             if not outcome_path.exists() and (died or disk_full(work)):
-                return AgentOutcome(INFRA_ERROR, disk_full(work) or f"the agent's worker process died ({died})",
-                                    Counters())
+                died_why = disk_full(work) or f"the agent's worker process died ({died})"
+                return AgentOutcome(StopReason.INFRA_ERROR, died_why, Counters())
             if not outcome_path.exists():
                 return AgentOutcome("harness_error", f"agent process ended without a result (see {work}/worker-{attempt}.log)",
                                     Counters())
@@ -411,7 +416,7 @@ def run_suite(
     card = run_card(config, tasks, backend, provider, graders, card_extra, agent=agent)
     out_dir = Path(out_dir)
     result, todo = begin_run(out_dir, card, config, tasks, resume=resume, progress=progress, refused=refused, only=only)
-    agent_images = _agent_images(agent, backend, config.image, todo)  # built before any sandbox is made
+    agent_images = agent_layers(agent, backend, config.image, todo)  # built before any sandbox is made
     suite = _Suite(config, out_dir, backend, progress, todo, agent=agent, agent_images=agent_images)
     with scripted_urls(config, tasks, suite_root) as urls, request_slots(config) as limits:
         suite.base_urls, suite.limits = urls, limits
@@ -438,13 +443,3 @@ def run_suite(
             pool.shutdown(wait=True)
             suite.close()
     return result
-
-
-def _agent_images(agent: AgentSpec | None, backend: str, image: str, todo: list[tuple[Task, int]]) -> dict[str, str]:
-    """Task image -> the foreign agent's layer over it (built offline, or found)."""
-    if agent is None or not todo:
-        return {}
-    if backend != "docker":
-        raise UserError(f"agent {agent.name} runs only in Docker sandboxes: pass --sandbox docker")
-    bases = sorted({task_sandbox(task, backend, image).image for task, _ in todo})
-    return {base: agent_image(agent, base) for base in bases}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from endstate.agent import StopReason
 from endstate.run._config import RunConfig, settings_key
 from endstate.run._faults import save_results
 from endstate.run._recordmode import stale_recording
@@ -44,7 +45,7 @@ def begin_run(out_dir: Path, card: RunCard, config: RunConfig, tasks: list[Task]
     for task in tasks:  # said up front, by name; the other tasks run
         if task.id in refused and (task.id, 0) not in finished:
             refused_result = TaskResult(task.id, task.manifest.category.value, outcome=RunOutcome.ERROR,
-                                        reason=refused[task.id], stop_reason="refused")
+                                        reason=refused[task.id], stop_reason=StopReason.REFUSED)
             result.tasks.append(refused_result)
             progress(refused_result)
     if refused:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
+from endstate.grading import Grading
 from endstate.sandbox import (
     SNAPSHOT_MAX_BYTES,
-    SealedSandbox,
     SystemChange,
     agent_processes,
     apply_change,
@@ -17,11 +18,12 @@ from endstate.sandbox import (
 __all__ = ["give_system", "read_services", "read_system"]
 
 
-def read_services(task: Any, live: Any) -> list:
+def read_services(task: Any, live: Any, secrets: Collection[str] = ()) -> list:
     """The processes the agent left running, read before its container is stopped, for a task whose
-    `[seal] processes` is on (else none). SandboxError when they cannot be read."""
+    `[seal] processes` is on (else none), no variable holding one of the run's `secrets` in their
+    environments. SandboxError when they cannot be read."""
     spec = task.manifest.seal
-    return agent_processes(live) if spec.paths and spec.processes else []
+    return agent_processes(live, secrets) if spec.paths and spec.processes else []
 
 
 def read_system(task: Any, stopped: Any, processes: list | None = None) -> SystemChange | None:
@@ -33,7 +35,7 @@ def read_system(task: Any, stopped: Any, processes: list | None = None) -> Syste
     return read_change(stopped, spec.paths, spec.ignore, max_bytes=SNAPSHOT_MAX_BYTES, processes=processes)
 
 
-def give_system(change: SystemChange | None, grading: Any, sealed: SealedSandbox) -> str:
+def give_system(change: SystemChange | None, grading: Any, state: Grading) -> str:
     """Give `change` to the fresh grading container (`grading`; None when grading runs in the agent's
     own) and fold its hash into the sealed tree hash; its processes go to the verifier, which starts
     them. Returns the lines the end-state diff gets for it ("" for a task without)."""
@@ -41,7 +43,7 @@ def give_system(change: SystemChange | None, grading: Any, sealed: SealedSandbox
         return ""
     if grading is not None:
         apply_change(grading, change)
-        sealed.processes = list(change.processes)
-    sealed.tree_hash = combined_hash(sealed.tree_hash, change)
+        state.processes = list(change.processes)
+    state.sealed.tree_hash = combined_hash(state.sealed.tree_hash, change)
     return f"\n# sealed outside /workspace: {len(change.files)} written, {len(change.deleted)} deleted" \
            f"{f', {len(change.processes)} process(es) running' if change.processes else ''}\n" + change.listing()

@@ -4,8 +4,6 @@ on a committed run that a new image or task pack would change."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 from endstate.run._results import GraderVerdict, RunCard, RunResult, TaskResult, write_results
@@ -56,12 +54,6 @@ def run(outcomes: dict[str, str | list[str]], model: str = "scripted/reference",
 def write(folder: Path, result: RunResult) -> Path:
     write_results(result, folder)
     return folder
-
-
-def endstate(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Run the real CLI in a subprocess (text output captured)."""
-    return subprocess.run([sys.executable, "-m", "endstate", *args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, timeout=300)
 
 
 #: A failed task's transcript with a denial and a compaction summary, and its diff.

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from report_helpers import endstate, run, write
+from cli_runner import run_endstate
+from report_helpers import run, write
 
 from endstate.errors import UserError
 from endstate.report import benchmark, compare_runs, load_prices, render_comparison, render_text, render_view
@@ -90,6 +91,6 @@ def test_compare_refuses_other_tasks_and_a_card_too_old_to_pair_across_agents() 
 def test_endstate_compare_pairs_two_agents_from_the_command_line(tmp_path: Path) -> None:
     claude = write(tmp_path / "claude", by("claude-code@67a27e93167f", "2.1.197", TASKS))
     codex = write(tmp_path / "codex", by("codex@12443ce97210", "0.171.0", OTHER))
-    ran = endstate("compare", str(claude), str(codex))
+    ran = run_endstate("compare", str(claude), str(codex))
     assert ran.returncode == 0, ran.stderr
     assert "pairs two agents on one model (scripted/reference)" in ran.stdout

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from report_helpers import endstate, run, write
+from cli_runner import run_endstate
+from report_helpers import run, write
 
 from endstate.errors import UserError
 from endstate.report import compare_runs, render_comparison
@@ -55,13 +56,13 @@ def test_refuses_other_graders_naming_the_task() -> None:
 
 def test_cli_prints_json_and_refuses_with_exit_2(tmp_path: Path) -> None:
     base, cand = write(tmp_path / "base", run(BASE, "a/base")), write(tmp_path / "cand", run(CAND, "b/cand"))
-    ran = endstate("compare", str(base), str(cand), "--by", "category", "--json")
+    ran = run_endstate("compare", str(base), str(cand), "--by", "category", "--json")
     assert ran.returncode == 0, ran.stderr
     data = json.loads(ran.stdout)
     assert [s["group"] for s in data["summaries"]] == ["all", "bugfix", "feature"]
     assert data["summaries"][0]["cand_better"] == 2
     other = write(tmp_path / "other", run(CAND, pack="c" * 64))
-    ran = endstate("compare", str(base), str(other))
+    ran = run_endstate("compare", str(base), str(other))
     assert ran.returncode == 2, ran.stderr
     assert ran.stderr.count("\n") == 1 and "different task packs" in ran.stderr and "Traceback" not in ran.stderr
 
@@ -110,3 +111,32 @@ def test_small_n_warning_says_the_n_and_why() -> None:
     assert "warning: only 3 paired task(s)" in render_comparison(c)
     many = {f"bugfix-{i}": "pass" for i in range(6)}
     assert compare_runs(run(many), run(many)).small_n == ""
+
+
+def test_an_unscored_attempt_is_no_side_s_regression(tmp_path):
+    """An infra_error (or error, divergence) says nothing of either model: the task is listed, not
+    counted as the candidate's failure, nor as "base better", in compare or in the viewer."""
+    from endstate.report._paired import RunSide, pair_runs
+
+    outcomes = {f"bugfix-{n}": "pass" for n in "abcdefg"}
+    base = run(outcomes)
+    cand = run({**outcomes, "bugfix-a": "infra_error", "bugfix-b": "error"})
+    c = compare_runs(base, cand)
+    (summary,) = c.summaries
+    assert (summary.tasks, summary.base_better, summary.cand_better) == (5, 0, 0)
+    assert (summary.base_rate, summary.cand_rate, summary.difference) == (1.0, 1.0, 0.0)
+    assert c.not_graded == ["bugfix-a", "bugfix-b"]
+    text = render_comparison(c)
+    assert "base better" not in text.split("group")[0], text  # no task row marks a regression
+    assert "bugfix-a  bugfix    pass  infra_error  not scored: infra_error" in text, text
+    assert "unscored attempts (error, divergence, infra_error) left out of the figures: bugfix-a, bugfix-b" in text
+    (candidate,) = pair_runs(RunSide("base", base), [RunSide("cand", cand)])
+    kinds = {row["id"]: row["kind"] for row in candidate.rows}
+    assert kinds["bugfix-a"] == kinds["bugfix-b"] == "unscored" and "to-fail" not in kinds.values()
+
+
+def test_a_failed_attempt_beside_an_unscored_one_still_counts(tmp_path):
+    base = run({"bugfix-a": ["pass", "pass"], "bugfix-b": ["pass", "pass"]})
+    cand = run({"bugfix-a": ["infra_error", "fail"], "bugfix-b": ["pass", "pass"]})
+    pair = next(p for p in compare_runs(base, cand).pairs if p.task_id == "bugfix-a")
+    assert (pair.scored, pair.base, pair.cand) == (True, 1.0, 0.0)  # the one scored attempt failed

@@ -12,7 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
-from report_helpers import IMAGE_ID, ROOT, endstate, run, write
+from cli_runner import run_endstate
+from report_helpers import IMAGE_ID, ROOT, run, write
 
 from endstate.report import benchmark, load_prices
 
@@ -64,8 +65,8 @@ def test_swapped_controls_are_named_in_one_line_not_as_broken_graders(tmp_path: 
     (row,) = report.rows
     assert row.not_verified == [f"the control arms look swapped: {ref} (scripted/reference) passed every task and "
                                 f"{null} (scripted/null) failed every one; give them as --controls NULL_RUN REF_RUN"]
-    ran = endstate("report", str(_row(tmp_path)), "--controls", str(ref), str(null), "--strict",
-                   "--out", str(tmp_path / "r"))
+    ran = run_endstate("report", str(_row(tmp_path)), "--controls", str(ref), str(null), "--strict",
+                       "--out", str(tmp_path / "r"))
     assert ran.returncode == 1 and "look swapped" in ran.stdout and "a grader accepts" not in ran.stdout
 
 
@@ -104,17 +105,17 @@ def test_card_records_controls_attempts_and_flake_rate(tmp_path: Path) -> None:
 def test_strict_exits_1_on_a_failed_gate_and_2_on_a_missing_control(tmp_path: Path) -> None:
     null, ref = _controls(tmp_path, pack="c" * 64)
     row = _row(tmp_path)
-    ran = endstate("report", str(row), "--controls", str(null), str(ref), "--strict", "--out", str(tmp_path / "r"))
+    ran = run_endstate("report", str(row), "--controls", str(null), str(ref), "--strict", "--out", str(tmp_path / "r"))
     assert ran.returncode == 1, ran.stderr
     assert "NOT VERIFIED" in ran.stdout and "another task pack" in ran.stdout
-    ran = endstate("report", str(row), "--strict", "--out", str(tmp_path / "r"), "--overwrite")
+    ran = run_endstate("report", str(row), "--strict", "--out", str(tmp_path / "r"), "--overwrite")
     assert ran.returncode == 1 and "no control arms given" in ran.stdout
     (tmp_path / "empty").mkdir()
-    ran = endstate("report", str(row), "--controls", str(tmp_path / "empty"), str(ref), "--strict",
-                   "--out", str(tmp_path / "r"))
+    ran = run_endstate("report", str(row), "--controls", str(tmp_path / "empty"), str(ref), "--strict",
+                       "--out", str(tmp_path / "r"))
     assert ran.returncode == 2 and "no results.json there" in ran.stderr and "Traceback" not in ran.stderr
-    ran = endstate("report", str(row), "--controls", *_controls(tmp_path / "ok"), "--strict",
-                   "--out", str(tmp_path / "r"), "--overwrite")
+    ran = run_endstate("report", str(row), "--controls", *_controls(tmp_path / "ok"), "--strict",
+                       "--out", str(tmp_path / "r"), "--overwrite")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["rows"][0]["verified"] and report["rows"][0]["card"]["controls"][1]["passes"] == 3
@@ -123,7 +124,7 @@ def test_strict_exits_1_on_a_failed_gate_and_2_on_a_missing_control(tmp_path: Pa
 def test_strict_passes_on_the_committed_control_arms(tmp_path: Path) -> None:
     controls = ROOT / "bench" / "results" / "controls"
     null, ref = str(controls / "scripted-null"), str(controls / "scripted-reference")
-    ran = endstate("report", ref, null, "--controls", null, ref, "--strict", "--out", str(tmp_path / "r"))
+    ran = run_endstate("report", ref, null, "--controls", null, ref, "--strict", "--out", str(tmp_path / "r"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert re.search(r"control null: scripted/null 0/\d+ passed", ran.stdout)
     assert re.search(r"control reference: scripted/reference (\d+)/\1 passed", ran.stdout)
@@ -152,15 +153,15 @@ def test_report_writes_beside_its_run_and_never_over_an_old_report(tmp_path: Pat
     row = _row(tmp_path)
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
-    ran = endstate("report", str(row), cwd=elsewhere)
+    ran = run_endstate("report", str(row), cwd=elsewhere)
     assert ran.returncode == 0, ran.stderr
     assert (row / "report" / "report.json").is_file() and not (elsewhere / "runs").exists()
     before = (row / "report" / "report.json").read_bytes()
-    ran = endstate("report", str(row), str(_controls(tmp_path)[0]), cwd=elsewhere)
+    ran = run_endstate("report", str(row), str(_controls(tmp_path)[0]), cwd=elsewhere)
     assert ran.returncode == 0, ran.stderr  # two runs: their shared folder
     assert (tmp_path / "report" / "report.json").is_file()
-    ran = endstate("report", str(row), cwd=elsewhere)
+    ran = run_endstate("report", str(row), cwd=elsewhere)
     assert ran.returncode == 2 and "Traceback" not in ran.stderr
     assert f"{row / 'report' / 'report.json'} already holds a report: pass --overwrite" in ran.stderr
     assert (row / "report" / "report.json").read_bytes() == before
-    assert endstate("report", str(row), "--overwrite", cwd=elsewhere).returncode == 0
+    assert run_endstate("report", str(row), "--overwrite", cwd=elsewhere).returncode == 0

@@ -7,7 +7,8 @@ import json
 import re
 from pathlib import Path
 
-from report_helpers import DIFF, ROOT, TRANSCRIPT, endstate, run, write, write_run_with_details
+from cli_runner import run_endstate
+from report_helpers import DIFF, ROOT, TRANSCRIPT, run, write, write_run_with_details
 
 from endstate.report import load_prices, render_view
 
@@ -57,13 +58,13 @@ def test_thousands_of_tasks_render_lazily(tmp_path: Path) -> None:
 def test_works_from_results_json_alone_and_via_the_cli(tmp_path: Path) -> None:
     write(tmp_path / "bare", run(OUTCOMES))
     out = tmp_path / "out" / "report.html"
-    ran = endstate("view", str(tmp_path / "bare" / "results.json"), "-o", str(out))
+    ran = run_endstate("view", str(tmp_path / "bare" / "results.json"), "-o", str(out))
     assert ran.returncode == 0, ran.stderr
     details = [v for k, v in _blocks(out.read_text()).items() if k != "index"]
     assert details and all(d["transcript"] is None and d["diff"] is None for d in details)
     controls = ROOT / "bench" / "results" / "controls"
-    ran = endstate("view", str(controls / "scripted-null"), "--controls", str(controls / "scripted-null"),
-                   str(controls / "scripted-reference"), "-o", str(out), "--overwrite")
+    ran = run_endstate("view", str(controls / "scripted-null"), "--controls", str(controls / "scripted-null"),
+                       str(controls / "scripted-reference"), "-o", str(out), "--overwrite")
     assert ran.returncode == 0, ran.stderr
     assert 'class="badge verified"' in out.read_text()
 
@@ -71,15 +72,15 @@ def test_works_from_results_json_alone_and_via_the_cli(tmp_path: Path) -> None:
 def test_view_writes_beside_its_run_and_refuses_an_existing_file(tmp_path: Path) -> None:
     folder = write(tmp_path / "run", run(OUTCOMES))
     (tmp_path / "cwd").mkdir()
-    ran = endstate("view", str(folder), cwd=tmp_path / "cwd")
+    ran = run_endstate("view", str(folder), cwd=tmp_path / "cwd")
     assert ran.returncode == 0, ran.stderr
     assert (folder / "report.html").is_file() and not (tmp_path / "cwd" / "runs").exists()
     (folder / "report.html").write_text("mine")
-    ran = endstate("view", str(folder), cwd=tmp_path / "cwd")
+    ran = run_endstate("view", str(folder), cwd=tmp_path / "cwd")
     assert ran.returncode == 2 and "Traceback" not in ran.stderr
     assert "report.html already holds a report: pass --overwrite to replace it, or another -o/--out" in ran.stderr
     assert (folder / "report.html").read_text() == "mine"
-    assert endstate("view", str(folder), "--overwrite", cwd=tmp_path / "cwd").returncode == 0
+    assert run_endstate("view", str(folder), "--overwrite", cwd=tmp_path / "cwd").returncode == 0
 
 
 def test_a_task_recording_its_adequacy_shows_it_in_its_view_and_on_the_card(tmp_path: Path) -> None:

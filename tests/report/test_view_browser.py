@@ -121,13 +121,14 @@ def test_a_forked_task_shows_where_the_new_model_took_over(browser, tmp_path: Pa
     assert detail.locator("p.fork").inner_text() == said
     point = detail.locator(".transcript .fork-point")
     assert point.count() == 1 and point.is_visible() and point.inner_text() == "fork point: " + said
-    # Step 1 (turn 0) came from the parent and is marked so; the divider stands before step 2.
+    # Agent turn 0 came from the parent and is marked so; the divider stands before agent turn 1, the
+    # number the fork line gives ("live from turn 1"), as cassette show and diff do.
     order = detail.evaluate("""d => [...d.querySelectorAll('.transcript > div')].map(n =>
         n.classList.contains('fork-point') ? 'FORK' : n.querySelector('b').textContent +
         (n.classList.contains('replayed') ? ' [replayed]' : ''))""")
     assert order[order.index("FORK") - 2:order.index("FORK") + 2] == [
-        "tool call bash (call_0) [replayed]", "tool output (call_0)", "FORK", "assistant, step 2"], order
-    assert detail.locator(".turn.replayed").count() == 2  # step 1's message and its tool call
+        "tool call bash (call_0) [replayed]", "tool output (call_0)", "FORK", "assistant, agent turn 1"], order
+    assert detail.locator(".turn.replayed").count() == 2  # agent turn 0's message and its tool call
 
     page.click('#tasks tr.task[data-task="bugfix-a"]')
     page.click('#tasks tr.task[data-task="bugfix-b"]')  # not a fork: nothing marked
@@ -206,9 +207,9 @@ def test_paired_report_of_the_two_control_arms(browser, width: int) -> None:
     assert tests_pass.locator("td.base .badge.fail").count() == 1 and "tests: 4 of 25 failed" in tests_pass.inner_text()
     assert tests_pass.locator("td.cand .badge.pass").count() == 1
     assert detail.locator("td.cand .badge.fail").count() == 0
-    # the null arm answers "Done." where the reference runs the tests: they part at turn 1
+    # the null arm answers "Done." where the reference runs the tests: they part at agent turn 0 (row 1)
     first = detail.locator(".turn-label.first-diff")
-    assert first.count() == 1 and first.get_attribute("data-turn") == "1"
+    assert first.count() == 1 and first.get_attribute("data-turn") == "1" and first.locator("b").inner_text() == "agent turn 0"
     assert detail.locator(".turn-cell.base.first-diff").inner_text().strip().endswith("Done.")
     assert "python -m pytest" in detail.locator(".turn-cell.cand.first-diff").inner_text()
     assert detail.locator(".counters.paired tr.differs").count() >= 1

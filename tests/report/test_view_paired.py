@@ -8,7 +8,8 @@ import json
 import re
 from pathlib import Path
 
-from report_helpers import ROOT, TRANSCRIPT, endstate, run, write
+from cli_runner import run_endstate
+from report_helpers import ROOT, TRANSCRIPT, run, write
 
 from endstate.report import compare_runs, load_prices, render_view
 from endstate.report._turns import first_differing_turn, split_turns, turn_keys
@@ -76,7 +77,7 @@ def test_fewer_than_six_paired_tasks_carry_compares_small_n_warning(tmp_path: Pa
     warning = compare_runs(run(BASE), run(CAND)).small_n
     assert warning.startswith("only 5 paired task(s)")
     out = tmp_path / "report.html"
-    ran = endstate("view", str(base), str(cand), "-o", str(out))
+    ran = run_endstate("view", str(base), str(cand), "-o", str(out))
     assert ran.returncode == 0 and "Traceback" not in ran.stderr
     assert ran.stderr.strip() == f"endstate: {cand} against {base}: {warning}"
     assert f"warning: {warning}" in re.sub(r"\s+", " ", _summary(out.read_text()))
@@ -100,7 +101,7 @@ def test_runs_of_different_packs_get_compares_message_and_still_a_page(tmp_path:
     assert '<table id="pairs">' not in page
     assert len(notes) == 1 and "ran different task packs" in notes[0]
     out = tmp_path / "report.html"
-    ran = endstate("view", str(base), str(other), "-o", str(out))
+    ran = run_endstate("view", str(base), str(other), "-o", str(out))
     assert ran.returncode == 0 and "Traceback" not in ran.stderr
     assert "no paired view of" in ran.stderr and "different task packs" in ran.stderr
     assert out.is_file()

@@ -12,7 +12,7 @@ def _sealed(fixture: dict[str, bytes | tuple[bytes, int]], end: dict[str, bytes 
         return {p: FileEntry(mode=v[1], data=v[0]) if isinstance(v, tuple) else FileEntry(mode=0o644, data=v)
                 for p, v in files.items()}
 
-    return SealedSandbox(grading=None, snapshot=tree(end), fixture=tree(fixture))
+    return SealedSandbox(box=None, snapshot=tree(end), fixture=tree(fixture))
 
 
 def test_changed_added_removed_binary_and_mode() -> None:

@@ -6,22 +6,16 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_runner import Ran, run_endstate
 
 from endstate.cassettes import load
 
 ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "cassettes" / "scripted-reference"
 TASKS = ("bugfix-invoice-rounding", "feature-todo-json-output")
-
-
-def _endstate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "endstate", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=900)
 
 
 def _only(*tasks: str) -> list[str]:
@@ -36,12 +30,18 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _forked(out: Path, at: str, model: str) -> Ran:
+    """The reference arm's cassettes forked at turn `at` onto `model`, run to its end."""
+    ran = run_endstate("eval", "--replay", str(REFERENCE), "--fork-at", at, "--model", model, *_only(*TASKS),
+                       "--out", str(out))
+    assert ran.returncode == 0, ran
+    return ran
+
+
 @pytest.mark.docker
 def test_forking_the_reference_at_turn_1_onto_null_fails_with_turn_0_replayed(tmp_path: Path) -> None:
     out = tmp_path / "fork"
-    ran = _endstate("eval", "--replay", str(REFERENCE), "--fork-at", "1", "--model", "scripted/null",
-                    *_only(*TASKS), "--out", str(out))
-    assert ran.returncode == 0, ran.stdout + ran.stderr
+    ran = _forked(out, "1", "scripted/null")
     results = _results(out)
     for task in TASKS:
         assert results[task]["outcome"] == "fail", results[task]
@@ -55,7 +55,7 @@ def test_forking_the_reference_at_turn_1_onto_null_fails_with_turn_0_replayed(tm
         header = load(out / "cassettes" / f"{task}.cassette").header
         assert (header.model, header.parent, header.fork_at) == ("scripted/null", _sha(REFERENCE / f"{task}.cassette"), 1)
     assert f"scripted/null (record, fork of {REFERENCE} at turn 1) on docker: 0/2 passed" in ran.stdout
-    report = _endstate("report", str(out), "--out", str(tmp_path / "report"))
+    report = run_endstate("report", str(out), "--out", str(tmp_path / "report"))
     card = json.loads((tmp_path / "report" / "report.json").read_text())["rows"][0]["card"]
     assert card["forked_tasks"] == [{"task": task, "live_from": 1} for task in TASKS], report.stdout + report.stderr
     assert card["fork_from"] == str(REFERENCE)
@@ -64,16 +64,14 @@ def test_forking_the_reference_at_turn_1_onto_null_fails_with_turn_0_replayed(tm
 @pytest.mark.docker
 def test_forking_at_the_last_turn_onto_the_reference_passes_and_replays_strictly(tmp_path: Path) -> None:
     out = tmp_path / "fork"
-    ran = _endstate("eval", "--replay", str(REFERENCE), "--fork-at", "last", "--model", "scripted/reference",
-                    *_only(*TASKS), "--out", str(out))
-    assert ran.returncode == 0, ran.stdout + ran.stderr
+    _forked(out, "last", "scripted/reference")
     forked = _results(out)
     assert {t: r["outcome"] for t, r in forked.items()} == {t: "pass" for t in TASKS}
     turns = {t: len(load(REFERENCE / f"{t}.cassette").interactions) for t in TASKS}
     assert {t: r["provenance"]["live_from"] for t, r in forked.items()} == {t: n - 1 for t, n in turns.items()}
 
-    again = _endstate("eval", "--replay", str(out / "cassettes"), *_only(*TASKS), "--repeat", "3",
-                      "--out", str(tmp_path / "replay"))
+    again = run_endstate("eval", "--replay", str(out / "cassettes"), *_only(*TASKS), "--repeat", "3",
+                         "--out", str(tmp_path / "replay"))
     assert again.returncode == 0, again.stdout + again.stderr
     assert "pass/fail vectors identical: yes" in again.stdout and "sealed tree hashes identical: yes" in again.stdout
     replayed = _results(tmp_path / "replay" / "run-1")
@@ -92,7 +90,7 @@ def test_record_modes_once_and_new_episodes_say_what_they_did(tmp_path: Path) ->
         shutil.copyfile(REFERENCE / f"{task}.cassette", cassettes / f"{task}.cassette")
     record = ("record", "--suite", str(suite), "--model", "scripted/reference", "--cassettes", str(cassettes))
 
-    ran = _endstate(*record, "--record-mode", "once", *_only(kept, missing), "--out", str(tmp_path / "once"))
+    ran = run_endstate(*record, "--record-mode", "once", *_only(kept, missing), "--out", str(tmp_path / "once"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert f"endstate: {kept}: replayed: every turn from its cassette" in ran.stderr
     assert f"endstate: {missing}: recorded live" in ran.stderr
@@ -101,7 +99,7 @@ def test_record_modes_once_and_new_episodes_say_what_they_did(tmp_path: Path) ->
 
     prompt = suite / changed / "prompt.md"
     prompt.write_text(prompt.read_text() + "\nKeep the change small.\n")
-    ran = _endstate(*record, "--record-mode", "new_episodes", *_only(changed, kept), "--out", str(tmp_path / "new"))
+    ran = run_endstate(*record, "--record-mode", "new_episodes", *_only(changed, kept), "--out", str(tmp_path / "new"))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     results = _results(tmp_path / "new")
     assert results[changed]["provenance"] == {"mode": "forked", "live_from": 0,
@@ -126,13 +124,13 @@ def test_record_modes_once_and_new_episodes_say_what_they_did(tmp_path: Path) ->
     (["record", "--model", "scripted/reference", "--replay", str(REFERENCE)], "pass --fork-at K as well"),
 ])
 def test_a_fork_asked_wrongly_is_one_line_and_exit_2(args: list[str], message: str) -> None:
-    ran = _endstate(*args)
+    ran = run_endstate(*args)
     assert ran.returncode == 2 and message in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
 
 
 def test_a_task_with_no_parent_cassette_is_skipped_by_name(tmp_path: Path) -> None:
-    ran = _endstate("eval", "--replay", str(tmp_path), "--fork-at", "1", "--model", "scripted/null",
-                    "--task", TASKS[0], "--out", str(tmp_path / "out"))
+    ran = run_endstate("eval", "--replay", str(tmp_path), "--fork-at", "1", "--model", "scripted/null",
+                       "--task", TASKS[0], "--out", str(tmp_path / "out"))
     assert ran.returncode == 2
     assert f"cannot fork task {TASKS[0]}: no cassette for task {TASKS[0]}" in ran.stderr
     assert "Traceback" not in ran.stderr

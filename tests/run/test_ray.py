@@ -12,14 +12,15 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
 import msgspec
 import pytest
+from cli_runner import argv, run_endstate
 
 from endstate.cassettes import diff, load
 from endstate.run import read_results
@@ -31,13 +32,11 @@ CASSETTES = ROOT / "cassettes"
 SUBSET = ["bugfix-lru-eviction", "checkpoint-append-migration", "deny-recursive-delete"]
 
 
-
 def test_without_ray_the_executor_says_how_to_install_it(tmp_path):
     (tmp_path / "ray.py").write_text("raise ImportError('No module named ray')\n")  # Ray, as if not installed
-    ran = subprocess.run([sys.executable, "-m", "endstate", "eval", "--model", "scripted/reference", "--replay",
-                          str(CASSETTES / "scripted-reference"), "--task", SUBSET[0], "--out", str(tmp_path / "run"),
-                          "--executor", "ray"], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    ran = run_endstate("eval", "--model", "scripted/reference", "--replay", str(CASSETTES / "scripted-reference"),
+                       "--task", SUBSET[0], "--out", str(tmp_path / "run"), "--executor", "ray", timeout=120,
+                       env={"PYTHONPATH": str(tmp_path)})
     assert ran.returncode == 2, ran.stderr
     assert ran.stderr.strip() == ("endstate: error: --executor ray needs Ray on this machine and on every node: "
                                   "pip install 'endstate[ray]'")
@@ -127,13 +126,17 @@ def _containers_of(pids: set[int]) -> list[str]:
 _CLUSTER = None
 
 
+def _wrap(args: tuple[str, ...]) -> Callable[[list[str]], list[str]] | None:
+    """A Ray run's driver joins the test cluster inside its network namespace."""
+    return _CLUSTER.wrap if _CLUSTER is not None and "ray" in args else None
+
+
 def _argv(args: tuple[str, ...]) -> list[str]:
-    argv = [sys.executable, "-m", "endstate", *args]
-    return _CLUSTER.wrap(argv) if _CLUSTER is not None and "ray" in args else argv
+    return argv(*args, wrap=_wrap(args))
 
 
 def endstate(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    return subprocess.run(_argv(args), cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return run_endstate(*args, timeout=timeout, wrap=_wrap(args))
 
 
 def _task_args() -> list[str]:

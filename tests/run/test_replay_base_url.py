@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from endstate.cassettes import (
-    FORMAT_VERSION,
-    CassetteJob,
-    Header,
-    Interaction,
-    RecordedRequest,
-    RecordedResponse,
-    Recording,
-)
+from endstate.cassettes import CassetteJob, Interaction, RecordedRequest, RecordedResponse, Recording
 from endstate.cassettes._format import write
 from endstate.run._replay import replay_base_url
+from tests.cassettes.cassette_helpers import header
 
-HEADER = Header(format_version=FORMAT_VERSION, endstate_version="0.1.0", model="anthropic/m", task_id="t",
-                task_hash="h" * 64, image_id="sha256:i", created="2025-01-01T00:00:00Z")
+HEADER = header("anthropic/m")
 
 
 def _cassette(tmp_path, path: str) -> CassetteJob:
@@ -28,8 +20,10 @@ def _cassette(tmp_path, path: str) -> CassetteJob:
     return CassetteJob(mode="replay", path=str(tmp_path / "t.cassette"))
 
 
-@pytest.mark.parametrize("path, prefix", [("/v1/chat/completions", "/v1"), ("/proxy/v1/messages", "/proxy/v1"),
-                                          ("/v1/responses", "/v1")])
+# The anthropic SDK and an agent speaking the Messages API (its endpoint is /v1/messages) add /v1
+# themselves: the stand-in is the root above it, or every replayed request would ask /v1/v1/messages.
+@pytest.mark.parametrize("path, prefix", [("/v1/chat/completions", "/v1"), ("/proxy/v1/messages", "/proxy"),
+                                          ("/v1/messages", ""), ("/v1/responses", "/v1")])
 def test_each_wire_formats_prefix_is_kept(tmp_path, path, prefix):
     assert replay_base_url(_cassette(tmp_path, path)) == f"http://127.0.0.1:9{prefix}"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from endstate.grading import Grader, Verdict
+from endstate.grading import Grader, Grading, Verdict
 from endstate.run import RunConfig, read_results, run_suite
 from endstate.task import load_task
 
@@ -79,7 +79,7 @@ def test_a_fault_while_a_sealed_attempt_is_graded_regrades_it_and_never_reruns_t
         return run_agent(self, task, *args, **kwargs)
 
     def wedged_once(sandbox) -> Verdict:
-        graded.append(sandbox.grading.container_id)
+        graded.append(Grading.of(sandbox).box.container_id)
         if len(graded) == 1:
             raise CommandWedged("command in container abc outlived its deadline by 30s")
         return Verdict.ok()

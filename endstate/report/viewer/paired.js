@@ -37,7 +37,7 @@
 
   function turnText(turns) {
     const found = turns.find((t) => typeof t === "number");
-    if (found !== undefined) return "turn " + found;
+    if (found !== undefined) return found === 0 ? "the prompt" : "agent turn " + (found - 1);
     return turns.every((t) => t === null) ? "none: same transcripts" : "no transcript";
   }
 
@@ -188,7 +188,7 @@
 
   function turnCell(turn, n, cls) {
     const cell = el("div", { class: "turn-cell " + cls });
-    if (!turn) { cell.appendChild(el("p", { class: "muted", text: "no turn " + n })); return cell; }
+    if (!turn) { cell.appendChild(el("p", { class: "muted", text: n === 0 ? "no prompt" : "no agent turn " + (n - 1) })); return cell; }
     for (const m of turn) for (const node of V.messageTurns(m, n)) cell.appendChild(node);
     return cell;
   }
@@ -204,7 +204,7 @@
     for (let n = 0; n < Math.max(bt.length, ct.length); n++) {
       const mark = n === first ? " first-diff" : "";
       const label = el("div", { class: "turn-label" + mark, "data-turn": String(n) }, [
-        el("b", { text: n === 0 ? "turn 0 (prompt)" : "turn " + n })]);
+        el("b", { text: n === 0 ? "prompt" : "agent turn " + (n - 1) })]);
       if (mark) { label.appendChild(el("span", { class: "mark", text: "first difference" })); firstRow = label; }
       grid.appendChild(label);
       grid.appendChild(turnCell(bt[n], n, "base" + mark));
@@ -212,7 +212,7 @@
     }
     const parts = [];
     if (firstRow) {
-      const jump = el("button", { type: "button", class: "jump", text: "go to the first difference (turn " + first + ")" });
+      const jump = el("button", { type: "button", class: "jump", text: "go to the first difference (" + (first === 0 ? "the prompt" : "agent turn " + (first - 1)) + ")" });
       jump.addEventListener("click", () => firstRow.scrollIntoView({ block: "start" }));
       parts.push(jump);
     } else {

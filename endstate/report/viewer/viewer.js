@@ -102,11 +102,12 @@
     return el("div", { class: "turn " + kind + " " + marks.join(" ") }, [head, text ? el("pre", { text: text }) : null]);
   }
 
-  // The boxes one message is drawn as; `step` numbers the assistant's messages.
+  // The boxes one message is drawn as; `step` counts the assistant's messages from 1, and the
+  // n-th answers agent turn n-1: the one numbering of cassette show/diff and of forks.
   function messageTurns(m, step) {
     const out = [];
     if (m.role === "assistant") {
-      out.push(turn("assistant", "assistant, step " + step, m.content || "", []));
+      out.push(turn("assistant", "assistant, agent turn " + (step - 1), m.content || "", []));
       for (const call of m.tool_calls || []) {
         let args = call.arguments;
         try { args = JSON.stringify(JSON.parse(args), null, 1); } catch (e) { /* kept as sent */ }
