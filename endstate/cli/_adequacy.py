@@ -60,9 +60,10 @@ def _indented(text: str) -> str:
 def show_adequacy(report, folder: Path) -> None:
     """One line per task, then each survivor with its diff and each right fix that failed."""
     from endstate.checks import triage_hint
+    from endstate.grading import Outcome
 
     rate = report.kill_rate
-    right = sum(r.outcome == "pass" for r in report.right)
+    right = sum(r.outcome == Outcome.PASS for r in report.right)
     click.echo(f"{'ok  ' if report.ok else 'FAIL'} {report.task_id:40s} "
                + (report.error or f"{len(report.mutants)} made, {report.count('killed')} killed, "
                   f"{report.count('survived')} survived, {report.count('equivalent')} equivalent, kill rate "
@@ -74,7 +75,7 @@ def show_adequacy(report, folder: Path) -> None:
             if mutant.outcome == "survived":
                 click.echo(f"       {triage_hint(folder, mutant.id)}")
     for row in report.right:
-        if row.outcome != "pass":
+        if row.outcome != Outcome.PASS:
             failing = f" [{'/'.join(row.failing)}]" if row.failing else ""
             click.echo(f"       right fix {row.case} {row.outcome}s{failing}: {row.note}")
             click.echo(_indented(row.diff), nl=False)

@@ -7,6 +7,8 @@ from typing import Any
 
 import click
 
+from endstate.cli._run import FOLDER
+
 __all__ = ["_RECORD_MODES", "_fork_option", "_eval_fork", "_fork", "_record_options", "_replay_options",
            "_not_plain_record"]
 
@@ -71,7 +73,7 @@ def _replay_options(command: Any) -> Any:
 def _record_options(command: Any) -> Any:
     """`record`'s --cassettes and --overwrite, --record-mode, and --replay with --fork-at."""
     options = [
-        click.option("--cassettes", type=click.Path(path_type=Path), default=None,
+        click.option("--cassettes", type=FOLDER, default=None,
                      help="Where to write (default: cassettes/[<agent>-]<model-slug>)."),
         click.option("--overwrite", is_flag=True, help="Replace existing cassettes."),
         click.option("--record-mode", type=click.Choice(_RECORD_MODES), default=None,

@@ -3,15 +3,18 @@ makes them; for SWE-bench this command then checks each and keeps those that che
 
 from __future__ import annotations
 
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import click
 
 from endstate.cli._adequacy import ADEQUACY_OPTION, report_made
 from endstate.cli._errors import _user_errors
+from endstate.cli._run import FOLDER
 
-__all__ = ["import_group", "show_check", "why_not"]
+__all__ = ["import_group", "show_check", "why_not", "cause_of", "summary"]
 
 
 def show_check(report) -> None:
@@ -40,11 +43,20 @@ def import_group() -> None:
 
 
 @import_group.command("swebench")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--repos", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+@click.argument("source")
+@click.option("--repos", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               help="Folder of local clones: owner__name, owner/name or name (.git optional).")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True,
-              help="Folder the tasks are written into.")
+@click.option("--images", type=click.Choice(["swebench"]), default=None,
+              help="Each task's image and fixture are SWE-bench's own image of the instance (no clone needed).")
+@click.option("--images-registry", default="swebench", show_default=True, metavar="[HOST:PORT/]NAMESPACE",
+              help="Where --images swebench pulls from (Docker Hub's swebench unless told).")
+@click.option("--out", type=FOLDER, default=Path("imported"), show_default=True,
+              help="Folder the tasks are written into (not the shipped suite `tasks`, unless you say so).")
+@click.option("--split", default="test", show_default=True, help="The split of a dataset given by name.")
+@click.option("--instance", "instances", multiple=True, metavar="ID", help="Only this instance (repeatable).")
+@click.option("--filter", "pattern", default="", metavar="REGEX", help="Only the instances whose id it matches.")
+@click.option("--repo", "repos_named", multiple=True, metavar="OWNER/NAME",
+              help="Only the instances of this repository (repeatable).")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True)
 @click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True)
 @click.option("--image", default=None, help="Sandbox image (default: endstate's own).")
@@ -53,46 +65,117 @@ def import_group() -> None:
                    "declared dependencies.")
 @ADEQUACY_OPTION
 @_user_errors
-def tasks_import_swebench(file: Path, repos: Path, out: Path, jobs: int, sandbox: str, image: str | None,
-                          dockerfile: Path | None, adequacy: bool) -> None:
-    """One checked task per instance of a SWE-bench JSONL file, from local clones (no network)."""
-    from endstate.authoring import import_swebench, keep_checked
+def tasks_import_swebench(source: str, repos: Path | None, images: str | None, images_registry: str, out: Path,
+                          split: str, instances: tuple[str, ...], pattern: str, repos_named: tuple[str, ...], jobs: int,
+                          sandbox: str, image: str | None, dockerfile: Path | None, adequacy: bool) -> None:
+    """One checked task per instance of a SWE-bench dataset, from local clones, or in SWE-bench's own
+    instance images (--images swebench: no clone needed).
+
+    SOURCE is the dataset: a parquet file (as published; needs pyarrow), a JSON list, a JSONL file,
+    or a dataset name read through the `datasets` library (the `swebench` extra) where the Hub is in reach.
+    """
+    from endstate.authoring import Selection, import_swebench, keep_checked
     from endstate.checks import check_tasks
     from endstate.run import resolve_graders
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.task import load_task
 
+    if repos is None and images is None:
+        raise click.UsageError("give --repos (a folder of local clones) or --images swebench")
+    if images and dockerfile:
+        raise click.UsageError("--images swebench and --dockerfile both name the tasks' image: keep one")
     backend, image = resolve_backend(sandbox), image or DEFAULT_IMAGE
-    report = import_swebench(file, repos, out, backend=backend, image=image, dockerfile=dockerfile, log=click.echo)
+    if images and backend != "docker":
+        raise click.UsageError("--images swebench needs a Docker engine: its tasks run in SWE-bench's images")
+    select = Selection(ids=instances, pattern=pattern, repos=repos_named)
+    report = import_swebench(source, repos, out, backend=backend, image=image, dockerfile=dockerfile, split=split,
+                             select=select, images=images_registry if images else None, log=click.echo,
+                             refused=lambda skipped, seconds: _outcome(skipped.instance_id, seconds, skipped.reason))
     tasks = [load_task(Path(folder)) for _, folder in report.made.values()]
     if tasks:  # made, then checked: what does not check out is removed and said why
         click.echo(f"checking {len(tasks)} task(s) (fixture, solution, each hack, reference)")
-    for check in check_tasks(tasks, {t.id: resolve_graders(t) for t in tasks}, backend=backend, image=image,
-                             jobs=jobs, progress=show_check):
+
+    def checked(check) -> None:
+        show_check(check)
         keep_checked(report, check.task_id, None if check.ok else why_not(check))
+        _outcome(check.task_id, report.seconds.get(check.task_id, 0.0) + check.seconds,
+                 None if check.ok else f"does not check out: {why_not(check)}")
+
+    check_tasks(tasks, {t.id: resolve_graders(t) for t in tasks}, backend=backend, image=image, jobs=jobs,
+                progress=checked)
     if adequacy:
         kept = set(report.written)
         report_made([t for t in tasks if t.id in kept], backend=backend, image=image, jobs=jobs)
     for skipped in report.skipped:
         click.echo(f"endstate: not written: {skipped.reason}", err=True)
+    click.echo(summary(report))
     click.echo(f"{len(report.written)} task(s) written to {out} and checked"
                + (f"; {len(report.skipped)} instance(s) not written" if report.skipped else ""))
     if report.skipped:
         sys.exit(2 if report.bad_input else 1)
 
 
+#: How much of why an instance was refused its progress line shows (the whole reason is listed at the end).
+_LINE_REASON = 300
+
+
+def _outcome(instance_id: str, seconds: float, reason: str | None) -> None:
+    """One instance's line, as it is settled: its id, ok or refused with the cause, and the seconds of work."""
+    if reason is None:
+        click.echo(f"ok       {instance_id}  {seconds:.0f} s")
+        return
+    cause = _without_id(reason, instance_id)
+    cause = cause if len(cause) <= _LINE_REASON else cause[:_LINE_REASON - 3] + "..."
+    click.echo(f"refused  {instance_id or '-'}  {seconds:.0f} s  {cause}")
+
+
+def _without_id(reason: str, instance_id: str) -> str:
+    for prefix in (f"instance {instance_id}: ", f"instance {instance_id} "):
+        if instance_id and reason.startswith(prefix):
+            return reason[len(prefix):]
+    return reason
+
+
+def cause_of(reason: str, instance_id: str) -> str:
+    """The kind of a refusal, for the summary: its reason up to the first detail (`field `patch` does
+    not apply at base_commit`, `does not check out (solution)`, `no clone of django/django ...`), with
+    what differs from one instance to the next (the id quoted, a count) left out."""
+    text = _without_id(reason, instance_id)
+    if text.startswith("does not check out: "):
+        return "does not check out (" + re.split(r": | \(", text[len("does not check out: "):], maxsplit=1)[0] + ")"
+    if " (instance " in text.split(": ", 1)[0]:  # a record of the file that does not decode
+        text = text.split(": ", 1)[1] if ": " in text else text
+    text = re.sub(r"holds (['\"]).*?\1(?=, which)", "holds an id", text)
+    head, _, rest = text.partition(": ")
+    if re.fullmatch(r"field `\w+`", head) and rest:  # the field alone says too little: what is wrong with it
+        head += ": " + re.sub(r"\d+", "N", re.split(r": | \(", rest, maxsplit=1)[0])
+    return re.split(r" \(", head, maxsplit=1)[0][:120]
+
+
+def summary(report) -> str:
+    """`checked out N of M`, and the refused counted by cause, most first."""
+    total = len(report.written) + len(report.skipped)
+    causes = Counter(cause_of(s.reason, s.instance_id) for s in report.skipped)
+    ranked = sorted(causes.items(), key=lambda item: (-item[1], item[0]))
+    return (f"checked out {len(report.written)} of {total}"
+            + ("; refused: " + "; ".join(f"{n} {cause}" for cause, n in ranked) if ranked else ""))
+
+
 @import_group.command("harbor")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), default=Path("tasks"), show_default=True,
-              help="Folder the tasks are written into.")
+@click.option("--out", type=FOLDER, default=Path("imported"), show_default=True,
+              help="Folder the tasks are written into (not the shipped suite `tasks`, unless you say so).")
+@click.option("--overwrite", is_flag=True, help="Replace tasks already in --out (an edited prompt.md with them).")
 @click.option("--base", default=None,
               help="Build each task's Dockerfile FROM this image instead (e.g. endstate-sandbox:2).")
 @click.option("--base-image", "base_image", multiple=True, metavar="FROM=TO",
               help="Where a Dockerfile builds FROM the image FROM, build FROM TO instead (repeatable).")
 @_user_errors
-def tasks_import_harbor(paths: tuple[Path, ...], out: Path, base: str | None, base_image: tuple[str, ...]) -> None:
+def tasks_import_harbor(paths: tuple[Path, ...], out: Path, overwrite: bool, base: str | None,
+                        base_image: tuple[str, ...]) -> None:
     """One task per Harbor task folder (or dataset folder of them), graded by its tests/test.sh."""
     from endstate.authoring import base_images, import_harbor
 
-    written = import_harbor(list(paths), out, base=base, images=base_images(base_image), log=click.echo)
+    written = import_harbor(list(paths), out, base=base, images=base_images(base_image), log=click.echo,
+                            overwrite=overwrite)
     click.echo(f"{len(written)} task(s) written to {out}: check them with `endstate tasks check --suite {out}`")

@@ -18,8 +18,9 @@ from endstate.cli._adequacy import ADEQUACY_OPTION, report_made
 from endstate.cli._errors import _unmade_on_error, _user_errors
 from endstate.cli._export import export_command
 from endstate.cli._fork import _eval_fork, _not_plain_record, _record_options, _replay_options
+from endstate.cli._grade import grade_command, regrade_command
 from endstate.cli._import import import_group, show_check
-from endstate.cli._run import _load, _reap, _run, _run_options, _slug
+from endstate.cli._run import FOLDER, _load, _reap, _run, _run_options, _slug
 from endstate.errors import UserError
 
 __all__ = ["main"]
@@ -174,10 +175,13 @@ def image() -> None:
               show_default=True, help="Seed the base image with debootstrap when it cannot be pulled.")
 @_user_errors
 def image_build(tag: str | None, offline_seed: str) -> None:
-    """Build the sandbox image (seeding its base offline where no registry answers)."""
-    from endstate.sandbox import DEFAULT_IMAGE, build_image
+    """Build the sandbox image (seeding its base offline where no registry answers), and on it the
+    harness's runtime every grading container mounts."""
+    from endstate.sandbox import DEFAULT_IMAGE, build_image, connect, runtime_volume
 
     image_id = build_image(tag or DEFAULT_IMAGE, offline_seed=offline_seed, log=lambda line: click.echo(line))
+    if (tag or DEFAULT_IMAGE) == DEFAULT_IMAGE:
+        click.echo(f"the harness's runtime: volume {runtime_volume(connect(), lambda line: click.echo(line))}")
     click.echo(f"{tag or DEFAULT_IMAGE} {image_id}")
 
 
@@ -209,7 +213,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
     if not kwargs["model"]:
         raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
-    from endstate.cassettes import cassette_file
+    from endstate.cassettes import RunMode, cassette_file
     from endstate.run import attempt_stem, make_folder
 
     if (special := _not_plain_record(folder, record_mode, replay, fork_at, kwargs["executor"])) is not None:
@@ -223,7 +227,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
     make_folder(folder, "--cassettes")
     suite = kwargs.pop("suite")
-    _run(suite, only, out, 1, None, mode="record", cassettes=str(folder), overwrite=overwrite, **kwargs)
+    _run(suite, only, out, 1, None, mode=RunMode.RECORD, cassettes=str(folder), overwrite=overwrite, **kwargs)
 
 
 # -- mutation check -------------------------------------------------------------------------
@@ -241,6 +245,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
 def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...], jobs: int, sandbox: str,
                    image: str | None, out: Path) -> None:
     """Disable one harness guard at a time; every mutant must turn its probe tasks red."""
+    from endstate.cassettes import RunMode
     from endstate.checks import run_mutation_check, select_mutants
     from endstate.models import RunSettings
     from endstate.run import RunConfig
@@ -252,7 +257,7 @@ def mutate_command(suite: Path, replay: Path, model: str, names: tuple[str, ...]
     for error in errors:
         click.echo(f"endstate: error: {error} (task skipped)", err=True)
     config = RunConfig(model=model, settings=RunSettings(), sandbox=sandbox, image=image or DEFAULT_IMAGE, jobs=jobs,
-                       mode="replay", cassettes=str(replay), match="sequence")
+                       mode=RunMode.REPLAY, cassettes=str(replay), match="sequence")
     _reap()
     report = run_mutation_check(loaded, config, out, suite_root=suite, mutants=mutants, progress=click.echo)
     click.echo("")
@@ -328,16 +333,19 @@ def serve_local(port: int, n_ctx: int) -> None:
 @click.option("--strict", is_flag=True, help="Exit 1 when any row is not verified by the control arms.")
 @click.option("--prices", type=click.Path(exists=True, path_type=Path), default=None,
               help="TOML price table: [\"provider/model\"] input = USD per 1M tokens, output = ...")
-@click.option("--out", type=click.Path(path_type=Path), default=None,
+@click.option("--out", type=FOLDER, default=None,
               help="Folder for report.json/.html [default: report/ in the run folder, or the runs' shared folder].")
 @click.option("--overwrite", is_flag=True, help="Replace a report already in --out.")
 @_user_errors
 def report_command(runs: tuple[Path, ...], controls: tuple[Path, Path] | None, strict: bool, prices: Path | None,
                    out: Path | None, overwrite: bool) -> None:
     """The benchmark table and gated card over one or more run folders (JSON and HTML)."""
-    from endstate.report import benchmark, default_out, load_prices, render_text, write_report
+    from endstate.report import benchmark, check_priced, default_out, load_prices, render_text, write_report
 
-    report = benchmark(list(runs), load_prices(prices), controls or None)
+    table = load_prices(prices)
+    report = benchmark(list(runs), table, controls or None)
+    if prices is not None:
+        check_priced([row.model for row in report.rows], table, prices)
     json_path, html_path = write_report(report, out or default_out(list(runs), "report"), overwrite=overwrite)
     click.echo(render_text(report))
     click.echo(f"report: {json_path}, {html_path}")
@@ -367,7 +375,7 @@ def compare_command(base: Path, cand: Path, by: str | None, as_json: bool) -> No
 
 @main.command("view")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option("-o", "--out", type=click.Path(path_type=Path), default=None,
+@click.option("-o", "--out", type=FOLDER, default=None,
               help="The HTML file [default: report.html in the run folder, or the runs' shared folder].")
 @click.option("--overwrite", is_flag=True, help="Replace the file at --out if there is one.")
 @click.option("--controls", type=click.Path(exists=True, path_type=Path), nargs=2, default=None,
@@ -380,10 +388,13 @@ def view_command(runs: tuple[Path, ...], out: Path | None, overwrite: bool, cont
 
     Given two or more runs of the same task pack, the page opens with the first paired
     against each other one: compare's figures, the flipped tasks, both sides of each."""
-    from endstate.report import default_out, load_prices, write_view
+    from endstate.report import benchmark, check_priced, default_out, load_prices, write_view
 
     notes: list[str] = []
-    path = write_view(list(runs), out or default_out(list(runs), "report.html"), load_prices(prices), controls or None,
+    table = load_prices(prices)
+    if prices is not None:
+        check_priced([row.model for row in benchmark(list(runs), table, None).rows], table, prices)
+    path = write_view(list(runs), out or default_out(list(runs), "report.html"), table, controls or None,
                       notes, overwrite=overwrite)
     for note in notes:
         click.echo(f"endstate: {note}", err=True)
@@ -391,4 +402,6 @@ def view_command(runs: tuple[Path, ...], out: Path | None, overwrite: bool, cont
 
 
 main.add_command(export_command)  # `endstate export`: endstate/cli/_export.py
+main.add_command(grade_command)  # `endstate grade` and `regrade`: endstate/cli/_grade.py
+main.add_command(regrade_command)
 tasks.add_command(import_group)  # `endstate tasks import`: endstate/cli/_import.py

@@ -15,7 +15,7 @@ from endstate.errors import UserError
 # RunSettings checks the value too; listed here so --help shows them without loading the models package.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 
-__all__ = ["_run_options", "_config", "_agent_name", "_slug", "_load", "_progress", "_summary", "_explicit_settings",
+__all__ = ["FOLDER", "_run_options", "_config", "_agent_name", "_slug", "_load", "_progress", "_summary", "_explicit_settings",
            "_run", "_reap"]
 
 
@@ -26,6 +26,22 @@ def _reap() -> None:
     removed = reap()
     if removed:
         click.echo(f"removed {len(removed)} sandbox container(s) left by endstate runs that were killed", err=True)
+
+
+class _Folder(click.ParamType):
+    """A folder to write into; an empty value, which would write into the current folder, is refused."""
+
+    name = "folder"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Path:
+        if isinstance(value, Path):
+            return value
+        if not str(value).strip():
+            self.fail("is empty: name where to write (an empty value means the current folder)", param, ctx)
+        return Path(value)
+
+
+FOLDER = _Folder()
 
 
 def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -44,7 +60,7 @@ def _run_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      "limits grow with it."),
         click.option("--sandbox", type=click.Choice(["auto", "docker", "local"]), default="auto", show_default=True),
         click.option("--image", default=None, help="Sandbox image (default: endstate's own)."),
-        click.option("--out", type=click.Path(path_type=Path), default=None,
+        click.option("--out", type=FOLDER, default=None,
                      help="Results folder (default: runs/<model-slug>)."),
         click.option("--temperature", type=float, default=0.0, show_default=True),
         click.option("--seed", type=int, default=0, show_default=True),
@@ -107,6 +123,7 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
             thinking_budget: int | None = None, reasoning_effort: str | None = None,
             prompt_cache: bool | None = None, max_output_tokens: int = 2048, max_concurrent: int | None = None,
             rate_limit_waits: int = 8, **extra: Any):
+    from endstate.cassettes import RunMode
     from endstate.models import RunSettings, check_reachable, check_spec
     from endstate.run import RetryPolicy, RunConfig
     from endstate.sandbox import DEFAULT_IMAGE
@@ -117,12 +134,9 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
     from endstate.agent import Policy
 
     Policy.load(*policy_files)  # a malformed --policy file is named before any sandbox starts (PolicyError)
-    if mode != "replay" and not model:
+    if mode != RunMode.REPLAY and not model:
         raise click.UsageError("Missing option '--model' (only a replay takes it from the cassettes).")
-    if mode != "replay":
-        provider, _ = check_spec(model, base_url, os.environ)  # fails before any container starts
-        if base_url and provider == "openai-compatible":
-            check_reachable(model, base_url)
+    provider = check_spec(model, base_url, os.environ)[0] if mode != RunMode.REPLAY else ""  # before any container
     import msgspec
 
     from endstate.models import RequestLimits
@@ -136,6 +150,12 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
                                tool_choice=tool_choice, max_output_tokens=max_output_tokens, **reasoning)
     except ValueError as exc:
         raise click.UsageError(f"--{str(exc).split(' ', 1)[0].replace('_', '-')}: {str(exc).split(' ', 1)[1]}") from None
+    if mode != RunMode.REPLAY:
+        from endstate.cli._preflight import check_model
+
+        check_model(agent, model, settings, _explicit_settings())  # an agent or setting that cannot work with it
+        if base_url and provider == "openai-compatible":
+            check_reachable(model, base_url)
     extra.setdefault("limits", RequestLimits(max_concurrent=max_concurrent or msgspec.UNSET,
                                              rate_limit_waits=rate_limit_waits))
     return RunConfig(model=model or "", settings=settings, base_url=base_url, sandbox=sandbox,
@@ -171,13 +191,17 @@ def _load(suite: Path, only: tuple[str, ...]):
 
 def _progress(total: int, *, provenance: bool = False) -> Callable[[Any], None]:
     """Prints a line per finished task; with `provenance`, also where its answers came from (stderr)."""
+    from endstate.agent import StopReason
+    from endstate.run import RunOutcome
+
     done = [0]
 
     def show(result: Any) -> None:
         done[0] += 1
         why = f"{result.failing_grader}: {result.reason}" if result.failing_grader else result.reason
         # A refusal is said whole: which task, what it needs, which agent cannot show it.
-        reason = f"  {why if result.stop_reason == 'refused' else why[:110]}" if result.outcome != "pass" and why else ""
+        said = why if result.stop_reason == StopReason.REFUSED else why[:110]
+        reason = f"  {said}" if result.outcome != RunOutcome.PASS and why else ""
         name = result.task_id + (f" (attempt {result.attempt})" if result.attempt else "")
         click.echo(f"[{done[0]:>2}/{total}] {result.outcome.upper():10s} {name}{reason}")
         if provenance and getattr(result, "provenance", None):
@@ -293,12 +317,13 @@ def _spending(show: Callable[[Any], None], price: Any, max_usd: float, spent: li
 def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expect: str | None, executor: str,
          ray_address: str | None, ray_warm: float, resume: bool, max_usd: float | None = None,
          prices: Path | None = None, replace_out: bool | None = None, **kwargs: Any) -> None:
-    from endstate.run import RUN_FILE, kept_on_resume, prepare_replay, suite_runner
+    from endstate.cassettes import RunMode
+    from endstate.run import RUN_FILE, RunOutcome, kept_on_resume, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)
     loaded, errors = _load(suite, only)
-    if config.mode == "replay":  # every cassette checked, model and settings read, before any container
+    if config.mode == RunMode.REPLAY:  # every cassette checked, model and settings read, before any container
         loaded, config, problems = prepare_replay(loaded, config, _explicit_settings())
         for problem in problems:
             click.echo(f"endstate: error: {problem} (task skipped)", err=True)
@@ -321,11 +346,14 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             click.echo(f"endstate: error: no task in {suite}: a task is a folder holding task.toml "
                        f"(`endstate tasks new ID --suite {suite}` makes one)", err=True)
         sys.exit(2)
+    from endstate.cli._preflight import check_pairing
+
+    check_pairing(config, loaded)  # parts that cannot work together, before any sandbox
     out = out or Path("runs") / _slug(config.agent, config.model)
     if replace_out is False and not resume:
         _refuse_another_run(out)
     # A replay pays no provider: the ceiling is for live runs.
-    price = _price(config.model, prices) if max_usd is not None and config.mode != "replay" else None
+    price = _price(config.model, prices) if max_usd is not None and config.mode != RunMode.REPLAY else None
     spent = [0.0]
     _reap()
     results = []
@@ -348,7 +376,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         try:
             result = run_suite(loaded, config, run_out, suite_root=suite, progress=progress, resume=again)
         except KeyboardInterrupt:
-            if config.mode == "record":
+            if config.mode == RunMode.RECORD:
                 _say_incomplete(Path(config.cassettes), loaded, config.attempts)
             raise
         except _SpendCeiling as exc:
@@ -359,7 +387,8 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
                        f"continue with --resume --out {run_out}", err=True)
             sys.exit(3)
         _summary(result, run_out)
-        if config.mode == "record" and any(t.outcome in ("error", "infra_error") for t in result.tasks):
+        broken = (RunOutcome.ERROR, RunOutcome.INFRA_ERROR)
+        if config.mode == RunMode.RECORD and any(t.outcome in broken for t in result.tasks):
             _say_incomplete(Path(config.cassettes), loaded, config.attempts)  # a full disk cut one short
         results.append(result)
     status = 0
@@ -373,7 +402,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
                        "compare the model's answers, not replay's determinism")
         status = status or (0 if identical else 1)
     outcomes = [t.outcome for r in results for t in r.tasks]
-    if any(o in ("error", "divergence", "infra_error") for o in outcomes):
+    if any(o in (RunOutcome.ERROR, RunOutcome.DIVERGENCE, RunOutcome.INFRA_ERROR) for o in outcomes):
         status = 1
     if expect and any(o != expect for o in outcomes):
         click.echo(f"expected every task to {expect}; see the table above", err=True)
