@@ -28,6 +28,13 @@ class Response:
         return b'{"symbol": "PHIA", "price": "21.40", "currency": "EUR", "time": "2024-06-03T10:00:00+00:00"}'
 
 
+def absent():
+    """Without the token the environment would give: the documented failure, never a made-up token."""
+    os.environ.pop("PRICEFEED_TOKEN", None)
+    client.build_request("phia")
+    return "built"
+
+
 def requests():
     seen = []
     for token in ("tok_one", "tok_two"):
@@ -61,6 +68,7 @@ def secret_in_source():
 
 
 print(json.dumps({
+    "absent": see(absent),
     "requests": see(requests),
     "fetched": see(fetched),
     "blank": see(blank),
