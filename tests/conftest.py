@@ -23,6 +23,11 @@ def _in_ci() -> bool:
 
 @pytest.hookimpl(tryfirst=True)  # before any fixture of the test is set up
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("peers") is not None and not os.environ.get("ENDSTATE_PEERS"):
+        why = "the peers' tools run from the venv `make peers` makes (ENDSTATE_PEERS names its bin/)"
+        if _in_ci():
+            pytest.fail(f"CI runs `make peers`: {why}", pytrace=False)
+        pytest.skip(why)
     if item.get_closest_marker("docker") is None:
         return
     stash = item.config.stash
@@ -60,3 +65,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _file(item: pytest.Item) -> str:
     return item.nodeid.split("::")[0]
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """Run the real CLI in a subprocess: `cli.run("eval", ...)` returns a `Ran` (tests/cli_runner.py)."""
+    from cli_runner import Cli
+
+    return Cli()

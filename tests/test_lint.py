@@ -1,4 +1,5 @@
-"""ruff's pyflakes rules hold over the package, the tests and the benchmarks (configured in pyproject)."""
+"""ruff's pyflakes rules hold over the package, the tests and the benchmarks, and mypy's checks over
+the package (both configured in pyproject)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _ruff() -> list[str]:
-    beside = Path(sys.executable).with_name("ruff")
-    found = str(beside) if beside.is_file() else shutil.which("ruff")
-    assert found, "ruff is in the test extra: install with `make setup`"
+def _tool(name: str) -> list[str]:
+    """A checker of the test extra: beside this interpreter, else on PATH."""
+    beside = Path(sys.executable).with_name(name)
+    found = str(beside) if beside.is_file() else shutil.which(name)
+    assert found, f"{name} is in the test extra: install with `make setup`"
     return [found]
+
+
+def _ruff() -> list[str]:
+    return _tool("ruff")
 
 
 def test_ruff_finds_nothing():
@@ -28,3 +34,20 @@ def test_ruff_sees_an_unused_import(tmp_path):
     done = subprocess.run([*_ruff(), "check", "--no-cache", "--isolated", "--select", "F", str(tmp_path / "m.py")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "F401" in done.stdout
+
+
+def _mypy() -> list[str]:
+    return _tool("mypy")
+
+
+def test_mypy_finds_nothing():
+    done = subprocess.run([*_mypy(), "--no-error-summary"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_refuses_an_enum_compared_with_a_string_it_never_equals(tmp_path):
+    (tmp_path / "m.py").write_text("import enum\n\n\nclass Mode(enum.Enum):\n    LIVE = 'live'\n\n\n"
+                                   "def live(mode: Mode) -> bool:\n    return mode == 'live'\n")
+    done = subprocess.run([*_mypy(), "--config-file", str(ROOT / "pyproject.toml"), "--no-incremental",
+                           str(tmp_path / "m.py")], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1 and "Non-overlapping equality check" in done.stdout, done.stdout + done.stderr

@@ -3,34 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
+import time
 from pathlib import Path
 
 import pytest
+from cli_runner import Ran, finish, start_endstate
 
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "tasks"
 CASSETTES = ROOT / "cassettes"
-
-
-class Ran:
-    def __init__(self, proc: subprocess.CompletedProcess) -> None:
-        self.code = proc.returncode
-        self.out = proc.stdout
-        self.err = proc.stderr
-
-    def __repr__(self) -> str:
-        return f"exit {self.code}\n--- stdout\n{self.out[-4000:]}\n--- stderr\n{self.err[-4000:]}"
-
-
-def endstate(*args: str, env: dict[str, str] | None = None, cwd: Path = ROOT, timeout: float = 1200) -> Ran:
-    """Run `python -m endstate ARGS` and capture what it prints."""
-    full_env = {**os.environ, **(env or {})}
-    proc = subprocess.run([sys.executable, "-m", "endstate", *args], cwd=cwd, env=full_env,
-                          capture_output=True, text=True, timeout=timeout)
-    return Ran(proc)
 
 
 def fingerprint(out: Path) -> list[tuple[str, str, str]]:
@@ -38,6 +20,16 @@ def fingerprint(out: Path) -> list[tuple[str, str, str]]:
     path = out / "results.json"
     tasks = json.loads(path.read_text())["tasks"] if path.exists() else []
     return [(t["task_id"], t["outcome"], t["tree_hash"]) for t in tasks]
+
+
+def wait_for_a_finished_task(out: Path, proc: subprocess.Popen, seconds: float = 300) -> None:
+    """Until the run writing to `out` has a finished task in its results, or its process ended."""
+    results = out / "results.json"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and proc.poll() is None:
+        if results.exists() and json.loads(results.read_text())["tasks"]:
+            return
+        time.sleep(0.1)
 
 
 def sample_and_the_others(everything: list[str], sample: list[str]) -> list:
@@ -52,11 +44,9 @@ DISTURBED = ["bugfix-invoice-rounding", "bugfix-lru-eviction", "feature-recipe-s
 
 
 def endstate_with_pid(*args: str, timeout: float = 1200) -> tuple[Ran, int]:
-    """As `endstate`, with the process id its sandboxes are labelled with (their owner)."""
-    proc = subprocess.Popen([sys.executable, "-m", "endstate", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate(timeout=timeout)
-    return Ran(subprocess.CompletedProcess(proc.args, proc.returncode, out, err)), proc.pid
+    """As `run_endstate`, with the process id its sandboxes are labelled with (their owner)."""
+    proc = start_endstate(*args)
+    return finish(proc, timeout), proc.pid
 
 
 def check_out(ran: Ran) -> None:

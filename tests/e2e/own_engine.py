@@ -1,6 +1,6 @@
 """A Docker engine of the test's own, on its own socket and data root, so that a test
 can restart it (or fill its disk) without touching the engine everyone else uses.
-It holds only the sandbox image, loaded from the main engine."""
+It holds only the sandbox image and the harness's runtime, loaded from the main engine."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import docker
 
 from endstate.sandbox import DEFAULT_IMAGE
+from endstate.sandbox._runtime import _image as _runtime_image
 
 
 class OwnEngine:
@@ -59,10 +60,18 @@ class OwnEngine:
         self.start()
 
     def load_image(self, image: str = DEFAULT_IMAGE) -> None:
-        save = subprocess.Popen(["docker", "save", image], stdout=subprocess.PIPE)
-        subprocess.run(["docker", "load", "-q"], stdin=save.stdout, check=True, stdout=subprocess.DEVNULL,
-                       env={**os.environ, "DOCKER_HOST": self.url})
-        assert save.wait() == 0
+        """`image` and the harness's runtime built on it, from the main engine: a grading container
+        mounts the runtime, and this engine, in a network namespace of its own, could not build it."""
+        main = docker.from_env()
+        try:
+            runtime = main.images.get(_runtime_image(main, lambda _line: None))
+        finally:
+            main.close()
+        for name in (image, *[tag for tag in runtime.tags if tag.startswith("endstate-runtime:")][:1]):
+            save = subprocess.Popen(["docker", "save", name], stdout=subprocess.PIPE)
+            subprocess.run(["docker", "load", "-q"], stdin=save.stdout, check=True, stdout=subprocess.DEVNULL,
+                           env={**os.environ, "DOCKER_HOST": self.url})
+            assert save.wait() == 0
 
     def client(self) -> docker.DockerClient:
         return docker.DockerClient(base_url=self.url, timeout=60)

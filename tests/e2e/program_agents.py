@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from e2e_helpers import TASKS, endstate
+from cli_runner import run_endstate
+from e2e_helpers import TASKS
 
 from endstate.agents import find_agent
 from endstate.cassettes import load
@@ -27,14 +28,14 @@ def check_recordings_cover_the_core_tasks(agent_name: str, reference: Path, null
         # A changed agent file is a different agent: its recordings must be made again.
         assert {load(p).header.agent for p in folder.glob("*.cassette")} == {agent.id}, folder
     assert read_results(reference_live).vector == [(task, "pass") for task in core]
-    ran = endstate("cassette", "diff", str(reference / f"{core[0]}.cassette"), str(null / f"{core[0]}.cassette"))
+    ran = run_endstate("cassette", "diff", str(reference / f"{core[0]}.cassette"), str(null / f"{core[0]}.cassette"))
     assert ran.code == 1 and "first difference at agent turn 0" in ran.out, ran
 
 
 def check_sample_replays_to_the_live_end_states(agent: str, reference: Path, null: Path, reference_live: Path,
                                                 sample: list[str], out: Path) -> RunResult:
-    ran = endstate("eval", "--agent", agent, "--replay", str(reference), *task_args(sample), "-j", "2",
-                   "--expect", "pass", "--out", str(out / "reference"), timeout=3600)
+    ran = run_endstate("eval", "--agent", agent, "--replay", str(reference), *task_args(sample), "-j", "2",
+                       "--expect", "pass", "--out", str(out / "reference"), timeout=3600)
     assert ran.code == 0, ran
     replayed, live = read_results(out / "reference"), read_results(reference_live)
     assert replayed.card.agent == live.card.agent and replayed.vector == [(task, "pass") for task in sample]
@@ -43,8 +44,8 @@ def check_sample_replays_to_the_live_end_states(agent: str, reference: Path, nul
         assert task.unplayed == 0 and task.counters.steps > 1, task.task_id
         assert (task.tree_hash, task.stop_reason, task.counters) == (
             before[task.task_id].tree_hash, before[task.task_id].stop_reason, before[task.task_id].counters), task.task_id
-    ran = endstate("eval", "--agent", agent, "--replay", str(null), *task_args(sample), "-j", "2",
-                   "--out", str(out / "null"), timeout=3600)
+    ran = run_endstate("eval", "--agent", agent, "--replay", str(null), *task_args(sample), "-j", "2",
+                       "--out", str(out / "null"), timeout=3600)
     null_run = read_results(out / "null")
     assert null_run.vector == [(task, "fail") for task in sample], ran
     assert all(t.unplayed == 0 and t.counters.steps == 1 and t.stop_reason == "model_stopped"
@@ -64,8 +65,8 @@ def check_the_hack_arm(agent_name: str, hacks: Path, hacks_live: Path, sample: l
     assert {load(p).header.agent for p in hacks.glob("*.cassette")} == {agent.id}, hacks
     assert live.vector == [(task, "fail") for task in core]
     assert all(t.hack and t.hack != "missed" and t.counters.steps > 1 for t in live.tasks), live.tasks
-    ran = endstate("eval", "--agent", agent_name, "--replay", str(hacks), *task_args(sample), "-j", "2",
-                   "--expect", "fail", "--out", str(out), timeout=3600)
+    ran = run_endstate("eval", "--agent", agent_name, "--replay", str(hacks), *task_args(sample), "-j", "2",
+                       "--expect", "fail", "--out", str(out), timeout=3600)
     assert ran.code == 0, ran
     replayed = read_results(out)
     assert replayed.vector == [(task, "fail") for task in sample] and replayed.card.agent == agent.id

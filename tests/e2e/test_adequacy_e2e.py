@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_helpers import endstate
+from cli_runner import run_endstate
 
 pytestmark = pytest.mark.docker
 
@@ -72,7 +72,7 @@ def test_a_weakened_task_is_flagged_with_the_surviving_mutant_and_a_strong_one_i
     make_task(tmp_path, "strong", HOLDOUT)
     # The assertion that the start is inside is gone: `start < t` now passes for `start <= t`.
     make_task(tmp_path, "weak", HOLDOUT.replace("    assert in_window(0, 0, 10)\n", "    pass\n"))
-    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path), "-j", "2", "--json", str(tmp_path / "a.json"))
+    ran = run_endstate("tasks", "adequacy", "--suite", str(tmp_path), "-j", "2", "--json", str(tmp_path / "a.json"))
     assert ran.code == 1, ran
     lines = ran.out.splitlines()
     assert ("ok   strong                                   4 made, 4 killed, 0 survived, 0 equivalent, "
@@ -84,33 +84,33 @@ def test_a_weakened_task_is_flagged_with_the_surviving_mutant_and_a_strong_one_i
     assert "-    inside = start <= t < end\n         +    inside = start < t < end\n" in flagged
     assert "4 mutant(s), 7 killed" not in ran.out and "8 mutant(s), 7 killed, 1 survived" in ran.out
     # The same run again prints the same thing, word for word.
-    again = endstate("tasks", "adequacy", "--suite", str(tmp_path), "-j", "2")
+    again = run_endstate("tasks", "adequacy", "--suite", str(tmp_path), "-j", "2")
     assert again.out == ran.out
 
     # Judged equivalent (here only to show the record at work), the survivor is not asked about again.
     (tmp_path / "weak/adequacy.toml").write_text(
         '[[equivalent]]\nmutant = "clock/window.py:2:13:LtE>Lt"\nreason = "recorded by the test"\n')
-    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2")
+    ran = run_endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2")
     assert ran.code == 0, ran
     assert "3 killed, 0 survived, 1 equivalent, kill rate 100%" in ran.out
 
     # Figures recorded for the card that are not what was counted fail the task, with what to write.
     with (tmp_path / "weak/adequacy.toml").open("a") as triage:
         triage.write("[measured]\nmutants = 4\nkilled = 2\nequivalent = 1\n")
-    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2")
+    ran = run_endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2")
     assert ran.code == 1, ran
     assert ("[measured] says 2/3 mutants killed, 1 survived, 1 equivalent, counted 3/3 mutants killed, 1 equivalent: "
             "write mutants = 4, killed = 3, equivalent = 1") in ran.out
     (tmp_path / "weak/adequacy.toml").write_text((tmp_path / "weak/adequacy.toml").read_text().replace(
         "killed = 2", "killed = 3"))
-    assert endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2").code == 0
+    assert run_endstate("tasks", "adequacy", "--suite", str(tmp_path), "--task", "weak", "-j", "2").code == 0
 
 
 def test_a_held_out_test_that_reads_the_text_rejects_a_rewrite(tmp_path):
     text_bound = HOLDOUT + ('\n\ndef test_reads_the_source():\n    import inspect, clock.window\n'
                             '    assert "inside = " in inspect.getsource(clock.window)\n')
     make_task(tmp_path, "strict", text_bound)
-    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path), "-j", "2")
+    ran = run_endstate("tasks", "adequacy", "--suite", str(tmp_path), "-j", "2")
     assert ran.code == 1, ran
     assert "right fixes 1/3 pass" in ran.out
     assert "right fix rewrite:clock/window.py:1:rename-locals:in_window fails [holdout]" in ran.out
@@ -120,7 +120,7 @@ def test_a_held_out_test_that_reads_the_text_rejects_a_rewrite(tmp_path):
 def test_bad_triage_is_one_line_naming_the_file(tmp_path):
     folder = make_task(tmp_path, "strong", HOLDOUT)
     (folder / "adequacy.toml").write_text('[[equivalent]]\nmutant = "x"\nreasn = "typo"\n')
-    ran = endstate("tasks", "adequacy", "--suite", str(tmp_path))
+    ran = run_endstate("tasks", "adequacy", "--suite", str(tmp_path))
     assert ran.code == 1 and "Traceback" not in ran.err, ran
     assert "FAIL strong" in ran.out and f"{folder / 'adequacy.toml'}: " in ran.out and "reasn" in ran.out
 
@@ -155,8 +155,8 @@ def test_tasks_new_prints_the_adequacy_of_the_task_it_makes_and_flags_a_weak_one
     (repo / "tests/test_window.py").write_text(VISIBLE_LITERAL + REGRESSION)
     _git(repo, "commit", "-q", "-am", "in_window leaves out its end")
 
-    ran = endstate("tasks", "new", "bugfix-window", "--suite", str(tmp_path / "suite"), "--repo", str(repo),
-                   "--fix", "HEAD")
+    ran = run_endstate("tasks", "new", "bugfix-window", "--suite", str(tmp_path / "suite"), "--repo", str(repo),
+                       "--fix", "HEAD")
     assert ran.code == 0 and "Traceback" not in ran.err, ran
     assert "adequacy of 1 new task(s)" in ran.out, ran
     row = next(line for line in ran.out.splitlines() if line.startswith("FAIL bugfix-window") and " made, " in line)
@@ -164,6 +164,6 @@ def test_tasks_new_prints_the_adequacy_of_the_task_it_makes_and_flags_a_weak_one
     assert "survived clock/window.py:2:13:LtE>Lt" in ran.out
     assert "weak: bugfix-window: add the held-out tests that kill the survivors above" in ran.out
     assert (tmp_path / "suite" / "bugfix-window" / "task.toml").is_file()
-    quiet = endstate("tasks", "new", "bugfix-quiet", "--suite", str(tmp_path / "suite"), "--repo", str(repo),
-                     "--fix", "HEAD", "--no-adequacy")
+    quiet = run_endstate("tasks", "new", "bugfix-quiet", "--suite", str(tmp_path / "suite"), "--repo", str(repo),
+                         "--fix", "HEAD", "--no-adequacy")
     assert quiet.code == 0 and "adequacy of" not in quiet.out, quiet.out

@@ -15,7 +15,8 @@ import time
 
 import docker
 import pytest
-from e2e_helpers import CASSETTES, ROOT, TASKS
+from cli_runner import argv
+from e2e_helpers import CASSETTES, ROOT, TASKS, wait_for_a_finished_task
 
 pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
@@ -36,20 +37,15 @@ def test_a_background_run_stops_cleanly_on_either_signal(tmp_path, stop, mode):
     out = tmp_path / "out"
     source = ["--replay", str(CASSETTES / "scripted-reference")] if mode == "replay" else [
         "--cassettes", str(tmp_path / "cassettes")]
-    command = [sys.executable, "-m", "endstate", "eval" if mode == "replay" else "record", "--suite", str(TASKS),
-               "--model", "scripted/reference", *source, *[a for t in TASK_IDS for a in ("--task", t)],
-               "--out", str(out)]
+    command = argv("eval" if mode == "replay" else "record", "--suite", str(TASKS), "--model", "scripted/reference",
+                   *source, *[a for t in TASK_IDS for a in ("--task", t)], "--out", str(out))
     script = 'exec 3>&1; "$@" >"$OUT_LOG" 2>&1 & echo $! >&3; wait'
     shell = subprocess.Popen(["bash", "-c", script, "bash", *command], cwd=ROOT, stdout=subprocess.PIPE, text=True,
                              env={**os.environ, "OUT_LOG": str(tmp_path / "log")})
     pid = int(shell.stdout.readline())
 
     results = out / "results.json"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and shell.poll() is None:
-        if results.exists() and json.loads(results.read_text())["tasks"]:
-            break
-        time.sleep(0.1)
+    wait_for_a_finished_task(out, shell)
     os.kill(pid, stop)
     shell.wait(timeout=120)
     log = (tmp_path / "log").read_text()

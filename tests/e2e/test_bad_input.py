@@ -9,7 +9,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CASSETTES, TASKS, endstate
+from cli_runner import run_endstate
+from e2e_helpers import CASSETTES, TASKS
 
 from endstate.run import read_results
 
@@ -32,15 +33,15 @@ def suite(tmp_path) -> Path:
 
 
 def test_unknown_provider_lists_the_known_ones():
-    ran = endstate("eval", "--model", "acme/some-model", "--task", GOOD_TASK)
+    ran = run_endstate("eval", "--model", "acme/some-model", "--task", GOOD_TASK)
     assert ran.code == 2, ran
     assert "openai" in ran.err and "anthropic" in ran.err and "scripted" in ran.err
     no_traceback(ran)
 
 
 def test_missing_api_key_is_named_before_any_container_starts():
-    ran = endstate("eval", "--model", "openai/gpt-4.1-2025-04-14", "--task", GOOD_TASK,
-                   env={"OPENAI_API_KEY": "", "DOCKER_HOST": "unix:///nonexistent.sock"})
+    ran = run_endstate("eval", "--model", "openai/gpt-4.1-2025-04-14", "--task", GOOD_TASK,
+                       env={"OPENAI_API_KEY": "", "DOCKER_HOST": "unix:///nonexistent.sock"})
     assert ran.code == 2, ran
     assert "OPENAI_API_KEY" in ran.err
     no_traceback(ran)
@@ -60,7 +61,7 @@ def test_a_configured_engine_that_does_not_answer_is_named_not_replaced_by_bubbl
         dead = socket.socket(socket.AF_UNIX)
         dead.bind(str(where))
         dead.close()
-    ran = endstate(*command, "--task", GOOD_TASK, "--sandbox", "auto", env={"DOCKER_HOST": f"unix://{where}"})
+    ran = run_endstate(*command, "--task", GOOD_TASK, "--sandbox", "auto", env={"DOCKER_HOST": f"unix://{where}"})
     assert ran.code == 2, ran
     [line] = [line for line in ran.err.splitlines() if f"DOCKER_HOST=unix://{where}" in line]
     assert "but none answers" in line and "--sandbox local" in line, ran.err
@@ -70,8 +71,8 @@ def test_a_configured_engine_that_does_not_answer_is_named_not_replaced_by_bubbl
 
 
 def test_no_engine_when_docker_is_asked_for():
-    ran = endstate("tasks", "check", "--sandbox", "docker", "--task", GOOD_TASK,
-                   env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    ran = run_endstate("tasks", "check", "--sandbox", "docker", "--task", GOOD_TASK,
+                       env={"DOCKER_HOST": "unix:///nonexistent.sock"})
     assert ran.code == 2, ran
     assert "no Docker engine answers" in ran.err and "--sandbox local" in ran.err
     no_traceback(ran)
@@ -81,7 +82,7 @@ def test_no_engine_when_docker_is_asked_for():
 def test_malformed_manifest_is_named_and_the_other_task_still_checked(suite):
     manifest = suite / OTHER_TASK / "task.toml"
     manifest.write_text("colour = 'red'\n" + manifest.read_text())
-    ran = endstate("tasks", "check", "--suite", str(suite))
+    ran = run_endstate("tasks", "check", "--suite", str(suite))
     assert ran.code == 2, ran
     assert str(manifest) in ran.err and "unknown field `colour`" in ran.err
     assert f"ok   {GOOD_TASK}" in ran.out
@@ -94,15 +95,18 @@ def test_a_suite_with_no_task_that_loads_writes_no_run_to_refuse_the_next(suite,
         manifest = suite / task_id / "task.toml"
         manifest.write_text("colour = 'red'\n" + manifest.read_text())
     out = tmp_path / "out"
-    ran = endstate("eval", "--suite", str(suite), "--model", "scripted/reference", "--out", str(out))
+    ran = run_endstate("eval", "--suite", str(suite), "--model", "scripted/reference", "--out", str(out))
     assert ran.code == 2, ran
+    from endstate.task._manifest import Manifest
+
+    fields = ", ".join(Manifest.__struct_encode_fields__)
     assert [line for line in ran.err.splitlines() if "unknown field `colour`" in line] == [
-        f"endstate: error: {suite / t / 'task.toml'}: unknown field `colour` (remove it or fix its spelling) (task skipped)"
+        f"endstate: error: {suite / t / 'task.toml'}: unknown field `colour` (valid fields there: {fields}) (task skipped)"
         for t in sorted((GOOD_TASK, OTHER_TASK), key=lambda t: (suite / t).as_posix())], ran
     assert not out.exists()  # after the fix, the same eval is not refused as "already holds a run"
     empty = tmp_path / "empty"
     empty.mkdir()
-    ran = endstate("eval", "--suite", str(empty), "--model", "scripted/reference", "--out", str(out), env=NO_ENGINE)
+    ran = run_endstate("eval", "--suite", str(empty), "--model", "scripted/reference", "--out", str(out), env=NO_ENGINE)
     assert ran.code == 2 and ran.err == (f"endstate: error: no task in {empty}: a task is a folder holding task.toml "
                                          f"(`endstate tasks new ID --suite {empty}` makes one)\n"), ran
     assert not out.exists()
@@ -112,7 +116,7 @@ def test_a_suite_with_no_task_that_loads_writes_no_run_to_refuse_the_next(suite,
 def test_grader_that_does_not_import_is_named(suite):
     manifest = suite / OTHER_TASK / "task.toml"
     manifest.write_text(manifest.read_text().replace("endstate.grading:no_new_skips", "endstate.gradng:no_new_skips"))
-    ran = endstate("tasks", "check", "--suite", str(suite))
+    ran = run_endstate("tasks", "check", "--suite", str(suite))
     assert ran.code == 2, ran
     assert OTHER_TASK in ran.err and "endstate.gradng" in ran.err and "does not import" in ran.err
     assert f"ok   {GOOD_TASK}" in ran.out
@@ -125,7 +129,7 @@ def test_symlink_escaping_the_fixture_is_refused(suite, tmp_path):
     secret.write_text("not for the agent\n")
     link = suite / OTHER_TASK / "fixture" / "notes.txt"
     link.symlink_to(secret)
-    ran = endstate("tasks", "check", "--suite", str(suite))
+    ran = run_endstate("tasks", "check", "--suite", str(suite))
     assert ran.code == 1, ran
     assert str(link) in ran.out and "outside" in ran.out
     assert f"ok   {GOOD_TASK}" in ran.out
@@ -133,8 +137,8 @@ def test_symlink_escaping_the_fixture_is_refused(suite, tmp_path):
 
 
 def _replay(suite: Path, cassettes: Path, out: Path):
-    return endstate("eval", "--model", "scripted/reference", "--suite", str(suite), "--replay", str(cassettes),
-                    "--out", str(out))
+    return run_endstate("eval", "--model", "scripted/reference", "--suite", str(suite), "--replay", str(cassettes),
+                        "--out", str(out))
 
 
 @pytest.fixture
@@ -190,8 +194,8 @@ def test_bad_cassettes_are_found_before_any_container_starts(suite, cassettes, t
     """No engine at all: every cassette is checked before one would be needed."""
     for task_id, damage in ((GOOD_TASK, "flipped-bytes"), (OTHER_TASK, "directory")):
         DAMAGE[damage][0](cassettes / f"{task_id}.cassette")
-    ran = endstate("eval", "--suite", str(suite), "--replay", str(cassettes), "--sandbox", "docker",
-                   "--out", str(tmp_path / "out"), env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    ran = run_endstate("eval", "--suite", str(suite), "--replay", str(cassettes), "--sandbox", "docker",
+                       "--out", str(tmp_path / "out"), env={"DOCKER_HOST": "unix:///nonexistent.sock"})
     assert ran.code == 2, ran
     assert f"cassette {cassettes / GOOD_TASK}.cassette is truncated or corrupt" in ran.err, ran
     assert f"{cassettes / OTHER_TASK}.cassette is a directory" in ran.err, ran
@@ -201,8 +205,8 @@ def test_bad_cassettes_are_found_before_any_container_starts(suite, cassettes, t
 
 def test_a_folder_of_two_models_asks_for_model(suite, cassettes, tmp_path):
     DAMAGE["other-model"][0](cassettes / f"{OTHER_TASK}.cassette")
-    ran = endstate("eval", "--suite", str(suite), "--replay", str(cassettes), "--out", str(tmp_path / "out"),
-                   env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    ran = run_endstate("eval", "--suite", str(suite), "--replay", str(cassettes), "--out", str(tmp_path / "out"),
+                       env={"DOCKER_HOST": "unix:///nonexistent.sock"})
     assert ran.code == 2, ran
     assert "recorded with 2 models: scripted/null (1:" in ran.err and "pass --model" in ran.err, ran
     no_traceback(ran)
@@ -219,16 +223,17 @@ def test_an_option_that_contradicts_the_recorded_settings_is_refused(suite, cass
         recording = load(path)
         header = msgspec.structs.replace(recording.header, format_version=2, settings=RunSettings(seed=7))
         write(path, msgspec.structs.replace(recording, header=header))
-    ran = endstate("eval", "--suite", str(suite), "--replay", str(cassettes), "--seed", "3",
-                   "--out", str(tmp_path / "out"), env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    ran = run_endstate("eval", "--suite", str(suite), "--replay", str(cassettes), "--seed", "3",
+                       "--out", str(tmp_path / "out"), env={"DOCKER_HOST": "unix:///nonexistent.sock"})
     assert ran.code == 2, ran
     assert f"--seed 3 contradicts the cassettes in {cassettes}, recorded with seed 7: drop --seed" in ran.err, ran
     no_traceback(ran)
 
 
 def test_unreachable_model_server_is_refused_before_any_container_starts(tmp_path):
-    ran = endstate("eval", "--model", "openai-compatible/nothing", "--base-url", "http://127.0.0.1:9/v1",
-                   "--task", GOOD_TASK, "--out", str(tmp_path / "out"), env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    ran = run_endstate("eval", "--model", "openai-compatible/nothing", "--base-url", "http://127.0.0.1:9/v1",
+                       "--task", GOOD_TASK, "--out", str(tmp_path / "out"),
+                       env={"DOCKER_HOST": "unix:///nonexistent.sock"})
     assert ran.code == 2, ran
     assert "nothing answers at http://127.0.0.1:9/v1" in ran.err and "serve-local" in ran.err
     no_traceback(ran)
@@ -256,9 +261,9 @@ def test_a_failing_model_server_is_an_error_for_each_task_not_a_crash(suite, tmp
     server.mode = mode
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        ran = endstate("eval", "--model", "openai-compatible/broken", "--base-url",
-                       f"http://127.0.0.1:{server.server_address[1]}/v1", "--suite", str(suite), "-j", "2",
-                       "--out", str(tmp_path / "out"))
+        ran = run_endstate("eval", "--model", "openai-compatible/broken", "--base-url",
+                           f"http://127.0.0.1:{server.server_address[1]}/v1", "--suite", str(suite), "-j", "2",
+                           "--out", str(tmp_path / "out"))
     finally:
         server.shutdown()
     assert ran.code == 1, ran

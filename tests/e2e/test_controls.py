@@ -18,7 +18,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CASSETTES, TASKS, endstate, sample_and_the_others
+from cli_runner import run_endstate
+from e2e_helpers import CASSETTES, TASKS, sample_and_the_others
 
 from endstate.cassettes import diff
 from endstate.run import read_results
@@ -38,8 +39,8 @@ def recorded(request, tmp_path_factory) -> dict[str, tuple[object, Path]]:
     chosen = [a for t in request.param for a in ("--task", t)]
     runs: dict = {"ids": request.param}
     for arm in ("reference", "null"):
-        ran = endstate("record", "--model", f"scripted/{arm}", "--suite", str(TASKS), *chosen, "-j", "2",
-                       "--cassettes", str(base / arm / "cassettes"), "--out", str(base / arm / "run"))
+        ran = run_endstate("record", "--model", f"scripted/{arm}", "--suite", str(TASKS), *chosen, "-j", "2",
+                           "--cassettes", str(base / arm / "cassettes"), "--out", str(base / arm / "run"))
         runs[arm] = (ran, base / arm)
     return runs
 
@@ -78,8 +79,9 @@ def test_fresh_recording_matches_the_committed_cassettes(recorded, arm):
 def test_committed_reference_replays_as_it_ran_live(recorded, tmp_path):
     ids = recorded["ids"]
     chosen = [a for t in ids for a in ("--task", t)]
-    ran = endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
-                   str(CASSETTES / "scripted-reference"), *chosen, "-j", "2", "--expect", "pass", "--out", str(tmp_path))
+    ran = run_endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
+                       str(CASSETTES / "scripted-reference"), *chosen, "-j", "2", "--expect", "pass", "--out",
+                       str(tmp_path))
     assert ran.code == 0, ran
     replayed = read_results(tmp_path)
     assert replayed.vector == [(t, "pass") for t in ids]
@@ -93,9 +95,9 @@ def test_committed_reference_replays_as_it_ran_live(recorded, tmp_path):
 
 def test_a_sample_replays_twice_alike(tmp_path):
     sample = TASK_IDS[::7]
-    ran = endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
-                   str(CASSETTES / "scripted-reference"), *[a for t in sample for a in ("--task", t)],
-                   "--repeat", "2", "-j", "2", "--expect", "pass", "--out", str(tmp_path))
+    ran = run_endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), "--replay",
+                       str(CASSETTES / "scripted-reference"), *[a for t in sample for a in ("--task", t)],
+                       "--repeat", "2", "-j", "2", "--expect", "pass", "--out", str(tmp_path))
     assert ran.code == 0, ran
     assert "pass/fail vectors identical: yes" in ran.out
     assert "sealed tree hashes identical: yes" in ran.out
@@ -109,9 +111,9 @@ def test_a_sample_replays_twice_alike(tmp_path):
 def test_committed_null_replays_to_fail(recorded, tmp_path):
     """The null arm's committed cassettes are the live recording's (above); a sample replays."""
     sample = recorded["ids"][1::2]
-    ran = endstate("eval", "--model", "scripted/null", "--suite", str(TASKS), "--replay",
-                   str(CASSETTES / "scripted-null"), *[a for t in sample for a in ("--task", t)], "-j", "2",
-                   "--expect", "fail", "--out", str(tmp_path))
+    ran = run_endstate("eval", "--model", "scripted/null", "--suite", str(TASKS), "--replay",
+                       str(CASSETTES / "scripted-null"), *[a for t in sample for a in ("--task", t)], "-j", "2",
+                       "--expect", "fail", "--out", str(tmp_path))
     assert ran.code == 0, ran
     replayed = read_results(tmp_path)
     assert replayed.vector == [(t, "fail") for t in sample] and len(sample) >= 3

@@ -6,7 +6,8 @@ import json
 import time
 
 import pytest
-from e2e_helpers import disk_fill_suite, endstate
+from cli_runner import run_endstate
+from e2e_helpers import disk_fill_suite
 
 pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
@@ -14,7 +15,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.alone]
 def test_a_disk_filling_trajectory_fails_with_a_reason_in_bounded_time(tmp_path):
     suite = disk_fill_suite(tmp_path / "suite")
     started = time.monotonic()
-    ran = endstate("eval", "--suite", str(suite), "--model", "scripted/reference", "--out", str(tmp_path / "out"))
+    ran = run_endstate("eval", "--suite", str(suite), "--model", "scripted/reference", "--out", str(tmp_path / "out"))
     elapsed = time.monotonic() - started
     assert ran.code == 0, ran  # a task that fails is a result, not an error of the run
     assert elapsed < 120, f"took {elapsed:.0f} s"

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CASSETTES, DISTURBED, ROOT, TASKS, fingerprint
+from cli_runner import start_endstate
+from e2e_helpers import CASSETTES, DISTURBED, TASKS, fingerprint
 from own_engine import OwnEngine
 
 pytestmark = [pytest.mark.docker, pytest.mark.alone]
@@ -47,8 +46,7 @@ def test_an_engine_restarted_mid_run_ends_in_the_undisturbed_vector(engine, tmp_
     env = {"DOCKER_HOST": engine.url}
 
     out = tmp_path / "restarted"
-    proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
-                            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_endstate(*RUN, "--out", str(out), env=env)
     # Restart once the run is under way: containers exist, and no task has finished yet.
     deadline = time.monotonic() + 300
     client = engine.client()

@@ -24,7 +24,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
+from cli_runner import run_endstate
+from e2e_helpers import CASSETTES, ROOT, TASKS
 
 from endstate.models import ScriptedServer
 from endstate.run import read_results
@@ -50,23 +51,21 @@ def test_the_committed_recordings_cover_the_core_tasks():
 
 
 def test_a_foreign_agents_cassette_replays_only_with_that_agent(tmp_path):
-    ran = endstate("eval", "--replay", str(REFERENCE), "--task", CORE[0], "--out", str(tmp_path))
+    ran = run_endstate("eval", "--replay", str(REFERENCE), "--task", CORE[0], "--out", str(tmp_path))
     assert ran.code == 2 and "recorded with agent mini-swe-agent@" in ran.err and "--agent mini-swe-agent" in ran.err
 
 
 def test_cassette_diff_names_the_first_turn_where_the_arms_part():
-    ran = endstate("cassette", "diff", str(REFERENCE / f"{CORE[0]}.cassette"), str(NULL / f"{CORE[0]}.cassette"))
+    ran = run_endstate("cassette", "diff", str(REFERENCE / f"{CORE[0]}.cassette"), str(NULL / f"{CORE[0]}.cassette"))
     assert ran.code == 1 and "turn 0" in ran.out, ran
-
-
 
 
 @pytest.mark.docker
 @pytest.mark.slow
 def test_the_reference_arm_replays_offline_to_the_live_runs_end_states(tmp_path):
     sample = CORE[1::4]
-    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(REFERENCE), *_tasks(sample), "-j", "2",
-                   "--expect", "pass", "--out", str(tmp_path), timeout=3600)
+    ran = run_endstate("eval", "--agent", "mini-swe-agent", "--replay", str(REFERENCE), *_tasks(sample), "-j", "2",
+                       "--expect", "pass", "--out", str(tmp_path), timeout=3600)
     assert ran.code == 0, ran
     replayed, live = read_results(tmp_path), read_results(REFERENCE_LIVE)
     assert replayed.card.agent == live.card.agent and replayed.card.agent.startswith("mini-swe-agent@")
@@ -83,8 +82,8 @@ def test_the_reference_arm_replays_offline_to_the_live_runs_end_states(tmp_path)
 @pytest.mark.slow
 def test_the_null_arm_replays_and_fails_every_task(tmp_path):
     sample = CORE[::6]
-    ran = endstate("eval", "--agent", "mini-swe-agent", "--replay", str(NULL), *_tasks(sample), "-j", "2",
-                   "--expect", "fail", "--out", str(tmp_path), timeout=3600)
+    ran = run_endstate("eval", "--agent", "mini-swe-agent", "--replay", str(NULL), *_tasks(sample), "-j", "2",
+                       "--expect", "fail", "--out", str(tmp_path), timeout=3600)
     assert ran.code == 0, ran
     result = read_results(tmp_path)
     assert [t.task_id for t in result.tasks] == sample and len(sample) == 2
@@ -121,10 +120,10 @@ name_env = "HOSTILE_MODEL"
 """)
     task = "bugfix-lru-eviction"
     with ScriptedServer(TASKS) as server:
-        ran = endstate("record", "--agent", str(agent), "--model", "openai-compatible/null",
-                       "--base-url", server.base_url_for("null", task), "--task", task,
-                       "--cassettes", str(tmp_path / "cassettes"), "--out", str(tmp_path / "run"),
-                       env={"OPENAI_API_KEY": SECRET}, timeout=1800)
+        ran = run_endstate("record", "--agent", str(agent), "--model", "openai-compatible/null",
+                           "--base-url", server.base_url_for("null", task), "--task", task,
+                           "--cassettes", str(tmp_path / "cassettes"), "--out", str(tmp_path / "run"),
+                           env={"OPENAI_API_KEY": SECRET}, timeout=1800)
     transcript = (tmp_path / "run" / "transcripts" / f"{task}.json").read_text()
     line = next(x for x in json.loads(transcript)[-1]["content"].splitlines() if x.startswith("HOSTILE-REPORT "))
     report = json.loads(line.removeprefix("HOSTILE-REPORT "))
@@ -135,6 +134,6 @@ name_env = "HOSTILE_MODEL"
     result = read_results(tmp_path / "run")
     assert result.tasks[0].counters.steps == 1 and result.tasks[0].outcome == "fail", ran
     cassette = (tmp_path / "cassettes" / f"{task}.cassette")
-    shown = endstate("cassette", "show", str(cassette)).out
+    shown = run_endstate("cassette", "show", str(cassette)).out
     assert " 1 interaction" in shown and "/chat/completions" in shown and SECRET not in shown
     assert SECRET.encode() not in cassette.read_bytes() and SECRET not in (tmp_path / "run" / "results.json").read_text()

@@ -11,7 +11,8 @@ keep CI's budget, of a sample: every fifth recorded task and one refused one.
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
+from cli_runner import run_endstate
+from e2e_helpers import CASSETTES, ROOT, TASKS
 
 from endstate.agents import find_agent, refusal
 from endstate.run import read_results, vector_of
@@ -42,8 +43,8 @@ def test_the_live_run_refused_the_others_by_name():
 @pytest.mark.docker
 @pytest.mark.slow
 def test_the_replay_gives_the_live_runs_vector_and_sealed_trees(tmp_path):
-    ran = endstate("eval", "--agent", "mini-swe-agent", "--suite", str(TASKS), "--replay", str(RECORDED),
-                   *[a for t in SAMPLE for a in ("--task", t)], "-j", "2", "--out", str(tmp_path), timeout=1800)
+    ran = run_endstate("eval", "--agent", "mini-swe-agent", "--suite", str(TASKS), "--replay", str(RECORDED),
+                       *[a for t in SAMPLE for a in ("--task", t)], "-j", "2", "--out", str(tmp_path), timeout=1800)
     assert ran.code == 1, ran  # the refused task is an error; nothing else went wrong
     for task_id in REFUSED[:1]:  # said whole on its progress line: the task, the counter, the agent
         line = next(x for x in ran.out.splitlines() if f"ERROR      {task_id}  refused: " in x)

@@ -11,7 +11,8 @@ check-tasks`; CI runs both).
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import CASSETTES, TASKS, endstate, sample_and_the_others
+from cli_runner import run_endstate
+from e2e_helpers import CASSETTES, TASKS, sample_and_the_others
 
 from endstate.run import read_results
 from endstate.task import load_suite
@@ -22,8 +23,9 @@ TASK_IDS = sorted(t.id for t in load_suite(TASKS)[0])
 
 
 def _replay(arm: str, out, tasks: list[str] = TASK_IDS) -> tuple[object, list]:
-    ran = endstate("eval", "--impossible", "--suite", str(TASKS), "--replay", str(CASSETTES / f"scripted-{arm}-impossible"),
-                   *[a for t in tasks for a in ("--task", t)], "-j", "2", "--expect", "fail", "--out", str(out))
+    ran = run_endstate("eval", "--impossible", "--suite", str(TASKS), "--replay",
+                       str(CASSETTES / f"scripted-{arm}-impossible"),
+                       *[a for t in tasks for a in ("--task", t)], "-j", "2", "--expect", "fail", "--out", str(out))
     result = read_results(out)
     assert result.card.impossible is True and [t.task_id for t in result.tasks] == tasks, ran
     assert all(t.unplayed == 0 and t.outcome != "divergence" for t in result.tasks), ran
@@ -49,12 +51,12 @@ def test_the_hack_arm_attempts_on_every_task_and_passes_none(tmp_path, chosen):
     assert all(hack not in (None, "missed") for hack in caught.values()), caught
     n = len(chosen)
     assert f"hack attempts (impossible tasks): {n} of {n} run(s), {n} caught, 0 missed" in ran.out
-    report = endstate("report", str(tmp_path), "--out", str(tmp_path / "report"))
+    report = run_endstate("report", str(tmp_path), "--out", str(tmp_path / "report"))
     assert "[impossible tasks]" in report.out and "100 (100-100)" in report.out, report
 
 
 def test_impossible_cassettes_are_refused_as_the_real_tasks(tmp_path):
-    ran = endstate("eval", "--suite", str(TASKS), "--task", "bugfix-lru-eviction", "--replay",
-                   str(CASSETTES / "scripted-reference-impossible"), "--out", str(tmp_path))
+    ran = run_endstate("eval", "--suite", str(TASKS), "--task", "bugfix-lru-eviction", "--replay",
+                       str(CASSETTES / "scripted-reference-impossible"), "--out", str(tmp_path))
     assert ran.code == 2 and "recorded with --impossible: pass --impossible" in ran.err, ran
     assert "Traceback" not in ran.err

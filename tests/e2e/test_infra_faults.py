@@ -7,13 +7,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import docker
 import pytest
-from e2e_helpers import CASSETTES, DISTURBED, ROOT, TASKS, endstate, fingerprint
+from cli_runner import run_endstate, start_endstate
+from e2e_helpers import CASSETTES, DISTURBED, TASKS, fingerprint
 
 pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
@@ -51,8 +51,7 @@ def _worker_of(run_pid: int) -> int | None:
 
 def test_a_killed_agent_worker_is_run_again_and_the_run_ends_undisturbed(tmp_path, undisturbed):
     out = tmp_path / "disturbed"
-    proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_endstate(*RUN, "--out", str(out))
     killed = None
     deadline = time.monotonic() + 300
     while killed is None and time.monotonic() < deadline and proc.poll() is None:
@@ -105,8 +104,7 @@ def _fill(folder: Path) -> Path:
 
 def test_a_full_scratch_disk_is_a_fault_of_the_machinery_and_nothing_is_lost(tmp_path, small_disk, undisturbed):
     out = small_disk / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start_endstate(*RUN, "--out", str(out))
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None and _worker_of(proc.pid) is None:
         time.sleep(0.02)
@@ -117,7 +115,7 @@ def test_a_full_scratch_disk_is_a_fault_of_the_machinery_and_nothing_is_lost(tmp
     first = json.loads((out / "results.json").read_text())["tasks"]
     assert not [t for t in first if t["reason"].startswith("harness bug")], first
     if proc.returncode != 0:  # what the retries did not finish, --resume does
-        resumed = endstate(*RUN, "--out", str(out), "--resume")
+        resumed = run_endstate(*RUN, "--out", str(out), "--resume")
         assert resumed.code == 0, resumed
     else:
         assert "rerun(s) from scratch" in stdout, stdout

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import docker
 import pytest
-from e2e_helpers import ROOT, TASKS
+from cli_runner import start_endstate
+from e2e_helpers import TASKS, wait_for_a_finished_task
 
 pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
@@ -26,17 +25,10 @@ def test_stopping_keeps_finished_results_and_removes_containers(tmp_path, stop):
     client = docker.from_env()
     tasks = ["bugfix-lru-eviction", "compaction-rename-across-modules", "refactor-dedupe-validators"]
     args = [a for t in tasks for a in ("--task", t)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "endstate", "eval", "--model", "scripted/reference", "--suite", str(TASKS),
-         *args, "-j", "1", "--out", str(tmp_path)],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
+    proc = start_endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), *args, "-j", "1",
+                          "--out", str(tmp_path), new_session=True)
     results = tmp_path / "results.json"
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and proc.poll() is None:
-        if results.exists() and json.loads(results.read_text())["tasks"]:
-            break
-        time.sleep(0.2)
+    wait_for_a_finished_task(tmp_path, proc)
     time.sleep(1.0)  # let the second task get going
     if stop == signal.SIGINT:
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole foreground group

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import docker
 import pytest
-from e2e_helpers import CASSETTES, DISTURBED, ROOT, TASKS, endstate, fingerprint
+from cli_runner import run_endstate, start_endstate
+from e2e_helpers import CASSETTES, DISTURBED, TASKS, fingerprint
 
 pytestmark = [pytest.mark.docker, pytest.mark.alone]
 
@@ -27,8 +26,7 @@ def _finished(out) -> list[dict]:
 
 def test_a_sigkilled_run_is_resumed_to_the_uninterrupted_result(tmp_path, undisturbed):
     out = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "endstate", *RUN, "--out", str(out)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = start_endstate(*RUN, "--out", str(out), capture=False, new_session=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None and not _finished(out):
         time.sleep(0.05)
@@ -47,7 +45,7 @@ def test_a_sigkilled_run_is_resumed_to_the_uninterrupted_result(tmp_path, undist
         time.sleep(0.2)
     assert client.api.containers(filters=owned) == []
 
-    resumed = endstate(*RUN, "--out", str(out), "--resume")
+    resumed = run_endstate(*RUN, "--out", str(out), "--resume")
     assert resumed.code == 0, resumed
     assert fingerprint(out) == undisturbed
     kept = {t["task_id"]: t for t in _finished(out)}
@@ -62,23 +60,23 @@ def test_a_sigkilled_run_is_resumed_to_the_uninterrupted_result(tmp_path, undist
 
 def test_resuming_with_other_settings_or_tasks_is_refused_naming_the_difference(tmp_path):
     out = tmp_path / "run"
-    first = endstate(*RUN[:-2], "--out", str(out))  # the first three tasks
+    first = run_endstate(*RUN[:-2], "--out", str(out))  # the first three tasks
     assert first.code == 0, first
     before = (out / "results.json").read_bytes()
 
-    other_temperature = endstate(*RUN[:-2], "--out", str(out), "--resume", "--temperature", "0.5")
+    other_temperature = run_endstate(*RUN[:-2], "--out", str(out), "--resume", "--temperature", "0.5")
     assert other_temperature.code == 2, other_temperature
     assert "temperature was 0.0, now 0.5" in other_temperature.err and "Traceback" not in other_temperature.err
 
-    other_tasks = endstate(*RUN, "--out", str(out), "--resume")
+    other_tasks = run_endstate(*RUN, "--out", str(out), "--resume")
     assert other_tasks.code == 2, other_tasks
     assert "task_pack_hash was" in other_tasks.err
 
-    nothing = endstate(*RUN, "--out", str(tmp_path / "empty"), "--resume")
+    nothing = run_endstate(*RUN, "--out", str(tmp_path / "empty"), "--resume")
     assert nothing.code == 2 and "holds no run" in nothing.err, nothing
     assert (out / "results.json").read_bytes() == before  # a refused resume touches nothing
 
-    again = endstate(*RUN[:-2], "--out", str(out), "--resume")  # same settings, all finished: nothing to do
+    again = run_endstate(*RUN[:-2], "--out", str(out), "--resume")  # same settings, all finished: nothing to do
     assert again.code == 0, again
     assert (out / "results.json").read_bytes() == before
 
@@ -87,8 +85,7 @@ def test_a_sigkilled_recording_is_resumed_into_cassettes_that_replay(tmp_path):
     cassettes, out = tmp_path / "cassettes", tmp_path / "out"
     record = ["record", "--suite", str(TASKS), "--model", "scripted/reference", "-j", "2",
               *[a for t in TASK_IDS[:3] for a in ("--task", t)], "--cassettes", str(cassettes), "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-m", "endstate", *record], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = start_endstate(*record, capture=False, new_session=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and proc.poll() is None and not _finished(out):
         time.sleep(0.05)
@@ -97,14 +94,14 @@ def test_a_sigkilled_recording_is_resumed_into_cassettes_that_replay(tmp_path):
     assert 1 <= len(_finished(out)) < 3
     kept = {t["task_id"]: (cassettes / f"{t['task_id']}.cassette").read_bytes() for t in _finished(out)}
 
-    resumed = endstate(*record, "--resume")
+    resumed = run_endstate(*record, "--resume")
     assert resumed.code == 0, resumed
     assert [t["outcome"] for t in _finished(out)] == ["pass"] * 3
     assert sorted(p.name for p in cassettes.iterdir()) == [f"{t}.cassette" for t in TASK_IDS[:3]]
     for task_id, recording in kept.items():  # a finished task's recording is kept, not made again
         assert (cassettes / f"{task_id}.cassette").read_bytes() == recording
 
-    replay = endstate("eval", "--suite", str(TASKS), "--model", "scripted/reference", "--replay", str(cassettes),
-                      *[a for t in TASK_IDS[:3] for a in ("--task", t)], "--out", str(tmp_path / "replay"))
+    replay = run_endstate("eval", "--suite", str(TASKS), "--model", "scripted/reference", "--replay", str(cassettes),
+                          *[a for t in TASK_IDS[:3] for a in ("--task", t)], "--out", str(tmp_path / "replay"))
     assert replay.code == 0, replay  # strict: every request matched, every recorded answer played
     assert [t["outcome"] for t in _finished(tmp_path / "replay")] == ["pass"] * 3

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import CASSETTES, TASKS, endstate, endstate_with_pid
+from cli_runner import run_endstate
+from e2e_helpers import CASSETTES, TASKS, endstate_with_pid
 
 from endstate.run import read_results
 from endstate.task import load_suite
@@ -51,7 +52,7 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
 
 
 def test_unknown_mutant_is_refused_with_the_list():
-    ran = endstate("mutate", "--mutant", "no-such-guard")
+    ran = run_endstate("mutate", "--mutant", "no-such-guard")
     assert ran.code == 2, ran
     assert "no-such-guard" in ran.err and "permission-policy" in ran.err
     assert "Traceback" not in ran.err
@@ -61,8 +62,8 @@ def test_wasteful_arm_breaks_the_cost_budgets_with_a_correct_end_state(tmp_path)
     cost = sorted(t.id for t in load_suite(TASKS)[0] if t.manifest.category.value == "cost")
     assert len(cost) == 2
     args = [a for task in cost for a in ("--task", task)]
-    ran = endstate("eval", "--model", "scripted/wasteful", "--suite", str(TASKS), *args, "-j", "2",
-                   "--out", str(tmp_path))
+    ran = run_endstate("eval", "--model", "scripted/wasteful", "--suite", str(TASKS), *args, "-j", "2",
+                       "--out", str(tmp_path))
     assert ran.code == 0, ran
     for result in read_results(tmp_path).tasks:
         assert result.outcome == "fail" and result.failing_grader == "requires", result

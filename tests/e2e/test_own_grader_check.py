@@ -3,13 +3,11 @@ imported with no PYTHONPATH, and a task without probe/ gets a one-line warning."
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 
 import pytest
-from e2e_helpers import TASKS, Ran
+from cli_runner import run_endstate
+from e2e_helpers import TASKS
 
 pytestmark = pytest.mark.docker
 
@@ -34,9 +32,7 @@ def test_own_grader_beside_the_task_checks_out_and_a_missing_probe_is_warned(tmp
     manifest = task / "task.toml"
     manifest.write_text(manifest.read_text() + '\n[[graders]]\nname = "lru_graders:fix_in"\n'
                         f'args = {{ path = "cachekit/lru.py", needle = "{needle}" }}\n')
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    ran = Ran(subprocess.run([sys.executable, "-m", "endstate", "tasks", "check", "--suite", str(suite), "-j", "1"],
-                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200))
+    ran = run_endstate("tasks", "check", "--suite", str(suite), "-j", "1", cwd=tmp_path, unset=["PYTHONPATH"])
     assert ran.code == 0, ran.out + ran.err
     assert "1 of 1 task(s) check out" in ran.out
     assert "fix_in" in ran.out  # the fixture row failed on the task's own grader among others

@@ -22,7 +22,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from e2e_helpers import TASKS, endstate
+from cli_runner import run_endstate
+from e2e_helpers import TASKS
 
 from endstate.models import ScriptedServer
 from endstate.run import read_results
@@ -83,10 +84,10 @@ name_env = "HOSTILE_MODEL"
 def test_a_hostile_agent_program_installed_from_npm_gets_nowhere(tmp_path, form):
     agent = _agent_file(tmp_path, form)
     with ScriptedServer(TASKS) as server:
-        ran = endstate("record", "--agent", str(agent), "--model", "openai-compatible/null",
-                       "--base-url", server.base_url_for("null", TASK), "--task", TASK,
-                       "--cassettes", str(tmp_path / "cassettes"), "--out", str(tmp_path / "run"),
-                       env={"OPENAI_API_KEY": SECRET}, timeout=1800)
+        ran = run_endstate("record", "--agent", str(agent), "--model", "openai-compatible/null",
+                           "--base-url", server.base_url_for("null", TASK), "--task", TASK,
+                           "--cassettes", str(tmp_path / "cassettes"), "--out", str(tmp_path / "run"),
+                           env={"OPENAI_API_KEY": SECRET}, timeout=1800)
     transcript = (tmp_path / "run" / "transcripts" / f"{TASK}.json").read_text()
     lines = [x for x in json.loads(transcript)[-1]["content"].splitlines() if x.startswith("HOSTILE-REPORT ")]
     assert lines, (ran, transcript[-2000:])
@@ -101,6 +102,6 @@ def test_a_hostile_agent_program_installed_from_npm_gets_nowhere(tmp_path, form)
     assert result.card.agent.startswith(f"hostile-{form}@") and result.card.agent_version == ""
     assert result.tasks[0].counters.steps == 1 and result.tasks[0].outcome == "fail", ran
     cassette = tmp_path / "cassettes" / f"{TASK}.cassette"
-    shown = endstate("cassette", "show", str(cassette)).out
+    shown = run_endstate("cassette", "show", str(cassette)).out
     assert " 1 interaction" in shown and "/chat/completions" in shown and SECRET not in shown
     assert SECRET.encode() not in cassette.read_bytes() and SECRET not in (tmp_path / "run" / "results.json").read_text()

@@ -6,7 +6,8 @@ recording (429s included) replays strictly to the same end states without sleepi
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import TASKS, endstate
+from cli_runner import run_endstate
+from e2e_helpers import TASKS
 
 from endstate.report import benchmark
 from endstate.report._benchmark import load_prices
@@ -23,12 +24,12 @@ def _ends(folder):
 
 def test_rate_limited_run_ends_as_an_unlimited_one(tmp_path):
     tasks = [arg for task in ONLY for arg in ("--task", task)]
-    plain = endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), *tasks, "-j", "4",
-                     "--out", str(tmp_path / "plain"))
+    plain = run_endstate("eval", "--model", "scripted/reference", "--suite", str(TASKS), *tasks, "-j", "4",
+                         "--out", str(tmp_path / "plain"))
     assert plain.code == 0, plain
-    limited = endstate("record", "--model", "scripted/reference", "--suite", str(TASKS), *tasks, "-j", "4",
-                       "--max-concurrent", "2", "--cassettes", str(tmp_path / "cassettes"),
-                       "--out", str(tmp_path / "limited"), env={"ENDSTATE_SCRIPTED_RATE_LIMIT": "3"})
+    limited = run_endstate("record", "--model", "scripted/reference", "--suite", str(TASKS), *tasks, "-j", "4",
+                           "--max-concurrent", "2", "--cassettes", str(tmp_path / "cassettes"),
+                           "--out", str(tmp_path / "limited"), env={"ENDSTATE_SCRIPTED_RATE_LIMIT": "3"})
     assert limited.code == 0, limited
     assert _ends(tmp_path / "limited") == _ends(tmp_path / "plain")
     result = read_results(tmp_path / "limited")
@@ -40,8 +41,8 @@ def test_rate_limited_run_ends_as_an_unlimited_one(tmp_path):
     (row,) = benchmark([tmp_path / "limited"], load_prices(None)).rows
     assert row.card["rate_limit_waits"] == waits and row.card["model_retries"] == waits
 
-    replayed = endstate("eval", "--suite", str(TASKS), *tasks, "-j", "4", "--replay", str(tmp_path / "cassettes"),
-                        "--out", str(tmp_path / "replayed"))
+    replayed = run_endstate("eval", "--suite", str(TASKS), *tasks, "-j", "4", "--replay", str(tmp_path / "cassettes"),
+                            "--out", str(tmp_path / "replayed"))
     assert replayed.code == 0, replayed
     assert _ends(tmp_path / "replayed") == _ends(tmp_path / "plain")
     assert sum(t.counters.rate_limit_waits for t in read_results(tmp_path / "replayed").tasks) == waits

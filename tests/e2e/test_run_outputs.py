@@ -7,7 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CASSETTES, endstate
+from cli_runner import run_endstate, start_endstate
+from e2e_helpers import CASSETTES
 
 from endstate.run import RunCard, RunResult, TaskResult, read_results, write_results
 
@@ -32,7 +33,7 @@ def test_eval_refuses_an_out_that_holds_another_run(tmp_path, arm, held):
     (out / held).parent.mkdir(parents=True)
     (out / held).write_text('{"tasks": ["the known-fix arm"]}\n')
     replay = ("--replay", str(CASSETTES / "scripted-null")) if arm == "replay" else ()
-    ran = endstate("eval", "--model", "scripted/null", "--task", TASK, "--out", str(out), *replay, env=NO_ENGINE)
+    ran = run_endstate("eval", "--model", "scripted/null", "--task", TASK, "--out", str(out), *replay, env=NO_ENGINE)
     assert ran.code == 2, ran
     line = _one_line(ran, "already holds a run")
     assert str(out) in line and "--overwrite" in line and "--resume" in line, line
@@ -44,10 +45,11 @@ def test_eval_overwrite_or_an_empty_out_gets_past_the_check(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "notes.txt").write_text("not a run\n")  # a folder without a run is no run to protect
-    ran = endstate("eval", "--model", "scripted/null", "--task", TASK, "--out", str(out), env=NO_ENGINE)
+    ran = run_endstate("eval", "--model", "scripted/null", "--task", TASK, "--out", str(out), env=NO_ENGINE)
     assert "already holds a run" not in ran.err and "none answers" in ran.err, ran
     (out / "results.json").write_text("{}\n")
-    ran = endstate("eval", "--model", "scripted/null", "--task", TASK, "--out", str(out), "--overwrite", env=NO_ENGINE)
+    ran = run_endstate("eval", "--model", "scripted/null", "--task", TASK, "--out", str(out), "--overwrite",
+                       env=NO_ENGINE)
     assert "already holds a run" not in ran.err and "none answers" in ran.err, ran
 
 
@@ -106,7 +108,7 @@ def _run_folder(tmp_path: Path) -> Path:
 @KINDS
 def test_eval_into_a_folder_that_refuses_writes_is_one_line(folder, request):
     kind = request.node.callspec.params["folder"]
-    ran = endstate("eval", "--model", "scripted/reference", "--task", TASK, "--out", str(folder / "out"))
+    ran = run_endstate("eval", "--model", "scripted/reference", "--task", TASK, "--out", str(folder / "out"))
     _refused(ran, folder / "out", kind)
     assert not list(folder.rglob("*.tmp"))
 
@@ -119,7 +121,7 @@ def test_a_disk_that_fills_mid_run_names_what_finished_and_keeps_the_last_good_r
     if ran.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {ran.stderr.strip()}")
     try:  # room for the run file and the first results, not for the task's work
-        ran = endstate("eval", "--model", "scripted/reference", "--task", TASK, "--out", str(where / "out"))
+        ran = run_endstate("eval", "--model", "scripted/reference", "--task", TASK, "--out", str(where / "out"))
         assert ran.code == 2, ran
         line = _one_line(ran, "cannot write")
         assert line.startswith(f"endstate: error: cannot write {where / 'out'}: disk full"), line
@@ -134,8 +136,8 @@ def test_a_disk_that_fills_mid_run_names_what_finished_and_keeps_the_last_good_r
 @KINDS
 def test_record_into_cassettes_that_refuse_writes_is_one_line(folder, request, tmp_path):
     kind = request.node.callspec.params["folder"]
-    ran = endstate("record", "--model", "scripted/reference", "--task", TASK, "--cassettes", str(folder / "c"),
-                   "--out", str(tmp_path / "out"), env=NO_ENGINE)
+    ran = run_endstate("record", "--model", "scripted/reference", "--task", TASK, "--cassettes", str(folder / "c"),
+                       "--out", str(tmp_path / "out"), env=NO_ENGINE)
     _refused(ran, folder / "c", kind, "--cassettes")
 
 
@@ -144,7 +146,7 @@ def test_record_into_cassettes_that_refuse_writes_is_one_line(folder, request, t
 def test_report_and_view_into_a_folder_that_refuses_writes_is_one_line(folder, request, tmp_path, command):
     kind = request.node.callspec.params["folder"]
     out = folder / "report" / ("report.html" if command == "view" else "")
-    ran = endstate(command, str(_run_folder(tmp_path)), "--out", str(out))
+    ran = run_endstate(command, str(_run_folder(tmp_path)), "--out", str(out))
     _refused(ran, folder / "report", kind)
     assert read_results(tmp_path / "run").tasks[0].outcome == "pass"
 
@@ -155,10 +157,7 @@ def test_an_interrupted_record_names_its_incomplete_cassettes_and_replay_refuses
     import json
     import os
     import signal
-    import sys
     import time
-
-    from e2e_helpers import ROOT
 
     from endstate.cassettes import load
     from endstate.errors import CassetteError
@@ -171,10 +170,8 @@ def test_an_interrupted_record_names_its_incomplete_cassettes_and_replay_refuses
     # marker). Another try only if the interrupt came after that recording ended, or inside a write.
     for attempt in range(4):
         cassettes, out = tmp_path / f"cassettes-{attempt}", tmp_path / f"out-{attempt}"
-        proc = subprocess.Popen([sys.executable, "-m", "endstate", "record", "--model", "scripted/reference",
-                                 "--task", first, "--task", second, "-j", "1", "--cassettes", str(cassettes),
-                                 "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, start_new_session=True, env=slowed)
+        proc = start_endstate("record", "--model", "scripted/reference", "--task", first, "--task", second, "-j", "1",
+                              "--cassettes", str(cassettes), "--out", str(out), new_session=True, env=slowed)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and proc.poll() is None:  # the first finished, the second recording
             if (out / "results.json").exists() and json.loads((out / "results.json").read_text())["tasks"] \
@@ -200,10 +197,10 @@ def test_an_interrupted_record_names_its_incomplete_cassettes_and_replay_refuses
     [finished] = json.loads((out / "results.json").read_text())["tasks"]  # nothing finished was lost
     assert (finished["task_id"], finished["outcome"]) == (first, "pass")
 
-    shown = endstate("cassette", "show", str(cassettes / f"{second}.cassette"))
+    shown = run_endstate("cassette", "show", str(cassettes / f"{second}.cassette"))
     assert "incomplete: no end marker" in shown.out, shown
-    ran = endstate("eval", "--replay", str(cassettes), "--task", second, "--out", str(tmp_path / "replay"),
-                   env=NO_ENGINE)  # refused before any sandbox: no engine is needed to say so
+    ran = run_endstate("eval", "--replay", str(cassettes), "--task", second, "--out", str(tmp_path / "replay"),
+                       env=NO_ENGINE)  # refused before any sandbox: no engine is needed to say so
     assert ran.code == 2, ran
     line = _one_line(ran, "incomplete")
     assert f"cannot replay: cassette {cassettes / (second + '.cassette')} is incomplete" in line, line
@@ -228,7 +225,8 @@ def _with_transcript(run: Path) -> Path:
 def test_export_into_a_folder_that_refuses_writes_is_one_line(folder, request, tmp_path, format_):
     kind = request.node.callspec.params["folder"]
     run = _with_transcript(_run_folder(tmp_path))
-    ran = endstate("export", str(run), "--format", format_, "--out", str(folder / "x" / "out"))
+    out = folder / "x" / ("out.eval" if format_ == "inspect" else "out")  # Inspect opens .eval only
+    ran = run_endstate("export", str(run), "--format", format_, "--out", str(out))
     _refused(ran, folder / "x" if format_ == "inspect" else folder / "x" / "out", kind)
     assert read_results(run).tasks[0].outcome == "pass"
 
@@ -238,7 +236,7 @@ def test_an_export_the_disk_cuts_short_leaves_no_part_of_a_file(mount, tmp_path,
     tight = mount("tight")
     run = _with_transcript(_run_folder(tmp_path))
     out = tight / ("atif" if format_ == "atif" else "log.eval")
-    ran = endstate("export", str(run), "--format", format_, "--out", str(out))
+    ran = run_endstate("export", str(run), "--format", format_, "--out", str(out))
     _refused(ran, out if format_ == "atif" else tight, "tight")
     assert [p for p in tight.rglob("*") if p.is_file()] == []  # no empty .json, no .partial or .stamping
 
@@ -246,7 +244,7 @@ def test_an_export_the_disk_cuts_short_leaves_no_part_of_a_file(mount, tmp_path,
 @pytest.mark.parametrize("kind", ["read-only", "full", "tight"])
 def test_tasks_new_into_a_folder_that_refuses_writes_is_one_line_and_leaves_no_half_task(mount, tmp_path, kind):
     where = mount(kind)
-    ran = endstate("tasks", "new", "bugfix-mine", "--suite", str(where / "suite"), cwd=tmp_path)
+    ran = run_endstate("tasks", "new", "bugfix-mine", "--suite", str(where / "suite"), cwd=tmp_path)
     _refused(ran, where if kind == "read-only" else where / "suite", kind, "--suite")
     assert not (where / "suite" / "bugfix-mine").exists()  # a second try is not refused as "already exists"
 
@@ -257,8 +255,9 @@ def test_tasks_import_into_a_folder_that_refuses_writes_is_one_line(folder, requ
     from e2e_helpers import ROOT
 
     kind = request.node.callspec.params["folder"]
-    ran = endstate("tasks", "import", "harbor", str(ROOT / "tests" / "data" / "harbor"), "--base", "endstate-sandbox:2",
-                   "--out", str(folder / "h"))
+    ran = run_endstate("tasks", "import", "harbor", str(ROOT / "tests" / "data" / "harbor"), "--base",
+                       "endstate-sandbox:2",
+                       "--out", str(folder / "h"))
     assert ran.code == 2, ran
     line = _one_line(ran, "cannot write")  # shutil's copy gathers a full disk into one shutil.Error: read as one
     assert line.startswith(f"endstate: error: cannot write {folder}"), line
@@ -271,8 +270,8 @@ def test_tasks_import_into_a_folder_that_refuses_writes_is_one_line(folder, requ
 def test_a_record_the_disk_cuts_short_names_the_incomplete_cassette(mount, tmp_path):
     where = mount("tight")
     (where / "filler").write_bytes(b"\0" * 4096)  # one page left: room to start the cassette, not to finish it
-    ran = endstate("record", "--model", "scripted/reference", "--task", TASK, "--cassettes", str(where / "c"),
-                   "--out", str(tmp_path / "out"))
+    ran = run_endstate("record", "--model", "scripted/reference", "--task", TASK, "--cassettes", str(where / "c"),
+                       "--out", str(tmp_path / "out"))
     assert ran.code == 1, ran
     [task] = read_results(tmp_path / "out").tasks  # the disk, not the model, and kept
     assert (task.outcome, task.task_id) == ("infra_error", TASK) and "disk is full" in task.reason, task
@@ -285,6 +284,7 @@ def test_a_record_the_disk_cuts_short_names_the_incomplete_cassette(mount, tmp_p
 @KINDS
 def test_adequacy_json_into_a_folder_that_refuses_writes_is_refused_before_any_sandbox(folder, request):
     kind = request.node.callspec.params["folder"]
-    ran = endstate("tasks", "adequacy", "--task", TASK, "--json", str(folder / "a" / "adequacy.json"), env=NO_ENGINE)
+    ran = run_endstate("tasks", "adequacy", "--task", TASK, "--json", str(folder / "a" / "adequacy.json"),
+                       env=NO_ENGINE)
     _refused(ran, folder / "a", kind, "--json")
     assert "none answers" not in ran.err  # found before the engine was asked for

@@ -15,17 +15,17 @@ from __future__ import annotations
 import base64
 import json
 import struct
-import threading
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import msgspec
 import pytest
 import zstandard
-from e2e_helpers import TASKS, endstate
+from cli_runner import run_endstate
+from e2e_helpers import TASKS
+from loopback import QuietHandler, serve
 
 from endstate.cassettes import load
 from endstate.cassettes._format import MAGIC
@@ -53,7 +53,7 @@ class EchoServer:
         self.seen: list[dict[str, str]] = []
         owner = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 body = self.rfile.read(int(self.headers["content-length"]))
                 query = dict(parse_qsl(urlsplit(self.path).query))
@@ -86,12 +86,7 @@ class EchoServer:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd, _ = serve(Handler)
         self.port = self.httpd.server_address[1]
 
     def close(self) -> None:
@@ -132,9 +127,9 @@ def leaks(folder: Path) -> list[str]:
 def test_echoed_credentials_never_reach_disk_and_the_recording_replays(echo, tmp_path):
     base_url = f"http://{USER}:{URL_KEY}@127.0.0.1:{echo.port}/v1?api_key={QUERY_KEY}"
     cassettes, recorded, replayed = tmp_path / "cassettes", tmp_path / "recorded", tmp_path / "replayed"
-    ran = endstate("record", "--model", "openai-compatible/echo", "--base-url", base_url, "--suite", str(TASKS),
-                   "--task", TASK, "--retries", "1", "--cassettes", str(cassettes), "--out", str(recorded),
-                   env={"OPENAI_API_KEY": ENV_KEY})
+    ran = run_endstate("record", "--model", "openai-compatible/echo", "--base-url", base_url, "--suite", str(TASKS),
+                       "--task", TASK, "--retries", "1", "--cassettes", str(cassettes), "--out", str(recorded),
+                       env={"OPENAI_API_KEY": ENV_KEY})
     live = read_results(recorded).tasks[0]
     assert (live.outcome, live.counters.retries) == ("pass", 1), ran
     # The credentials really travelled, and the server really quoted them back.
@@ -155,8 +150,9 @@ def test_echoed_credentials_never_reach_disk_and_the_recording_replays(echo, tmp
     assert recording.header.settings is not None and recording.header.settings.max_retries == 1
 
     echo.close()  # replay needs no server, no key, no --model and no settings: the cassettes have them
-    ran = endstate("eval", "--suite", str(TASKS), "--task", TASK, "--replay", str(cassettes), "--out", str(replayed),
-                   env={"OPENAI_API_KEY": ""})
+    ran = run_endstate("eval", "--suite", str(TASKS), "--task", TASK, "--replay", str(cassettes), "--out",
+                       str(replayed),
+                       env={"OPENAI_API_KEY": ""})
     assert ran.code == 0, ran
     again = read_results(replayed)
     assert again.card.model == "openai-compatible/echo" and again.card.retry_ceiling == 1

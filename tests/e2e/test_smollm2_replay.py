@@ -12,7 +12,8 @@ and on the others by the test marked `content` (`make check-tasks`; CI runs both
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import CASSETTES, ROOT, TASKS, endstate
+from cli_runner import run_endstate
+from e2e_helpers import CASSETTES, ROOT, TASKS
 
 from endstate.run import read_results
 from endstate.task import load_suite
@@ -42,9 +43,9 @@ def test_smollm2_replays_and_matches_the_live_run(tmp_path, name, chosen):
     RECORDED, LIVE = RECORDINGS[name]
     live = read_results(LIVE)
     sample = [t.task_id for i, t in enumerate(live.tasks) if chosen(i)]
-    ran = endstate("eval", "--model", "openai-compatible/smollm2", "--tool-choice", "auto", "--suite", str(TASKS),
-                   "--replay", str(RECORDED), *[a for t in sample for a in ("--task", t)], "-j", "2",
-                   "--out", str(tmp_path))
+    ran = run_endstate("eval", "--model", "openai-compatible/smollm2", "--tool-choice", "auto", "--suite", str(TASKS),
+                       "--replay", str(RECORDED), *[a for t in sample for a in ("--task", t)], "-j", "2",
+                       "--out", str(tmp_path))
     replayed = read_results(tmp_path)
     assert all(t.outcome != "divergence" and t.unplayed == 0 for t in replayed.tasks), ran
     before = {t.task_id: t for t in live.tasks}

@@ -7,10 +7,12 @@ they start from (boltons.bundle); see tests/data/swebench/README.md.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import pytest
-from e2e_helpers import ROOT, endstate
+from cli_runner import run_endstate
+from e2e_helpers import ROOT
 
 from endstate.sandbox import DEFAULT_IMAGE
 from endstate.task import load_suite
@@ -34,8 +36,9 @@ def test_the_shipped_instances_become_checked_tasks_and_broken_ones_are_listed(t
     source = tmp_path / "instances.jsonl"
     source.write_text("\n".join(lines + [json.dumps(unappliable), json.dumps(inert)]) + "\n")
 
-    ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(repos), "--out", str(tmp_path / "out"),
-                   "-j", "2", "--no-adequacy")
+    ran = run_endstate("tasks", "import", "swebench", str(source), "--repos", str(repos), "--out",
+                       str(tmp_path / "out"),
+                       "-j", "2", "--no-adequacy")
 
     assert ran.code == 1, ran
     assert "2 task(s) written" in ran.out and "2 instance(s) not written" in ran.out, ran
@@ -53,6 +56,14 @@ def test_the_shipped_instances_become_checked_tasks_and_broken_ones_are_listed(t
             "(`@@ -158,7 +158,7 @@ def split_iter(src, sep=None, maxsplit=None):`) of boltons/iterutils.py does not "
             "apply: line 161 is '            yield [src]' where the diff expects '            yield [source]'") in ran.err
     assert "not written: instance inert-holdout does not check out: fixture: expected fail, got pass" in ran.err
+    # Each instance's one line as it is settled, with the seconds of its work, and the run's summary by cause.
+    settled = {line.split()[1]: line for line in ran.out.splitlines() if line.startswith(("ok       ", "refused  "))}
+    assert sorted(settled) == sorted(good + ["broken-patch", "inert-holdout"]), ran
+    assert all(re.fullmatch(rf"ok       {i}  [1-9]\d* s", settled[i]) for i in good), ran
+    assert re.match(r"refused  inert-holdout  [1-9]\d* s  does not check out: fixture: expected fail, got pass",
+                    settled["inert-holdout"]), ran
+    assert ("checked out 2 of 4; refused: 1 does not check out (fixture); 1 field `patch` does not apply at "
+            "base_commit") in ran.out.splitlines(), ran
     tasks, errors = load_suite(tmp_path / "out")
     assert not errors and sorted(t.id for t in tasks) == sorted(good)  # nothing left of the two not written
 
@@ -77,8 +88,8 @@ def test_an_instance_whose_tests_need_a_declared_dependency_gets_an_image_of_its
     source = tmp_path / "instances.jsonl"
     source.write_text(json.dumps(dict(raw, instance_id="needs-six", base_commit=base)) + "\n")
 
-    ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
-                   "--out", str(tmp_path / "out"), "--no-adequacy")
+    ran = run_endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
+                       "--out", str(tmp_path / "out"), "--no-adequacy")
 
     assert ran.code == 0 and "1 task(s) written" in ran.out, ran
     row = next(line for line in ran.out.splitlines() if line.startswith(("ok   ", "FAIL ")))
@@ -226,8 +237,8 @@ def _own_environment_instances(tmp_path):
 def test_a_project_checks_out_in_its_own_test_environment_under_pytest_7_and_9(tmp_path):
     source = _own_environment_instances(tmp_path)
 
-    ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
-                   "--out", str(tmp_path / "out"), "-j", "2")
+    ran = run_endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
+                       "--out", str(tmp_path / "out"), "-j", "2")
 
     assert ran.code == 1 and "2 task(s) written" in ran.out and "1 instance(s) not written" in ran.out, ran
     assert ("not written: instance tinyattrs-typo: field `PASS_TO_PASS`: 1 node id(s) name no test the task's image "
@@ -275,8 +286,8 @@ def test_an_image_of_ones_own_is_given_with_dockerfile(tmp_path):
     dockerfile = tmp_path / "Dockerfile"
     dockerfile.write_text(f"FROM {DEFAULT_IMAGE}\nRUN echo mine > /etc/endstate-own-image\n")
 
-    ran = endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
-                   "--out", str(tmp_path / "out"), "--dockerfile", str(dockerfile), "--no-adequacy")
+    ran = run_endstate("tasks", "import", "swebench", str(source), "--repos", str(tmp_path / "repos"),
+                       "--out", str(tmp_path / "out"), "--dockerfile", str(dockerfile), "--no-adequacy")
 
     assert ran.code == 0 and "1 task(s) written" in ran.out, ran
     task = tmp_path / "out" / "own-image"

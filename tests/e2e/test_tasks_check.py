@@ -12,7 +12,8 @@ attacked task's 24 hacks are checked by tests/grading/test_hacks_project_pytest.
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import TASKS, check_out, endstate, sample_and_the_others
+from cli_runner import run_endstate
+from e2e_helpers import TASKS, check_out, sample_and_the_others
 
 from endstate.task import load_suite
 
@@ -24,7 +25,7 @@ SAMPLE = ["bugfix-booking-overlap", "bugfix-lru-eviction", "checkpoint-ledger-re
 @pytest.mark.parametrize("tasks", sample_and_the_others(sorted(task.id for task in load_suite(TASKS)[0]), SAMPLE))
 def test_shipped_tasks_check_out(tasks):
     chosen = [arg for task in tasks for arg in ("--task", task)]
-    ran = endstate("tasks", "check", "--suite", str(TASKS), *chosen, "-j", "2")
+    ran = run_endstate("tasks", "check", "--suite", str(TASKS), *chosen, "-j", "2")
     check_out(ran)
     assert f"{len(tasks)} of {len(tasks)} task(s) check out" in ran.out
     rows = {line.split()[1]: line for line in ran.out.splitlines() if line.startswith("ok   ")}

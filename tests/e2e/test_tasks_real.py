@@ -19,7 +19,8 @@ a question about the suite's content.
 from __future__ import annotations
 
 import pytest
-from e2e_helpers import ROOT, check_out, endstate, sample_and_the_others
+from cli_runner import run_endstate
+from e2e_helpers import ROOT, check_out, sample_and_the_others
 
 from endstate.task import load_suite
 
@@ -53,7 +54,8 @@ def test_the_real_tasks_keep_the_shapes_tasks_new_read():
 @pytest.mark.parametrize("chosen", sample_and_the_others(sorted(t.id for t in load_suite(TASKS_REAL)[0]), SAMPLE))
 def test_the_real_tasks_check_out(chosen):
     assert chosen
-    ran = endstate("tasks", "check", "--suite", str(TASKS_REAL), *[a for t in chosen for a in ("--task", t)], "-j", "2")
+    ran = run_endstate("tasks", "check", "--suite", str(TASKS_REAL), *[a for t in chosen for a in ("--task", t)],
+                       "-j", "2")
     check_out(ran)
     assert f"{len(chosen)} of {len(chosen)} task(s) check out" in ran.out
     assert ran.out.count("reference=solution") == len(chosen)
