@@ -6,7 +6,7 @@ ES     := $(VENV)/bin/endstate
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: setup engine image demo test check-tasks test-fast bench clean
+.PHONY: setup engine image demo test check-tasks test-fast bench clean peers audit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,8 @@ demo: setup
 # start, or bound a peak) run after, one at a time. A worker that dies ends the run, never
 # hangs it. The shipped tasks its samples leave out are `check-tasks`'s.
 test: setup
-	$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --max-worker-restart 0 -m "not alone and not content"
-	$(PY) -m pytest -q -m "alone and not content"
+	$(PY) -m pytest -q -n 3 --dist loadfile --no-loadscope-reorder --max-worker-restart 0 -m "not alone and not content and not peers"
+	$(PY) -m pytest -q -m "alone and not content and not peers"
 
 # The shipped tasks (tasks/, tasks-real/) and their committed cassettes that `make test`'s
 # samples leave out: each checks out (fixture fails, solution passes, every hack is caught), the
@@ -43,9 +43,35 @@ test: setup
 check-tasks: setup
 	$(PY) -m pytest -q -m content
 
+# The peers' own tools, pinned, in a venv of their own: Harbor needs Python 3.12 (the project's
+# venv may be older) and brings dependencies endstate does not want. The tests marked `peers`
+# run them on what endstate ships and writes: `harbor lint` on harbor-tasks/ and on the Harbor
+# export of tasks/. Offline once installed.
+# The first Python 3.12 or newer on PATH, else one pyenv installed (its shims answer only for the
+# active version).
+PEERS_PYTHON ?= $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.1[23]*/bin/python3; do \
+	$$p -c 'import sys; assert sys.version_info >= (3, 12)' >/dev/null 2>&1 && echo $$p && break; done)
+PEERS        := .venv-peers
+PEERS_STAMP  := $(PEERS)/.installed-harbor-0.26.0
+
+$(PEERS_STAMP):
+	@test -n "$(PEERS_PYTHON)" || { echo "make peers: Harbor needs Python 3.12 or newer: install one, or set PEERS_PYTHON" >&2; exit 1; }
+	rm -rf $(PEERS)
+	$(PEERS_PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet 'harbor==0.26.0' 'atif==1.8.0' 'gradecheck==0.1.0' 'rlgate==0.0.1'
+	touch $@
+
+peers: setup $(PEERS_STAMP)
+	ENDSTATE_PEERS=$(abspath $(PEERS))/bin $(PY) -m pytest -q -m peers
+
+# gradecheck and rlgate over every shipped task, each grading through `endstate grade` (about
+# two minutes a task: each attack is a fresh grading container). `make peers` audits one.
+audit: setup $(PEERS_STAMP)
+	$(PY) scripts/audit-graders $(PEERS)/bin $(dir $(wildcard tasks/*/task.toml tasks-real/*/task.toml tasks-harbor/*/task.toml))
+
 # Unit tests only (no Docker engine needed).
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -n 2 -m "not docker and not slow"
+	$(PY) -m pytest -q -n 2 -m "not docker and not slow and not peers"
 
 # Benchmarks print figures and ratios measured in one run; none of them is a test.
 bench: setup

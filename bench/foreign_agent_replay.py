@@ -19,7 +19,7 @@ bench/results/mini-swe-agent-scripted-reference, and a third of the null arm's t
 The agent is the one the folder is named after (claude-code-..., codex-...), and a folder
 whose live run is kept in bench/results/<folder> is compared with it too: the control arms
 of Claude Code and Codex, whose whole sets CI does not replay (it replays a sample of each,
-tests/e2e/test_claude_code.py and test_codex.py).
+tests/e2e/test_installed_agents.py).
 """
 
 from __future__ import annotations
