@@ -33,6 +33,7 @@ from endstate.authoring._harborbase import build_error, missing, with_base_layer
 from endstate.authoring._harborca import CA_PATH, host_bundle, refused_by_tls, with_host_certificates
 from endstate.authoring._harborspec import (
     VERIFIER_IMAGE,
+    EndstateSettings,
     HarborTask,
     dockerfile_user,
     dockerfile_workdir,
@@ -238,6 +239,17 @@ def _task_id(folder: Path) -> str:
     return re.sub(r"[^a-z0-9_.-]+", "-", folder.resolve().name.lower()).strip("-")
 
 
+def agent_user(own: EndstateSettings, harbor: HarborTask, dockerfile: str) -> str:
+    """Who the task's agent works as, "root" or "agent" (uid 1000): endstate.toml's `user`, else Harbor's
+    `[agent] user` (root or 0 is root, any other user the agent), else the Dockerfile's last USER."""
+    said = harbor.agent.user
+    if own.user is not None:
+        return own.user
+    if said is not None:
+        return "root" if str(said) in ("root", "0") else "agent"
+    return dockerfile_user(dockerfile)
+
+
 def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict[str, str] | None = None,
                log: Callable[[str], None] = _quiet) -> Path:
     """Write the endstate task for the Harbor task in `folder` under `out`; return its folder."""
@@ -254,7 +266,8 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
     try:
         dockerfile, from_images = _rebased((folder / "environment/Dockerfile").read_text(), base, images)
     except UserError:
-        raise UserError(f"{folder / 'environment/Dockerfile'}: no FROM line: name the image the task builds on") from None
+        raise UserError(f"{folder / 'environment/Dockerfile'}: no FROM line: name the image the task builds "
+                        "on") from None
     for from_image in from_images:
         if _docker("image", "inspect", from_image).returncode != 0:
             raise UserError(f"task {task_id}: its Dockerfile builds FROM {from_image}, which the engine does not have "
@@ -262,12 +275,10 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
                             f"an image the engine has with --base-image {from_image}=IMAGE (--base {DEFAULT_IMAGE} "
                             "builds its RUN steps on endstate's sandbox image)")
     workdir = dockerfile_workdir(dockerfile)
-    said = harbor.agent.user  # Harbor's `[agent] user`: root, or another (endstate's agent, uid 1000)
-    user = own.get("user") or ("root" if str(said) in ("root", "0") else "agent" if said is not None
-                               else dockerfile_user(dockerfile))
-    whole = own.get("seal", "whole") == "whole"
+    user = agent_user(own, harbor, dockerfile)
+    whole = own.seal == "whole"
     internet = harbor.environment.allow_internet is True
-    if user != "root" and "user" not in own and said is None:
+    if user != "root" and own.user is None and harbor.agent.user is None:
         log(f"task {task_id}: its agent works as uid 1000 (its Dockerfile names a USER other than root)")
     if internet:
         log(f"task {task_id}: [environment] allow_internet: its agent reaches the network (its oracle too); "
@@ -388,7 +399,8 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
         _write(task / "solution", changed)
     deleted = sorted(set(fixture) - set(solved))
     shutil.copytree(folder / "tests", task / "holdout" / TESTS,  # less the verifier image's recipe
-                    ignore=lambda where, names: [n for n in names if n in VERIFIER_IMAGE and Path(where) == folder / "tests"])
+                    ignore=lambda where, names: [n for n in names
+                                                 if n in VERIFIER_IMAGE and Path(where) == folder / "tests"])
     (task / "prompt.md").write_text((folder / "instruction.md").read_text())
     write_reference(task, Reference([ReferenceStep(calls=[ToolCallSpec("bash", {"command": _fed_to_bash(solve)})]),
                                      ReferenceStep(say="solved")]))
@@ -418,7 +430,8 @@ def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], seal
     seal = SealSpec(["/"], WHOLE_IGNORE, processes=True) if runs["whole"] else SealSpec(sealed)
     if runs["whole"]:
         sealed = ["/"]
-    description = "Harbor task " + folder.resolve().name + (" (its agent reaches the network)" if runs["network"] else "")
+    description = f"Harbor task {folder.resolve().name}" + (" (its agent reaches the network)" if runs["network"]
+                                                             else "")
     return Manifest(
         id=task_id, category=Category.BUGFIX, description=description, solution_deletes=deleted,
         budget=Budget(wall_seconds=harbor.agent.timeout_sec) if harbor.agent.timeout_sec else Budget(), seal=seal,

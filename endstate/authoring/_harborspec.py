@@ -8,7 +8,7 @@ import re
 import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -16,7 +16,7 @@ from endstate.authoring._harbortools import apt_packages
 from endstate.errors import UserError
 from endstate.task import toml_text
 
-__all__ = ["HarborAgent", "HarborEnvironment", "HarborSolution", "HarborTask", "HarborVerifier", "VERIFIER_IMAGE",
+__all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborSolution", "HarborTask", "HarborVerifier", "VERIFIER_IMAGE",
            "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file", "harbor_text",
            "memory_mb", "read_harbor_task", "read_toml", "verifier_packages"]
 
@@ -170,20 +170,28 @@ def held_test_file(tests: Path) -> str | None:
     return next((name for name in names if pattern.match(PurePosixPath(name).name)), None)
 
 
-def endstate_settings(folder: Path, tables: dict) -> dict:
-    """endstate's own settings for a Harbor task (`user`, `seal`), from endstate.toml beside its
-    task.toml: a table of them in task.toml (`tables`: its tables by name) is one Harbor does not
-    know (`harbor lint` refuses it)."""
+class EndstateSettings(_Harbor, frozen=True):
+    """`endstate.toml` beside a Harbor task's task.toml: endstate's own settings, which Harbor does not read."""
+
+    #: Who the agent works as; None: as Harbor's `[agent] user` or the Dockerfile says (`agent_user`).
+    user: Literal["agent", "root"] | None = None
+    #: The whole container sealed, or only the folders the oracle changed.
+    seal: Literal["whole", "changed"] = "whole"
+
+
+def endstate_settings(folder: Path, tables: dict) -> EndstateSettings:
+    """endstate's own settings for a Harbor task, from endstate.toml beside its task.toml: a table
+    of them in task.toml (`tables`: its tables by name) is one Harbor does not know (`harbor lint`
+    refuses it)."""
     own = folder / "endstate.toml"
     if "endstate" in tables:
         raise UserError(f"{folder / 'task.toml'}: an [endstate] table is not Harbor's (harbor lint: "
                         f"unknown-config-field): move its fields into {own}")
-    settings = read_toml(own) if own.is_file() else {}
-    if set(settings) - {"user", "seal"} or settings.get("user", "root") not in ("agent", "root") \
-            or settings.get("seal", "whole") not in ("whole", "changed"):
+    try:
+        return msgspec.convert(read_toml(own), EndstateSettings) if own.is_file() else EndstateSettings()
+    except msgspec.ValidationError:
         raise UserError(f"{own}: takes user = \"agent\" or \"root\" and seal = \"whole\" or \"changed\", "
-                        "nothing else: fix the file or remove it")
-    return settings
+                        "nothing else: fix the file or remove it") from None
 
 
 def verifier_packages(folder: Path, test_sh: str, say: Callable[[str], None]) -> list[str]:

@@ -124,7 +124,8 @@ def _reference_toml(split: FixSplit, test_command: str) -> str:
         try:
             after = entry.data.decode("utf-8")
         except UnicodeDecodeError:
-            raise UserError(f"the fix changes {path}, which is not UTF-8 text: the agent's tools cannot write it") from None
+            raise UserError(f"the fix changes {path}, which is not UTF-8 text: the agent's tools cannot "
+                            "write it") from None
         edits = None
         if path in split.fixture:
             try:
@@ -409,7 +410,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         if system:
             log(f"the project's code runs {', '.join(system)}: the task's image installs them from Debian")
     tests_command = project_test_command(split.fixture, roots, installed=installed, override=test_command)
-    holdout_command = project_test_command({**split.fixture, **split.holdout}, held_out_targets(split, split.parent_tests),
+    holdout_command = project_test_command({**split.fixture, **split.holdout},
+                                           held_out_targets(split, split.parent_tests),
                                            installed=installed, override=test_command)
     test_globs = tuple(g for g in test_globs if any(matches_any(p, [g]) for p in split.fixture)) or test_globs
     hacks = _hacks(split, test_globs)

@@ -385,7 +385,8 @@ def _validate(manifest: Manifest, path: Path, folder: Path) -> None:
         if bound.min is None and bound.max is None:
             raise ManifestError(f"{path}: field `requires.{name}` has neither `min` nor `max`: it would assert nothing")
         if bound.min is not None and bound.max is not None and bound.min > bound.max:
-            raise ManifestError(f"{path}: field `requires.{name}` has min {bound.min} > max {bound.max}: no run can meet it")
+            raise ManifestError(f"{path}: field `requires.{name}` has min {bound.min} > max {bound.max}: no run can "
+                                "meet it")
         for side in (bound.min, bound.max):
             if side is not None and side < 0:
                 raise ManifestError(f"{path}: field `requires.{name}` has a negative bound")

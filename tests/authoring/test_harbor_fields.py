@@ -70,3 +70,16 @@ def test_an_exported_task_toml_imports_as_the_task_it_came_from(tmp_path):
     harbor, tables = read_harbor_task(tmp_path / task.id / "task.toml")
     assert tables == {} and harbor.agent.timeout_sec == task.manifest.budget.wall_seconds
     assert harbor.agent.user == "agent" and harbor.verifier.environment_mode == "separate"
+
+
+@pytest.mark.parametrize(("own", "said", "dockerfile", "user"), [
+    (None, None, "FROM x\nUSER app\n", "agent"), (None, None, "FROM x\n", "root"),
+    (None, "root", "FROM x\nUSER app\n", "root"), (None, 0, "FROM x\nUSER app\n", "root"),
+    (None, "app", "FROM x\n", "agent"), ("root", "app", "FROM x\n", "root"), ("agent", "root", "FROM x\n", "agent"),
+])
+def test_who_the_agent_works_as_is_endstate_toml_then_harbors_agent_user_then_the_dockerfile(own, said, dockerfile,
+                                                                                            user):
+    from endstate.authoring._harbor import agent_user
+    from endstate.authoring._harborspec import EndstateSettings, HarborAgent, HarborTask
+
+    assert agent_user(EndstateSettings(user=own), HarborTask(agent=HarborAgent(user=said)), dockerfile) == user
