@@ -19,6 +19,7 @@ from endstate.task import (
     ReferenceStep,
     SandboxSpec,
     ToolCallSpec,
+    Triage,
     load_task,
     toml_text,
     write_manifest,
@@ -28,7 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Suites whose files a writer made (`tasks new`, `tasks import harbor`): their bytes are the writer's.
 WRITTEN = ("tasks-real", "tasks-harbor")
 KINDS = {"task.toml": Manifest, "hack.toml": HackSpec, "reference.toml": Reference, "trajectory.toml": Reference,
-         "wasteful.toml": Reference}
+         "wasteful.toml": Reference, "adequacy.toml": Triage}
+#: The files a writer makes (adequacy.toml is written by hand from what `tasks adequacy` prints).
+MADE = ("task.toml", "reference.toml", "hack.toml")
 
 
 def _shipped() -> list[Path]:
@@ -52,7 +55,7 @@ def test_a_shipped_file_read_written_and_read_again_is_what_it_was(path):
     read = msgspec.toml.decode(raw, type=kind)
     written = toml_text(read, _header(raw))
     assert msgspec.toml.decode(written, type=kind) == read
-    if path.relative_to(ROOT).parts[0] in WRITTEN:
+    if path.relative_to(ROOT).parts[0] in WRITTEN and path.name in MADE:
         assert written == raw
 
 
