@@ -16,8 +16,8 @@ from endstate.authoring._harbortools import apt_packages
 from endstate.errors import UserError
 from endstate.task import toml_text
 
-__all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborSolution", "HarborTask", "HarborVerifier", "VERIFIER_IMAGE",
-           "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file", "harbor_text",
+__all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborSolution", "HarborTask", "HarborVerifier",
+           "VERIFIER_IMAGE", "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file", "harbor_text",
            "memory_mb", "read_harbor_task", "read_toml", "verifier_packages"]
 
 #: The files of tests/ that build a separate verifier's image (tests baked in): a recipe, not tests.
@@ -95,7 +95,7 @@ def harbor_text(task: HarborTask, header: Iterable[str] = ()) -> str:
 
 
 #: What a value of a kind must be, said to the person who wrote it.
-_GIVE = {"float": "give a positive number", "int": "give a positive whole number", "str": "give a string",
+_GIVE = {"float": "give a {}number", "int": "give a {}whole number", "str": "give a string",
          "bool": "give true or false", "array": "give a list", "object": "give a table"}
 
 
@@ -129,7 +129,20 @@ def _harbor_error(exc: msgspec.ValidationError, raw: dict[str, Any]) -> str:
     for part in dotted.split("."):
         value = value.get(part) if isinstance(value, dict) else None
     kind = re.search(r"Expected `(\w+)", text)
-    return f"field `{dotted}` is {value!r}: {_GIVE.get(kind[1] if kind else '', text)}"
+    give = _GIVE.get(kind[1] if kind else "", text)
+    return f"field `{dotted}` is {value!r}: {give.format('positive ' if _positive(dotted) else '')}"
+
+
+def _positive(dotted: str) -> bool:
+    """Whether the field at `dotted` (`agent.timeout_sec`) takes positive numbers only."""
+    info: Any = msgspec.inspect.type_info(HarborTask)
+    for name in dotted.split("."):
+        field = next((f for f in getattr(info, "fields", ()) if f.encode_name == name), None)
+        if field is None:
+            return False
+        info = field.type
+    kinds = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
+    return any(getattr(kind, "gt", None) == 0 for kind in kinds)
 
 
 def memory_mb(environment: HarborEnvironment, path: Path) -> int | None:

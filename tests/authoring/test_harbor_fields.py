@@ -28,6 +28,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "harbor"
     ('versoin = "1.0"\n', "top-level field `versoin` is not a Harbor task field: valid ones are version, artifacts, "
                           "metadata, verifier, agent, environment, solution"),
     ("[environment]\ncpus = 0\n", "field `environment.cpus` is 0: give a positive number"),
+    ("[environment]\nmemory_mb = 0.5\n", "field `environment.memory_mb` is 0.5: give a positive whole number"),
+    ("[environment]\ngpus = \"one\"\n", "field `environment.gpus` is 'one': give a whole number"),
     ("[environment]\nallow_internet = 1\n", "field `environment.allow_internet` is 1: give true or false"),
 ])
 def test_a_misspelt_field_is_refused_at_import_naming_it_and_the_valid_ones(tmp_path, typo, said):
