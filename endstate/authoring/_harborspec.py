@@ -17,8 +17,8 @@ from endstate.errors import UserError
 from endstate.task import toml_text
 
 __all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborSolution", "HarborTask", "HarborVerifier",
-           "VERIFIER_IMAGE", "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file", "harbor_text",
-           "memory_mb", "read_harbor_task", "read_toml", "verifier_packages"]
+           "VERIFIER_IMAGE", "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file",
+           "harbor_text", "memory_mb", "read_harbor_task", "read_toml", "verifier_packages"]
 
 #: The files of tests/ that build a separate verifier's image (tests baked in): a recipe, not tests.
 VERIFIER_IMAGE = ("Dockerfile", ".dockerignore", "docker-compose.yaml")

@@ -32,7 +32,8 @@ def _lint(*folders: Path, rules: tuple[str, ...] = ()) -> subprocess.CompletedPr
 def test_endstates_settings_live_beside_task_toml_not_in_it(tmp_path):
     for source in sorted(SOURCES.iterdir()):
         assert "endstate" not in read_toml(source / "task.toml"), source
-        assert endstate_settings(source, read_toml(source / "task.toml")) == EndstateSettings("agent", "changed")
+        settings = endstate_settings(source, read_toml(source / "task.toml"))
+        assert settings == EndstateSettings("agent", "changed")
     with pytest.raises(UserError, match=r"an \[endstate\] table is not Harbor's .* move its fields into .*endstate.toml"):
         endstate_settings(tmp_path, {"endstate": {"user": "agent"}})
     (tmp_path / "endstate.toml").write_text('user = "agent"\nsea = "whole"\n')
