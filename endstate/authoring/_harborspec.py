@@ -79,8 +79,9 @@ class HarborTask(_Harbor, frozen=True):
     `artifacts` and the verifier's `environment_mode` say how Harbor hands the end state to a separate
     verifier."""
 
-    #: None: not stated.
+    #: None: not stated. `version` is Harbor's first name for it, `schema_version` its newer one (Harbor 0.26).
     version: str | None = None
+    schema_version: str | None = None
     artifacts: list[str] = []
     metadata: dict[str, Any] = {}
     verifier: HarborVerifier = HarborVerifier()

@@ -25,8 +25,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "harbor"
     ("[environment]\nmemory_gb = 2\n", "field `environment.memory_gb` is not a Harbor task field: valid ones in "
                                        "[environment] are build_timeout_sec, docker_image, cpus, memory, memory_mb, "
                                        "storage, storage_mb, gpus, gpu_types, allow_internet"),
-    ('versoin = "1.0"\n', "top-level field `versoin` is not a Harbor task field: valid ones are version, artifacts, "
-                          "metadata, verifier, agent, environment, solution"),
+    ('versoin = "1.0"\n', "top-level field `versoin` is not a Harbor task field: valid ones are version, schema_version, "
+                          "artifacts, metadata, verifier, agent, environment, solution"),
     ("[environment]\ncpus = 0\n", "field `environment.cpus` is 0: give a positive number"),
     ("[environment]\nmemory_mb = 0.5\n", "field `environment.memory_mb` is 0.5: give a positive whole number"),
     ("[environment]\ngpus = \"one\"\n", "field `environment.gpus` is 'one': give a whole number"),
