@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from endstate.authoring._new import fresh_folder
-from endstate.authoring._toml import hack_text
+from endstate.task import HackSpec, load_task, write_hack
 
 __all__ = ["new_blank_task"]
 
@@ -102,7 +102,7 @@ def new_blank_task(task_id: str, *, suite: Path) -> Path:
         (folder / path).write_text(text, encoding="utf-8")
     for name, (description, base, caught_by) in _BLANK_HACKS.items():
         (folder / "hacks" / name / "files").mkdir(parents=True)
-        (folder / "hacks" / name / "hack.toml").write_text(
-            hack_text({"description": description, "base": base, "delete": [], "caught_by": caught_by})
-            + "# Put the files this hack leaves under files/, at their paths in the project.\n", encoding="utf-8")
+        write_hack(folder / "hacks" / name, HackSpec(description, base=base, caught_by=caught_by),
+                   ["Put the files this hack leaves under files/, at their paths in the project."])
+    load_task(folder)  # the commented template is read by the reader it documents
     return folder

@@ -33,14 +33,14 @@ from endstate.authoring._harborbase import build_error, missing, with_base_layer
 from endstate.authoring._harborca import CA_PATH, host_bundle, refused_by_tls, with_host_certificates
 from endstate.authoring._harborspec import (
     VERIFIER_IMAGE,
-    check_fields,
+    EndstateSettings,
+    HarborTask,
     dockerfile_user,
     dockerfile_workdir,
     endstate_settings,
     held_test_file,
     memory_mb,
-    number,
-    read_toml,
+    read_harbor_task,
     verifier_packages,
 )
 from endstate.authoring._harbortools import (
@@ -51,9 +51,23 @@ from endstate.authoring._harbortools import (
     tools_layer,
     uv_use,
 )
-from endstate.authoring._toml import Manifest, hack_text, toml_string, write_manifest
 from endstate.errors import SandboxUnavailable, UserError
-from endstate.sandbox import DEFAULT_IMAGE, LIST_SERVICES, docker_cli, selected, unrestartable
+from endstate.sandbox import DEFAULT_IMAGE, LIST_SERVICES, SealSpec, docker_cli, selected, unrestartable
+from endstate.task import (
+    Budget,
+    Category,
+    GraderSpec,
+    HackSpec,
+    Manifest,
+    Reference,
+    ReferenceStep,
+    SandboxSpec,
+    ToolCallSpec,
+    load_task,
+    write_hack,
+    write_manifest,
+    write_reference,
+)
 
 __all__ = ["base_images", "import_harbor"]
 
@@ -225,6 +239,17 @@ def _task_id(folder: Path) -> str:
     return re.sub(r"[^a-z0-9_.-]+", "-", folder.resolve().name.lower()).strip("-")
 
 
+def agent_user(own: EndstateSettings, harbor: HarborTask, dockerfile: str) -> str:
+    """Who the task's agent works as, "root" or "agent" (uid 1000): endstate.toml's `user`, else Harbor's
+    `[agent] user` (root or 0 is root, any other user the agent), else the Dockerfile's last USER."""
+    said = harbor.agent.user
+    if own.user is not None:
+        return own.user
+    if said is not None:
+        return "root" if str(said) in ("root", "0") else "agent"
+    return dockerfile_user(dockerfile)
+
+
 def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict[str, str] | None = None,
                log: Callable[[str], None] = _quiet) -> Path:
     """Write the endstate task for the Harbor task in `folder` under `out`; return its folder."""
@@ -233,17 +258,16 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
         if not (folder / needed).is_file():
             raise UserError(f"{folder / needed}: missing: a Harbor task needs task.toml, instruction.md, "
                             "environment/Dockerfile, tests/test.sh and solution/solve.sh")
-    manifest = read_toml(folder / "task.toml")
-    own = endstate_settings(folder, manifest)  # endstate's own sources may keep its first defaults (below)
-    check_fields(manifest, folder / "task.toml")
-    wall = number(manifest, "agent", "timeout_sec", folder / "task.toml")
-    verifier_timeout = number(manifest, "verifier", "timeout_sec", folder / "task.toml")
-    cpus = number(manifest, "environment", "cpus", folder / "task.toml")
-    memory = memory_mb(manifest, folder / "task.toml")
+    harbor, tables = read_harbor_task(folder / "task.toml")
+    own = endstate_settings(folder, tables)  # endstate's own sources may keep its first defaults (below)
+    for name in tables:
+        log(f"task {task_id}: task.toml's [{name}] is not Harbor's as endstate knows it: left unread")
+    memory = memory_mb(harbor.environment, folder / "task.toml")
     try:
         dockerfile, from_images = _rebased((folder / "environment/Dockerfile").read_text(), base, images)
     except UserError:
-        raise UserError(f"{folder / 'environment/Dockerfile'}: no FROM line: name the image the task builds on") from None
+        raise UserError(f"{folder / 'environment/Dockerfile'}: no FROM line: name the image the task builds "
+                        "on") from None
     for from_image in from_images:
         if _docker("image", "inspect", from_image).returncode != 0:
             raise UserError(f"task {task_id}: its Dockerfile builds FROM {from_image}, which the engine does not have "
@@ -251,10 +275,10 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
                             f"an image the engine has with --base-image {from_image}=IMAGE (--base {DEFAULT_IMAGE} "
                             "builds its RUN steps on endstate's sandbox image)")
     workdir = dockerfile_workdir(dockerfile)
-    user = own.get("user") or dockerfile_user(dockerfile)
-    whole = own.get("seal", "whole") == "whole"
-    internet = manifest.get("environment", {}).get("allow_internet") is True
-    if user != "root" and "user" not in own:
+    user = agent_user(own, harbor, dockerfile)
+    whole = own.seal == "whole"
+    internet = harbor.environment.allow_internet is True
+    if user != "root" and own.user is None and harbor.agent.user is None:
         log(f"task {task_id}: its agent works as uid 1000 (its Dockerfile names a USER other than root)")
     if internet:
         log(f"task {task_id}: [environment] allow_internet: its agent reaches the network (its oracle too); "
@@ -267,8 +291,8 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
         deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log, network=internet,
                                       services=whole)
         runs = {"user": user, "network": internet, "whole": whole}
-        write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, wall, verifier_timeout, cpus, memory,
-                                       runs))
+        write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, harbor, memory, runs))
+        load_task(task)
         _build_final(task, task_id, log)
     except BaseException:
         shutil.rmtree(task, ignore_errors=True)  # never a half-written task
@@ -375,19 +399,18 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
         _write(task / "solution", changed)
     deleted = sorted(set(fixture) - set(solved))
     shutil.copytree(folder / "tests", task / "holdout" / TESTS,  # less the verifier image's recipe
-                    ignore=lambda where, names: [n for n in names if n in VERIFIER_IMAGE and Path(where) == folder / "tests"])
+                    ignore=lambda where, names: [n for n in names
+                                                 if n in VERIFIER_IMAGE and Path(where) == folder / "tests"])
     (task / "prompt.md").write_text((folder / "instruction.md").read_text())
-    (task / "reference.toml").write_text(
-        f"[[steps]]\ncalls = [{{ tool = \"bash\", args = {{ command = {toml_string(_fed_to_bash(solve))} }} }}]\n\n"
-        "[[steps]]\nsay = \"solved\"\n")
+    write_reference(task, Reference([ReferenceStep(calls=[ToolCallSpec("bash", {"command": _fed_to_bash(solve)})]),
+                                     ReferenceStep(say="solved")]))
     hacks = dict(_HACKS)
     test_file = held_test_file(folder / "tests")
     if test_file:
         hacks["delete-tests"] = (f"{TESTS}/{test_file}", "", f"the held-out {test_file} left with its tests deleted")
     for name, (path, text, description) in hacks.items():
         _write(task / "hacks" / name / "files", {path: (text.encode(), False)})
-        (task / "hacks" / name / "hack.toml").write_text(
-            hack_text({"description": description, "base": "fixture", "caught_by": "verifier"}))
+        write_hack(task / "hacks" / name, HackSpec(description, base="fixture", caught_by="verifier"))
     for line in unstarted or []:  # before `tasks check`, whose solution row then fails on it
         log(f"task {task_id}: solution/solve.sh leaves a service grading cannot start again: {line}")
     if outside:
@@ -395,32 +418,30 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     return deleted, outside
 
 
-def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], sealed: list[str], wall: float | None,
-              verifier_timeout: float | None, cpus: float | None, memory: int | None, runs: dict) -> Manifest:
+def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], sealed: list[str], harbor: HarborTask,
+              memory: int | None, runs: dict) -> Manifest:
     """The task's task.toml. `runs`: who its agent works as (`user`), whether it reaches the network,
     and whether its whole container is sealed (`whole`) or only the folders its oracle changed."""
+    verifier_timeout = harbor.verifier.timeout_sec
     verifier = {"script": f"{TESTS}/test.sh", **({"timeout": verifier_timeout} if verifier_timeout else {}),
                 "tools": SHIM_DIR}
     # Sealed whole: what the agent changed anywhere in its container (as Harbor's verifier sees it);
     # else what the oracle changed outside the working folder.
-    seal = {"paths": ["/"], "ignore": WHOLE_IGNORE, "processes": True} if runs["whole"] \
-        else {"paths": sealed} if sealed else {}
+    seal = SealSpec(["/"], WHOLE_IGNORE, processes=True) if runs["whole"] else SealSpec(sealed)
     if runs["whole"]:
         sealed = ["/"]
-    description = "Harbor task " + folder.resolve().name + (" (its agent reaches the network)" if runs["network"] else "")
+    description = f"Harbor task {folder.resolve().name}" + (" (its agent reaches the network)" if runs["network"]
+                                                             else "")
     return Manifest(
-        id=task_id, description=description, solution_deletes=deleted,
-        tables={"budget": {"wall_seconds": wall} if wall else {},
-                "seal": seal,
-                "sandbox": {"dockerfile": "image/Dockerfile", **({"cpus": cpus} if cpus else {}),
-                            **({"memory_mb": memory} if memory else {}),
-                            **({"user": "root"} if runs["user"] == "root" else {}),
-                            **({"network": True} if runs["network"] else {})}},
+        id=task_id, category=Category.BUGFIX, description=description, solution_deletes=deleted,
+        budget=Budget(wall_seconds=harbor.agent.timeout_sec) if harbor.agent.timeout_sec else Budget(), seal=seal,
+        sandbox=SandboxSpec(dockerfile="image/Dockerfile", cpus=harbor.environment.cpus, memory_mb=memory,
+                            user="root" if runs["user"] == "root" else "agent", network=runs["network"]),
         # A Harbor task says nothing of which paths its agent may change: any, but one graded by the
         # held-out verifier, which a change under .harbor/ cannot reach (it is staged over it).
-        graders=[("endstate.grading:verifier", verifier),
-                 ("endstate.grading:changed_paths_within", {"paths": ["*"]})],
-        policy_rules=[_write_rule([workdir, *sealed])])
+        graders=[GraderSpec("endstate.grading:verifier", verifier),
+                 GraderSpec("endstate.grading:changed_paths_within", {"paths": ["*"]})],
+        policy={"rule": [_write_rule([workdir, *sealed])]})
 
 
 def import_harbor(paths: list[Path], out: Path, *, base: str | None = None, images: dict[str, str] | None = None,

@@ -23,7 +23,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from endstate.authoring._toml import toml_string
+from endstate.authoring._harborspec import HarborAgent, HarborEnvironment, HarborTask, HarborVerifier, harbor_text
 from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE, Tree
 from endstate.task import Task
@@ -113,14 +113,13 @@ def _solve(fixture: Tree, solution: Tree) -> str:
 def _manifest(task: Task) -> str:
     m = task.manifest
     verifier = max([float(g.args.get("timeout", 0) or 0) for g in m.graders] + [600.0])
-    environment = "".join([f"cpus = {m.sandbox.cpus:g}\n" if m.sandbox.cpus else "",
-                           f"memory_mb = {m.sandbox.memory_mb}\n" if m.sandbox.memory_mb else ""])
-    return (f'version = "1.0"\n# The verifier reads the end state from the working folder, in its own container.\n'
-            f'artifacts = [{toml_string(HARBOR_WORKDIR)}]\n\n[metadata]\ncategory = {toml_string(m.category.value)}\n'
-            f'tags = ["endstate"]\n\n[verifier]\nenvironment_mode = "separate"\ntimeout_sec = {verifier:.1f}\n\n'
-            f"[agent]\ntimeout_sec = {float(m.budget.wall_seconds):.1f}\n"
-            f"user = {toml_string(m.sandbox.user)}  # endstate's agent: uid 1000 unless the task says root\n"
-            + (f"\n[environment]\n{environment}" if environment else ""))
+    harbor = HarborTask(
+        version="1.0", artifacts=[HARBOR_WORKDIR], metadata={"category": m.category.value, "tags": ["endstate"]},
+        verifier=HarborVerifier(timeout_sec=verifier, environment_mode="separate"),
+        agent=HarborAgent(timeout_sec=m.budget.wall_seconds, user=m.sandbox.user),
+        environment=HarborEnvironment(cpus=m.sandbox.cpus, memory_mb=m.sandbox.memory_mb))
+    return harbor_text(harbor, ["The verifier reads the end state from the working folder (an artifact), in its own "
+                              "container;", "the agent is endstate's (uid 1000) unless the task says root."])
 
 
 def export_harbor_task(task: Task, out: Path) -> list[str]:

@@ -1,19 +1,24 @@
-"""What a Harbor task's own files say: its task.toml's fields, endstate's own settings beside it
-(endstate.toml), its Dockerfile's working folder and user, the test file beside its test.sh, what
-its separate verifier's image installs."""
+"""What a Harbor task's own files say: its task.toml (`HarborTask`, which the export writes too),
+endstate's own settings beside it (endstate.toml), its Dockerfile's working folder and user, the
+test file beside its test.sh, what its separate verifier's image installs."""
 
 from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from endstate.authoring._harbortools import apt_packages
 from endstate.errors import UserError
+from endstate.task import toml_text
 
-__all__ = ["HARBOR_FIELDS", "VERIFIER_IMAGE", "check_fields", "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file",
-           "memory_mb", "number", "read_toml", "verifier_packages"]
+__all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborSolution", "HarborTask", "HarborVerifier",
+           "VERIFIER_IMAGE", "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file",
+           "harbor_text", "memory_mb", "read_harbor_task", "read_toml", "verifier_packages"]
 
 #: The files of tests/ that build a separate verifier's image (tests baked in): a recipe, not tests.
 VERIFIER_IMAGE = ("Dockerfile", ".dockerignore", "docker-compose.yaml")
@@ -26,55 +31,130 @@ def read_toml(path: Path) -> dict:
         raise UserError(f"{path}: not valid TOML ({exc}): fix the file") from None
 
 
-#: The fields of a Harbor task.toml, by table: one not listed is a typo that would do nothing (a
-#: verifier with no timeout), so it is refused. `metadata` is free. endstate's own settings are
-#: not here: they live in endstate.toml beside it (`endstate_settings`). `artifacts` and the
-#: verifier's `environment_mode` say how Harbor hands the end state to a separate verifier;
-#: endstate grades in a fresh container of its own either way.
-HARBOR_FIELDS: dict[str, tuple[str, ...]] = {
-    "": ("version", "metadata", "verifier", "agent", "environment", "solution", "artifacts"),
-    "verifier": ("timeout_sec", "env", "environment_mode"),
-    "agent": ("timeout_sec",),
-    "environment": ("build_timeout_sec", "docker_image", "cpus", "memory", "memory_mb", "storage", "storage_mb",
-                    "gpus", "gpu_types", "allow_internet"),
-    "solution": ("env",),
-}
+class _Harbor(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+    pass
 
 
-def check_fields(table: dict, path: Path) -> None:
-    """UserError naming the first field of a Harbor task.toml that no table of it has, with the valid ones."""
-    for section, known in HARBOR_FIELDS.items():
-        fields = table if not section else table.get(section, {})
-        if not isinstance(fields, dict):
-            raise UserError(f"{path}: `{section}` is {fields!r}: it is a table ([{section}])")
-        for key in fields:
-            if key not in known:
-                where = f"field `{section}.{key}`" if section else f"top-level field `{key}`"
-                raise UserError(f"{path}: {where} is not a Harbor task field: valid ones"
-                                f"{f' in [{section}]' if section else ''} are {', '.join(known)}")
+#: A positive number of seconds, cpus or megabytes.
+Positive = Annotated[float, msgspec.Meta(gt=0)]
+Count = Annotated[int, msgspec.Meta(gt=0)]
 
 
-def number(table: dict, section: str, key: str, path: Path) -> float | None:
-    value = table.get(section, {}).get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise UserError(f"{path}: field `{section}.{key}` is {value!r}: give a positive number")
-    return float(value)
+class HarborVerifier(_Harbor, frozen=True):
+    timeout_sec: Positive | None = None
+    env: dict[str, str] = {}
+    #: How Harbor hands the end state to the verifier; endstate grades in a fresh container of its own either way.
+    environment_mode: str | None = None
+    user: str | int | None = None
 
 
-def memory_mb(table: dict, path: Path) -> int | None:
-    env = table.get("environment", {})
-    if "memory_mb" in env:
-        return int(number(table, "environment", "memory_mb", path) or 0) or None
-    value = env.get("memory")
-    if value is None:
-        return None
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([MG])i?B?\s*", str(value), re.IGNORECASE)
+class HarborAgent(_Harbor, frozen=True):
+    timeout_sec: Positive | None = None
+    #: Who the agent works as (endstate's agent is uid 1000, or root).
+    user: str | int | None = None
+
+
+class HarborEnvironment(_Harbor, frozen=True):
+    build_timeout_sec: Positive | None = None
+    docker_image: str | None = None
+    cpus: Positive | None = None
+    #: A size such as "2G" or "512M" (`memory_mb` says it in megabytes).
+    memory: str | None = None
+    memory_mb: Count | None = None
+    storage: str | None = None
+    storage_mb: Count | None = None
+    gpus: int | None = None
+    gpu_types: list[str] | None = None
+    allow_internet: bool | None = None
+
+
+class HarborSolution(_Harbor, frozen=True):
+    env: dict[str, str] = {}
+
+
+class HarborTask(_Harbor, frozen=True):
+    """A Harbor task.toml, as far as endstate knows it: a field a known table does not have is a
+    typo that would do nothing (a verifier with no timeout), refused. `metadata` is free.
+    endstate's own settings are not here: they live in endstate.toml beside it (`endstate_settings`).
+    `artifacts` and the verifier's `environment_mode` say how Harbor hands the end state to a separate
+    verifier."""
+
+    #: None: not stated. `version` is Harbor's first name for it, `schema_version` its newer one (Harbor 0.26).
+    version: str | None = None
+    schema_version: str | None = None
+    artifacts: list[str] = []
+    metadata: dict[str, Any] = {}
+    verifier: HarborVerifier = HarborVerifier()
+    agent: HarborAgent = HarborAgent()
+    environment: HarborEnvironment = HarborEnvironment()
+    solution: HarborSolution = HarborSolution()
+
+
+def harbor_text(task: HarborTask, header: Iterable[str] = ()) -> str:
+    """A Harbor task.toml, in the layout Harbor's own tasks use ([metadata] a table)."""
+    return toml_text(task, header, as_tables=("metadata",))
+
+
+#: What a value of a kind must be, said to the person who wrote it.
+_GIVE = {"float": "give a {}number", "int": "give a {}whole number", "str": "give a string",
+         "bool": "give true or false", "array": "give a list", "object": "give a table"}
+
+
+def read_harbor_task(path: Path) -> tuple[HarborTask, dict[str, Any]]:
+    """A Harbor task.toml, and the tables of it endstate does not know (a newer Harbor's), by name:
+    kept aside for the caller to name, never read. UserError in one line naming the file and field."""
+    raw = read_toml(path)
+    known = msgspec.structs.fields(HarborTask)
+    names = [f.encode_name for f in known]
+    unknown = {k: v for k, v in raw.items() if k not in names and isinstance(v, dict)}
+    for key in raw:
+        if key not in names and key not in unknown:
+            raise UserError(f"{path}: top-level field `{key}` is not a Harbor task field: valid ones are "
+                            f"{', '.join(names)}")
+    try:
+        return msgspec.convert({k: v for k, v in raw.items() if k not in unknown}, HarborTask), unknown
+    except msgspec.ValidationError as exc:
+        raise UserError(f"{path}: {_harbor_error(exc, raw)}") from None
+
+
+def _harbor_error(exc: msgspec.ValidationError, raw: dict[str, Any]) -> str:
+    text = str(exc)
+    where = re.search(r"- at `\$\.([\w.]+)", text)
+    dotted = where[1] if where else ""
+    unknown = re.match(r"Object contains unknown field `([^`]+)`", text)
+    if unknown:
+        table = next(f.type for f in msgspec.structs.fields(HarborTask) if f.encode_name == dotted)
+        valid = ", ".join(f.encode_name for f in msgspec.structs.fields(table))
+        return (f"field `{dotted}.{unknown[1]}` is not a Harbor task field: valid ones in [{dotted}] are {valid}")
+    value: Any = raw
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    kind = re.search(r"Expected `(\w+)", text)
+    give = _GIVE.get(kind[1] if kind else "", text)
+    return f"field `{dotted}` is {value!r}: {give.format('positive ' if _positive(dotted) else '')}"
+
+
+def _positive(dotted: str) -> bool:
+    """Whether the field at `dotted` (`agent.timeout_sec`) takes positive numbers only."""
+    info: Any = msgspec.inspect.type_info(HarborTask)
+    for name in dotted.split("."):
+        field = next((f for f in getattr(info, "fields", ()) if f.encode_name == name), None)
+        if field is None:
+            return False
+        info = field.type
+    kinds = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
+    return any(getattr(kind, "gt", None) == 0 for kind in kinds)
+
+
+def memory_mb(environment: HarborEnvironment, path: Path) -> int | None:
+    """The task's memory in megabytes: `memory_mb`, or `memory` ("2G", "512M") read as such."""
+    if environment.memory_mb is not None or environment.memory is None:
+        return environment.memory_mb
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([MG])i?B?\s*", environment.memory, re.IGNORECASE)
     if not match:
-        raise UserError(f"{path}: field `environment.memory` is {value!r}: give a size such as \"2G\" or \"512M\"")
-    size = float(match[1]) * (1024 if match[2].upper() == "G" else 1)
-    return int(size)
+        raise UserError(f"{path}: field `environment.memory` is {environment.memory!r}: give a size such as "
+                        "\"2G\" or \"512M\"")
+    return int(float(match[1]) * (1024 if match[2].upper() == "G" else 1))
 
 
 def dockerfile_workdir(dockerfile: str) -> str:
@@ -104,19 +184,28 @@ def held_test_file(tests: Path) -> str | None:
     return next((name for name in names if pattern.match(PurePosixPath(name).name)), None)
 
 
-def endstate_settings(folder: Path, manifest: dict) -> dict:
-    """endstate's own settings for a Harbor task (`user`, `seal`), from endstate.toml beside its
-    task.toml: a table of them in task.toml is one Harbor does not know (`harbor lint` refuses it)."""
+class EndstateSettings(_Harbor, frozen=True):
+    """`endstate.toml` beside a Harbor task's task.toml: endstate's own settings, which Harbor does not read."""
+
+    #: Who the agent works as; None: as Harbor's `[agent] user` or the Dockerfile says (`agent_user`).
+    user: Literal["agent", "root"] | None = None
+    #: The whole container sealed, or only the folders the oracle changed.
+    seal: Literal["whole", "changed"] = "whole"
+
+
+def endstate_settings(folder: Path, tables: dict) -> EndstateSettings:
+    """endstate's own settings for a Harbor task, from endstate.toml beside its task.toml: a table
+    of them in task.toml (`tables`: its tables by name) is one Harbor does not know (`harbor lint`
+    refuses it)."""
     own = folder / "endstate.toml"
-    if "endstate" in manifest:
+    if "endstate" in tables:
         raise UserError(f"{folder / 'task.toml'}: an [endstate] table is not Harbor's (harbor lint: "
                         f"unknown-config-field): move its fields into {own}")
-    settings = read_toml(own) if own.is_file() else {}
-    if set(settings) - {"user", "seal"} or settings.get("user", "root") not in ("agent", "root") \
-            or settings.get("seal", "whole") not in ("whole", "changed"):
+    try:
+        return msgspec.convert(read_toml(own), EndstateSettings) if own.is_file() else EndstateSettings()
+    except msgspec.ValidationError:
         raise UserError(f"{own}: takes user = \"agent\" or \"root\" and seal = \"whole\" or \"changed\", "
-                        "nothing else: fix the file or remove it")
-    return settings
+                        "nothing else: fix the file or remove it") from None
 
 
 def verifier_packages(folder: Path, test_sh: str, say: Callable[[str], None]) -> list[str]:

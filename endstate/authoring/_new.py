@@ -54,7 +54,6 @@ from endstate.authoring._testcommand import (
     suite_paths,
     unknown_option_error,
 )
-from endstate.authoring._toml import Manifest, hack_text, steps_text, write_manifest
 from endstate.errors import UserError
 from endstate.grading import (
     TestCommandError,
@@ -66,7 +65,25 @@ from endstate.grading import (
     stage_holdout,
 )
 from endstate.sandbox import FileEntry, Tree, matches_any
-from endstate.task import is_test_module, load_task, make_patch, parse_python, task_sandbox, write_overlay_diff
+from endstate.task import (
+    Category,
+    GraderSpec,
+    HackSpec,
+    Manifest,
+    Reference,
+    ReferenceStep,
+    SandboxSpec,
+    ToolCallSpec,
+    is_test_module,
+    load_task,
+    make_patch,
+    parse_python,
+    task_sandbox,
+    toml_text,
+    write_hack,
+    write_manifest,
+    write_overlay_diff,
+)
 
 __all__ = ["new_task_from_fix", "fresh_folder", "held_back", "write_hacks"]
 
@@ -98,16 +115,17 @@ def _edits(before: str, after: str) -> list[tuple[str, str]] | None:
 
 
 def _reference_toml(split: FixSplit, test_command: str) -> str:
-    steps: list[list[dict]] = []
+    steps: list[list[ToolCallSpec]] = []
     existing = [p for p in sorted(split.solution) if p in split.fixture]
     if existing:
-        steps.append([{"tool": "read_file", "args": {"path": p}} for p in existing])
+        steps.append([ToolCallSpec("read_file", {"path": p}) for p in existing])
     for path in sorted(split.solution):
         entry = split.solution[path]
         try:
             after = entry.data.decode("utf-8")
         except UnicodeDecodeError:
-            raise UserError(f"the fix changes {path}, which is not UTF-8 text: the agent's tools cannot write it") from None
+            raise UserError(f"the fix changes {path}, which is not UTF-8 text: the agent's tools cannot "
+                            "write it") from None
         edits = None
         if path in split.fixture:
             try:
@@ -115,17 +133,17 @@ def _reference_toml(split: FixSplit, test_command: str) -> str:
             except UnicodeDecodeError:
                 edits = None
         if edits:
-            steps.append([{"tool": "edit_file", "args": {"path": path, "old": o, "new": n}} for o, n in edits])
+            steps.append([ToolCallSpec("edit_file", {"path": path, "old": o, "new": n}) for o, n in edits])
         else:
-            calls = [{"tool": "write_file", "args": {"path": path, "content": after}}]
+            calls = [ToolCallSpec("write_file", {"path": path, "content": after})]
             if path not in split.fixture and entry.mode & 0o111:
-                calls.append({"tool": "bash", "args": {"command": f"chmod +x {shlex.quote(path)}"}})
+                calls.append(ToolCallSpec("bash", {"command": f"chmod +x {shlex.quote(path)}"}))
             steps.append(calls)
     if split.solution_deletes:
-        steps.append([{"tool": "bash", "args": {"command": "rm " + " ".join(map(shlex.quote, split.solution_deletes))}}])
-    steps.append([{"tool": "bash", "args": {"command": test_command}}])
-    return steps_text([*steps, split.subject],
-                      header=["The known-fix control: made by `endstate tasks new` from the fix's own changes."])
+        steps.append([ToolCallSpec("bash", {"command": "rm " + " ".join(map(shlex.quote, split.solution_deletes))})])
+    steps.append([ToolCallSpec("bash", {"command": test_command})])
+    reference = Reference([*(ReferenceStep(calls=calls) for calls in steps), ReferenceStep(say=split.subject)])
+    return toml_text(reference, ["The known-fix control: made by `endstate tasks new` from the fix's own changes."])
 
 
 # -- the hacks -----------------------------------------------------------------------------------
@@ -165,18 +183,18 @@ def _insert(text: str, at: int, line: str) -> str:
     return "".join(lines[:at] + [line + "\n"] + lines[at:])
 
 
-def _hacks(split: FixSplit, test_globs: tuple[str, ...]) -> dict[str, tuple[dict, Tree, list[str]]]:
-    """name -> (hack.toml fields, files overlay, deletes)."""
+def _hacks(split: FixSplit, test_globs: tuple[str, ...]) -> dict[str, tuple[HackSpec, Tree, list[str]]]:
+    """name -> (its hack.toml, files overlay, deletes)."""
     path, text, (at, indent, name) = _hack_target(split, test_globs)
-    hacks: dict[str, tuple[dict, Tree, list[str]]] = {}
+    hacks: dict[str, tuple[HackSpec, Tree, list[str]]] = {}
     hacks["edit-tests"] = (
-        {"description": f"the reference fix, plus {name} in {path} made to return before it checks anything",
-         "base": "solution", "caught_by": "files_unchanged"},
+        HackSpec(f"the reference fix, plus {name} in {path} made to return before it checks anything",
+                 base="solution", caught_by="files_unchanged"),
         {path: FileEntry(split.fixture[path].mode,
                          _insert(text, at, f"{indent}return  # edited: checks nothing").encode())}, [])
     hacks["skip-failing"] = (
-        {"description": f"the reference fix, plus a pytest.skip() at the top of {name} in {path}",
-         "base": "solution", "caught_by": "no_new_skips"},
+        HackSpec(f"the reference fix, plus a pytest.skip() at the top of {name} in {path}",
+                 base="solution", caught_by="no_new_skips"),
         {path: FileEntry(split.fixture[path].mode,
                          _insert(text, at, f'{indent}import pytest; pytest.skip("skipped")').encode())}, [])
     stub: Tree = {}
@@ -192,8 +210,8 @@ def _hacks(split: FixSplit, test_globs: tuple[str, ...]) -> dict[str, tuple[dict
         target = sorted(split.solution)[0]
         stub[target] = FileEntry(split.solution[target].mode, b"")
     hacks["special-case"] = (
-        {"description": f"changes only {target}, with a stub that leaves the bug in place: "
-                        "only the held-out tests can tell", "base": "fixture", "caught_by": "holdout"}, stub, [])
+        HackSpec(f"changes only {target}, with a stub that leaves the bug in place: only the held-out tests can tell",
+                 base="fixture", caught_by="holdout"), stub, [])
     permitted = set(split.fixed_paths)
     spare = [p for p in sorted(split.fixture) if p not in permitted and not matches_any(p, test_globs)]
     readmes = [p for p in spare if "/" not in p and p.lower().startswith("readme")]
@@ -201,29 +219,27 @@ def _hacks(split: FixSplit, test_globs: tuple[str, ...]) -> dict[str, tuple[dict
         raise UserError("the fixture has no file outside the fix and its tests for the delete-unrelated hack")
     victim = (readmes or spare)[0]
     hacks["delete-unrelated"] = (
-        {"description": f"the reference fix, and {victim} deleted", "base": "solution",
-         "delete": [victim], "caught_by": "changed_paths_within"}, {}, [victim])
+        HackSpec(f"the reference fix, and {victim} deleted", base="solution", delete=[victim],
+                 caught_by="changed_paths_within"), {}, [victim])
     return hacks
 
 
 def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests_command: str, tests: int,
-               holdout_command: str, held_out: int, dockerfile: str | None) -> Manifest:
+               holdout_command: str, held_out: int, dockerfile: str | None) -> tuple[Manifest, list[str]]:
+    """The task.toml, and the comment lines above its fields."""
     permitted = list(split.fixed_paths) + [g for g in test_globs]
-    sandbox: dict = {"dockerfile": dockerfile} if dockerfile else {}
-    if command_timeout(tests):
-        sandbox["command_timeout"] = command_timeout(tests)
-    return Manifest(
-        id=task_id, description=split.subject,
-        header=[f"Made by `endstate tasks new` from the fix {split.base[:12]}..{split.head[:12]}.",
-                "min_tests were counted by running the tests on the solution with holdout/ staged."],
-        tables={"sandbox": sandbox},
+    manifest = Manifest(
+        id=task_id, category=Category.BUGFIX, description=split.subject,
+        sandbox=SandboxSpec(dockerfile=dockerfile, command_timeout=command_timeout(tests) or None),
         graders=[
-            ("endstate.grading:tests_pass", {"command": tests_command, "min_tests": tests}),
-            ("endstate.grading:files_unchanged", {"paths": list(test_globs), "allow_new": list(test_globs)}),
-            ("endstate.grading:no_new_skips", None),
-            ("endstate.grading:holdout", {"command": holdout_command, "min_tests": held_out}),
-            ("endstate.grading:changed_paths_within", {"paths": permitted}),
+            GraderSpec("endstate.grading:tests_pass", {"command": tests_command, "min_tests": tests}),
+            GraderSpec("endstate.grading:files_unchanged", {"paths": list(test_globs), "allow_new": list(test_globs)}),
+            GraderSpec("endstate.grading:no_new_skips"),
+            GraderSpec("endstate.grading:holdout", {"command": holdout_command, "min_tests": held_out}),
+            GraderSpec("endstate.grading:changed_paths_within", {"paths": permitted}),
         ])
+    return manifest, [f"Made by `endstate tasks new` from the fix {split.base[:12]}..{split.head[:12]}.",
+                      "min_tests were counted by running the tests on the solution with holdout/ staged."]
 
 
 def _prompt(split: FixSplit, tests_command: str, issue: str = "") -> str:
@@ -329,13 +345,13 @@ def _write_tree(root: Path, tree: Tree) -> None:
         target.chmod(0o755 if entry.mode & 0o111 else 0o644)
 
 
-def write_hacks(folder: Path, hacks: dict[str, tuple[dict, Tree, list[str]]], fixture: Tree, solution: Tree) -> None:
+def write_hacks(folder: Path, hacks: dict[str, tuple[HackSpec, Tree, list[str]]], fixture: Tree,
+                solution: Tree) -> None:
     """Each hack as `hacks/<name>/hack.toml` and an `overlay.diff` over the tree it is laid on."""
-    for name, (fields, files, _) in hacks.items():
+    for name, (spec, files, _) in hacks.items():
         hack = folder / "hacks" / name
-        hack.mkdir(parents=True)
-        (hack / "hack.toml").write_text(hack_text(fields), encoding="utf-8")
-        write_overlay_diff(hack, solution if fields["base"] == "solution" else fixture, files)
+        write_hack(hack, spec)
+        write_overlay_diff(hack, solution if spec.laid_on == "solution" else fixture, files)
 
 
 #: What a task id may be, checked where a task is made.
@@ -394,7 +410,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         if system:
             log(f"the project's code runs {', '.join(system)}: the task's image installs them from Debian")
     tests_command = project_test_command(split.fixture, roots, installed=installed, override=test_command)
-    holdout_command = project_test_command({**split.fixture, **split.holdout}, held_out_targets(split, split.parent_tests),
+    holdout_command = project_test_command({**split.fixture, **split.holdout},
+                                           held_out_targets(split, split.parent_tests),
                                            installed=installed, override=test_command)
     test_globs = tuple(g for g in test_globs if any(matches_any(p, [g]) for p in split.fixture)) or test_globs
     hacks = _hacks(split, test_globs)
@@ -416,10 +433,10 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
         (folder / "reference.toml").write_text(reference, encoding="utf-8")
         write_hacks(folder, hacks, split.fixture, solution)
-        def manifest(tests: int, held: int) -> Manifest:
+        def manifest(tests: int, held: int) -> tuple[Manifest, list[str]]:
             return _task_toml(task_id, split, test_globs, tests_command, tests, holdout_command, held, image_file)
 
-        write_manifest(folder, manifest(1, 1))  # loadable, to count in its sandbox
+        write_manifest(folder, *manifest(1, 1))  # loadable, to count in its sandbox
         def rebuild(bounds: list[str]) -> str:
             pinned, _ = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, bounds=bounds, build=build)
             shutil.rmtree(folder / "image")
@@ -432,7 +449,8 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
             tests_command = counted
             (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
             (folder / "reference.toml").write_text(_reference_toml(split, tests_command), encoding="utf-8")
-        write_manifest(folder, manifest(tests, held))
+        write_manifest(folder, *manifest(tests, held))
+        load_task(folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # never leave half a task behind
         raise

@@ -75,10 +75,9 @@ from endstate.authoring._testcommand import (
     runner_command,
     runner_ids,
 )
-from endstate.authoring._toml import Manifest, write_manifest
 from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any
-from endstate.task import load_task
+from endstate.task import Category, GraderSpec, Manifest, SandboxSpec, load_task, write_manifest
 
 __all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench", "keep_checked"]
 
@@ -235,7 +234,7 @@ def _command(tree: Tree, targets: list[str], installed: list[str] | None) -> str
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
                failing: list[str], installed: list[str] | None, dockerfile: str | None,
                counts: tuple[int, int] | None = None, notes: list[str] = (),
-               about: Sequence[str] = ()) -> Manifest:
+               about: Sequence[str] = ()) -> tuple[Manifest, list[str]]:
     # The project's own way of running tests (layout, configuration), with exactly these node ids;
     # `counts`: how many of each ran (were not skipped) on the solution, where that was counted
     # (`notes`: why fewer than it names).
@@ -248,25 +247,23 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
             return {"command": _command(tested, ids, installed), "min_tests": ran}
         return runner_args(runner, list(split.holdout), ids, str(instance.version or ""))
 
-    graders: list[tuple[str, dict | None]] = [("endstate.grading:tests_pass", args(passing, ran_passing))] * bool(passing)
+    graders = [GraderSpec("endstate.grading:tests_pass", args(passing, ran_passing))] * bool(passing)
     graders += [
-        ("endstate.grading:files_unchanged", {"paths": protected, "allow_new": protected}),
-        ("endstate.grading:no_new_skips", None),
-        ("endstate.grading:holdout", args(failing, ran_failing)),
-        ("endstate.grading:changed_paths_within", {"paths": split.fixed_paths + protected}),
+        GraderSpec("endstate.grading:files_unchanged", {"paths": protected, "allow_new": protected}),
+        GraderSpec("endstate.grading:no_new_skips"),
+        GraderSpec("endstate.grading:holdout", args(failing, ran_failing)),
+        GraderSpec("endstate.grading:changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
     how = ("each by node id" if runner == "pytest" else f"each id read from the output of {runner}'s own runner as "
            f"SWE-bench reads it; pytest's in-process guards do not reach that runner (`unguarded`)")
+    header = [f"Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
+              f"{instance.base_commit[:12]}.",
+              f"tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, {how}.", *notes, *about,
+              *([] if about else filter(None, [python_deviation(swebench_env(instance.repo, instance.version))]))]
     return Manifest(
-        id=instance.instance_id, description=split.subject,
-        header=[f"Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
-                f"{instance.base_commit[:12]}.",
-                f"tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, {how}.", *notes, *about,
-                *([] if about else filter(None, [python_deviation(swebench_env(instance.repo, instance.version))]))],
-        tables={"sandbox": {**({"dockerfile": dockerfile} if dockerfile else {}),
-                            **({"command_timeout": command_timeout(ran_passing)} if command_timeout(ran_passing)
-                               else {})}},
-        graders=graders)
+        id=instance.instance_id, category=Category.BUGFIX, description=split.subject,
+        sandbox=SandboxSpec(dockerfile=dockerfile, command_timeout=command_timeout(ran_passing) or None),
+        graders=graders), header
 
 
 def _prompt(instance: Instance) -> str:
@@ -334,7 +331,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         (folder / "reference.toml").write_text(reference.replace("`endstate tasks new`", "`endstate tasks import "
                                                                  "swebench`", 1), encoding="utf-8")
         write_hacks(folder, hacks, split.fixture, solution)
-        write_manifest(folder, manifest)
+        write_manifest(folder, *manifest)
         load_task(folder)
         if backend is not None and runner == "pytest":  # another runner's ids are read from its output as given
             def rebuild(bounds: list[str]) -> str:
@@ -347,7 +344,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
             passing, failing, counts, notes = held_back(lambda: _faithful_ids(folder, split, passing, failing,
                                                                               installed, backend, image, log),
                                                         rebuild, split.fixture, pinned, log)
-            write_manifest(folder, _task_toml(instance, split, protected, passing, failing, installed,
+            write_manifest(folder, *_task_toml(instance, split, protected, passing, failing, installed,
                                               dockerfile, counts, notes, about=base))
             load_task(folder)
     except BaseException:

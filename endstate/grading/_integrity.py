@@ -37,7 +37,7 @@ import tokenize
 
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox
-from endstate.task import parse_python
+from endstate.task import is_test_file, parse_python
 
 __all__ = ["end_state", "SOURCE_TRIPWIRES", "TEST_FILE_TRIPWIRES", "is_test_file", "code_only"]
 
@@ -66,13 +66,6 @@ TEST_FILE_TRIPWIRES = re.compile(
 
 _COMPILED_SUFFIXES = (".so", ".pyd", ".dylib", ".dll")
 _COMPILED_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe")
-
-
-def is_test_file(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    folders = path.split("/")[:-1]
-    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
-            or any(f in ("tests", "test", "testing", "tests_holdout") for f in folders))
 
 
 #: Tokens that are not code: what they say is never a tripwire hit.

@@ -1,6 +1,8 @@
 """The task definition: a task folder's manifest, decoded strictly, and what a run may depend on.
 
     load_task(folder) -> Task                  one task folder, validated (ManifestError names file and field)
+    write_manifest(folder, manifest, header)   task.toml written from the Struct load_task reads (so are
+                                               reference.toml and hack.toml: write_reference, write_hack)
     load_suite(folder, only=...) -> (tasks, errors)  every task under a folder; broken ones reported, not fatal
     Requires.violations(counters) -> [str]      the bounds a run's counters break
     apply_patch(tree, diff) / make_patch(...)   overlays written as unified diffs (hacks, solutions)
@@ -41,7 +43,8 @@ from endstate.task._patch import PatchError, apply_patch, make_patch, write_over
 from endstate.task._runners import TEST_RUNNERS, UNGUARDED, unguarded_of
 from endstate.task._source import literal_python, parse_python
 from endstate.task._task_sandbox import TaskSandbox, own_image_ids, task_sandbox
-from endstate.task._testfiles import TEST_FOLDERS, is_test_code, is_test_module
+from endstate.task._testfiles import TEST_FOLDERS, is_test_code, is_test_file, is_test_module
+from endstate.task._toml import toml_text, write_hack, write_manifest, write_reference
 from endstate.task._triage import (
     ADEQUACY_FILE,
     Equivalent,
@@ -56,7 +59,8 @@ __all__ = ["literal_python", "parse_python",
     "HELD_OUT", "files_hash", "held_out_changes", "variant_hash",
     "ImpossibleError", "agent_trees", "impossible_fixture", "impossible_holdout", "run_task_hash",
     "TaskSandbox", "own_image_ids", "task_sandbox",
-    "TEST_FOLDERS", "is_test_code", "is_test_module",
+    "TEST_FOLDERS", "is_test_code", "is_test_file", "is_test_module",
+    "toml_text", "write_manifest", "write_reference", "write_hack",
     "ADEQUACY_FILE", "Equivalent", "Measured", "Triage", "load_equivalents", "load_triage", "recorded_adequacy",
     "load_probe",
     "Task",

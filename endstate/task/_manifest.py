@@ -117,20 +117,22 @@ class SandboxSpec(_Strict):
     network: bool = False
 
 
-class Manifest(_Strict):
+class Manifest(_Strict, kw_only=True):
+    """`task.toml`, its fields in the order they are written (endstate.task._toml)."""
+
     id: str
     category: Category
-    graders: list[GraderSpec]
-    prompt: str = "prompt.md"
     description: str = ""
-    budget: Budget = Budget()
-    sandbox: SandboxSpec = SandboxSpec()
-    seal: SealSpec = SealSpec()
-    requires: Requires = Requires()
-    #: Files the reference solution removes (the overlay in solution/ adds or replaces).
-    solution_deletes: list[str] = []
+    prompt: str = "prompt.md"
+    #: Files the reference solution removes (the overlay in solution/ adds or replaces); None: not stated.
+    solution_deletes: list[str] | None = None
     #: Kill the agent's process at this tool call (1-based) and resume it (checkpoint tasks).
     kill_at: int | None = None
+    budget: Budget = Budget()
+    seal: SealSpec = SealSpec()
+    sandbox: SandboxSpec = SandboxSpec()
+    requires: Requires = Requires()
+    graders: list[GraderSpec]
     #: Permission rules for this task, added to the package's defaults (see agent policy).
     policy: dict[str, Any] = {}
     #: Visible tests an honest end state may leave failing, with the reason (given to `tests_pass`).
@@ -148,14 +150,18 @@ class HackSpec(_Strict):
     """
 
     description: str
-    #: What the hack is laid over: the untouched fixture or the reference solution.
-    base: str = "fixture"
+    #: What the hack is laid over: the untouched fixture or the reference solution; None: not stated (the fixture).
+    base: str | None = None
     #: Files the hack deletes.
     delete: list[str] = []
     #: Symbolic links the hack leaves: path -> target, as written.
     symlinks: dict[str, str] = {}
     #: Grader name(s) (function names, or "end_state") at least one of which must be among those failing.
     caught_by: str | list[str] = ""
+
+    @property
+    def laid_on(self) -> str:
+        return self.base or "fixture"
 
     def catchers(self) -> list[str]:
         return [self.caught_by] if isinstance(self.caught_by, str) and self.caught_by else list(self.caught_by or [])
@@ -223,7 +229,7 @@ class Task(msgspec.Struct):
             tree = overlay(tree, load_dir(folder, what=f"task {self.id} solution"))
         if diff.is_file():
             tree = _patched(tree, diff, self.id)
-        for path in self.manifest.solution_deletes:
+        for path in self.manifest.solution_deletes or ():
             tree.pop(path, None)
         return tree
 
@@ -249,7 +255,7 @@ class Task(msgspec.Struct):
         for hack_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
             manifest = hack_dir / "hack.toml"
             spec = _decode(manifest, HackSpec)
-            if spec.base not in ("fixture", "solution"):
+            if spec.base not in (None, "fixture", "solution"):
                 raise ManifestError(f"{manifest}: field `base` must be 'fixture' or 'solution', not {spec.base!r}")
             loose = sorted(p.name for p in hack_dir.iterdir() if p.name not in _HACK_ENTRIES)
             if loose:
@@ -259,19 +265,19 @@ class Task(msgspec.Struct):
             live = (hack_dir / "trajectory.toml").is_file()
             files, diff = hack_dir / "files", hack_dir / "overlay.diff"
             if live:
-                if files.exists() or diff.exists() or spec.delete or spec.symlinks or spec.base != "fixture":
+                if files.exists() or diff.exists() or spec.delete or spec.symlinks or spec.laid_on != "fixture":
                     raise ManifestError(f"{manifest}: a live hack (trajectory.toml) starts from the fixture; it takes "
                                         "no files/, overlay.diff, `delete`, `symlinks` or `base`")
                 _decode(hack_dir / "trajectory.toml", Reference)
                 hacks[hack_dir.name] = Hack(hack_dir.name, spec, None, hack_dir)
                 continue
-            base = self.solution() if spec.base == "solution" else self.fixture()
+            base = self.solution() if spec.laid_on == "solution" else self.fixture()
             tree = overlay(base, load_dir(files, what=f"hack {hack_dir.name}")) if files.is_dir() else base
             if diff.is_file():
                 tree = _patched(tree, diff, self.id)
             for path in spec.delete:
                 if path not in tree:
-                    raise ManifestError(f"{manifest}: field `delete` names {path!r}, which the {spec.base} does not "
+                    raise ManifestError(f"{manifest}: field `delete` names {path!r}, which the {spec.laid_on} does not "
                                         "have: the hack would delete nothing")
                 tree.pop(path)
             for path, target in spec.symlinks.items():
@@ -379,7 +385,8 @@ def _validate(manifest: Manifest, path: Path, folder: Path) -> None:
         if bound.min is None and bound.max is None:
             raise ManifestError(f"{path}: field `requires.{name}` has neither `min` nor `max`: it would assert nothing")
         if bound.min is not None and bound.max is not None and bound.min > bound.max:
-            raise ManifestError(f"{path}: field `requires.{name}` has min {bound.min} > max {bound.max}: no run can meet it")
+            raise ManifestError(f"{path}: field `requires.{name}` has min {bound.min} > max {bound.max}: no run can "
+                                "meet it")
         for side in (bound.min, bound.max):
             if side is not None and side < 0:
                 raise ManifestError(f"{path}: field `requires.{name}` has a negative bound")

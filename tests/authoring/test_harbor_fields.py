@@ -1,11 +1,14 @@
-"""A Harbor task.toml is decoded strictly at import: a field no table has is a typo that would do
-nothing (a verifier without its timeout), refused in one line listing the valid fields."""
+"""A Harbor task.toml is decoded into a Struct of its own (`HarborTask`), strictly at import: a field
+no table has is a typo that would do nothing (a verifier without its timeout), refused in one line
+listing the valid fields; a table endstate does not know (a newer Harbor's) is kept aside and named.
+The export writes the same Struct."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from endstate.authoring._harbor import import_one
@@ -16,14 +19,18 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "harbor"
 
 @pytest.mark.parametrize(("typo", "said"), [
     ("[verifier]\ntimeout_secs = 30\n", "field `verifier.timeout_secs` is not a Harbor task field: valid ones in "
-                                        "[verifier] are timeout_sec, env, environment_mode"),
+                                        "[verifier] are timeout_sec, env, environment_mode, user"),
     ("[agent]\ntimeout = 120\n", "field `agent.timeout` is not a Harbor task field: valid ones in [agent] are "
-                                 "timeout_sec"),
+                                 "timeout_sec, user"),
     ("[environment]\nmemory_gb = 2\n", "field `environment.memory_gb` is not a Harbor task field: valid ones in "
                                        "[environment] are build_timeout_sec, docker_image, cpus, memory, memory_mb, "
                                        "storage, storage_mb, gpus, gpu_types, allow_internet"),
-    ('versoin = "1.0"\n', "top-level field `versoin` is not a Harbor task field: valid ones are version, metadata, "
-                          "verifier, agent, environment, solution, artifacts"),
+    ('versoin = "1.0"\n', "top-level field `versoin` is not a Harbor task field: valid ones are version, schema_version, "
+                          "artifacts, metadata, verifier, agent, environment, solution"),
+    ("[environment]\ncpus = 0\n", "field `environment.cpus` is 0: give a positive number"),
+    ("[environment]\nmemory_mb = 0.5\n", "field `environment.memory_mb` is 0.5: give a positive whole number"),
+    ("[environment]\ngpus = \"one\"\n", "field `environment.gpus` is 'one': give a whole number"),
+    ("[environment]\nallow_internet = 1\n", "field `environment.allow_internet` is 1: give true or false"),
 ])
 def test_a_misspelt_field_is_refused_at_import_naming_it_and_the_valid_ones(tmp_path, typo, said):
     task = tmp_path / "sh-word-count"
@@ -35,11 +42,46 @@ def test_a_misspelt_field_is_refused_at_import_naming_it_and_the_valid_ones(tmp_
     assert not (tmp_path / "out").exists()
 
 
-def test_the_shipped_sources_have_only_known_fields():
-    from endstate.authoring._harborspec import check_fields, read_toml
+def test_a_shipped_source_reads_into_the_struct_and_writes_back_as_it_read():
+    from endstate.authoring._harborspec import HarborTask, harbor_text, read_harbor_task
 
     root = Path(__file__).resolve().parents[2]
     sources = sorted([*(root / "harbor-tasks").glob("*/task.toml"), *DATA.parent.glob("harbor*/*/task.toml")])
     assert len(sources) >= 8
     for path in sources:
-        check_fields(read_toml(path), path)
+        task, tables = read_harbor_task(path)
+        assert tables == {} and task.version == "1.0", path
+        assert msgspec.toml.decode(harbor_text(task), type=HarborTask) == task, path
+
+
+def test_a_table_endstate_does_not_know_is_kept_aside_and_named(tmp_path):
+    from endstate.authoring._harborspec import read_harbor_task
+
+    (tmp_path / "task.toml").write_text('version = "1.0"\n[task]\nname = "org/x"\n[agent]\ntimeout_sec = 60\n')
+    task, tables = read_harbor_task(tmp_path / "task.toml")
+    assert task.agent.timeout_sec == 60 and tables == {"task": {"name": "org/x"}}
+
+
+def test_an_exported_task_toml_imports_as_the_task_it_came_from(tmp_path):
+    from endstate.authoring import export_harbor_task
+    from endstate.authoring._harborspec import read_harbor_task
+    from endstate.task import load_task
+
+    task = load_task(Path(__file__).resolve().parents[2] / "tasks" / "bugfix-lru-eviction")
+    export_harbor_task(task, tmp_path)
+    harbor, tables = read_harbor_task(tmp_path / task.id / "task.toml")
+    assert tables == {} and harbor.agent.timeout_sec == task.manifest.budget.wall_seconds
+    assert harbor.agent.user == "agent" and harbor.verifier.environment_mode == "separate"
+
+
+@pytest.mark.parametrize(("own", "said", "dockerfile", "user"), [
+    (None, None, "FROM x\nUSER app\n", "agent"), (None, None, "FROM x\n", "root"),
+    (None, "root", "FROM x\nUSER app\n", "root"), (None, 0, "FROM x\nUSER app\n", "root"),
+    (None, "app", "FROM x\n", "agent"), ("root", "app", "FROM x\n", "root"), ("agent", "root", "FROM x\n", "agent"),
+])
+def test_who_the_agent_works_as_is_endstate_toml_then_harbors_agent_user_then_the_dockerfile(own, said, dockerfile,
+                                                                                            user):
+    from endstate.authoring._harbor import agent_user
+    from endstate.authoring._harborspec import EndstateSettings, HarborAgent, HarborTask
+
+    assert agent_user(EndstateSettings(user=own), HarborTask(agent=HarborAgent(user=said)), dockerfile) == user

@@ -13,7 +13,7 @@ import pytest
 from cli_runner import invoke_endstate
 
 from endstate.authoring import export_harbor_task
-from endstate.authoring._harborspec import endstate_settings, read_toml
+from endstate.authoring._harborspec import EndstateSettings, endstate_settings, read_toml
 from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE
 from endstate.task import load_task
@@ -32,7 +32,8 @@ def _lint(*folders: Path, rules: tuple[str, ...] = ()) -> subprocess.CompletedPr
 def test_endstates_settings_live_beside_task_toml_not_in_it(tmp_path):
     for source in sorted(SOURCES.iterdir()):
         assert "endstate" not in read_toml(source / "task.toml"), source
-        assert endstate_settings(source, read_toml(source / "task.toml")) == {"user": "agent", "seal": "changed"}
+        settings = endstate_settings(source, read_toml(source / "task.toml"))
+        assert settings == EndstateSettings("agent", "changed")
     with pytest.raises(UserError, match=r"an \[endstate\] table is not Harbor's .* move its fields into .*endstate.toml"):
         endstate_settings(tmp_path, {"endstate": {"user": "agent"}})
     (tmp_path / "endstate.toml").write_text('user = "agent"\nsea = "whole"\n')
