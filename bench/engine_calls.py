@@ -2,13 +2,13 @@
 that forwards every byte to the engine and notes each request line it carries.
 
     python bench/engine_calls.py endstate eval --suite tasks --replay cassettes/scripted-reference -j 2
-    python bench/engine_calls.py --per-call endstate eval --suite tasks --task bugfix-lru-eviction --replay ...
+    python bench/engine_calls.py --per 22 endstate eval ...     # the counts divided by 22 (per task)
 
 The command runs with DOCKER_HOST pointing at the proxy, so every process of its tree
 (fork-server workers included) is counted. Prints the calls by kind (method and path, ids
 and the API version left out), and the execs among them. A round trip costs the engine a
-request's parsing at least; the ones marked (*) make it start or stop a process of its own
-(runc, a shim, a re-executed dockerd), which is where its CPU goes.
+request's parsing at least; the ones marked (*) make it start or stop a process (runc, a
+shim) or mount a container's filesystem to read or write it, which is where its CPU goes.
 """
 
 from __future__ import annotations
