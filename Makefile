@@ -77,6 +77,7 @@ test-fast: $(STAMP)
 bench: setup
 	$(PY) bench/harness_overhead.py
 	$(PY) bench/sandbox_overhead.py
+	$(PY) bench/machinery.py lifecycle
 	$(PY) bench/cassette_format.py
 	$(PY) bench/suite_timing.py
 	$(PY) bench/grading_container.py

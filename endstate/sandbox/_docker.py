@@ -86,6 +86,19 @@ __all__ = ["DockerSandbox"]
 _IN_SANDBOX_TAR = True
 
 
+#: The harness's runtime volume this process found (pid -> name): looked up once, not per grading
+#: container (three engine round trips). It is named by the runtime image's id and nothing removes
+#: it while a run lasts (removing a container leaves named volumes alone).
+_RUNTIME_VOLUME: dict[int, str] = {}
+
+
+def _runtime_volume(client: docker.DockerClient) -> str:
+    name = _RUNTIME_VOLUME.get(os.getpid())
+    if name is None:
+        name = _RUNTIME_VOLUME[os.getpid()] = runtime_volume(client)
+    return name
+
+
 def _remove(client: docker.DockerClient, container_id: str, owner_pid: int, lifeline: Any = None) -> None:
     if os.getpid() != owner_pid:
         return  # a forked child exiting must not take its parent's container along
@@ -105,25 +118,44 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         self._agent_uid = self.limits.agent_uid if self.limits.agent_uid == 0 or not grading else AGENT_UID
         self.image = image
         self._client = shared_client()
-        try:
-            self.image_id = self._client.images.get(image).id
-        except docker.errors.ImageNotFound:
-            raise SandboxUnavailable(
-                f"Docker image {image} does not exist here: run `endstate image build` first"
-            ) from None
         self._lifeline: Any = None
         self._open_channel: Channel | None = None
         self._finalizer: weakref.finalize | None = None
         self._start(name_hint, run_id)
+        # The image the container was made from, as the engine's inspect of it (which making it
+        # fetched) says: no lookup of its own, and no tag moved between a lookup and the create.
+        self.image_id = self._container.attrs["Image"]
 
     def _start(self, name_hint: str, run_id: str) -> None:
         name = "endstate-" + re.sub(r"[^a-zA-Z0-9_.-]+", "-", name_hint)[:40] + "-" + secrets.token_hex(4)
         tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
         command, init = first_process(self._agent_uid, runtime=self._grading)
         # A grading container runs the harness from a runtime of its own, never from the image (see _runtime).
-        mounts = [docker.types.Mount(RUNTIME, runtime_volume(self._client), type="volume", read_only=True)] \
+        mounts = [docker.types.Mount(RUNTIME, _runtime_volume(self._client), type="volume", read_only=True)] \
             if self._grading else []
-        self._container = self._client.containers.create(
+        try:
+            self._container = self._create(command, init, name, tmp, mounts, run_id)
+        except docker.errors.ImageNotFound:
+            raise SandboxUnavailable(
+                f"Docker image {self.image} does not exist here: run `endstate image build` first"
+            ) from None
+        # From here on the container exists: make sure it goes away whatever happens,
+        # including interpreter exit without close() (KeyboardInterrupt, forgotten with).
+        self._finalizer = None
+        try:
+            # Attached before the start, so there is no moment when the container runs unheld.
+            self._lifeline = self._client.api.attach_socket(self._container.id, params={"stdin": 1, "stream": 1})
+            self._finalizer = weakref.finalize(self, _remove, self._client, self._container.id, os.getpid(),
+                                               self._lifeline)
+            self._container.start()
+        except BaseException:
+            if self._finalizer is None:
+                _remove(self._client, self._container.id, os.getpid(), self._lifeline)
+            self.close()
+            raise
+
+    def _create(self, command: list[str], init: bool, name: str, tmp: str, mounts: list[Any], run_id: str) -> Any:
+        return self._client.containers.create(
             self.image, command, name=name, init=init,
             user="root",
             stdin_open=True,  # with detach off, docker-py sets StdinOnce: one client's hang-up ends the input
@@ -152,20 +184,6 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
             labels=owner_labels(run_id or secrets.token_hex(8)),
             mounts=mounts,
         )
-        # From here on the container exists: make sure it goes away whatever happens,
-        # including interpreter exit without close() (KeyboardInterrupt, forgotten with).
-        self._finalizer = None
-        try:
-            # Attached before the start, so there is no moment when the container runs unheld.
-            self._lifeline = self._client.api.attach_socket(self._container.id, params={"stdin": 1, "stream": 1})
-            self._finalizer = weakref.finalize(self, _remove, self._client, self._container.id, os.getpid(),
-                                               self._lifeline)
-            self._container.start()
-        except BaseException:
-            if self._finalizer is None:
-                _remove(self._client, self._container.id, os.getpid(), self._lifeline)
-            self.close()
-            raise
 
     @property
     def container_id(self) -> str:

@@ -193,3 +193,37 @@ def test_a_grading_containers_commands_start_with_the_signals_a_shell_gives_them
             assert not ignored & (1 << 12) and not ignored & (1 << 24), f"{box.container_id[:12]}: {ignored:#x}"
             piped = box.exec("yes alpha | head -n 2")
             assert (piped.exit_code, piped.stdout, piped.stderr) == (0, "alpha\nalpha\n", "")
+
+
+def _engine_calls(client, monkeypatch) -> list[str]:
+    """Every engine API call the process's shared client makes from here on, as "METHOD /path"
+    (the API version and container ids left out)."""
+    import re
+
+    calls: list[str] = []
+    real = client.api.send
+
+    def send(request, **kwargs):
+        path = re.sub(r"^/v[0-9.]+|[0-9a-f]{64}", "", request.path_url.split("?")[0])
+        calls.append(f"{request.method} {path}")
+        return real(request, **kwargs)
+
+    monkeypatch.setattr(client.api, "send", send)
+    return calls
+
+
+def test_a_sandboxs_life_asks_the_engine_only_what_it_must(sandbox_image, monkeypatch):
+    """Create, start, one command, close: the image's id comes with the container's own inspect
+    and the harness's runtime volume is looked up once per process, not per grading container."""
+    with DockerSandbox(sandbox_image, LIMITS, "test-calls-first", grading=True):
+        pass  # the process's first grading container finds the runtime volume
+    box = DockerSandbox(sandbox_image, LIMITS, "test-calls-agent")
+    assert box.describe()["image_id"] == box._client.images.get(sandbox_image).id
+    calls = _engine_calls(box._client, monkeypatch)
+    with DockerSandbox(sandbox_image, LIMITS, "test-calls-grade", grading=True) as grading:
+        assert grading.exec("true").ok and grading.image_id == box.image_id
+    assert box.exec("true").ok
+    box.close()
+    life = ["POST /containers/create", "GET /containers//json", "POST /containers//attach",
+            "POST /containers//start", "POST /containers//exec", "POST /exec//start"]
+    assert calls == [*life, "DELETE /containers/", *life[-2:], "DELETE /containers/"]
