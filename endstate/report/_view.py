@@ -149,7 +149,8 @@ def _cards(report: Benchmark) -> str:
 _TASKS = """<div class="controls"><label>run <select id="run"></select></label>
 <label>filter <input id="filter" type="search" placeholder="task, category, grader, reason"></label>
 <label>outcome <select id="outcome"><option value="">any</option><option>pass</option><option>fail</option>
-<option>error</option><option>divergence</option><option>infra_error</option></select></label> <span id="count"></span></div>
+<option>error</option><option>divergence</option><option>infra_error</option></select></label>
+<span id="count"></span></div>
 <div class="wide"><table id="tasks"><thead><tr><th>task</th><th>category</th><th>outcome</th><th>steps</th>
 <th>why</th></tr></thead><tbody></tbody></table></div><button id="more" hidden>show more</button>
 <p class="muted">Click a task for its graders, counters, end-state diff and transcript.</p>"""

@@ -1,50 +1,20 @@
-"""The viewer in a real browser: Debian's chromium, headless, driven by Playwright.
+"""The viewer in a real browser: Debian's chromium, headless, driven by Playwright (the `browser`
+fixture, tests/report/conftest.py).
 
 Opens a generated report, opens a failed task, and checks that its failing grader,
 transcript (with the denial and compaction summary marked) and diff are shown, that
-the page made no network request and logged no console error. Skipped where chromium
-or Playwright is missing, except in CI, where that is a failure (CI installs both).
+the page made no network request and logged no console error.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 from report_helpers import ROOT, run, write, write_run_with_details
 
 from endstate.report import load_prices, write_view
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def _missing() -> str:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright for Python is not installed (pip install -e '.[test]')"
-    if not Path(CHROMIUM).exists():
-        return "Debian's chromium is not installed (apt-get install chromium)"
-    return ""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    why = _missing()
-    if why:
-        if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
-            pytest.fail(f"CI must provide a browser: {why}", pytrace=False)
-        pytest.skip(why)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        # --no-sandbox: CI runs as root, where chromium's own sandbox refuses to start.
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        yield browser
-        browser.close()
 
 
 def _open(browser, report: Path):
