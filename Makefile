@@ -77,8 +77,9 @@ $(OLDEST_STAMP):
 peers: setup $(PEERS_STAMP) $(OLDEST_STAMP)
 	ENDSTATE_PEERS=$(abspath $(PEERS))/bin ENDSTATE_INSPECT_OLDEST=$(abspath $(OLDEST))/bin $(PY) -m pytest -q -m peers
 
-# gradecheck and rlgate over every shipped task, each grading through `endstate grade` (about
-# two minutes a task: each attack is a fresh grading container). `make peers` audits one.
+# gradecheck and rlgate over every shipped task, each grading through `endstate grade` (each attack
+# a fresh grading container: about 95 s a task of tasks/, 10 s of tasks-harbor/, four minutes of
+# tasks-real/). `make peers` audits one of tasks/ and one of tasks-harbor/.
 audit: setup $(PEERS_STAMP)
 	$(PY) scripts/audit-graders $(PEERS)/bin $(dir $(wildcard tasks/*/task.toml tasks-real/*/task.toml tasks-harbor/*/task.toml))
 
