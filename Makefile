@@ -61,11 +61,25 @@ $(PEERS_STAMP):
 	$(PEERS)/bin/python -m pip install --quiet 'harbor==0.26.0' 'atif==1.8.0' 'gradecheck==0.1.0' 'rlgate==0.0.1'
 	touch $@
 
-peers: setup $(PEERS_STAMP)
-	ENDSTATE_PEERS=$(abspath $(PEERS))/bin $(PY) -m pytest -q -m peers
+# The oldest inspect_ai endstate says reads its Inspect logs (OLDEST_READER in
+# endstate/report/_inspect_log.py; the tests check the two agree), in a venv of its own: the tests
+# marked `peers` read an export with it and open it in its viewer.
+INSPECT_OLDEST := 0.3.100
+OLDEST         := .venv-inspect-oldest
+OLDEST_STAMP   := $(OLDEST)/.installed-inspect_ai-$(INSPECT_OLDEST)
 
-# gradecheck and rlgate over every shipped task, each grading through `endstate grade` (about
-# two minutes a task: each attack is a fresh grading container). `make peers` audits one.
+$(OLDEST_STAMP):
+	rm -rf $(OLDEST)
+	$(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install --quiet 'inspect_ai==$(INSPECT_OLDEST)'
+	touch $@
+
+peers: setup $(PEERS_STAMP) $(OLDEST_STAMP)
+	ENDSTATE_PEERS=$(abspath $(PEERS))/bin ENDSTATE_INSPECT_OLDEST=$(abspath $(OLDEST))/bin $(PY) -m pytest -q -m peers
+
+# gradecheck and rlgate over every shipped task, each grading through `endstate grade` (each attack
+# a fresh grading container: about 95 s a task of tasks/, 10 s of tasks-harbor/, four minutes of
+# tasks-real/). `make peers` audits one of tasks/ and one of tasks-harbor/.
 audit: setup $(PEERS_STAMP)
 	$(PY) scripts/audit-graders $(PEERS)/bin $(dir $(wildcard tasks/*/task.toml tasks-real/*/task.toml tasks-harbor/*/task.toml))
 

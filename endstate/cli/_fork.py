@@ -51,7 +51,7 @@ def _eval_fork(out: Path | None, replay: Path | None, fork_at: int,
 
 
 def _fork(replay: Path | None, fork_at: int, cassettes: Path) -> dict[str, Any]:
-    cassettes.mkdir(parents=True, exist_ok=True)
+    """The run options of a fork; the run makes `cassettes` once every check has passed (`_run`)."""
     return {"mode": "record", "cassettes": str(cassettes), "overwrite": True, "fork_from": str(replay),
             "fork_at": fork_at}
 
@@ -99,11 +99,12 @@ def _not_plain_record(folder: Path, record_mode: str | None, replay: Path | None
             raise click.UsageError("--record-mode and --fork-at are two ways to record: pass one")
         if fork_at is None:
             raise click.UsageError("--replay on record forks a recording: pass --fork-at K as well")
+        if replay is None:
+            raise click.UsageError("--fork-at needs --replay: the folder of the cassettes to fork")
         return _fork(replay, fork_at, folder)
     if record_mode == "none":
         return {"mode": "replay", "cassettes": str(folder)}
     if record_mode is not None:  # each task's plan says whether it records over its cassette
-        folder.mkdir(parents=True, exist_ok=True)
         return {"mode": "record", "cassettes": str(folder), "overwrite": True, "record_mode": record_mode}
     return None
 

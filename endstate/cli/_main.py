@@ -214,7 +214,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
         raise click.UsageError("Missing option '--model'.")
     folder = cassettes or Path("cassettes") / _slug(kwargs["agent"], kwargs["model"])
     from endstate.cassettes import RunMode, cassette_file
-    from endstate.run import attempt_stem, make_folder
+    from endstate.run import attempt_stem
 
     if (special := _not_plain_record(folder, record_mode, replay, fork_at, kwargs["executor"])) is not None:
         return _run(kwargs.pop("suite"), only, out, 1, None, **kwargs, **special)
@@ -225,8 +225,7 @@ def record_command(only: tuple[str, ...], out: Path | None, cassettes: Path | No
         if existing:
             raise UserError(f"{len(existing)} cassette(s) already exist, e.g. {existing[0]}: "
                             "pass --overwrite to replace them, or --cassettes to write elsewhere")
-    make_folder(folder, "--cassettes")
-    suite = kwargs.pop("suite")
+    suite = kwargs.pop("suite")  # the folder is made once the run's checks passed (_run)
     _run(suite, only, out, 1, None, mode=RunMode.RECORD, cassettes=str(folder), overwrite=overwrite, **kwargs)
 
 

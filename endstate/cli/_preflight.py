@@ -9,8 +9,8 @@ would otherwise start every sandbox and read, task after task, as the model's fa
 
 from __future__ import annotations
 
-import shlex
 import shutil
+import subprocess
 from typing import Any
 
 from endstate.errors import UserError
@@ -55,7 +55,18 @@ def check_pairing(config: Any, tasks: list[Any]) -> None:
     if config.record_mode in ("once", "new_episodes"):
         _check_kept_recordings(config, tasks)
     if config.sandbox == "local":
-        _check_local_programs(tasks)
+        _check_local_programs(tasks, "--sandbox local runs this host's programs", "use --sandbox docker")
+    elif config.sandbox == "auto" and _no_engine_here():
+        _check_local_programs(tasks, "--sandbox auto found no Docker engine on this machine and would run this "
+                              "host's programs", "start a Docker engine")
+
+
+def _no_engine_here() -> bool:
+    """Whether `--sandbox auto` falls back to the local sandbox: nothing says this machine has a
+    Docker engine (resolve_backend's rule; a configured engine that does not answer is its error)."""
+    from endstate.sandbox import engine_configured
+
+    return engine_configured() is None
 
 
 def _check_kept_recordings(config: Any, tasks: list[Any]) -> None:
@@ -80,26 +91,68 @@ def _check_kept_recordings(config: Any, tasks: list[Any]) -> None:
                             "--cassettes folder of this model and agent")
 
 
-def _check_local_programs(tasks: list[Any]) -> None:
-    """The local sandbox runs the host's own programs: each one a task's graders or reference
-    trajectory starts must be on this host, or the known-fix arm would fail for want of it."""
+def _check_local_programs(tasks: list[Any], runs_here: str, instead: str) -> None:
+    """The local sandbox runs the host's own programs: bubblewrap around every command, bash for
+    each, this host's python3 for the grading harness (with the test runner a task's tests name),
+    and each program a task's commands start. One missing would fail the known-fix arm for the
+    machinery's reason, scored as the model's FAIL."""
+    if shutil.which("bwrap") is None:
+        raise UserError(f"{runs_here} inside bubblewrap, which is not installed: apt-get install bubblewrap, "
+                        f"or {instead}")
+    imports: dict[str, bool] = {}
     for task in tasks:
-        for where, command in _commands(task):
+        for where, command, name, is_module in [("every command", "bash -c COMMAND", "bash", False), *_needs(task)]:
+            said = f"(task {task.id}, {where}: `{command}`): {_FIXES.get(name, f'install {name}')}, or {instead}"
+            if not is_module and shutil.which(name, path=LOCAL_PATH) is None:
+                raise UserError(f"{runs_here} and there is no `{name}` in {LOCAL_PATH} {said}")
+            if is_module and name not in imports:
+                imports[name] = _imports(name)
+            if is_module and not imports[name]:
+                raise UserError(f"{runs_here}, and this host's python3, which runs the tests, cannot import {name} {said}")
+
+
+#: How a Debian host gets a program or module the tasks need.
+_FIXES = {"python": "apt-get install python-is-python3", "python3": "apt-get install python3",
+          "pytest": "apt-get install python3-pytest", "bash": "apt-get install bash", "git": "apt-get install git"}
+
+
+def _needs(task: Any) -> list[tuple[str, str, str, bool]]:
+    """(where, command, name, is a module) for what a task's commands need of this host: a test
+    command, python3 and its test runner (the grading harness runs them, whatever the command
+    calls its Python); a shell line, every program it starts (wrappers such as sudo included)."""
+    from endstate.agent import extract_commands
+    from endstate.grading import TestCommandError, parse_test_command
+
+    found = []
+    for where, command in _commands(task):
+        if where.startswith("grader"):
             try:
-                words = shlex.split(command)
-            except ValueError:
+                runner = parse_test_command(command)[0]
+                found += [(where, command, "python3", False), (where, command, runner, True)]
                 continue
-            program = words[0] if words else ""
-            if program and "/" not in program and "=" not in program and shutil.which(program, path=LOCAL_PATH) is None \
-                    and not _builtin(program):
-                raise UserError(f"--sandbox local runs this host's programs and there is no `{program}` in {LOCAL_PATH}"
-                                f" (task {task.id}, {where}: `{command}`): install it (for python: apt-get install "
-                                "python-is-python3) or use --sandbox docker")
+            except TestCommandError:
+                pass  # a shell line of its own, read as one below
+        try:
+            commands = extract_commands(command, "/workspace")
+        except Exception:  # NestingTooDeep, RecursionError: a line too deep to read is left to the run
+            continue
+        found += [(where, command, program, False) for simple in commands for program in (*simple.via, simple.program)
+                  if program and "/" not in simple.argv[0] and not _builtin(program)]
+    return found
+
+
+def _imports(module: str) -> bool:
+    """Whether this host's python3 imports `module` as the harness starts it (no user site folder)."""
+    python = shutil.which("python3", path=LOCAL_PATH)
+    ran = subprocess.run([python or "python3", "-s", "-c", f"import {module}"], env={"PATH": LOCAL_PATH},
+                         capture_output=True, check=False)
+    return ran.returncode == 0
 
 
 def _builtin(word: str) -> bool:
-    return word in {"cd", "echo", "export", "set", "test", "[", "true", "false", "exit", "printf", "unset", "source",
-                    ".", "if", "for", "while", "!", "(", "{"}
+    return word in {"cd", "echo", "export", "set", "test", "[", "[[", "true", "false", "exit", "printf", "unset",
+                    "source", ".", ":", "if", "for", "while", "!", "(", "{", "pwd", "read", "shift", "trap", "wait",
+                    "umask", "ulimit", "type", "hash", "local", "return"}
 
 
 def _commands(task: Any) -> list[tuple[str, str]]:

@@ -3,8 +3,10 @@ the tasks, progress lines, and the repeat and exit-code policy of a run (`_run`)
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +17,8 @@ from endstate.errors import UserError
 # RunSettings checks the value too; listed here so --help shows them without loading the models package.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
 
-__all__ = ["FOLDER", "_run_options", "_config", "_agent_name", "_slug", "_load", "_progress", "_summary", "_explicit_settings",
-           "_run", "_reap"]
+__all__ = ["FOLDER", "_run_options", "_config", "_agent_name", "_slug", "_load", "_progress", "_summary",
+           "_explicit_settings", "_run", "_reap"]
 
 
 def _reap() -> None:
@@ -149,7 +151,8 @@ def _config(model: str, base_url: str | None, jobs: int, sandbox: str, image: st
         settings = RunSettings(temperature=temperature, seed=seed, max_retries=retries, timeout_s=request_timeout,
                                tool_choice=tool_choice, max_output_tokens=max_output_tokens, **reasoning)
     except ValueError as exc:
-        raise click.UsageError(f"--{str(exc).split(' ', 1)[0].replace('_', '-')}: {str(exc).split(' ', 1)[1]}") from None
+        field, _, why = str(exc).partition(" ")
+        raise click.UsageError(f"--{field.replace('_', '-')}: {why}") from None
     if mode != RunMode.REPLAY:
         from endstate.cli._preflight import check_model
 
@@ -281,6 +284,21 @@ def _say_incomplete(folder: Path, loaded: list[Any], attempts: int) -> None:
                    "`endstate record --resume` (same --out and --cassettes) records them again", err=True)
 
 
+@contextlib.contextmanager
+def _no_empty_folder_left(*folders: Path | None) -> Iterator[None]:
+    """Remove, as the block ends however it ends, each of `folders` (and each parent of one) that
+    was not there when it began and is empty now: a run refused after its checks (no engine
+    answers, a resume refused) leaves no folder to be mistaken for a run or a recording."""
+    made = {path for folder in folders if folder is not None
+            for path in itertools.takewhile(lambda p: not p.exists(), (folder, *folder.parents))}
+    try:
+        yield
+    finally:
+        for path in sorted(made, key=lambda p: len(p.parts), reverse=True):  # the deepest first
+            with contextlib.suppress(OSError):  # not empty: something was written there
+                path.rmdir()
+
+
 class _SpendCeiling(Exception):
     """Raised from the progress line once the run's priced spend reaches --max-usd."""
 
@@ -318,7 +336,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
          ray_address: str | None, ray_warm: float, resume: bool, max_usd: float | None = None,
          prices: Path | None = None, replace_out: bool | None = None, **kwargs: Any) -> None:
     from endstate.cassettes import RunMode
-    from endstate.run import RUN_FILE, RunOutcome, kept_on_resume, prepare_replay, suite_runner
+    from endstate.run import RUN_FILE, RunOutcome, kept_on_resume, make_folder, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)
@@ -354,43 +372,49 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         _refuse_another_run(out)
     # A replay pays no provider: the ceiling is for live runs.
     price = _price(config.model, prices) if max_usd is not None and config.mode != RunMode.REPLAY else None
-    spent = [0.0]
-    _reap()
-    results = []
-    for attempt in range(repeat):
-        run_out = out if repeat == 1 else out / f"run-{attempt + 1}"
-        if repeat > 1:
-            click.echo(f"== run {attempt + 1} of {repeat}")
-        # Of repeated runs, those not begun before the kill simply start.
-        again = resume and (repeat == 1 or (run_out / RUN_FILE).is_file())
-        total = len(loaded) * config.attempts
-        if price is not None and spent[0] >= max_usd:
-            click.echo(f"endstate: spend ceiling reached: the finished runs cost ${spent[0]:.4f}, --max-usd is "
-                       f"${max_usd:g}; run {attempt + 1} of {repeat} not started", err=True)
-            sys.exit(3)
-        progress = _progress(total, provenance=config.fork_from is not None or bool(config.record_mode))
-        if again:
-            progress = _saying_kept(progress, kept_on_resume(run_out, rerun_errors=not config.keep_errors), run_out)
-        if price is not None:
-            progress = _spending(progress, price, max_usd, spent, total)
-        try:
-            result = run_suite(loaded, config, run_out, suite_root=suite, progress=progress, resume=again)
-        except KeyboardInterrupt:
-            if config.mode == RunMode.RECORD:
-                _say_incomplete(Path(config.cassettes), loaded, config.attempts)
-            raise
-        except _SpendCeiling as exc:
-            from endstate.run import read_results
+    # The cassettes folder is made only now that every check passed, and what the command made stays
+    # only if something was written into it: a refusal leaves no empty folder behind.
+    record_to = Path(config.cassettes) if config.mode == RunMode.RECORD else None
+    with _no_empty_folder_left(out, record_to):
+        if record_to is not None:
+            make_folder(record_to, "--cassettes")
+        spent = [0.0]
+        _reap()
+        results = []
+        for attempt in range(repeat):
+            run_out = out if repeat == 1 else out / f"run-{attempt + 1}"
+            if repeat > 1:
+                click.echo(f"== run {attempt + 1} of {repeat}")
+            # Of repeated runs, those not begun before the kill simply start.
+            again = resume and (repeat == 1 or (run_out / RUN_FILE).is_file())
+            total = len(loaded) * config.attempts
+            if price is not None and spent[0] >= max_usd:
+                click.echo(f"endstate: spend ceiling reached: the finished runs cost ${spent[0]:.4f}, --max-usd is "
+                           f"${max_usd:g}; run {attempt + 1} of {repeat} not started", err=True)
+                sys.exit(3)
+            progress = _progress(total, provenance=config.fork_from is not None or bool(config.record_mode))
+            if again:
+                progress = _saying_kept(progress, kept_on_resume(run_out, rerun_errors=not config.keep_errors), run_out)
+            if price is not None:
+                progress = _spending(progress, price, max_usd, spent, total)
+            try:
+                result = run_suite(loaded, config, run_out, suite_root=suite, progress=progress, resume=again)
+            except KeyboardInterrupt:
+                if config.mode == RunMode.RECORD:
+                    _say_incomplete(Path(config.cassettes), loaded, config.attempts)
+                raise
+            except _SpendCeiling as exc:
+                from endstate.run import read_results
 
-            _summary(read_results(run_out), run_out)
-            click.echo(f"endstate: {exc}; the tasks still running were stopped and the rest not started: "
-                       f"continue with --resume --out {run_out}", err=True)
-            sys.exit(3)
-        _summary(result, run_out)
-        broken = (RunOutcome.ERROR, RunOutcome.INFRA_ERROR)
-        if config.mode == RunMode.RECORD and any(t.outcome in broken for t in result.tasks):
-            _say_incomplete(Path(config.cassettes), loaded, config.attempts)  # a full disk cut one short
-        results.append(result)
+                _summary(read_results(run_out), run_out)
+                click.echo(f"endstate: {exc}; the tasks still running were stopped and the rest not started: "
+                           f"continue with --resume --out {run_out}", err=True)
+                sys.exit(3)
+            _summary(result, run_out)
+            broken = (RunOutcome.ERROR, RunOutcome.INFRA_ERROR)
+            if config.mode == RunMode.RECORD and any(t.outcome in broken for t in result.tasks):
+                _say_incomplete(Path(config.cassettes), loaded, config.attempts)  # a full disk cut one short
+            results.append(result)
     status = 0
     if repeat > 1:
         from endstate.report import compare_repeats

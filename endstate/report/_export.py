@@ -37,8 +37,10 @@ class ExportReport(msgspec.Struct, frozen=True):
     missing: dict[str, str]
 
 
-def export_run(folder: Path, format: str, out: Path | None = None) -> ExportReport:
-    """Write the run in `format` ("atif" or "inspect") to `out` (default: inside the run folder)."""
+def export_run(folder: Path, format: str, out: Path | None = None, *, overwrite: bool = False) -> ExportReport:
+    """Write the run in `format` ("atif" or "inspect") to `out` (default: inside the run folder);
+    a file the export would replace (an earlier export, maybe edited since) is a UserError unless
+    `overwrite`."""
     if format not in FORMATS:
         raise UserError(f"unknown export format {format!r}; valid formats: {', '.join(FORMATS)}")
     writer, default = FORMATS[format]
@@ -47,6 +49,11 @@ def export_run(folder: Path, format: str, out: Path | None = None) -> ExportRepo
     if format == "inspect" and path.suffix != ".eval":  # Inspect finds a log's reader by its extension
         raise UserError(f"--out {path}: an Inspect log must end in .eval, or Inspect cannot open it: "
                         f"pass --out {path.with_name(path.name + '.eval')}")
+    targets = [path] if format == "inspect" else [path / f"{a.stem}.json" for a in source.attempts]
+    held = next((target for target in targets if target.exists()), None)
+    if held is not None and not overwrite:
+        raise UserError(f"{held} already exists (an earlier export, maybe edited since): pass --overwrite to "
+                        "replace it, or another --out")
     try:
         writer(source, path)
     except OSError as exc:  # what the writers' own helpers did not name (WriteError names the folder)

@@ -4,7 +4,8 @@ One sample per task attempt: the sample id is the task id and its epoch the atte
 as Inspect numbers repeated runs of a sample. The score is CORRECT for a pass and
 INCORRECT for any other scored outcome, its explanation naming the failing graders; an
 infra_error attempt (the machinery failed under it) carries no score, as endstate leaves
-it out of every rate. The log's accuracy is over the scored samples.
+it out of every rate, and its reason as the sample's error. The log's accuracy is over
+the scored samples.
 
 Every id is given (Inspect would draw random ones) and the only times are the run's own:
 results.json's last write for the log and each attempt's wall time for its sample. The
@@ -27,10 +28,13 @@ from endstate.errors import UserError, cannot_write
 from endstate.report._export_input import ExportedAttempt, RunExport, explanation, reward, verdict_record
 from endstate.run import RunOutcome, make_folder
 
-__all__ = ["SCORER", "write_inspect_log", "eval_log"]
+__all__ = ["SCORER", "OLDEST_READER", "write_inspect_log", "eval_log"]
 
 #: The name the verdict is scored under in the log.
 SCORER = "endstate"
+#: The oldest inspect_ai that reads the log and shows it in its viewer, checked by the peers tests (`make
+#: peers` installs it in a venv of its own); the log is written with the one the `export` extra pins.
+OLDEST_READER = "0.3.100"
 
 
 def write_inspect_log(source: RunExport, out: Path) -> None:
@@ -49,15 +53,17 @@ def write_inspect_log(source: RunExport, out: Path) -> None:
 
 
 def _restamp(draft: Path, out: Path, when: datetime) -> None:
-    """Copy the zip `draft` to `out` with every entry dated `when` (UTC) instead of the clock,
-    each entry compressed as Inspect chose (its zstd support is installed by importing inspect_ai)."""
+    """Copy the zip `draft` to `out` with every entry dated `when` (UTC) instead of the clock, and
+    deflated: inspect_ai now writes zstd entries (its zstd support is installed by importing it),
+    which inspect_ai 0.3.150 cannot read (0.3.180 can), nor can `unzip`; deflated, the log opens in
+    inspect_ai from OLDEST_READER on, and a run's JSON takes no more room (123 KB for 129)."""
     stamp = max(when.timetuple()[:6], (1980, 1, 1, 0, 0, 0))  # a zip cannot date before 1980
     partial = out.with_name(out.name + ".stamping")
     try:
         with zipfile.ZipFile(draft) as source, zipfile.ZipFile(partial, "w") as target:
             for entry in source.infolist():
                 copy = zipfile.ZipInfo(entry.filename, date_time=stamp)
-                copy.compress_type, copy.external_attr = entry.compress_type, entry.external_attr
+                copy.compress_type, copy.external_attr = zipfile.ZIP_DEFLATED, entry.external_attr
                 target.writestr(copy, source.read(entry))
         os.replace(partial, out)
     finally:
@@ -123,14 +129,17 @@ def _usage(results: list) -> dict[str, int]:
 
 
 def _sample(source: RunExport, attempt: ExportedAttempt) -> Any:
-    from inspect_ai.log import EvalSample
+    from inspect_ai.log import EvalError, EvalSample
     from inspect_ai.model import ModelOutput, ModelUsage
     from inspect_ai.scorer import CORRECT, INCORRECT, Score
 
     result, model = attempt.result, source.run.card.model
     messages = _messages(attempt, model)
     value = reward(result)
-    scores = None if value is None else {SCORER: Score(
+    # Unscored (an infra_error): no score, and the machinery's failure as Inspect's sample error, which
+    # its viewer shows as a sample that "had errors and was not scored". An empty score table, not
+    # none: the viewer of OLDEST_READER fails to draw a log with a sample whose scores are null.
+    scores = {} if value is None else {SCORER: Score(
         value=CORRECT if value else INCORRECT, answer=result.outcome, explanation=explanation(result),
         metadata={"verdicts": [msgspec.to_builtins(v) for v in result.verdicts]})}
     prompt = next((m.get("content") or "" for m in attempt.messages if m.get("role") == "user"), "")
@@ -143,6 +152,7 @@ def _sample(source: RunExport, attempt: ExportedAttempt) -> Any:
         messages=messages, output=ModelOutput(model=model, completion=last, usage=usage),
         scores=scores, metadata=verdict_record(result),
         model_usage={model: usage}, total_time=result.wall_s,
+        error=EvalError(message=result.reason, traceback="", traceback_ansi="") if value is None else None,
     )
 
 
@@ -174,7 +184,8 @@ def _messages(attempt: ExportedAttempt, model: str) -> list:
                                       parse_error=error))
             # Thinking blocks first, as the model gave them: Inspect's reasoning content, redacted or not.
             reasoning = [ContentReasoning(reasoning=b.get("text", ""), signature=b.get("signature") or None)
-                         if b.get("kind") == "thinking" else ContentReasoning(reasoning=b.get("data", ""), redacted=True)
+                         if b.get("kind") == "thinking"
+                         else ContentReasoning(reasoning=b.get("data", ""), redacted=True)
                          for b in message.get("thinking") or []]
             body = [*reasoning, *([ContentText(text=content)] if content else [])] if reasoning else content
             converted.append(ChatMessageAssistant(id=ident, content=body, tool_calls=calls or None, model=model,

@@ -32,6 +32,21 @@ def _text(x: float, y: float, s: str, *, anchor: str = "start", size: int = 11, 
             f"{escape(s)}</text>")
 
 
+#: Characters of an 11 px row label that fit left of the plot (at most about 6.8 px each).
+_LABEL_CHARS = int((LEFT - 12) / 6.8)
+
+
+def _row_label(y: float, name: str) -> str:
+    """A row's name, right-aligned left of the plot; a name too long to fit keeps its two ends
+    around an ellipsis (where runs of one agent or one model differ) and is whole in its tooltip."""
+    if len(name) <= _LABEL_CHARS:
+        return _text(LEFT - 8, y, name, anchor="end")
+    head = (_LABEL_CHARS - 1) // 2
+    short = name[:head] + "…" + name[len(name) - (_LABEL_CHARS - 1 - head):]
+    return (f'<text x="{LEFT - 8:.1f}" y="{y:.1f}" font-size="11" text-anchor="end"><title>{escape(name)}</title>'
+            f"{escape(short)}</text>")
+
+
 def _x_axis(y: float, top: float, ticks: list[tuple[float, str]], label: str) -> list[str]:
     span = WIDTH - LEFT - RIGHT
     out = [f'<line x1="{LEFT}" y1="{y}" x2="{WIDTH - RIGHT}" y2="{y}" stroke="#888"/>']
@@ -57,7 +72,7 @@ def pass_rate_plot(models: list[tuple[str, float | None, float, float]]) -> str:
     for i, (model, rate, low, high) in enumerate(models):
         y = top + row_h * i + row_h / 2
         c = _colour(i)
-        body.append(_text(LEFT - 8, y + 4, model, anchor="end"))
+        body.append(_row_label(y + 4, model))
         if rate is None:
             body.append(_text(LEFT + 8, y + 4, "no scored task (every attempt an infra_error)", size=11))
             continue
@@ -102,22 +117,35 @@ def cost_plot(models: list[tuple[str, float, float]], x_label: str) -> str:
 
 
 def steps_plot(runs: list[tuple[str, list[tuple[int, str]]]]) -> str:
-    """Per model, one tick per task at its step count, coloured by outcome."""
+    """Per model, one dot per task at its step count, coloured by outcome; a legend names the
+    colours of the outcomes drawn."""
     row_h, top = 30, 10
-    height = top + row_h * len(runs) + 40
+    height = top + row_h * len(runs) + 64
     span = WIDTH - LEFT - RIGHT
     most = _nice_max(max((s for _, tasks in runs for s, _ in tasks), default=0))
     ticks = [(i / 4, f"{most * i / 4:g}") for i in range(5)]
-    body = _x_axis(top + row_h * len(runs), top, ticks, "steps per task (colour: outcome)")
+    body = _x_axis(top + row_h * len(runs), top, ticks, "steps per task")
     for i, (model, tasks) in enumerate(runs):
         y = top + row_h * i + row_h / 2
-        body.append(_text(LEFT - 8, y + 4, model, anchor="end"))
+        body.append(_row_label(y + 4, model))
         for j, (steps, outcome) in enumerate(tasks):
             jitter = ((j * 7919) % 17 - 8) * 0.9  # spreads equal step counts without randomness
             x = LEFT + steps / most * span
             body.append(f'<circle cx="{x:.1f}" cy="{y + jitter:.1f}" r="2.5" fill-opacity="0.7" '
                         f'fill="{OUTCOME_COLOURS.get(outcome, "#888")}"/>')
+    drawn = {outcome for _, tasks in runs for _, outcome in tasks}
+    body += _outcome_legend([o for o in OUTCOME_COLOURS if o in drawn], top + row_h * len(runs) + 54)
     return _svg(height, body, "steps per task")
+
+
+def _outcome_legend(outcomes: list[str], y: float) -> list[str]:
+    """A row of coloured dots, each followed by the outcome it stands for."""
+    out, x = [_text(LEFT - 8, y + 4, "outcome:", anchor="end", size=10)], float(LEFT)
+    for outcome in outcomes:
+        out.append(f'<circle class="legend" cx="{x + 4:.1f}" cy="{y}" r="4" fill="{OUTCOME_COLOURS[outcome]}"/>')
+        out.append(_text(x + 12, y + 4, outcome, size=10))
+        x += 12 + 6.5 * len(outcome) + 18  # the label's width at 10 px, and a gap
+    return out
 
 
 def category_plot(categories: list[str], models: list[tuple[str, list[float | None]]]) -> str:
@@ -129,7 +157,7 @@ def category_plot(categories: list[str], models: list[tuple[str, list[float | No
     body = _x_axis(top + group_h * len(categories), top, _percent_ticks(), "pass rate per category")
     for g, category in enumerate(categories):
         y0 = top + group_h * g + 4
-        body.append(_text(LEFT - 8, y0 + group_h / 2, category, anchor="end"))
+        body.append(_row_label(y0 + group_h / 2, category))
         for i, (model, rates) in enumerate(models):
             rate = rates[g]
             if rate is None:

@@ -13,6 +13,7 @@ first run against each other one, task by task.
 from __future__ import annotations
 
 import html
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -80,7 +81,9 @@ def _plots(report: Benchmark, runs: list[RunResult]) -> str:
     by_model: dict[str, list[TaskResult]] = {}
     for run in runs:
         by_model.setdefault(run_label(run.card), []).extend(run.tasks)
-    models = sorted(by_model)
+    # In the order of the rows, as the pass-rate plot draws them: a model keeps its colour from plot to plot.
+    first_row = {r.label: i for i, r in reversed(list(enumerate(rows)))}
+    models = sorted(by_model, key=lambda m: (first_row.get(m, len(rows)), m))
     figures.append(("Steps per task", steps_plot([(m, [(t.counters.steps, t.outcome) for t in by_model[m]])
                                                   for m in models])))
     categories = sorted({t.category for tasks in by_model.values() for t in tasks})
@@ -96,25 +99,44 @@ def _plots(report: Benchmark, runs: list[RunResult]) -> str:
     return "".join(f"<figure><figcaption>{html.escape(title)}</figcaption>{svg}</figure>" for title, svg in figures)
 
 
+#: Where the benchmark table is cut in two for the page: what each row scored, then what it cost.
+_COST_FROM = "median steps"
+
+
+def _breakable(text: str) -> str:
+    """Escaped, with a line break allowed after each / and @: a model spec or an agent label
+    (provider/name, agent@version) wraps at its parts before it widens its column."""
+    return re.sub(r"([/@])", r"\1<wbr>", html.escape(text))
+
+
 def _table(report: Benchmark) -> str:
+    """The benchmark table as two, each fitting a page 1024 px wide whatever the names in it: the scores
+    (verified, pass rates, hack attempts), then the cost (steps, tokens, USD, latency, compactions,
+    denials), each row named by its agent and model (whose spec names the provider)."""
     columns, rows = table(report)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = []
-    for row, row_cells in zip(report.rows, rows):
-        tds = []
-        for column, cell in zip(columns, row_cells):
-            if column == "verified":
-                cls = "verified" if row.verified else "unverified"
-                tds.append(f'<td><span class="badge {cls}">{html.escape(cell)}</span></td>')
-            else:
-                tds.append(f"<td>{html.escape(cell)}</td>")
-        body.append("<tr>" + "".join(tds) + "</tr>")
+    names = [i for i, c in enumerate(columns) if c in ("agent", "model")]
+    cut = columns.index(_COST_FROM)
+    scores = [i for i in range(cut) if columns[i] not in ("provider", "agent", "model")]
+    parts = []
+    for table_id, shown in (("benchmark", scores), ("benchmark-cost", range(cut, len(columns)))):
+        head = "".join(f'<th class="name">{_breakable(columns[i])}</th>' for i in names)
+        head += "".join(f"<th>{_breakable(columns[i])}</th>" for i in shown)
+        body = []
+        for row, cells in zip(report.rows, rows):
+            tds = [f'<td class="name">{_breakable(cells[i])}</td>' for i in names]
+            for i in shown:
+                if columns[i] == "verified":
+                    cls = "verified" if row.verified else "unverified"
+                    tds.append(f'<td><span class="badge {cls}">{html.escape(cells[i])}</span></td>')
+                else:
+                    tds.append(f"<td>{_breakable(cells[i])}</td>")
+            body.append("<tr>" + "".join(tds) + "</tr>")
+        parts.append(f'<div class="wide"><table id="{table_id}"><tr>{head}</tr>{"".join(body)}</table></div>')
     notes = [f"control {a.role}: {a.model}, {a.passes}/{a.tasks} passed, pack {a.task_pack_hash[:12]}: "
              + ("ok" if a.ok else "FAILED: " + a.problem) for a in report.controls]
     notes += [f"{r.label}: not verified: {reason}" for r in report.rows for reason in r.not_verified]
     items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-    return (f'<div class="wide"><table id="benchmark"><tr>{head}</tr>{"".join(body)}</table></div>'
-            f'<ul id="gate">{items}</ul>')
+    return parts[0] + f'<ul id="gate">{items}</ul>' + "<h3>Cost per task</h3>" + parts[1]
 
 
 def _cards(report: Benchmark) -> str:
@@ -127,7 +149,8 @@ def _cards(report: Benchmark) -> str:
 _TASKS = """<div class="controls"><label>run <select id="run"></select></label>
 <label>filter <input id="filter" type="search" placeholder="task, category, grader, reason"></label>
 <label>outcome <select id="outcome"><option value="">any</option><option>pass</option><option>fail</option>
-<option>error</option><option>divergence</option><option>infra_error</option></select></label> <span id="count"></span></div>
+<option>error</option><option>divergence</option><option>infra_error</option></select></label>
+<span id="count"></span></div>
 <div class="wide"><table id="tasks"><thead><tr><th>task</th><th>category</th><th>outcome</th><th>steps</th>
 <th>why</th></tr></thead><tbody></tbody></table></div><button id="more" hidden>show more</button>
 <p class="muted">Click a task for its graders, counters, end-state diff and transcript.</p>"""

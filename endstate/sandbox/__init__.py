@@ -62,7 +62,7 @@ from endstate.sandbox._tree import (
 if TYPE_CHECKING:
     from endstate.sandbox._cli import docker_cli
     from endstate.sandbox._docker import DockerSandbox
-    from endstate.sandbox._engine import connect, engine_answers
+    from endstate.sandbox._engine import connect, engine_answers, engine_configured
     from endstate.sandbox._faults import EngineWatch, machinery_fault
     from endstate.sandbox._image import (
         build_context,
@@ -141,6 +141,7 @@ __all__ = [
     "LocalSandbox",
     "connect",
     "engine_answers",
+    "engine_configured",
     "EngineWatch",
     "machinery_fault",
     "services_interfered",
@@ -174,6 +175,7 @@ _LAZY = {
     "DockerSandbox": "_docker",
     "connect": "_engine",
     "engine_answers": "_engine",
+    "engine_configured": "_engine",
     "EngineWatch": "_faults",
     "machinery_fault": "_faults",
     "services_interfered": "_faults",

@@ -73,40 +73,76 @@ def test_an_empty_output_option_is_refused(tmp_path, command, monkeypatch, cli):
     assert not any(tmp_path.iterdir())
 
 
-def test_the_local_sandbox_without_a_program_the_tasks_run_is_refused(tmp_path, monkeypatch):
+def _host(tmp_path: Path, monkeypatch, programs: tuple[str, ...], python3: str = "exit 0") -> None:
+    """The local sandbox's PATH holds `programs` alone (each does nothing), and a python3 running `python3`
+    (a shell line: `exit 0` imports every module, `exit 1` none)."""
     import endstate.cli._preflight as preflight
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    monkeypatch.setattr(preflight, "LOCAL_PATH", str(bin_dir))  # a host with no python at all
+    for program in programs:
+        (bin_dir / program).write_text("#!/bin/sh\n" + (python3 if program == "python3" else "") + "\n")
+        (bin_dir / program).chmod(0o755)
+    monkeypatch.setattr(preflight, "LOCAL_PATH", str(bin_dir))
+
+
+#: What the shipped task's commands start besides Python (its reference trajectory's shell lines).
+_TOOLS = ("bash", "cat", "ls", "grep", "head", "tail", "rm", "install")
+
+
+def test_the_local_sandbox_without_python_is_refused(tmp_path, monkeypatch):
+    _host(tmp_path, monkeypatch, ("python3", *_TOOLS))  # python3 but no python: a Debian host as it comes
     code, said = run("eval", "--model", "scripted/reference", "--sandbox", "local", tmp_path=tmp_path)
     assert code == 2, said
     line, = said.strip().splitlines()
     assert line.startswith("endstate: error: --sandbox local runs this host's programs and there is no `python` in ")
-    assert f"(task {TASK}, grader " in line and line.endswith("or use --sandbox docker"), line
+    assert f"(task {TASK}, reference step " in line, line
+    assert line.endswith("apt-get install python-is-python3, or use --sandbox docker"), line
+
+
+def test_the_local_sandbox_whose_python3_has_no_pytest_is_refused(tmp_path, monkeypatch):
+    """The grading harness runs a task's tests with this host's python3, whatever its command calls Python."""
+    _host(tmp_path, monkeypatch, ("python", "python3", *_TOOLS), python3="exit 1")
+    code, said = run("eval", "--model", "scripted/reference", "--sandbox", "local", tmp_path=tmp_path)
+    assert code == 2, said
+    line, = said.strip().splitlines()
+    assert line.startswith("endstate: error: --sandbox local runs this host's programs, and this host's python3, "
+                           "which runs the tests, cannot import pytest (task bugfix-lru-eviction, grader "), line
+    assert line.endswith("apt-get install python3-pytest, or use --sandbox docker"), line
+
+
+def test_the_local_sandbox_without_bash_is_refused(tmp_path, monkeypatch):
+    _host(tmp_path, monkeypatch, ("python", "python3", *_TOOLS[1:]))
+    code, said = run("eval", "--model", "scripted/reference", "--sandbox", "local", tmp_path=tmp_path)
+    assert code == 2 and "there is no `bash` in " in said and "every command: `bash -c COMMAND`" in said, said
+
+
+def test_auto_falling_back_to_the_local_sandbox_checks_its_programs_too(tmp_path, monkeypatch):
+    """No engine on this machine: --sandbox auto would run on bubblewrap, where the known-fix arm would
+    FAIL for want of `python` and exit 0; it is refused as --sandbox local is, naming the engine as the fix."""
+    from endstate.sandbox import _engine
+
+    _host(tmp_path, monkeypatch, ("python3", *_TOOLS))
+    monkeypatch.delenv("DOCKER_HOST", raising=False)
+    monkeypatch.setattr(_engine, "DEFAULT_SOCKET", str(tmp_path / "no-engine.sock"))
+    result = invoke_endstate("eval", "--model", "scripted/reference", "--suite", str(ROOT / "tasks"), "--task", TASK,
+                             "--out", str(tmp_path / "out"))
+    assert result.code == 2, result
+    line, = result.output.strip().splitlines()
+    assert line.startswith("endstate: error: --sandbox auto found no Docker engine on this machine and would run this "
+                           "host's programs and there is no `python` in "), line
+    assert line.endswith("apt-get install python-is-python3, or start a Docker engine"), line
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_local_sandbox_with_the_programs_is_not_refused(tmp_path, monkeypatch):
     import endstate.cli._preflight as preflight
+    from endstate.task import load_suite
 
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for program in ("python", "python3", "pytest", "cat", "ls", "grep", "sed", "head", "git", "unset", "find"):
-        (bin_dir / program).write_text("#!/bin/sh\n")
-        (bin_dir / program).chmod(0o755)
-    monkeypatch.setattr(preflight, "LOCAL_PATH", str(bin_dir))
-    assert preflight._commands and not _refusal(preflight, ROOT / "tasks" / TASK)
-
-
-def _refusal(preflight, folder: Path) -> str:
-    from endstate.errors import UserError
-    from endstate.task import load_task
-
-    try:
-        preflight._check_local_programs([load_task(folder)])
-    except UserError as exc:
-        return str(exc)
-    return ""
+    _host(tmp_path, monkeypatch, ("python", "python3", *_TOOLS))
+    tasks, errors = load_suite(ROOT / "tasks")
+    assert tasks and not errors
+    preflight._check_local_programs(tasks, "--sandbox local runs this host's programs", "use --sandbox docker")
 
 
 @pytest.mark.parametrize("mode", ["once", "new_episodes"])

@@ -65,7 +65,9 @@ def test_inspect_reads_thinking_attempts_and_the_unscored_attempt(run, tmp_path)
     assert sorted(samples) == [("bugfix-a", 1), ("bugfix-a", 2), ("bugfix-b", 1)]
     assert samples["bugfix-a", 1].scores["endstate"].value == "C"
     assert samples["bugfix-a", 2].scores["endstate"].value == "I"
-    assert not samples["bugfix-b", 1].scores  # infra_error: no score, as no rate counts it
+    assert samples["bugfix-b", 1].scores == {}  # infra_error: no score, as no rate counts it
+    assert samples["bugfix-b", 1].error.message == "the engine went away"  # Inspect's own word: an error
+    assert samples["bugfix-a", 2].error is None
     (score,) = log.results.scores
     assert (score.scored_samples, score.unscored_samples, score.metrics["accuracy"].value) == (2, 1, 0.5)
     content = samples["bugfix-a", 1].messages[2].content
@@ -99,3 +101,24 @@ def test_the_inspect_log_says_when_the_run_started_and_refuses_an_out_inspect_ca
         export_run(run, "inspect", tmp_path / "x")
     assert not (tmp_path / "x").exists()
 
+
+
+def test_an_export_over_an_earlier_one_is_refused_unless_overwrite(run, tmp_path, cli):
+    """What an export wrote may have been edited since: written again only with --overwrite."""
+    import shutil
+
+    suite = tmp_path / "suite"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "tasks" / "bugfix-lru-eviction", suite / "bugfix-lru-eviction")
+    for args, edited in (([str(run), "--format", "inspect", "--out", str(tmp_path / "x.eval")], tmp_path / "x.eval"),
+                         ([str(run), "--format", "atif", "--out", str(tmp_path / "atif")],
+                          tmp_path / "atif" / "bugfix-a.json"),
+                         (["--format", "harbor", "--suite", str(suite), "--out", str(tmp_path / "harbor")],
+                          tmp_path / "harbor" / "bugfix-lru-eviction" / "instruction.md")):
+        assert cli.invoke("export", *args).code == 0
+        edited.write_text("edited")
+        again = cli.invoke("export", *args)
+        assert again.code == 2 and again.out == "", again
+        assert again.err.strip().startswith("endstate: error: ") and len(again.err.strip().splitlines()) == 1, again
+        assert "already exists (an earlier export, maybe edited since): pass --overwrite" in again.err, again
+        assert edited.read_bytes() == b"edited"
+        assert cli.invoke("export", *args, "--overwrite").code == 0 and edited.read_bytes() != b"edited"

@@ -1,13 +1,16 @@
-"""The ATIF export checked by the peers' own validators, not by a schema written here: Harbor's
+"""The exports checked by the peers' own tools, not by a schema written here: the ATIF by Harbor's
 `TrajectoryValidator` (Harbor 0.26 writes ATIF-v1.8) and the `atif` package's models (1.8), run
-from the venv `make peers` makes. Over a committed control run (22 real transcripts) and the
-synthetic run of test_export_offline (thinking blocks, an infra_error, arguments that are no JSON)."""
+from the venv `make peers` makes; the Inspect log read by the oldest inspect_ai endstate claims,
+from a venv of its own, as by the pinned one. Over a committed control run (22 real transcripts)
+and the synthetic run of test_export_offline (thinking blocks, an infra_error, arguments that
+are no JSON). tests/report/test_export_inspect_view.py opens the log in both one's viewers."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +64,51 @@ def test_harbor_and_atif_accept_thinking_an_infra_error_and_unparsed_arguments(t
         (run / "transcripts" / f"{stem}.json").write_text(json.dumps(TRANSCRIPT))
     export_run(run, "atif", tmp_path / "atif")
     assert _validated(tmp_path / "atif") == ["bugfix-a.json: checked", "bugfix-b.json: checked"]
+
+
+#: Run by an inspect_ai: what a reader of the log sees of it, as JSON.
+_READ = """
+import json, sys
+import inspect_ai
+from inspect_ai.log import read_eval_log
+log = read_eval_log(sys.argv[1])
+def content(m):
+    return m.content if isinstance(m.content, str) else [[type(c).__name__, getattr(c, "reasoning", None) or
+                                                         getattr(c, "text", None)] for c in m.content]
+print(json.dumps({"version": inspect_ai.__version__, "status": log.status, "model": log.eval.model,
+    "times": [log.stats.started_at, log.stats.completed_at], "epochs": log.eval.config.epochs,
+    "accuracy": log.results.scores[0].metrics["accuracy"].value,
+    "samples": [[s.id, s.epoch, s.scores and {k: [v.value, v.answer] for k, v in s.scores.items()},
+                 [[m.role, content(m), [c.function for c in getattr(m, "tool_calls", None) or []]] for m in s.messages]]
+                for s in log.samples]}))
+"""
+
+
+def _read(python: str, log: Path) -> dict:
+    ran = subprocess.run([python, "-c", _READ, str(log)], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    return json.loads(ran.stdout)
+
+
+def test_the_oldest_inspect_claimed_reads_the_log_as_the_pinned_one_does(tmp_path):
+    """The log is read alike by the inspect_ai the `export` extra pins and by the oldest endstate says
+    reads it (OLDEST_READER, in its own venv): a committed control run, and a run with thinking blocks,
+    an infra_error and arguments that are no JSON."""
+    from endstate.report._inspect_log import OLDEST_READER
+
+    oldest = Path(os.environ["ENDSTATE_INSPECT_OLDEST"]) / "python"
+    run = tmp_path / "run"
+    broken = TaskResult("bugfix-b", "bugfix", "infra_error", reason="the engine went away")
+    write_results(RunResult(card(tasks=2), [task("bugfix-a", "pass"), broken]), run)
+    (run / "transcripts").mkdir()
+    for stem in ("bugfix-a", "bugfix-b"):
+        (run / "transcripts" / f"{stem}.json").write_text(json.dumps(TRANSCRIPT))
+    for folder in (ROOT / "bench" / "results" / "controls" / "scripted-reference", run):
+        log = tmp_path / f"{folder.name}.eval"
+        export_run(folder, "inspect", log)
+        old, pinned = _read(str(oldest), log), _read(sys.executable, log)
+        assert old.pop("version") == OLDEST_READER and pinned.pop("version") != OLDEST_READER
+        assert old == pinned
+        assert pinned["status"] == "success" and all(pinned["times"]) and len(pinned["samples"]) in (2, 22)
+    reasoning = pinned["samples"][0][3][2][1]  # the synthetic run's first answer: its thinking, then no text
+    assert reasoning == [["ContentReasoning", "The bug is in total()."], ["ContentReasoning", "ENCRYPTED"]], reasoning

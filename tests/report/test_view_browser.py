@@ -1,50 +1,20 @@
-"""The viewer in a real browser: Debian's chromium, headless, driven by Playwright.
+"""The viewer in a real browser: Debian's chromium, headless, driven by Playwright (the `browser`
+fixture, tests/report/conftest.py).
 
 Opens a generated report, opens a failed task, and checks that its failing grader,
 transcript (with the denial and compaction summary marked) and diff are shown, that
-the page made no network request and logged no console error. Skipped where chromium
-or Playwright is missing, except in CI, where that is a failure (CI installs both).
+the page made no network request and logged no console error.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 from report_helpers import ROOT, run, write, write_run_with_details
 
 from endstate.report import load_prices, write_view
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def _missing() -> str:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Playwright for Python is not installed (pip install -e '.[test]')"
-    if not Path(CHROMIUM).exists():
-        return "Debian's chromium is not installed (apt-get install chromium)"
-    return ""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    why = _missing()
-    if why:
-        if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
-            pytest.fail(f"CI must provide a browser: {why}", pytrace=False)
-        pytest.skip(why)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        # --no-sandbox: CI runs as root, where chromium's own sandbox refuses to start.
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-        yield browser
-        browser.close()
 
 
 def _open(browser, report: Path):
@@ -159,22 +129,87 @@ def test_walk_a_committed_control_run(browser, tmp_path: Path) -> None:
 
 
 def _fits(page) -> list[str]:
-    """Tables wider than the page: each must fit, or scroll inside a box of its own."""
+    """Tables that do not fit the page: the page scrolls sideways, or a table is cut (its box scrolls)."""
     return page.evaluate("""() => {
       const width = document.documentElement.clientWidth, bad = [];
-      if (document.documentElement.scrollWidth > width) bad.push("the page scrolls sideways");
+      if (document.documentElement.scrollWidth > width) {
+        const past = [...document.body.querySelectorAll("*")].filter(e => e.getBoundingClientRect().right > width + 0.5
+          && ![...e.children].some(c => c.getBoundingClientRect().right > width + 0.5));  // the innermost
+        bad.push("the page scrolls sideways: " + document.documentElement.scrollWidth + " px wide in " + width + ", past it: "
+          + past.slice(0, 3).map(e => e.tagName + "." + e.getAttribute("class") + " " + e.textContent.slice(0, 40)));
+      }
       for (const table of document.querySelectorAll("table")) {
-        const box = table.closest(".wide");
-        const right = (box || table).getBoundingClientRect().right;
-        if (table.offsetParent !== null && right > width + 0.5)
-          bad.push((table.id || table.className || "table") + " ends at " + right + " of " + width);
+        if (table.offsetParent === null) continue;
+        const name = table.id || table.className || "table", box = table.closest(".wide");
+        const right = table.getBoundingClientRect().right;
+        if (box && box.scrollWidth > box.clientWidth + 0.5)
+          bad.push(name + " is cut: " + box.scrollWidth + " px wide in a box of " + box.clientWidth);
+        else if (right > width + 0.5) bad.push(name + " ends at " + right + " of " + width);
       }
       return bad;
     }""")
 
 
+def _long_names(folder: Path) -> tuple[Path, Path]:
+    """Two runs of a foreign agent with names that do not break: a model, a task id, a failure's path."""
+    long_model = "openai-compatible/Qwen25Coder32BInstructQ4KMggufWithANameThatNeverBreaksAnywhere"
+    long_task = "bugfix-averyveryverylongtaskidentifierwithnohyphensinit"
+    base = write_run_with_details(folder / "base", {long_task: "fail", "bugfix-b": "pass"}, model=long_model)
+    cand = write_run_with_details(folder / "cand", {long_task: "pass", "bugfix-b": "fail"}, model="anthropic/claude-x")
+    for run_folder in (base, cand):
+        raw = json.loads((run_folder / "results.json").read_text())
+        raw["card"]["agent"] = "mini-swe-agent@13ef1f1c061d"
+        for t in raw["tasks"]:
+            if t["outcome"] == "fail":
+                t["reason"] = "tests: /workspace/" + "a_long_path_component/" * 8 + "test_thing.py::test_x failed"
+        (run_folder / "results.json").write_text(json.dumps(raw))
+    return base, cand
+
+
 @pytest.mark.browser
-@pytest.mark.parametrize("width", [1024, 1600])
+@pytest.mark.parametrize("width", [1024, 1400])
+def test_every_table_fits_the_page_and_the_plots_name_their_colours(browser, tmp_path: Path, width: int) -> None:
+    """The benchmark table of every committed run (foreign agents add a column), and runs whose names
+    never break, read whole at 1024 and 1400 px: no table cut, no sideways scroll, a task and a pair opened."""
+    results = ROOT / "bench" / "results"
+    committed = [results / "controls" / "scripted-reference", results / "controls" / "scripted-null",
+                 *(results / name for name in ("claude-code-scripted-reference", "codex-scripted-hacks",
+                                               "mini-swe-agent-smollm2", "smollm2-tools-seed-1"))]
+    shots = ROOT / "runs" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    for name, runs in (("committed", committed), ("long-names", list(_long_names(tmp_path)))):
+        page, problems, requests = _open(browser, write_view(runs, tmp_path / f"{name}.html", load_prices(None)))
+        page.set_viewport_size({"width": width, "height": 900})
+        assert page.locator("#benchmark tr").count() == page.locator("#benchmark-cost tr").count() == len(runs) + 1
+        assert _fits(page) == [], name
+        page.locator("#tasks tr.task").first.click()
+        page.locator(".detail").wait_for()
+        page.locator("#pairs tr.pair").first.click()
+        page.locator(".pair-detail").wait_for()
+        assert _fits(page) == [], name
+        # The steps plot names the colour of each outcome it draws, and no other.
+        steps = page.locator("svg.plot", has=page.locator("title", has_text="steps per task"))
+        drawn = set(steps.evaluate("s => [...s.querySelectorAll('circle:not(.legend)')].map(c => c.getAttribute('fill'))"))
+        legend = steps.evaluate("s => [...s.querySelectorAll('circle.legend')].map(c => [c.getAttribute('fill'), "
+                                "c.nextElementSibling.textContent])")
+        assert {fill for fill, _ in legend} == drawn and len(legend) == len(drawn) >= 2, legend
+        assert {outcome for _, outcome in legend} <= {"pass", "fail", "error", "divergence", "infra_error"}, legend
+        # A model has one colour in every plot: the dot of its pass rate, its bars per category.
+        colours = page.evaluate("""() => {
+          const plot = t => [...document.querySelectorAll("svg.plot")].find(s => s.querySelector("title").textContent === t);
+          const dots = [...plot("pass rate per model").querySelectorAll("circle")].map(c =>
+            [c.querySelector("title").textContent.split(": ")[0], c.getAttribute("fill")]);
+          const keys = [...plot("pass rate per category").children].filter(e => e.tagName === "rect" &&
+            e.getAttribute("width") === "10").map(r => [r.nextElementSibling.textContent, r.getAttribute("fill")]);
+          return [Object.fromEntries(dots), Object.fromEntries(keys)];
+        }""")
+        assert colours[0] == colours[1] and len(colours[0]) == len(runs), colours
+        page.screenshot(path=str(shots / f"viewer-{name}-{width}.png"), full_page=True)
+        assert problems == [] and requests == []
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [1024, 1400])
 def test_paired_report_of_the_two_control_arms(browser, width: int) -> None:
     controls = ROOT / "bench" / "results" / "controls"
     null, ref = controls / "scripted-null", controls / "scripted-reference"
