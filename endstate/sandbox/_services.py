@@ -43,9 +43,10 @@ from typing import Any
 import msgspec
 
 from endstate.errors import SandboxError
-from endstate.sandbox._runtime import RUNTIME_PATH, runtime_python
+from endstate.sandbox._runtime import HARNESS_USER, harness_env, runtime_python
 
-__all__ = ["LIST_SERVICES", "Process", "read_processes", "start_processes", "unrestartable"]
+__all__ = ["LIST_SERVICES", "Process", "bound_writes", "read_processes", "release_writes", "start_processes",
+           "unrestartable"]
 
 #: Most processes kept, and bytes of their description read.
 _MOST, _MAX_BYTES = 64, 1024 * 1024
@@ -98,8 +99,12 @@ def _exec(client: Any, container: str, argv: list[str], deadline_s: float = _STA
     stop this one (SIGSTOP), so its end is waited for on this side, `deadline_s` at most."""
     from docker.utils.socket import consume_socket_output, demux_adaptor, frames_iter  # the SDK: loaded on first use
 
-    made = client.api.exec_create(container, argv, user="root", workdir="/", environment=environment)
-    stream = client.api.exec_start(made["Id"], socket=True)
+    try:
+        made = client.api.exec_create(container, argv, user=HARNESS_USER, workdir="/", environment=environment)
+        stream = client.api.exec_start(made["Id"], socket=True)
+    except Exception as exc:  # noqa: BLE001 - the engine's error, named (the chain tells a machinery fault)
+        raise SandboxError(f"`{argv[0]} ... {argv[-1][:60]}` could not start in container {container[:12]}: "
+                           f"{exc}") from exc
     raw = getattr(stream, "_sock", stream)
     raw.settimeout(deadline_s)
     try:
@@ -131,18 +136,39 @@ def read_processes(client: Any, container: str, secrets: Collection[str] = ()) -
     return sorted(found, key=lambda p: msgspec.json.encode(p))
 
 
-def start_processes(client: Any, container: str, processes: list[Process], max_bytes: int) -> list[str]:
-    """Start each of `processes` in the grading container (see the module docstring), what they write
-    outside the grading container's bounded places held to `max_bytes`; returns one line for each that
-    could not be started again, naming it and why."""
+def _harness(client: Any, container: str, *args: str) -> tuple[int, bytes, bytes]:
+    """`services.py ARGS` as root in the grading container, from the harness's runtime, in its environment."""
+    env = harness_env(client.api.inspect_container(container)["Config"]["Env"])
+    return _exec(client, container, runtime_python("-c", _SCRIPT, *args), environment=env)
+
+
+def bound_writes(client: Any, container: str, max_bytes: int) -> None:
+    """What the end state writes to the grading container's own filesystem (the host's disk), its verifier
+    and services together, held to `max_bytes` (see scripts/services.py: `bound_root`)."""
+    code, _, err = _harness(client, container, "bound", str(max_bytes))
+    if code != 0:
+        why = (err.decode("utf-8", "replace").strip().splitlines() or [f"exit {code}"])[-1]
+        raise SandboxError(f"could not bound what is written in container {container[:12]}: {why[:200]}")
+
+
+def release_writes(client: Any, container: str) -> None:
+    """`bound_writes` undone, what was written there dropped."""
+    code, _, err = _harness(client, container, "unbound")
+    if code != 0:
+        why = (err.decode("utf-8", "replace").strip().splitlines() or [f"exit {code}"])[-1]
+        raise SandboxError(f"could not release what is written in container {container[:12]}: {why[:200]}")
+
+
+def start_processes(client: Any, container: str, processes: list[Process], staged: list[str] | None) -> list[str]:
+    """Start each of `processes` in the grading container (see the module docstring), the folders
+    `staged` (absolute: where held-out files go) hidden from them (None: no wall at all, the mutation
+    check's mutant); returns one line for each that could not be started again, naming it and why."""
     failed = [f"{' '.join(p.argv)[:80]}: {p.unrestartable or 'its program is unknown'}"
               for p in processes if p.unrestartable or not p.exe]
     started = [p for p in processes if not (p.unrestartable or not p.exe)]
     if not started:
         return failed
-    code, out, err = _exec(client, container, runtime_python("-c", _SCRIPT, "start", str(max_bytes),
-                                                             msgspec.json.encode(started).decode()),
-                           environment={"PATH": RUNTIME_PATH})
+    code, out, err = _harness(client, container, "start", msgspec.json.encode(started).decode(), json.dumps(staged))
     try:
         said = json.loads(out) if code == 0 else None
     except ValueError:
