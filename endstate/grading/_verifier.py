@@ -72,7 +72,6 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     trees = {REWARD_DIR: ({}, "agent"), TMP_DIR: ({}, "agent")}
     if grading.graded:  # empty when graded in the agent's own sandbox (the fresh-grading-container guard off)
         trees[WORKDIR] = ({p: e for p, e in grading.graded.items() if _top(p) not in staged}, "scratch")
-        trees.update({f"{WORKDIR}/{top}": ({}, "root") for top in staged})  # made now, hidden from the services
     # Every place the script may write is bounded, and dropped once the reward is read.
     bounds = _bounds(grading) if grading.graded else {}
     held = box.bound_folders(bounds)
@@ -80,6 +79,8 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     unstarted: list[str] = []
     released = interfered = False
     try:
+        if staged:  # made now, empty, root's: hidden from the services (first: the tree's own mode is the last word)
+            box.put_harness_trees({f"{WORKDIR}/{top}": ({}, "root") for top in staged})
         box.put_harness_trees(trees)
         if root:  # all it writes to the container's own filesystem, by its verifier or its services, bounded
             bound_end_state(box)
@@ -202,7 +203,9 @@ def _stage(grading: Grading, staged: dict[str, dict], bounds: dict[str, int]) ->
     more = {f"{WORKDIR}/{top}": footprint(files) + limits.workspace_mb * _MIB for top, files in staged.items()}
     grading.box.bound_folders(more)
     bounds.update(more)
-    grading.box.put_harness_trees({f"{WORKDIR}/{top}": (files, "scratch") for top, files in staged.items()})
+    # Into the graded tree's own folder, as it was put (a tree put at a folder below it would make that root's).
+    grading.box.put_harness_trees({WORKDIR: ({f"{top}/{path}": entry for top, files in staged.items()
+                                              for path, entry in files.items()}, "scratch")})
 
 
 def _changed_files(grading: Grading, script: str) -> list[str]:

@@ -16,11 +16,12 @@ grades in a fresh container, so for a task whose `[seal] processes` is on:
   same. They are part of the
   sealed end state: hashed with it (`SystemChange.hash`) and listed in its diff.
 - **started** (`start_processes`), in the grading container, after the sealed change is in
-  place and the held-out tests and the reward folder are staged, right before the verifier:
-  each from the sealed filesystem, as its uid and gid, in a session of its own, its streams on
-  /dev/null, with fewer capabilities than the verifier (none to mount or trace), and in a
-  mount namespace of its own in which /logs (the reward), the staged tests
-  (`/workspace/.harbor`) and the harness's run folders under /opt/endstate are empty
+  place and the reward folder is made, before the verifier's files are staged (on a mount made
+  after theirs, which never reaches them): each from the sealed filesystem, as its uid and gid,
+  in a session of its own, its streams on /dev/null, with fewer capabilities than the verifier
+  (none to mount or trace), and in a mount namespace of its own in which /logs (the reward),
+  the folders the held-out files go to (`/workspace/.harbor`) and the harness's run folders
+  under /opt/endstate are empty
   read-only folders and / is read-only but for /var, /run, /srv, /home, /root and
   /workspace: what it does cannot reach the reward the harness reads, the verifier it
   runs, or the programs the harness runs. It shares the container's network and process
@@ -36,6 +37,7 @@ grades in a fresh container, so for a task whose `[seal] processes` is on:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Collection
 from importlib import resources
 from typing import Any
@@ -96,25 +98,41 @@ def _kept(env: dict[str, str], secrets: Collection[str] = ()) -> dict[str, str]:
 def _exec(client: Any, container: str, argv: list[str], deadline_s: float = _START_S,
           environment: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
     """`argv` as root in `container`: exit status, stdout, stderr. A root process of the end state can
-    stop this one (SIGSTOP), so its end is waited for on this side, `deadline_s` at most."""
-    from docker.utils.socket import consume_socket_output, demux_adaptor, frames_iter  # the SDK: loaded on first use
-
+    stop this one (SIGSTOP), so its end is waited for on this side, `deadline_s` at most: its stream is
+    read here, each wait bounded (the SDK's reader polls without a timeout, and waited for ever)."""
     try:
         made = client.api.exec_create(container, argv, user=HARNESS_USER, workdir="/", environment=environment)
         stream = client.api.exec_start(made["Id"], socket=True)
     except Exception as exc:  # noqa: BLE001 - the engine's error, named (the chain tells a machinery fault)
         raise SandboxError(f"`{argv[0]} ... {argv[-1][:60]}` could not start in container {container[:12]}: "
                            f"{exc}") from exc
-    raw = getattr(stream, "_sock", stream)
-    raw.settimeout(deadline_s)
     try:
-        out, err = consume_socket_output((demux_adaptor(*f) for f in frames_iter(stream, tty=False)), demux=True)
+        out, err = _frames(getattr(stream, "_sock", stream), time.monotonic() + deadline_s)
     except (TimeoutError, OSError) as exc:
         raise SandboxError(f"`{argv[0]} ... {argv[-1][:60]}` in container {container[:12]} did not return within "
-                           f"{deadline_s:.0f}s ({exc})") from None
+                           f"{deadline_s:.0f}s ({exc or type(exc).__name__})") from None
     finally:
         stream.close()
-    return client.api.exec_inspect(made["Id"]).get("ExitCode", 1), (out or b""), (err or b"")
+    return client.api.exec_inspect(made["Id"]).get("ExitCode", 1), out, err
+
+
+def _frames(raw: Any, deadline: float) -> tuple[bytes, bytes]:
+    """Standard output and error of an engine attach stream (frames: stream id, 3 zero bytes, big-endian
+    length, payload) read to its end; TimeoutError once `deadline` (monotonic) passes."""
+    data, streams = bytearray(), {1: bytearray(), 2: bytearray()}
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("no end before the deadline")
+        raw.settimeout(remaining)
+        chunk = raw.recv(65536)
+        if not chunk:
+            return bytes(streams[1]), bytes(streams[2])
+        data += chunk
+        while len(data) >= 8 and len(data) >= 8 + int.from_bytes(data[4:8], "big"):
+            size = int.from_bytes(data[4:8], "big")
+            streams.get(data[0], streams[2]).extend(data[8:8 + size])
+            del data[:8 + size]
 
 
 def read_processes(client: Any, container: str, secrets: Collection[str] = ()) -> list[Process]:

@@ -306,12 +306,19 @@ def _libc():
     return libc, check
 
 
-if __name__ == "__main__":
-    if sys.argv[1] == "list":
+def main(args):
+    if args[0] == "list":
         list_services()
-    elif sys.argv[1] == "bound":
-        bound_root(*_libc(), int(sys.argv[2]))
-    elif sys.argv[1] == "unbound":
-        unbound_root(*_libc())
+        return
+    libc, check = _libc()
+    if args[0] == "bound":
+        bound_root(libc, check, int(args[1]))
+    elif args[0] == "unbound":
+        unbound_root(libc, check)
     else:  # start SPECS STAGED: print why each that did not start did not ("" if it did)
-        print(json.dumps([start_service(*_libc(), spec, json.loads(sys.argv[3])) for spec in json.loads(sys.argv[2])]))
+        staged = json.loads(args[2])
+        print(json.dumps([start_service(libc, check, spec, staged) for spec in json.loads(args[1])]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
