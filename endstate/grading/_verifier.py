@@ -82,13 +82,14 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
         if staged:  # made now, empty, root's: hidden from the services (first: the tree's own mode is the last word)
             box.put_harness_trees({f"{WORKDIR}/{top}": ({}, "root") for top in staged})
         box.put_harness_trees(trees)
-        if root:  # all it writes to the container's own filesystem, by its verifier or its services, bounded
-            bound_end_state(box)
+        # All it writes to the container's own filesystem, by its verifier or its services, bounded (root).
         if grading.processes:  # the services the agent left running, sealed: up again, walled off the reward
             began = time.monotonic()
             hidden = [f"{WORKDIR}/{top}" for top in staged] if grading.guards.services_wall else None
-            unstarted = start_sealed(box, grading.processes, hidden)  # returns once each one's exec happened
+            unstarted = start_sealed(box, grading.processes, hidden, bound=root)  # once each one's exec happened
             time.sleep(max(0.0, _SETTLE_S - (time.monotonic() - began)))
+        elif root:
+            bound_end_state(box)
         if staged:
             _stage(grading, staged, bounds)
         if grading.processes:

@@ -255,13 +255,17 @@ def agent_processes(live: Sandbox, secrets: Collection[str] = ()) -> list[Proces
     return read_processes(*_container(live), secrets)
 
 
-def start_sealed(grading: Sandbox, processes: list[Process], staged: Collection[str] | None = ()) -> list[str]:
+def start_sealed(grading: Sandbox, processes: list[Process], staged: Collection[str] | None = (), *,
+                 bound: bool = False) -> list[str]:
     """Start the sealed `processes` again in the grading container (see _services), walled, the folders
     `staged` hidden from them too (None: unwalled, the mutation check's mutant); one line for each that
-    could not be."""
+    could not be. `bound`: `bound_end_state` first, in the same exec (one engine call fewer)."""
     if not processes:
+        if bound:
+            bound_end_state(grading)
         return []
-    return start_processes(*_container(grading), processes, None if staged is None else list(staged))
+    return start_processes(*_container(grading), processes, None if staged is None else list(staged),
+                           grading.limits.workspace_mb * 1024 * 1024 if bound else 0)
 
 
 def bound_end_state(grading: Sandbox) -> None:

@@ -177,16 +177,21 @@ def release_writes(client: Any, container: str) -> None:
         raise SandboxError(f"could not release what is written in container {container[:12]}: {why[:200]}")
 
 
-def start_processes(client: Any, container: str, processes: list[Process], staged: list[str] | None) -> list[str]:
+def start_processes(client: Any, container: str, processes: list[Process], staged: list[str] | None,
+                    bound_bytes: int = 0) -> list[str]:
     """Start each of `processes` in the grading container (see the module docstring), the folders
     `staged` (absolute: where held-out files go) hidden from them (None: no wall at all, the mutation
-    check's mutant); returns one line for each that could not be started again, naming it and why."""
+    check's mutant); returns one line for each that could not be started again, naming it and why.
+    `bound_bytes`: `bound_writes` first, in the same exec."""
     failed = [f"{' '.join(p.argv)[:80]}: {p.unrestartable or 'its program is unknown'}"
               for p in processes if p.unrestartable or not p.exe]
     started = [p for p in processes if not (p.unrestartable or not p.exe)]
     if not started:
+        if bound_bytes:
+            bound_writes(client, container, bound_bytes)
         return failed
-    code, out, err = _harness(client, container, "start", msgspec.json.encode(started).decode(), json.dumps(staged))
+    code, out, err = _harness(client, container, "start", msgspec.json.encode(started).decode(), json.dumps(staged),
+                              *([str(bound_bytes)] if bound_bytes else []))
     try:
         said = json.loads(out) if code == 0 else None
     except ValueError:

@@ -3,7 +3,8 @@
 Run as root by the harness, stdlib only, Python 3.6 syntax (a task's base may be old):
 
     python3 -I -S -c "$(cat services.py)" list             prints the agent's services as JSON
-    python3 -I -S -c "$(cat services.py)" start SPECS STAGED  starts each, walled, says whether its exec worked
+    python3 -I -S -c "$(cat services.py)" start SPECS STAGED [BYTES]  starts each, walled (`bound` first), says
+                                                                     whether its exec worked
     python3 -I -S -c "$(cat services.py)" bound BYTES      bounds what the end state writes to the disk
     python3 -I -S -c "$(cat services.py)" unbound          undoes it
 
@@ -315,7 +316,9 @@ def main(args):
         bound_root(libc, check, int(args[1]))
     elif args[0] == "unbound":
         unbound_root(libc, check)
-    else:  # start SPECS STAGED: print why each that did not start did not ("" if it did)
+    else:  # start SPECS STAGED [BYTES]: bound first (BYTES), then print why each that did not start did not
+        if len(args) > 3:
+            bound_root(libc, check, int(args[3]))
         staged = json.loads(args[2])
         print(json.dumps([start_service(libc, check, spec, staged) for spec in json.loads(args[1])]))
 
