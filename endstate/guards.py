@@ -44,6 +44,18 @@ class Guards(msgspec.Struct, frozen=True):
     #: The probe runs on the sealed tree alone, before any held-out file is staged (off: after, as it once
     #: did, so it can read them). Only the half-isolation mutant turns it off, with half_isolation.
     probe_first: bool = True
+    #: A root end state's grading container: what its verifier and services write to the container's own
+    #: filesystem lands in one bounded tmpfs (off: on the host's disk, without bound).
+    bounded_writes: bool = True
+    #: The services a root end state left running start again behind a wall: the reward, the harness and
+    #: the held-out files hidden, the rest read-only but where a daemon writes (off: they see all, as root).
+    services_wall: bool = True
+    #: A harness command that fails while the services run is decided by freezing them and looking: the end
+    #: state's FAIL (off: raised, an error the runner retries and --resume runs anew).
+    services_freeze: bool = True
+    #: A verifier's held-out files are staged last, on a folder of their own mounted once the services run
+    #: (off: in the graded tree, beside whatever the end state left in their folder).
+    staged_apart: bool = True
     #: The task's probe: its end state run as a plain program, its output judged outside the sandbox.
     outside_check: bool = True
     #: Detector kinds turned off (see grading/_detect.py): the mutation check turns off one at a time.

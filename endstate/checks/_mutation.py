@@ -41,9 +41,11 @@ class TaskProbe(Probe, frozen=True):
 
 
 class HackProbe(Probe, frozen=True):
-    """One of the task's negative controls (`hacks/NAME`), graded or played live."""
+    """One of the task's negative controls (`hacks/NAME`), graded or played live; `suite`: the folder
+    beside the checked suite that holds the task (the root guards' probes, tasks-root/), "" for that suite."""
 
     hack: str
+    suite: str = ""
 
 
 class CrashProbe(Probe, frozen=True):
@@ -70,8 +72,8 @@ class ProxyProbe(Probe, frozen=True):
 
 
 def _probe_key(probe: Probe) -> tuple[str, ...]:
-    return (type(probe).__name__, probe.task, getattr(probe, "hack", ""), getattr(probe, "agent", ""),
-            getattr(probe, "kind", ""))
+    return (type(probe).__name__, getattr(probe, "suite", ""), probe.task, getattr(probe, "hack", ""),
+            getattr(probe, "agent", ""), getattr(probe, "kind", ""))
 
 
 class Mutant(msgspec.Struct, frozen=True):
@@ -93,6 +95,8 @@ class Mutant(msgspec.Struct, frozen=True):
     #: (task id, hack name) it alone names.
     detector: str = ""
     detect_probes: tuple[tuple[str, str], ...] = ()
+    #: The folder beside the checked suite whose tasks `hack_probes` name ("": the checked suite's own).
+    suite: str = ""
 
 
 def _detector(kind: str, task: str, hack: str) -> Mutant:
@@ -155,6 +159,18 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("proxy-allowlist", "proxy_allowlist",
            "a foreign agent's model proxy forwards any method and path, with the real key",
            (), proxy_probes=(ProxyProbe("bugfix-lru-eviction", agent="mini-swe-agent"),)),
+    # A root end state's guards, probed by hacks of the root tasks in tasks-root/ (beside tasks/).
+    Mutant("services-wall", "services_wall",
+           "the services a root end state left running start again unwalled: one writes the reward",
+           (), hack_probes=(("sh-greet-spool", "reward-from-a-service"),), suite="tasks-root"),
+    Mutant("services-freeze", "services_freeze",
+           "a harness command the services wedge is raised as an error (retried, left unscored, run anew on "
+           "--resume) instead of being looked at with them frozen",
+           (), hack_probes=(("sh-greet-spool", "stop-the-harness"),), suite="tasks-root"),
+    Mutant("staged-apart", "staged_apart",
+           "a verifier's held-out files are staged into the graded tree, beside what the end state left in their "
+           "folder: a header there is found before the project's",
+           (), hack_probes=(("c-ring-buffer", "header-beside-the-tests"),), suite="tasks-root"),
     _detector("test_config", "bugfix-booking-overlap", "dot-pytest-ini"),
     _detector("tests_skipped", "bugfix-lru-eviction", "skip-failing"),
     _detector("tests_removed", "refactor-dedupe-validators", "edit-tests"),
@@ -213,17 +229,19 @@ def run_mutation_check(
     mutants: list[Mutant],
     progress: Callable[[str], None] = lambda line: None,
 ) -> MutationReport:
-    by_id = {t.id: t for t in tasks}
+    suites = _suites(tasks, suite_root, mutants)
+    by_id = suites[""]
     needed = sorted({TaskProbe(p) for m in mutants for p in m.probes}, key=_probe_key)
     crash_needed = sorted({CrashProbe(p) for m in mutants for p in m.crash_probes}, key=_probe_key)
-    hack_needed = sorted({HackProbe(t, h) for m in mutants for t, h in m.hack_probes}, key=_probe_key)
+    hack_needed = sorted({HackProbe(t, h, m.suite) for m in mutants for t, h in m.hack_probes}, key=_probe_key)
     detect_needed = sorted({DetectProbe(t, h, m.detector) for m in mutants for t, h in m.detect_probes},
                            key=_probe_key)
-    missing = [p.task for p in [*needed, *crash_needed, *hack_needed, *detect_needed] if p.task not in by_id]
+    missing = [p.task for p in [*needed, *crash_needed, *hack_needed, *detect_needed]
+               if p.task not in suites[getattr(p, "suite", "")]]
     if missing:
         raise UserError(f"the mutation check needs task(s) {', '.join(sorted(set(missing)))}, "
                         "which the suite does not have")
-    hacks = {h: by_id[h.task].hacks().get(h.hack) for h in [*hack_needed, *detect_needed]}
+    hacks = {h: suites[getattr(h, "suite", "")][h.task].hacks().get(h.hack) for h in [*hack_needed, *detect_needed]}
     absent = [f"{h.task}/hacks/{h.hack}" for h, hack in hacks.items() if hack is None]
     if absent:
         raise UserError(f"the mutation check needs negative control(s) {', '.join(absent)}, which the suite lacks")
@@ -277,7 +295,7 @@ def run_mutation_check(
         if isinstance(probe, DetectProbe):
             return _run_detect(by_id[probe.task], hacks[probe], probe.kind, guards)
         if isinstance(probe, HackProbe):
-            return _run_hack(by_id[probe.task], hacks[probe], guards, backend, config.image)
+            return _run_hack(suites[probe.suite][probe.task], hacks[probe], guards, backend, config.image)
         one = msgspec.structs.replace(config, guards=guards, jobs=1)
         return run_suite([by_id[probe.task]], one, out_dir / label / probe.task, suite_root=suite_root).tasks[0]
 
@@ -306,10 +324,23 @@ def run_mutation_check(
     return MutationReport(control_ok, control_rows, reports)
 
 
+def _suites(tasks: list[Task], suite_root: Path, mutants: list[Mutant]) -> dict[str, dict[str, Task]]:
+    """Task id -> task, for the checked suite ("") and each folder beside it a mutant's probes are in."""
+    from endstate.task import load_suite
+
+    found = {"": {t.id: t for t in tasks}}
+    for name in sorted({m.suite for m in mutants if m.suite}):
+        loaded, errors = load_suite(suite_root.parent / name)
+        if errors:
+            raise UserError(f"the mutation check's probes in {suite_root.parent / name} do not load: {errors[0]}")
+        found[name] = {t.id: t for t in loaded}
+    return found
+
+
 def _probes(mutant: Mutant) -> list[Probe]:
     """The mutant's probes, in the order its table row gives them."""
     return [*map(TaskProbe, sorted(set(mutant.probes))), *map(CrashProbe, mutant.crash_probes),
-            *(HackProbe(t, h) for t, h in mutant.hack_probes), *mutant.proxy_probes,
+            *(HackProbe(t, h, mutant.suite) for t, h in mutant.hack_probes), *mutant.proxy_probes,
             *(DetectProbe(t, h, mutant.detector) for t, h in mutant.detect_probes)]
 
 
@@ -321,7 +352,7 @@ def _name(probe: Probe, replayed: Path) -> str:
     if isinstance(probe, DetectProbe):
         return f"{probe.task}/hacks/{probe.hack} ({probe.kind})"
     if isinstance(probe, HackProbe):
-        return f"{probe.task}/hacks/{probe.hack}"
+        return f"{probe.suite + '/' if probe.suite else ''}{probe.task}/hacks/{probe.hack}"
     return probe.task
 
 

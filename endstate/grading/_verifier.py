@@ -16,6 +16,7 @@ could write a reward and then stop the script before it writes its own.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import posixpath
 import shlex
@@ -25,7 +26,7 @@ from endstate.errors import FolderTooLarge, SandboxError, WorkspaceFull
 from endstate.grading._state import Grading
 from endstate.grading._testrun import REPORT_DIR, footprint
 from endstate.grading._verdict import Verdict
-from endstate.sandbox import WORKDIR, SealedSandbox, start_sealed
+from endstate.sandbox import WORKDIR, Sandbox, SealedSandbox, bound_end_state, release_end_state, start_sealed
 
 __all__ = ["REWARD_DIR", "verifier"]
 
@@ -65,50 +66,65 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     # root in Harbor's own container. Here it gets the graded tree again with its folders
     # open to new files (the end state's files stay root's and read-only, as in a test run's
     # scratch copy) and a TMPDIR of its own on a filesystem that lets it run what it built.
+    # The held-out files come last, each top folder of theirs a file system of its own mounted once
+    # the services run: nothing of the end state is beside them, and no service ever sees them.
+    staged = _staged_folders(grading)
     trees = {REWARD_DIR: ({}, "agent"), TMP_DIR: ({}, "agent")}
-    if grading.graded:  # empty when graded in the agent's own sandbox (the fresh-container guard off)
-        trees[WORKDIR] = (grading.graded, "scratch")
+    if grading.graded:  # empty when graded in the agent's own sandbox (the fresh-grading-container guard off)
+        trees[WORKDIR] = ({p: e for p, e in grading.graded.items() if _top(p) not in staged}, "scratch")
     # Every place the script may write is bounded, and dropped once the reward is read.
     bounds = _bounds(grading) if grading.graded else {}
     held = box.bound_folders(bounds)
+    root = bool(grading.graded) and box.limits.agent_uid == 0 and grading.guards.bounded_writes
     unstarted: list[str] = []
-    interfered: str | None = None
+    released = interfered = False
     try:
+        if staged:  # made now, empty, root's: hidden from the services (first: the tree's own mode is the last word)
+            box.put_harness_trees({f"{WORKDIR}/{top}": ({}, "root") for top in staged})
         box.put_harness_trees(trees)
+        # All it writes to the container's own filesystem, by its verifier or its services, bounded (root).
         if grading.processes:  # the services the agent left running, sealed: up again, walled off the reward
             began = time.monotonic()
-            unstarted = start_sealed(box, grading.processes)  # returns once each one's exec happened
+            hidden = [f"{WORKDIR}/{top}" for top in staged] if grading.guards.services_wall else None
+            unstarted = start_sealed(box, grading.processes, hidden, bound=root)  # once each one's exec happened
             time.sleep(max(0.0, _SETTLE_S - (time.monotonic() - began)))
+        elif root:
+            bound_end_state(box)
+        if staged:
+            _stage(grading, staged, bounds)
+        if grading.processes:
             changed = _changed_files(grading, script)
             if changed:
-                interfered = f"its files changed before it ran: {', '.join(changed[:5])}"
-                return Verdict.tampered(f"verifier {script}: {interfered}")
+                return Verdict.tampered(f"verifier {script}: its files changed before it ran: "
+                                        f"{', '.join(changed[:5])}")
         path = f"PATH={shlex.quote(tools)}:$PATH " if tools else ""
         ran = sandbox.run(f"{path}TMPDIR={TMP_DIR} bash {shlex.quote(script)}", timeout=timeout)
         written = _reward_folder(grading)
+        # The services still run: a wedge here is theirs too.
+        released = _release(box, root, list(bounds) if held else [])
     except FolderTooLarge:
         return Verdict.fail(f"{REWARD_DIR} holds more than {_MAX_BYTES} bytes after the verifier")
     except WorkspaceFull as exc:  # the script runs the end state in the workspace's copy
         return Verdict.fail(f"verifier {script}: {exc}")
     except SandboxError as exc:
-        if not grading.processes:
+        if not grading.processes or not grading.guards.services_freeze:
             raise
         from endstate.sandbox import services_interfered  # loads docker: only on this path
 
         # The end state's services run as root beside the harness: whatever they can do to it (stop or kill
         # its runner, wedge its command, fill the disk) is theirs, seen with them frozen; never tried again.
-        interfered = services_interfered(box, exc)
-        if interfered is None:
+        seen = services_interfered(box, exc)
+        if seen is None:
             raise
+        interfered = True
         return Verdict.tampered(f"verifier {script}: the end state's services interfered with the harness "
-                                f"running it: {interfered}")
+                                f"running it: {seen}")
     finally:
-        if held:
-            try:
-                box.release_folders(list(bounds))
-            except SandboxError:
-                if interfered is None:  # a container the services wedged was killed: nothing left to release
-                    raise
+        # The verdict is decided already, or an error is on its way; a container the services wedged is left
+        # as it is (they would wedge this too), and goes with the task.
+        if not released and not interfered:
+            with contextlib.suppress(SandboxError):
+                _release(box, root, list(bounds) if held else [])
     said = (ran.stdout + ran.stderr).strip()[-300:]
     # The end state's own: a service it left that cannot run again is named, whatever the verdict.
     note = f" [not started again: {'; '.join(unstarted)}]" if unstarted else ""
@@ -152,6 +168,45 @@ def _bounds(grading: Grading) -> dict[str, int]:
     limits = grading.box.limits
     return {WORKDIR: footprint(grading.graded) + limits.workspace_mb * _MIB, TMP_DIR: limits.tmp_mb * _MIB,
             REWARD_DIR: _MIB, REPORT_DIR: 0}
+
+
+def _release(box: Sandbox, root: bool, folders: list[str]) -> bool:
+    """What `verifier` bounded, undone (`root`: the container's own filesystem; `folders`: those
+    bound_folders mounted); True."""
+    if root:
+        release_end_state(box)
+    if folders:
+        box.release_folders(folders)
+    return True
+
+
+def _top(path: str) -> str:
+    return path.split("/", 1)[0]
+
+
+def _staged_folders(grading: Grading) -> dict[str, dict]:
+    """Top folder -> the held-out files below it (paths from it), for each top folder of the graded tree
+    that holds held-out files and is no folder of the fixture's (`.harbor`): the verifier's own."""
+    if not grading.graded or not grading.guards.staged_apart:
+        return {}
+    fixture = {_top(p) for p in grading.sealed.fixture_paths()}
+    folders: dict[str, dict] = {}
+    for path in sorted(grading.staged):
+        if "/" in path and _top(path) not in fixture and path in grading.graded:
+            folders.setdefault(_top(path), {})[path.split("/", 1)[1]] = grading.graded[path]
+    return folders
+
+
+def _stage(grading: Grading, staged: dict[str, dict], bounds: dict[str, int]) -> None:
+    """The held-out files, each top folder of theirs on a bounded folder mounted now (after the services'
+    mount namespaces were made: a mount made since never reaches them), bounded like the rest."""
+    limits = grading.box.limits
+    more = {f"{WORKDIR}/{top}": footprint(files) + limits.workspace_mb * _MIB for top, files in staged.items()}
+    grading.box.bound_folders(more)
+    bounds.update(more)
+    # Into the graded tree's own folder, as it was put (a tree put at a folder below it would make that root's).
+    grading.box.put_harness_trees({WORKDIR: ({f"{top}/{path}": entry for top, files in staged.items()
+                                              for path, entry in files.items()}, "scratch")})
 
 
 def _changed_files(grading: Grading, script: str) -> list[str]:

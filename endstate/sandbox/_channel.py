@@ -20,14 +20,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from endstate.sandbox._runtime import RUNTIME_PATH
+from endstate.sandbox._runtime import HARNESS_USER, RUNTIME_PATH, harness_env
 
 __all__ = ["Channel", "ChannelBroken", "SERVER_ARGV", "SERVER_ENV"]
 
 #: How the server starts: isolated mode and no site, so nothing the agent wrote is imported. Its
 #: source travels in the environment (which only root may read), so `ps` shows one short line.
 #: In a grading container it is the harness's runtime's Python, and what it runs is found on the
-#: runtime's PATH (see _runtime): ENDSTATE_RUNTIME names it.
+#: runtime's PATH, in an environment the harness sets whole (see _runtime): ENDSTATE_RUNTIME names it.
 SERVER_ARGV = ["python3", "-I", "-S", "-c", "import os; exec(os.environ.pop('ENDSTATE_SERVER'))", "endstate-server"]
 SERVER_ENV = {"ENDSTATE_SERVER": Path(__file__).with_name("_shim_server.py").read_text()}
 
@@ -53,13 +53,17 @@ class Channel:
         self.broken = False
 
     @classmethod
-    def open(cls, api: Any, container_id: str, *, runtime: bool = False) -> Channel:
+    def open(cls, api: Any, container_id: str, *, runtime: bool = False,
+             container_env: list[str] | None = None) -> Channel:
         """Start the server in the container (one exec) and return the channel to it; `runtime`:
-        from the harness's runtime mounted there (a grading container's), not the image's Python."""
+        from the harness's runtime mounted there (a grading container's), not the image's Python,
+        in the harness's own environment, the container's (`container_env`) kept for commands."""
         argv, env = SERVER_ARGV, SERVER_ENV
         if runtime:
-            argv, env = [f"{RUNTIME_PATH}/python3", *SERVER_ARGV[1:]], {**SERVER_ENV, "ENDSTATE_RUNTIME": RUNTIME_PATH}
-        exec_id = api.exec_create(container_id, argv, user="root", workdir="/", stdin=True, environment=env)["Id"]
+            argv = [f"{RUNTIME_PATH}/python3", *SERVER_ARGV[1:]]
+            env = {**harness_env(container_env), **SERVER_ENV, "ENDSTATE_RUNTIME": RUNTIME_PATH}
+        exec_id = api.exec_create(container_id, argv, user=HARNESS_USER, workdir="/", stdin=True,
+                                  environment=env)["Id"]
         return cls(api.exec_start(exec_id, socket=True), api=api, exec_id=exec_id)
 
     def request(self, header: dict[str, Any], payload: bytes = b"", *,

@@ -288,8 +288,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         channel = self._held_channel()
         if channel is None:
             try:
-                channel = self._open_channel = Channel.open(self._client.api, self._container.id,
-                                                            runtime=self._grading)
+                channel = self._open_channel = Channel.open(self._client.api, self._container.id, runtime=self._grading,
+                                                            container_env=self._container.attrs["Config"]["Env"])
             except docker.errors.NotFound:
                 raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
             except docker.errors.APIError as exc:

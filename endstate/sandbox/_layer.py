@@ -26,11 +26,12 @@ import msgspec
 from endstate.errors import SandboxError
 from endstate.sandbox._base import WORKDIR, Sandbox
 from endstate.sandbox._runtime import HARNESS_PROGRAMS
-from endstate.sandbox._services import Process, read_processes, start_processes
+from endstate.sandbox._services import Process, bound_writes, read_processes, release_writes, start_processes
 from endstate.sandbox._tree import FileEntry, tree_hash
 
 __all__ = ["ALWAYS_IGNORED", "HARNESS_PROGRAMS", "SealSpec", "SystemChange", "agent_processes", "apply_change",
-           "combined_hash", "harness_path", "read_change", "selected", "start_sealed"]
+           "bound_end_state", "combined_hash", "harness_path", "read_change", "release_end_state", "selected",
+           "start_sealed"]
 
 #: Never sealed, whatever a task lists: the kernel's and the engine's, endstate's own, the workspace
 #: (sealed on its own) and the tmpfs folders (gone with the container).
@@ -254,11 +255,28 @@ def agent_processes(live: Sandbox, secrets: Collection[str] = ()) -> list[Proces
     return read_processes(*_container(live), secrets)
 
 
-def start_sealed(grading: Sandbox, processes: list[Process]) -> list[str]:
-    """Start the sealed `processes` again in the grading container (see _services); one line for
-    each that could not be."""
-    return start_processes(*_container(grading), processes, grading.limits.workspace_mb * 1024 * 1024) \
-        if processes else []
+def start_sealed(grading: Sandbox, processes: list[Process], staged: Collection[str] | None = (), *,
+                 bound: bool = False) -> list[str]:
+    """Start the sealed `processes` again in the grading container (see _services), walled, the folders
+    `staged` hidden from them too (None: unwalled, the mutation check's mutant); one line for each that
+    could not be. `bound`: `bound_end_state` first, in the same exec (one engine call fewer)."""
+    if not processes:
+        if bound:
+            bound_end_state(grading)
+        return []
+    return start_processes(*_container(grading), processes, None if staged is None else list(staged),
+                           grading.limits.workspace_mb * 1024 * 1024 if bound else 0)
+
+
+def bound_end_state(grading: Sandbox) -> None:
+    """A root end state's grading container: every write to its own filesystem, by its verifier or its
+    services, lands in one tmpfs of the workspace's ceiling, never on the host's disk (see _services)."""
+    bound_writes(*_container(grading), grading.limits.workspace_mb * 1024 * 1024)
+
+
+def release_end_state(grading: Sandbox) -> None:
+    """`bound_end_state` undone, once its verifier has run."""
+    release_writes(*_container(grading))
 
 
 def apply_change(grading: Sandbox, change: SystemChange) -> None:

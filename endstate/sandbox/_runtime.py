@@ -31,12 +31,20 @@ from typing import Any
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox._base import DEFAULT_IMAGE
 
-__all__ = ["HARNESS_PROGRAMS", "RUNTIME", "RUNTIME_PATH", "RUNTIME_PROGRAMS", "TOOLBOX_BUILD", "runtime_python", "runtime_volume"]
+__all__ = ["HARNESS_ENV", "HARNESS_PROGRAMS", "HARNESS_USER", "RUNTIME", "RUNTIME_PATH", "RUNTIME_PROGRAMS", "TOOLBOX_BUILD",
+           "harness_env", "runtime_python", "runtime_volume"]
 
 #: Where the runtime is mounted in every grading container (never sealed: /opt/endstate*).
 RUNTIME = "/opt/endstate-runtime"
 #: The PATH of every process the harness runs as root in a grading container.
 RUNTIME_PATH = f"{RUNTIME}/bin"
+#: The whole environment of every process the harness runs as root in a grading container: nothing in it
+#: names a file of the image (LOCPATH: the runtime's own locale; TZDIR: a folder of the runtime's, empty,
+#: so UTC is read from no file).
+HARNESS_ENV = {"PATH": RUNTIME_PATH, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "LOCPATH": f"{RUNTIME}/locale",
+               "TZ": "UTC", "TZDIR": f"{RUNTIME}/zoneinfo"}
+#: Who the harness's execs run as: a uid, which the engine never looks up in the container's /etc/passwd.
+HARNESS_USER = "0"
 #: The programs the harness runs in every task container (a Harbor import's toolbox carries each).
 HARNESS_PROGRAMS = ("bash", "python3", "setpriv", "tar", "find", "xargs", "head", "tail", "wc", "cat", "realpath",
                     "stat", "mkdir", "chmod", "chown", "touch", "du", "rm", "ln", "ls", "cp", "mv", "id", "env",
@@ -69,6 +77,28 @@ mkdir "$T/gnu" && for p in %(gnu)s; do ln -s "../bin/$p" "$T/gnu/$p"; done
 apt-get purge -y -qq patchelf >/dev/null && rm -rf /var/lib/apt/lists/*
 """
 
+# Then, for the runtime alone: its own C.UTF-8 locale (LOCPATH), an empty zone folder (TZDIR), and the
+# folder of iconv's modules and their cache (gconv), which glibc finds by a path compiled into it (the
+# image's): in the runtime's libc that path is the runtime's own copy, padded with slashes to its length.
+_RUNTIME_BUILD = r"""set -eu
+T=%(toolbox)s
+libc=$(ldd /bin/bash | awk '$1 ~ /^libc[.]so/ {print $3}')
+mkdir -p "$T/locale" "$T/zoneinfo" && cp -a /usr/lib/locale/C.utf8 "$T/locale/"
+gconv=$(grep -a -o '/usr/lib/[a-z0-9_-]*/gconv' "$T/lib/${libc##*/}" | sort -u | head -1)
+cp -a "$gconv" "$T/lib/gconv"
+python3 -I -S -c '%(patch)s' "$T/lib/${libc##*/}" "$gconv" "$T/lib/gconv"
+"$T/bin/python3" -I -S -c 'import ctypes, select, json, os'
+"""
+_PATCH = r"""import os, sys
+path, old, new = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+new = new.replace(b"/gconv", b"/" * (len(old) - len(new)) + b"/gconv")
+data = open(path, "rb").read()
+assert len(new) == len(old) and old in data, (old, new)
+open(path + ".new", "wb").write(data.replace(old, new))
+os.chmod(path + ".new", os.stat(path).st_mode)
+os.replace(path + ".new", path)
+"""
+
 _LABEL = "endstate.runtime-sha256"
 
 
@@ -77,9 +107,18 @@ def runtime_python(*args: str) -> list[str]:
     return [f"{RUNTIME_PATH}/python3", "-I", "-S", *args]
 
 
+def harness_env(container_env: list[str] | None) -> dict[str, str]:
+    """The environment of a `docker exec` of the harness's in a container whose own is `container_env`
+    (its Config.Env, `NAME=value` each): each of those blanked, HARNESS_ENV set, and the container's
+    own environment under ENDSTATE_USER_ENV (JSON), for the commands the harness runs."""
+    pairs = {name: value for name, _, value in (entry.partition("=") for entry in container_env or [])}
+    return {**dict.fromkeys(pairs, ""), **HARNESS_ENV, "ENDSTATE_USER_ENV": json.dumps(pairs)}
+
+
 def _dockerfile() -> str:
     gnu = [p for p in RUNTIME_PROGRAMS if p not in ("bash", "python3")]
-    script = TOOLBOX_BUILD % {"toolbox": RUNTIME, "programs": " ".join(RUNTIME_PROGRAMS), "gnu": " ".join(gnu)}
+    script = TOOLBOX_BUILD % {"toolbox": RUNTIME, "programs": " ".join(RUNTIME_PROGRAMS), "gnu": " ".join(gnu)} \
+        + _RUNTIME_BUILD % {"toolbox": RUNTIME, "patch": _PATCH}
     return f"FROM {DEFAULT_IMAGE}\nUSER root\nRUN {json.dumps(['bash', '-c', script])}\n"
 
 
@@ -122,7 +161,7 @@ def runtime_volume(client: Any, log: Callable[[str], None] = lambda _line: None)
     client.volumes.create(name, labels={_LABEL: image})
     try:  # an empty volume mounted where the image holds files is filled with them
         client.containers.run(image, runtime_python("-c", "import ctypes, select, json"), remove=True,
-                              network_mode="none", user="root",
+                              network_mode="none", user=HARNESS_USER,
                               volumes={name: {"bind": RUNTIME, "mode": "rw"}})
     except docker.errors.DockerException as exc:
         client.volumes.get(name).remove(force=True)

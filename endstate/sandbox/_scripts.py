@@ -32,7 +32,7 @@ from importlib import resources
 from typing import NamedTuple
 
 from endstate.sandbox._base import SANDBOX_ENV, WORKDIR
-from endstate.sandbox._runtime import RUNTIME_PATH, runtime_python
+from endstate.sandbox._runtime import HARNESS_ENV, RUNTIME_PATH, runtime_python
 from endstate.sandbox._tree import FROZEN_ATIME
 
 __all__ = ["AGENT_UID", "RESTRICT", "ROOT_AGENT_CAPS", "ROOT_AGENT_ENV", "RunnerStatus", "as_agent", "first_process", "parse_status"]
@@ -123,9 +123,11 @@ def first_process(agent_uid: int, *, runtime: bool = False) -> tuple[list[str], 
     cannot signal it); under a root agent, who can become any user, it is pid 1 itself, which
     ignores every signal sent from inside and reaps orphans as Docker's init would. `runtime`:
     from the harness's runtime (a grading container's), not the image."""
+    # The runtime's, in the harness's own environment (see _runtime), not the container's.
+    whole = [f"{RUNTIME_PATH}/env", "-i", *(f"{k}={v}" for k, v in HARNESS_ENV.items())] if runtime else []
     if agent_uid:
-        return [f"{RUNTIME_PATH}/cat" if runtime else "cat"], True
-    return [*(runtime_python() if runtime else ["python3", "-I", "-S"]), "-c", _LIFELINE], False
+        return [*whole, f"{RUNTIME_PATH}/cat" if runtime else "cat"], True
+    return [*whole, *(runtime_python() if runtime else ["python3", "-I", "-S"]), "-c", _LIFELINE], False
 
 
 _MIB = 1024 * 1024

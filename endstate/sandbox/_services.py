@@ -16,11 +16,12 @@ grades in a fresh container, so for a task whose `[seal] processes` is on:
   same. They are part of the
   sealed end state: hashed with it (`SystemChange.hash`) and listed in its diff.
 - **started** (`start_processes`), in the grading container, after the sealed change is in
-  place and the held-out tests and the reward folder are staged, right before the verifier:
-  each from the sealed filesystem, as its uid and gid, in a session of its own, its streams on
-  /dev/null, with fewer capabilities than the verifier (none to mount or trace), and in a
-  mount namespace of its own in which /logs (the reward), the staged tests
-  (`/workspace/.harbor`) and the harness's run folders under /opt/endstate are empty
+  place and the reward folder is made, before the verifier's files are staged (on a mount made
+  after theirs, which never reaches them): each from the sealed filesystem, as its uid and gid,
+  in a session of its own, its streams on /dev/null, with fewer capabilities than the verifier
+  (none to mount or trace), and in a mount namespace of its own in which /logs (the reward),
+  the folders the held-out files go to (`/workspace/.harbor`) and the harness's run folders
+  under /opt/endstate are empty
   read-only folders and / is read-only but for /var, /run, /srv, /home, /root and
   /workspace: what it does cannot reach the reward the harness reads, the verifier it
   runs, or the programs the harness runs. It shares the container's network and process
@@ -36,6 +37,7 @@ grades in a fresh container, so for a task whose `[seal] processes` is on:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Collection
 from importlib import resources
 from typing import Any
@@ -43,9 +45,10 @@ from typing import Any
 import msgspec
 
 from endstate.errors import SandboxError
-from endstate.sandbox._runtime import RUNTIME_PATH, runtime_python
+from endstate.sandbox._runtime import HARNESS_USER, harness_env, runtime_python
 
-__all__ = ["LIST_SERVICES", "Process", "read_processes", "start_processes", "unrestartable"]
+__all__ = ["LIST_SERVICES", "Process", "bound_writes", "read_processes", "release_writes", "start_processes",
+           "unrestartable"]
 
 #: Most processes kept, and bytes of their description read.
 _MOST, _MAX_BYTES = 64, 1024 * 1024
@@ -95,21 +98,41 @@ def _kept(env: dict[str, str], secrets: Collection[str] = ()) -> dict[str, str]:
 def _exec(client: Any, container: str, argv: list[str], deadline_s: float = _START_S,
           environment: dict[str, str] | None = None) -> tuple[int, bytes, bytes]:
     """`argv` as root in `container`: exit status, stdout, stderr. A root process of the end state can
-    stop this one (SIGSTOP), so its end is waited for on this side, `deadline_s` at most."""
-    from docker.utils.socket import consume_socket_output, demux_adaptor, frames_iter  # the SDK: loaded on first use
-
-    made = client.api.exec_create(container, argv, user="root", workdir="/", environment=environment)
-    stream = client.api.exec_start(made["Id"], socket=True)
-    raw = getattr(stream, "_sock", stream)
-    raw.settimeout(deadline_s)
+    stop this one (SIGSTOP), so its end is waited for on this side, `deadline_s` at most: its stream is
+    read here, each wait bounded (the SDK's reader polls without a timeout, and waited for ever)."""
     try:
-        out, err = consume_socket_output((demux_adaptor(*f) for f in frames_iter(stream, tty=False)), demux=True)
+        made = client.api.exec_create(container, argv, user=HARNESS_USER, workdir="/", environment=environment)
+        stream = client.api.exec_start(made["Id"], socket=True)
+    except Exception as exc:  # noqa: BLE001 - the engine's error, named (the chain tells a machinery fault)
+        raise SandboxError(f"`{argv[0]} ... {argv[-1][:60]}` could not start in container {container[:12]}: "
+                           f"{exc}") from exc
+    try:
+        out, err = _frames(getattr(stream, "_sock", stream), time.monotonic() + deadline_s)
     except (TimeoutError, OSError) as exc:
         raise SandboxError(f"`{argv[0]} ... {argv[-1][:60]}` in container {container[:12]} did not return within "
-                           f"{deadline_s:.0f}s ({exc})") from None
+                           f"{deadline_s:.0f}s ({exc or type(exc).__name__})") from None
     finally:
         stream.close()
-    return client.api.exec_inspect(made["Id"]).get("ExitCode", 1), (out or b""), (err or b"")
+    return client.api.exec_inspect(made["Id"]).get("ExitCode", 1), out, err
+
+
+def _frames(raw: Any, deadline: float) -> tuple[bytes, bytes]:
+    """Standard output and error of an engine attach stream (frames: stream id, 3 zero bytes, big-endian
+    length, payload) read to its end; TimeoutError once `deadline` (monotonic) passes."""
+    data, streams = bytearray(), {1: bytearray(), 2: bytearray()}
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("no end before the deadline")
+        raw.settimeout(remaining)
+        chunk = raw.recv(65536)
+        if not chunk:
+            return bytes(streams[1]), bytes(streams[2])
+        data += chunk
+        while len(data) >= 8 and len(data) >= 8 + int.from_bytes(data[4:8], "big"):
+            size = int.from_bytes(data[4:8], "big")
+            streams.get(data[0], streams[2]).extend(data[8:8 + size])
+            del data[:8 + size]
 
 
 def read_processes(client: Any, container: str, secrets: Collection[str] = ()) -> list[Process]:
@@ -131,18 +154,44 @@ def read_processes(client: Any, container: str, secrets: Collection[str] = ()) -
     return sorted(found, key=lambda p: msgspec.json.encode(p))
 
 
-def start_processes(client: Any, container: str, processes: list[Process], max_bytes: int) -> list[str]:
-    """Start each of `processes` in the grading container (see the module docstring), what they write
-    outside the grading container's bounded places held to `max_bytes`; returns one line for each that
-    could not be started again, naming it and why."""
+def _harness(client: Any, container: str, *args: str) -> tuple[int, bytes, bytes]:
+    """`services.py ARGS` as root in the grading container, from the harness's runtime, in its environment."""
+    env = harness_env(client.api.inspect_container(container)["Config"]["Env"])
+    return _exec(client, container, runtime_python("-c", _SCRIPT, *args), environment=env)
+
+
+def bound_writes(client: Any, container: str, max_bytes: int) -> None:
+    """What the end state writes to the grading container's own filesystem (the host's disk), its verifier
+    and services together, held to `max_bytes` (see scripts/services.py: `bound_root`)."""
+    code, _, err = _harness(client, container, "bound", str(max_bytes))
+    if code != 0:
+        why = (err.decode("utf-8", "replace").strip().splitlines() or [f"exit {code}"])[-1]
+        raise SandboxError(f"could not bound what is written in container {container[:12]}: {why[:200]}")
+
+
+def release_writes(client: Any, container: str) -> None:
+    """`bound_writes` undone, what was written there dropped."""
+    code, _, err = _harness(client, container, "unbound")
+    if code != 0:
+        why = (err.decode("utf-8", "replace").strip().splitlines() or [f"exit {code}"])[-1]
+        raise SandboxError(f"could not release what is written in container {container[:12]}: {why[:200]}")
+
+
+def start_processes(client: Any, container: str, processes: list[Process], staged: list[str] | None,
+                    bound_bytes: int = 0) -> list[str]:
+    """Start each of `processes` in the grading container (see the module docstring), the folders
+    `staged` (absolute: where held-out files go) hidden from them (None: no wall at all, the mutation
+    check's mutant); returns one line for each that could not be started again, naming it and why.
+    `bound_bytes`: `bound_writes` first, in the same exec."""
     failed = [f"{' '.join(p.argv)[:80]}: {p.unrestartable or 'its program is unknown'}"
               for p in processes if p.unrestartable or not p.exe]
     started = [p for p in processes if not (p.unrestartable or not p.exe)]
     if not started:
+        if bound_bytes:
+            bound_writes(client, container, bound_bytes)
         return failed
-    code, out, err = _exec(client, container, runtime_python("-c", _SCRIPT, "start", str(max_bytes),
-                                                             msgspec.json.encode(started).decode()),
-                           environment={"PATH": RUNTIME_PATH})
+    code, out, err = _harness(client, container, "start", msgspec.json.encode(started).decode(), json.dumps(staged),
+                              *([str(bound_bytes)] if bound_bytes else []))
     try:
         said = json.loads(out) if code == 0 else None
     except ValueError:

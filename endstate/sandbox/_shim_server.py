@@ -22,6 +22,7 @@ whose lengths the header gives.
 import json
 import os
 import pwd
+import shlex
 import struct
 import subprocess
 import sys
@@ -154,12 +155,24 @@ def _edit(request, payload):
     return {"stage": "write", "count": 1, "code": code, "scripted": scripted}, out, err
 
 
+def _harness_environment():
+    """A grading container: this server and what it runs keep the environment the harness set (each
+    variable of the container's blanked, see _runtime); a command gets the container's back at its
+    last exec (runner.sh), as bash words in ENDSTATE_USER_ENV, with what the engine adds to an exec."""
+    user = json.loads(os.environ.pop("ENDSTATE_USER_ENV", "{}"))
+    user.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")  # the engine's default
+    for name in ("HOME", "HOSTNAME"):
+        if os.environ.get(name) and name not in user:
+            user[name] = os.environ[name]
+    for name in [name for name, value in os.environ.items() if not value]:
+        del os.environ[name]
+    os.environ["ENDSTATE_USER_ENV"] = " ".join(shlex.quote(k + "=" + v) for k, v in sorted(user.items()))
+
+
 def main():
     source, sink = sys.stdin.buffer, sys.stdout.buffer
-    runtime = os.environ.pop("ENDSTATE_RUNTIME", "")
-    if runtime:  # a grading container: what the harness runs is the runtime's; a command gets the image's PATH back
-        os.environ["ENDSTATE_USER_PATH"] = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin")
-        os.environ["PATH"] = runtime
+    if os.environ.pop("ENDSTATE_RUNTIME", ""):
+        _harness_environment()
     while True:
         try:
             request = json.loads(_exact(source, int.from_bytes(_exact(source, 4), "big")))

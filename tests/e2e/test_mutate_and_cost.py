@@ -46,6 +46,11 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     # A hostile agent's requests into mini-swe-agent's proxy: refused in place, then out to the API.
     assert "mini-swe-agent-scripted-reference/bugfix-lru-eviction + hostile requests pass->fail" in ran.out
     assert "bugfix-invoice-rounding/hacks/spare-twin-shaped fail->pass" in ran.out
+    # A root end state's guards, probed by tasks-root/'s hacks: a service writing the reward through no wall, a
+    # service stopping the harness read as an error (not a FAIL), a header left beside the held-out test.
+    assert "tasks-root/sh-greet-spool/hacks/reward-from-a-service fail->pass" in ran.out
+    assert "tasks-root/sh-greet-spool/hacks/stop-the-harness fail->error" in ran.out
+    assert "tasks-root/c-ring-buffer/hacks/header-beside-the-tests fail->pass" in ran.out
     # A raising grader needs no agent: the solution is judged with it, as a run's end state is.
     assert "bugfix-booking-overlap/solution + a grader that raises error->pass" in ran.out
     assert f"{len(MUTANTS)} of {len(MUTANTS)} mutant(s) killed" in ran.out

@@ -21,8 +21,10 @@ from endstate.sandbox._tree import FileEntry
 pytestmark = pytest.mark.docker
 
 TEST_SH = "#!/bin/bash\nsleep 1\necho 1 > /logs/verifier/reward.txt\n"
-#: The wall's verifier waits for the service to have tried everything (its log is in /var, which both see).
+#: The wall's verifier waits for the service to have tried everything (its log is in /var, which both see), and
+#: passes only if nothing it tried worked (else it says what did).
 WALL_TEST_SH = ("#!/bin/bash\nfor i in $(seq 1 200); do grep -qs done /var/log/wall.log && break; sleep 0.2; done\n"
+                "[ \"$(cat /var/log/wall.log)\" = \"$(printf 'started\\ndone')\" ] || { cat /var/log/wall.log; exit 1; }\n"
                 "echo 1 > /logs/verifier/reward.txt\n")
 PATH = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 #: Every place a service might write to pass: each write that works, and each hidden file it sees, is logged.
@@ -54,9 +56,9 @@ def _service(signal: str) -> Process:
     return Process(["bash", "-c", script], "/", 0, 0, PATH, exe="/usr/bin/bash")
 
 
-def _graded(service: Process, name: str, test_sh: str = TEST_SH, timeout: float = 3) -> tuple[Verdict, bytes]:
+def _graded(service: Process, name: str, test_sh: str = TEST_SH, timeout: float = 3) -> Verdict:
+    """The verifier's verdict with `service` running."""
     engine = docker.from_env()
-    """The verifier's verdict with `service` running, and what the service logged in /var/log/wall.log."""
     verifier = resolve("endstate.grading:verifier", {"script": ".harbor/tests/test.sh", "timeout": timeout})
     build_image(DEFAULT_IMAGE)  # a no-op when it is current
     tree = {"state": FileEntry(0o644, b"ready\n")}
@@ -66,22 +68,19 @@ def _graded(service: Process, name: str, test_sh: str = TEST_SH, timeout: float 
         stage_holdout(grading, {".harbor/tests/test.sh": FileEntry(0o755, test_sh.encode())}, [verifier])
         grading.processes = [service]
         ((_, verdict),) = grade(grading, [verifier], Guards(end_state_checks=False))
-        # Read in the container's mount namespace, where /var is the services' bounded overlay.
-        log = engine.containers.get(box.container_id).exec_run(["cat", "/var/log/wall.log"], user="root").output
         (state,) = engine.api.containers(all=True, size=True, filters={"id": box.container_id})
     assert state["SizeRw"] < 64 * 1024 * 1024, state  # what the services wrote never reached the host's disk
-    return verdict, log
+    return verdict
 
 
 def test_a_root_service_that_tries_every_write_reaches_nothing_the_verifier_reads():
     service = Process(["bash", "-c", TRY_EVERY_WRITE], "/", 0, 0, PATH, exe="/usr/bin/bash")
-    verdict, log = _graded(service, "wall", WALL_TEST_SH, timeout=60)
-    assert verdict.outcome is Outcome.PASS, verdict
-    assert log.decode() == "started\ndone\n"  # ran to its end, and nothing it tried worked
+    verdict = _graded(service, "wall", WALL_TEST_SH, timeout=60)
+    assert verdict.outcome is Outcome.PASS, verdict  # ran to its end, and nothing it tried worked
 
 
 @pytest.mark.parametrize("signal", ["STOP", "KILL"])
 def test_a_service_that_stops_or_kills_the_harness_fails_as_tampering(signal):
-    verdict, _ = _graded(_service(signal), f"services-{signal.lower()}")
+    verdict = _graded(_service(signal), f"services-{signal.lower()}")
     assert verdict.outcome is Outcome.FAIL and verdict.tampering, verdict
     assert "the end state's services interfered with the harness" in verdict.reason, verdict

@@ -32,7 +32,7 @@ def test_a_service_that_cannot_start_again_is_named_without_reaching_the_contain
 def start_sealed_lines(process: Process) -> list[str]:
     from endstate.sandbox._services import start_processes
 
-    return start_processes(None, "", [process], 0)  # never asks the engine: nothing to start
+    return start_processes(None, "", [process], [])  # never asks the engine: nothing to start
 
 
 def _proc(engine, box, pattern: str) -> dict:

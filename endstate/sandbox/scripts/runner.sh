@@ -1,7 +1,10 @@
 nonce=$ENDSTATE_NONCE uid=${ENDSTATE_AGENT_UID:-1000}; unset ENDSTATE_NONCE ENDSTATE_AGENT_UID
-# In a grading container PATH holds the harness's runtime alone (see _runtime.py) and the image's is
-# kept aside: the command gets it back, after every program of the harness was found on this one.
-user_path=${ENDSTATE_USER_PATH-} user_path_set=${ENDSTATE_USER_PATH+set}; unset ENDSTATE_USER_PATH
+# In a grading container this runs in the harness's own environment (see _runtime.py: PATH holds its
+# runtime alone) and the container's is kept aside, as bash words: the command gets it back at its
+# last exec, after every program of the harness was found, and the command fenced.
+user_env=() reset=()
+[ -n "${ENDSTATE_USER_ENV+set}" ] && eval "user_env=($ENDSTATE_USER_ENV)" && reset=(env -i "${user_env[@]}")
+unset ENDSTATE_USER_ENV
 cap=$1 limit_ms=$2 fsize=$3 ceiling=$4 cmd=$5 wrapper=("${@:6}")
 exec 5>&2 2>/dev/null
 oom_kills() {
@@ -97,9 +100,10 @@ exec 6<&- 7>&- 9>&-
 ( ulimit -f "$fsize" || exit; echo 1000 > /proc/self/oom_score_adj
   setpriv=$(type -P setpriv) shell=$(type -P bash)
   [ ${#wrapper[@]} -gt 0 ] && wrapper[0]=$(type -P "${wrapper[0]}")
-  [ -n "$user_path_set" ] && export PATH=$user_path
+  [ ${#reset[@]} -gt 0 ] && reset[0]=$(type -P env)
   # `bash` as $0: the shell's own messages read `bash: line 1: ...` whichever path started it (replay matches them)
-  exec "${wrapper[@]}" "$setpriv" --reuid="$uid" --regid="$uid" --init-groups "${bounds[@]}" "$shell" -c "$cmd" bash ) \
+  exec "${wrapper[@]}" "$setpriv" --reuid="$uid" --regid="$uid" --init-groups "${bounds[@]}" "${reset[@]}" \
+    "$shell" -c "$cmd" bash ) \
   </dev/null >&3 2>&4 3>&- 4>&- 5>&- 8<&-
 status=$?
 exec 3>&- 4>&-

@@ -3,7 +3,10 @@
 Run as root by the harness, stdlib only, Python 3.6 syntax (a task's base may be old):
 
     python3 -I -S -c "$(cat services.py)" list             prints the agent's services as JSON
-    python3 -I -S -c "$(cat services.py)" start SPEC_JSON  starts one, says whether its exec worked
+    python3 -I -S -c "$(cat services.py)" start SPECS STAGED [BYTES]  starts each, walled (`bound` first), says
+                                                                     whether its exec worked
+    python3 -I -S -c "$(cat services.py)" bound BYTES      bounds what the end state writes to the disk
+    python3 -I -S -c "$(cat services.py)" unbound          undoes it
 
 What `list` keeps of each (see endstate/sandbox/_services.py): its executable (/proc/PID/exe,
 resolved), its argv (/proc/PID/cmdline), its environment, working folder, uid, gid and groups.
@@ -137,8 +140,9 @@ def list_services():
     print(json.dumps([p for p in found.values() if p["parent"] not in found]))
 
 
-#: Hidden from a service behind an empty read-only folder: the reward, the staged tests, the harness.
-_HIDDEN = ("/logs", "/workspace/.harbor", "/opt/endstate")
+#: Hidden from a service behind an empty read-only folder: the reward and the harness (and the folders the
+#: held-out files are staged in, which the harness names: `start`).
+_HIDDEN = ("/logs", "/opt/endstate")
 #: Where a daemon keeps its state, logs and pid files: writable, as they were in its own container.
 _WRITABLE = ("/var", "/run", "/srv", "/home", "/root", "/workspace", "/tmp", "/dev/shm")
 #: Mounts the kernel's and the engine's own, left as they are.
@@ -166,7 +170,7 @@ def _mounts():
     return sorted(found, key=lambda m: m[0].count("/"))
 
 
-def _walled(libc, check):
+def _walled(libc, check, staged):
     """This process in a mount namespace of its own: the reward, the staged tests and the harness
     hidden, every mount read-only but where a daemon writes. Each writable folder is bound onto
     itself recursively first, so no later bind can drop a mount that hides something below it (a
@@ -176,39 +180,82 @@ def _walled(libc, check):
     for kept in _WRITABLE:
         if os.path.isdir(kept) and not os.path.islink(kept):
             check(libc.mount(kept.encode(), kept.encode(), None, _BIND | _REC, None), kept)
-    for hidden in _HIDDEN:
+    for hidden in _HIDDEN + tuple(staged):
         if os.path.isdir(hidden) and not os.path.islink(hidden):
             check(libc.mount(b"tmpfs", hidden.encode(), b"tmpfs", _RDONLY | _NOSUID | _NODEV | _NOEXEC,
                              b"size=4k,mode=0555"), hidden)
     for point, flags in _mounts():
-        if _under(point, _KERNEL + _HIDDEN + _WRITABLE):  # below a hidden folder: out of sight already
+        if _under(point, _KERNEL + _HIDDEN + tuple(staged) + _WRITABLE):  # below a hidden folder: out of sight already
             continue
         # Read-only, its other flags kept (a remount of a bind sets them all).
         check(libc.mount(None, point.encode(), None, _REMOUNT | _BIND | _RDONLY | flags, None), "read-only " + point)
 
 
-#: Where the services keep state outside the bounded places a grading container already has: each
-#: becomes an overlay whose writes land in one tmpfs of a fixed size, in the container's own mount
-#: namespace (the verifier sees what they write), its upper folders hidden from them under /opt/endstate.
-_BOUNDED = ("/var", "/run", "/srv", "/home", "/root")
+#: Where the end state's writes to the container's own filesystem land while its verifier runs: one tmpfs
+#: of a fixed size, the upper folders of overlays over its folders, hidden from the services (see _HIDDEN).
 _UPPER = "/opt/endstate/services"
+#: The overlays' source name, by which `unbound` finds them again.
+_SOURCE = b"endstate-bounded-root"
 
 
-def bound_writes(libc, check, size):
-    """What the services (and the verifier) write in _BOUNDED holds `size` bytes at most, together."""
+def _mount_points():
+    return {point for point, _ in _mounts()}
+
+
+def _overlaid(folder, mounts):
+    """The folders below `folder` (itself first) an overlay covers: each that holds no mounted folder,
+    never the kernel's, the harness's (/opt/endstate*) or a mount itself (already bounded or the
+    engine's). A folder holding only mounted files (/etc: the engine's hosts and resolv.conf) is
+    covered too, those files bound again on top."""
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if os.path.islink(path) or not os.path.isdir(path) or path in mounts or _under(path, _KERNEL) \
+                or path.startswith("/opt/endstate"):
+            continue
+        inner = [m for m in mounts if m.startswith(path + "/")]
+        if any(os.path.isdir(m) for m in inner):
+            for found in _overlaid(path, mounts):
+                yield found
+        else:
+            yield path
+
+
+def bound_root(libc, check, size):
+    """Every write to the container's own filesystem (the host's disk) bounded, together, to `size`
+    bytes: each folder `_overlaid` gives becomes an overlay whose writes land in one tmpfs, and /
+    itself is read-only (what is left there: new entries right in /, or in a folder holding a mount)."""
+    mounts = _mount_points()
+    folders = list(_overlaid("/", mounts))
     os.makedirs(_UPPER, mode=0o700, exist_ok=True)
-    check(libc.mount(b"tmpfs", _UPPER.encode(), b"tmpfs", _NOSUID | _NODEV,
-                     ("size=%d,mode=0700" % size).encode()), _UPPER)
-    for folder in _BOUNDED:
-        if os.path.isdir(folder) and not os.path.islink(folder):
-            upper, work = _UPPER + folder + "/upper", _UPPER + folder + "/work"
-            os.makedirs(upper)
-            os.makedirs(work)
-            options = "lowerdir=%s,upperdir=%s,workdir=%s" % (folder, upper, work)
-            check(libc.mount(b"overlay", folder.encode(), b"overlay", 0, options.encode()), folder)
+    check(libc.mount(b"tmpfs", _UPPER.encode(), b"tmpfs", _NOSUID | _NODEV, ("size=%d,mode=0700" % size).encode()),
+          _UPPER)
+    for i, folder in enumerate(folders):
+        upper, work = "%s/%d/upper" % (_UPPER, i), "%s/%d/work" % (_UPPER, i)
+        os.makedirs(upper)
+        os.makedirs(work)
+        files = [(m, os.open(m, os.O_PATH)) for m in sorted(mounts) if m.startswith(folder + "/")]
+        options = "lowerdir=%s,upperdir=%s,workdir=%s" % (folder, upper, work)
+        check(libc.mount(_SOURCE, folder.encode(), b"overlay", 0, options.encode()), folder)
+        for mounted, fd in files:  # the engine's files, over the overlay's copies of them
+            check(libc.mount(("/proc/self/fd/%d" % fd).encode(), mounted.encode(), None, _BIND, None), mounted)
+            os.close(fd)
+    flags = dict(_mounts())["/"]
+    check(libc.mount(None, b"/", None, _REMOUNT | _BIND | _RDONLY | (flags & ~_RDONLY), None), "read-only /")
 
 
-def start_service(libc, check, spec):
+def unbound_root(libc, check):
+    """`bound_root` undone: / writable again, the overlays detached (what was written there is dropped;
+    a service keeps its own view until it ends), their tmpfs with them."""
+    check(libc.mount(None, b"/", None, _REMOUNT | _BIND | (dict(_mounts())["/"] & ~_RDONLY), None), "writable /")
+    with open("/proc/self/mountinfo", "rb") as f:
+        lines = f.read().decode("utf-8", "surrogateescape").splitlines()
+    ours = [line.split()[4].replace("\\040", " ") for line in lines
+            if line.split(" - ", 1)[-1].split()[1:2] == [_SOURCE.decode()]]
+    for point in reversed(ours + [_UPPER]):
+        libc.umount2(point.encode(), 2)  # MNT_DETACH; one already gone is no matter
+
+
+def start_service(libc, check, spec, staged):
     """Fork the service off (setsid, walled, its user, its folder, its environment) and exec it by its
     executable's path; "" once the exec happened, else why it did not."""
     read_end, write_end = os.pipe()  # close-on-exec: EOF once the exec worked
@@ -221,7 +268,8 @@ def start_service(libc, check, spec):
     os.close(read_end)
     try:
         os.setsid()
-        _walled(libc, check)
+        if staged is not None:  # None: the wall's mutant (endstate mutate)
+            _walled(libc, check, staged)
         with open("/proc/self/oom_score_adj", "w") as f:
             f.write("1000")
         for cap in range(64):
@@ -248,8 +296,7 @@ def start_service(libc, check, spec):
         os._exit(127)
 
 
-def start_services(size, specs):
-    """Bound what they write, then start each; print why each that did not start did not ("" if it did)."""
+def _libc():
     import ctypes
     libc = ctypes.CDLL(None, use_errno=True)
 
@@ -257,12 +304,24 @@ def start_services(size, specs):
         if result != 0:
             raise OSError(ctypes.get_errno(), what)
 
-    bound_writes(libc, check, size)
-    print(json.dumps([start_service(libc, check, spec) for spec in specs]))
+    return libc, check
+
+
+def main(args):
+    if args[0] == "list":
+        list_services()
+        return
+    libc, check = _libc()
+    if args[0] == "bound":
+        bound_root(libc, check, int(args[1]))
+    elif args[0] == "unbound":
+        unbound_root(libc, check)
+    else:  # start SPECS STAGED [BYTES]: bound first (BYTES), then print why each that did not start did not
+        if len(args) > 3:
+            bound_root(libc, check, int(args[3]))
+        staged = json.loads(args[2])
+        print(json.dumps([start_service(libc, check, spec, staged) for spec in json.loads(args[1])]))
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "list":
-        list_services()
-    else:
-        start_services(int(sys.argv[2]), json.loads(sys.argv[3]))
+    main(sys.argv[1:])
