@@ -15,17 +15,23 @@ endstate builds them once, when the task is made, before any agent runs:
   the fixture's, and a change to one is a change of the end state like any other file's.
 
 matplotlib's build is pointed at Debian's freetype and qhull (`mplsetup.cfg`), since it would
-otherwise download their sources. An edit to a `.pyx` or `.c` file takes effect only when the
+otherwise download their sources. The compilers run through Debian's ccache, its folder kept on the
+host per image (`compiled_objects_root`): the next instance of one version in that image compiles
+only what differs (ccache's key is the preprocessed source, the compiler and its flags, so an
+object taken from it is the one the compiler would make). An edit to a `.pyx` or `.c` file takes effect only when the
 agent rebuilds (the compilers stay in the image; `python setup.py build_ext --inplace`): the
 grading never runs the end state's build.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
+import time
 import tomllib
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -34,19 +40,29 @@ from endstate.authoring._installed import _setup_keywords
 from endstate.authoring._swebenchenv import SwebenchEnv
 from endstate.authoring._versions import requirement_name
 from endstate.errors import UserError
-from endstate.sandbox import FileEntry, SandboxLimits, Tree, open_sandbox, without_caches
+from endstate.sandbox import FileEntry, SandboxLimits, Tree, image_id, open_sandbox, without_caches
 
 __all__ = ["BUILD_PACKAGES", "needs_build", "build_requirements", "pre_install_tree", "build_products",
-           "system_build_packages", "built_fixture_products", "build_inputs", "compiled_sources"]
+           "system_build_packages", "built_fixture_products", "build_inputs", "compiled_sources",
+           "compiled_objects_root"]
 
-#: Debian packages every build of an extension module needs: compilers, Python's headers, pkg-config.
-BUILD_PACKAGES = ("g++", "gcc", "libc6-dev", "pkg-config", "python3-dev")
+#: Debian packages every build of an extension module needs: compilers, Python's headers, pkg-config, and
+#: ccache, which keeps what they compiled for the next build in that image.
+BUILD_PACKAGES = ("ccache", "g++", "gcc", "libc6-dev", "pkg-config", "python3-dev")
 #: Build requirements that stand for another (`oldest-supported-numpy` is numpy, built against the pinned one).
 _STANDS_FOR = {"oldest-supported-numpy": "numpy"}
 #: The files SWE-bench's pre-install `sed` steps edit: the ones the project's install reads.
 _SETUP_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "requirements.txt")
 #: Where a build leaves what no import needs: its scratch folders and its egg-info.
-_SCRATCH = re.compile(r"^(build|dist|\.eggs)/|(^|/)[^/]+\.egg-info/|(^|/)mplsetup\.cfg$")
+_SCRATCH = re.compile(r"^(build|dist|\.eggs|\.endstate-ccache)/|(^|/)[^/]+\.egg-info/|(^|/)mplsetup\.cfg$")
+#: ccache's folder in the build's workspace, carried in from the host and back.
+_CCACHE = ".endstate-ccache"
+#: Debian's ccache: its folder of compiler names first on PATH, the compilers' own command lines unchanged.
+_WITH_CCACHE = (f"if [ -d /usr/lib/ccache ]; then export PATH=/usr/lib/ccache:$PATH CCACHE_DIR=$PWD/{_CCACHE} "
+                "CCACHE_MAXSIZE=2G CCACHE_COMPRESS=1; ccache -z >/dev/null; fi; ")
+#: ccache's counts of the build's compilations, printed after a build that succeeded.
+_CCACHE_COUNTS = ("ccache --print-stats 2>/dev/null | grep -E '^(direct_cache_hit|preprocessed_cache_hit|"
+                  "cache_miss)\\s'")
 #: matplotlib's build downloads freetype and qhull unless told to take the system's.
 _MPLSETUP = b"[libs]\nsystem_freetype = True\nsystem_qhull = True\n"
 #: Debian's freetype and qhull, for matplotlib's build.
@@ -143,6 +159,37 @@ def _command(project: Tree) -> str:
     return "python3 -m pip install --no-build-isolation --no-deps --no-index --no-cache-dir -e ."
 
 
+def compiled_objects_root() -> Path:
+    """Where ccache's folder of each task image is kept between builds (one folder per image id)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "endstate" / "compiled"
+
+
+def _kept_objects(home: Path) -> Tree:
+    """ccache's folder as the last build in this image left it, as files of the build's workspace."""
+    if not home.is_dir():
+        return {}
+    return {f"{_CCACHE}/{p.relative_to(home).as_posix()}": FileEntry(0o644, p.read_bytes())
+            for p in sorted(home.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def _keep_objects(home: Path, built: Tree) -> None:
+    """Keep ccache's folder as this build left it: written beside, then put in place whole."""
+    files = {p[len(_CCACHE) + 1:]: e for p, e in built.items() if p.startswith(_CCACHE + "/") and not e.link}
+    if not files:
+        return
+    home.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=home.name + ".", dir=home.parent))
+    for path, entry in files.items():
+        (staging / path).parent.mkdir(parents=True, exist_ok=True)
+        (staging / path).write_bytes(entry.data)
+    old = home.with_name(staging.name + ".old")
+    if home.is_dir():
+        home.rename(old)
+    staging.rename(home)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def build_products(project: Tree, image: str, version: str, log: Callable[[str], None] = lambda line: None) -> Tree:
     """What the project's build writes next to its sources (extension modules, generated sources),
     built in a container of the task's `image` as root with no network; UserError naming the build's
@@ -150,25 +197,42 @@ def build_products(project: Tree, image: str, version: str, log: Callable[[str],
     tree = dict(project)
     if "mplsetup.cfg.template" in project:
         tree["mplsetup.cfg"] = FileEntry(0o644, _MPLSETUP)
+    objects = compiled_objects_root() / image_id(image).removeprefix("sha256:")[:32]
+    kept = _kept_objects(objects)
+    tree.update(kept)
     command = _command(project)
     limits = SandboxLimits(agent_uid=0, cpus=2.0, memory_mb=4096, pids=1024, command_timeout_s=BUILD_TIMEOUT_S,
-                           output_cap_bytes=16 * 1024, workspace_mb=4096, tmp_mb=1024, file_mb=1024)
+                           output_cap_bytes=16 * 1024, workspace_mb=6144, tmp_mb=1024, file_mb=1024)
     log(f"building the project's extension modules in its image: {command}")
+    started = time.monotonic()
     with open_sandbox("docker", image=image, limits=limits, name_hint="build") as box:
         box.put_tree(tree)
         # No .git to read a version from: setuptools_scm is told the version the task states.
         scm = shlex.quote(version)
-        done = box.exec(f"export SETUPTOOLS_SCM_PRETEND_VERSION={scm} MAX_JOBS=2; {command} 2>&1 | tail -40; "
-                        "exit ${PIPESTATUS[0]}", timeout=BUILD_TIMEOUT_S)
+        done = box.exec(f"export SETUPTOOLS_SCM_PRETEND_VERSION={scm} MAX_JOBS=2; {_WITH_CCACHE}"
+                        f"{command} 2>&1 | tail -12 | cut -c1-1000; status=${{PIPESTATUS[0]}}; [ $status = 0 ] && {_CCACHE_COUNTS}; "
+                        "exit $status", timeout=BUILD_TIMEOUT_S)
         if done.exit_code != 0:
             tail = " | ".join(line for line in (done.stdout + done.stderr).splitlines()[-6:] if line.strip())
             raise UserError(f"the project's build ({command}) fails in the task's image"
                             f"{' (timed out)' if done.timed_out else ''}: {tail[-600:]}")
-        built = without_caches(box.get_tree())
+        everything = box.get_tree()
+    _keep_objects(objects, everything)
+    built = without_caches(everything)
     products = {p: e for p, e in built.items() if p not in project and not _SCRATCH.search(p)}
     log(f"the build wrote {len(products)} file(s) next to the sources "
-        f"({sum(p.endswith('.so') for p in products)} extension module(s)): they join the fixture")
+        f"({sum(p.endswith('.so') for p in products)} extension module(s)) in {time.monotonic() - started:.0f} s, "
+        f"{_reused(done.stdout)}: they join the fixture")
     return products
+
+
+def _reused(output: str) -> str:
+    """How many of the build's compilations ccache answered from an earlier build's objects."""
+    counts = dict(re.findall(r"^(direct_cache_hit|preprocessed_cache_hit|cache_miss)\s+(\d+)$", output, re.MULTILINE))
+    if not counts:
+        return "no compiled objects kept"
+    hits = int(counts.get("direct_cache_hit", 0)) + int(counts.get("preprocessed_cache_hit", 0))
+    return f"{hits} of {hits + int(counts.get('cache_miss', 0))} compilations taken from an earlier build's objects"
 
 
 def system_build_packages(project: Tree, apt: Collection[str] = ()) -> list[str]:

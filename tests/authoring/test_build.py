@@ -14,6 +14,7 @@ from cli_runner import run_endstate
 from endstate.authoring._build import (
     BUILD_PACKAGES,
     build_inputs,
+    build_products,
     build_requirements,
     compiled_sources,
     needs_build,
@@ -21,6 +22,8 @@ from endstate.authoring._build import (
     system_build_packages,
 )
 from endstate.authoring._swebenchenv import swebench_env
+from endstate.authoring._taskimage import write_task_image
+from endstate.sandbox import build_task_image, resolve_requirements
 from tests.authoring.test_taskimage import files
 
 SETUP = ('from setuptools import Extension, setup\n\nsetup(name="calc", version="1.0", packages=["calc"],\n'
@@ -127,3 +130,21 @@ def test_a_c_extension_is_built_in_the_image_and_its_module_joins_the_fixture(tm
     assert not (tmp_path / "out" / "me__calc-1" / "fixture" / "build").exists()
     system = (tmp_path / "out" / "me__calc-1" / "image" / "system-packages.txt").read_text().split()
     assert "gcc" in system and "python3-dev" in system
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_second_build_in_one_image_takes_the_objects_the_first_compiled(tmp_path: Path, monkeypatch):
+    write_task_image(tmp_path, resolve_requirements(["setuptools", "pytest"]), None, system_build_packages(files(CALC)))
+    image = build_task_image(tmp_path / "image" / "Dockerfile", "build-objects")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the image's wheels came from the usual one
+    said: list[str] = []
+    first = build_products(files(CALC), image, "1.0", said.append)
+    second = build_products(files(CALC), image, "1.0", said.append)
+    assert "0 of 1 compilations taken" in said[1] and "1 of 1 compilations taken" in said[3], said
+    # The module an object of the cache links into is the one a fresh compile gave.
+    assert first.keys() == second.keys() and [e.data for e in first.values()] == [e.data for e in second.values()]
+    # A changed source is compiled again, and its module is its own.
+    faster = files({**CALC, "calc/_speed.c": SPEED_C.replace("a + b", "b + a")})
+    third = build_products(faster, image, "1.0", said.append)
+    assert "0 of 1 compilations taken" in said[5] and [e.data for e in third.values()] != [e.data for e in first.values()]
