@@ -82,7 +82,9 @@ def needs_build(project: Tree) -> bool:
                   for p in project)
     # setup.py, or a package's own (numpy.distutils' `config.add_extension`: scikit-learn before 1.1).
     setups = "".join(_text(project, p) for p in project if p == "setup.py" or p.endswith("/setup.py"))
-    if sources and re.search(r"ext_modules|\bExtension\(|cythonize|get_extensions|add_extension", setups):
+    # astropy before 4.0 builds through astropy_helpers (`get_package_info`, or its `setup` itself).
+    if sources and re.search(r"ext_modules|\bExtension\(|cythonize|get_extensions|add_extension|astropy_helpers",
+                             setups):
         return True
     requires = {requirement_name(r) for r in _build_system(project)}
     return sources and bool(requires & {"cython", "numpy", "oldest-supported-numpy", "extension-helpers",
@@ -251,6 +253,16 @@ def built_fixture_products(folder: Path, task_id: str, project: Tree, version: s
     return build_products(project, image, version, log)
 
 
+def _missing_submodule(project: Tree) -> str | None:
+    """A git submodule (`.gitmodules`) that setup.py imports and the tree does not hold: the build cannot run."""
+    paths = re.findall(r"^\s*path\s*=\s*(\S+)\s*$", _text(project, ".gitmodules"), flags=re.MULTILINE)
+    imported = set(re.findall(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", _text(project, "setup.py"), flags=re.MULTILINE))
+    for path in paths:
+        if path.strip("/") in imported and not any(p.startswith(path.strip("/") + "/") for p in project):
+            return path.strip("/")
+    return None
+
+
 def build_inputs(project: Tree, env: SwebenchEnv | None,
                  log: Callable[[str], None] = lambda line: None) -> tuple[Tree, list[str], list[str]]:
     """(the tree the image's requirements are read from: the project as SWE-bench's pre-install edits
@@ -260,4 +272,8 @@ def build_inputs(project: Tree, env: SwebenchEnv | None,
     apt = list(env.apt) if env else []
     if not needs_build(project):
         return declared, [], apt
+    if (submodule := _missing_submodule(project)) is not None:
+        raise UserError(f"the project's build imports {submodule}, its git submodule, which the clone does not "
+                        f"hold: run `git submodule update --init {submodule}` in the clone (with network) and "
+                        "import again")
     return declared, build_requirements(declared, log), system_build_packages(project, apt)

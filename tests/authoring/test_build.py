@@ -23,6 +23,7 @@ from endstate.authoring._build import (
 )
 from endstate.authoring._swebenchenv import swebench_env
 from endstate.authoring._taskimage import write_task_image
+from endstate.errors import UserError
 from endstate.sandbox import build_task_image, resolve_requirements
 from tests.authoring.test_taskimage import files
 
@@ -98,6 +99,17 @@ def test_swebenchs_environment_gives_the_image_its_debian_packages_and_edits():
     # A fix to one of them would need the build again: the import refuses it (none of Verified's 500 does).
     assert compiled_sources(["calc/__init__.py", "calc/_speed.c", "sklearn/tree/_tree.pyx"]) == [
         "calc/_speed.c", "sklearn/tree/_tree.pyx"]
+
+
+def test_a_build_through_a_submodule_the_clone_lacks_is_refused_naming_it():
+    # astropy 3.x: setup.py builds through astropy_helpers, a git submodule; `git archive` leaves it out.
+    astropy = {"setup.py": "import ah_bootstrap\nfrom astropy_helpers.setup_helpers import setup\n\nsetup()\n",
+               ".gitmodules": '[submodule "astropy_helpers"]\n\tpath = astropy_helpers\n\turl = https://x/h.git\n',
+               "ah_bootstrap.py": "", "astropy/time/src/parse_times.c": SPEED_C}
+    with pytest.raises(UserError, match=r"imports astropy_helpers, its git submodule, which the clone does not hold"):
+        build_inputs(files(astropy), None)
+    _, build, apt = build_inputs(files({**astropy, "astropy_helpers/astropy_helpers/__init__.py": ""}), None)
+    assert set(BUILD_PACKAGES) <= set(apt)
 
 
 @pytest.mark.docker
