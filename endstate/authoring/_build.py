@@ -16,9 +16,9 @@ endstate builds them once, when the task is made, before any agent runs:
 
 matplotlib's build is pointed at Debian's freetype and qhull (`mplsetup.cfg`), since it would
 otherwise download their sources. The compilers run through Debian's ccache, its folder kept on the
-host per image (`compiled_objects_root`): the next instance of one version in that image compiles
-only what differs (ccache's key is the preprocessed source, the compiler and its flags, so an
-object taken from it is the one the compiler would make). An edit to a `.pyx` or `.c` file takes effect only when the
+host per project (`compiled_objects_root`): the next instance of that project compiles only what
+differs, in whichever of its images (ccache's key is the preprocessed source with every header it
+includes, the compiler and its flags, so an object taken from it is the one the compiler would make). An edit to a `.pyx` or `.c` file takes effect only when the
 agent rebuilds (the compilers stay in the image; `python setup.py build_ext --inplace`): the
 grading never runs the end state's build.
 """
@@ -44,7 +44,7 @@ from endstate.sandbox import FileEntry, SandboxLimits, Tree, image_id, open_sand
 
 __all__ = ["BUILD_PACKAGES", "needs_build", "build_requirements", "pre_install_tree", "build_products",
            "system_build_packages", "built_fixture_products", "build_inputs", "compiled_sources",
-           "compiled_objects_root"]
+           "compiled_objects_root", "objects_folder"]
 
 #: Debian packages every build of an extension module needs: compilers, Python's headers, pkg-config, and
 #: ccache, which keeps what they compiled for the next build in that image.
@@ -59,7 +59,7 @@ _SCRATCH = re.compile(r"^(build|dist|\.eggs|\.endstate-ccache)/|(^|/)[^/]+\.egg-
 _CCACHE = ".endstate-ccache"
 #: Debian's ccache: its folder of compiler names first on PATH, the compilers' own command lines unchanged.
 _WITH_CCACHE = (f"if [ -d /usr/lib/ccache ]; then export PATH=/usr/lib/ccache:$PATH CCACHE_DIR=$PWD/{_CCACHE} "
-                "CCACHE_MAXSIZE=2G CCACHE_COMPRESS=1; ccache -z >/dev/null; fi; ")
+                "CCACHE_MAXSIZE=1G CCACHE_COMPRESS=1; ccache -z >/dev/null; fi; ")
 #: ccache's counts of the build's compilations, printed after a build that succeeded.
 _CCACHE_COUNTS = ("ccache --print-stats 2>/dev/null | grep -E '^(direct_cache_hit|preprocessed_cache_hit|"
                   "cache_miss)\\s'")
@@ -162,9 +162,15 @@ def _command(project: Tree) -> str:
 
 
 def compiled_objects_root() -> Path:
-    """Where ccache's folder of each task image is kept between builds (one folder per image id)."""
+    """Where ccache's folder of each project is kept between builds (`objects_folder`)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "endstate" / "compiled"
+
+
+def objects_folder(task_id: str) -> str:
+    """The name ccache's folder is kept under for a task: its project's, for SWE-bench's ids
+    (`astropy__astropy-12907`: `astropy__astropy`), so the instances of one project share it."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", re.sub(r"-\d+$", "", task_id))[:100] or "task"
 
 
 def _kept_objects(home: Path) -> Tree:
@@ -192,15 +198,17 @@ def _keep_objects(home: Path, built: Tree) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def build_products(project: Tree, image: str, version: str, log: Callable[[str], None] = lambda line: None) -> Tree:
+def build_products(project: Tree, image: str, version: str, log: Callable[[str], None] = lambda line: None,
+                   objects: str = "") -> Tree:
     """What the project's build writes next to its sources (extension modules, generated sources),
-    built in a container of the task's `image` as root with no network; UserError naming the build's
-    last lines when it fails."""
+    built in a container of the task's `image` as root with no network, its compilers answered by the
+    ccache folder kept as `objects` (the image's own, unnamed); UserError naming the build's last lines
+    when it fails."""
     tree = dict(project)
     if "mplsetup.cfg.template" in project:
         tree["mplsetup.cfg"] = FileEntry(0o644, _MPLSETUP)
-    objects = compiled_objects_root() / image_id(image).removeprefix("sha256:")[:32]
-    kept = _kept_objects(objects)
+    home = compiled_objects_root() / (objects or image_id(image).removeprefix("sha256:")[:32])
+    kept = _kept_objects(home)
     tree.update(kept)
     command = _command(project)
     limits = SandboxLimits(agent_uid=0, cpus=2.0, memory_mb=4096, pids=1024, command_timeout_s=BUILD_TIMEOUT_S,
@@ -219,7 +227,7 @@ def build_products(project: Tree, image: str, version: str, log: Callable[[str],
             raise UserError(f"the project's build ({command}) fails in the task's image"
                             f"{' (timed out)' if done.timed_out else ''}: {tail[-600:]}")
         everything = box.get_tree()
-    _keep_objects(objects, everything)
+    _keep_objects(home, everything)
     built = without_caches(everything)
     products = {p: e for p, e in built.items() if p not in project and not _SCRATCH.search(p)}
     log(f"the build wrote {len(products)} file(s) next to the sources "
@@ -250,7 +258,7 @@ def built_fixture_products(folder: Path, task_id: str, project: Tree, version: s
     from endstate.sandbox import build_task_image
 
     image = build_task_image(folder / "image" / "Dockerfile", task_id, log=log)
-    return build_products(project, image, version, log)
+    return build_products(project, image, version, log, objects_folder(task_id))
 
 
 def _missing_submodule(project: Tree) -> str | None:

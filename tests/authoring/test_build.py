@@ -18,6 +18,7 @@ from endstate.authoring._build import (
     build_requirements,
     compiled_sources,
     needs_build,
+    objects_folder,
     pre_install_tree,
     system_build_packages,
 )
@@ -99,6 +100,11 @@ def test_swebenchs_environment_gives_the_image_its_debian_packages_and_edits():
     # A fix to one of them would need the build again: the import refuses it (none of Verified's 500 does).
     assert compiled_sources(["calc/__init__.py", "calc/_speed.c", "sklearn/tree/_tree.pyx"]) == [
         "calc/_speed.c", "sklearn/tree/_tree.pyx"]
+
+
+def test_the_instances_of_one_project_share_one_folder_of_compiled_objects():
+    assert objects_folder("astropy__astropy-12907") == objects_folder("astropy__astropy-14309") == "astropy__astropy"
+    assert objects_folder("me/calc 2") == "me-calc-2" and objects_folder("calc") == "calc"
 
 
 def test_a_build_through_a_submodule_the_clone_lacks_is_refused_naming_it():
