@@ -284,4 +284,18 @@ def build_inputs(project: Tree, env: SwebenchEnv | None,
         raise UserError(f"the project's build imports {submodule}, its git submodule, which the clone does not "
                         f"hold: run `git submodule update --init {submodule}` in the clone (with network) and "
                         "import again")
-    return declared, build_requirements(declared, log), system_build_packages(project, apt)
+    return declared, build_requirements(declared, log) or _imported_by_setup(declared), \
+        system_build_packages(project, apt)
+
+
+def _imported_by_setup(project: Tree) -> list[str]:
+    """What a build that declares none of its requirements imports (scikit-learn before 0.22: no
+    pyproject.toml, no setup_requires; its setup.py imports numpy.distutils and cythonizes): setuptools,
+    and numpy and Cython where a setup file imports them or Cython sources are there. Never none, since a
+    compiled project's build is run where its requirements are."""
+    setups = "".join(_text(project, p) for p in project if p == "setup.py" or p.endswith("/setup.py"))
+    wanted = ["setuptools"]
+    wanted += ["numpy"] if re.search(r"^\s*(?:import|from)\s+numpy\b", setups, flags=re.MULTILINE) else []
+    wanted += ["cython"] if re.search(r"^\s*(?:import|from)\s+Cython\b", setups, flags=re.MULTILINE) or \
+        any(p.endswith(".pyx") for p in project) else []
+    return wanted

@@ -107,6 +107,15 @@ def test_the_instances_of_one_project_share_one_folder_of_compiled_objects():
     assert objects_folder("me/calc 2") == "me-calc-2" and objects_folder("calc") == "calc"
 
 
+def test_a_build_that_declares_no_requirements_still_gets_what_its_setup_imports():
+    # scikit-learn 0.21: no pyproject.toml, no setup_requires; numpy.distutils and Cython in its setup.py.
+    sklearn = files({"setup.py": "import numpy\nfrom numpy.distutils.core import setup\nsetup()\n",
+                     "sklearn/setup.py": "def configuration():\n    config.add_extension('_isotonic', sources=['_isotonic.pyx'])\n",
+                     "sklearn/_isotonic.pyx": "def f():\n    pass\n"})
+    _, build, _ = build_inputs(sklearn, None)
+    assert build == ["setuptools", "numpy", "cython"]
+
+
 def test_a_build_through_a_submodule_the_clone_lacks_is_refused_naming_it():
     # astropy 3.x: setup.py builds through astropy_helpers, a git submodule; `git archive` leaves it out.
     astropy = {"setup.py": "import ah_bootstrap\nfrom astropy_helpers.setup_helpers import setup\n\nsetup()\n",
