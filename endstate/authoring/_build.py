@@ -15,17 +15,23 @@ endstate builds them once, when the task is made, before any agent runs:
   the fixture's, and a change to one is a change of the end state like any other file's.
 
 matplotlib's build is pointed at Debian's freetype and qhull (`mplsetup.cfg`), since it would
-otherwise download their sources. An edit to a `.pyx` or `.c` file takes effect only when the
+otherwise download their sources. The compilers run through Debian's ccache, its folder kept on the
+host per project (`compiled_objects_root`): the next instance of that project compiles only what
+differs, in whichever of its images (ccache's key is the preprocessed source with every header it
+includes, the compiler and its flags, so an object taken from it is the one the compiler would make). An edit to a `.pyx` or `.c` file takes effect only when the
 agent rebuilds (the compilers stay in the image; `python setup.py build_ext --inplace`): the
 grading never runs the end state's build.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import tempfile
+import time
 import tomllib
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -34,19 +40,29 @@ from endstate.authoring._installed import _setup_keywords
 from endstate.authoring._swebenchenv import SwebenchEnv
 from endstate.authoring._versions import requirement_name
 from endstate.errors import UserError
-from endstate.sandbox import FileEntry, SandboxLimits, Tree, open_sandbox, without_caches
+from endstate.sandbox import FileEntry, SandboxLimits, Tree, image_id, open_sandbox, without_caches
 
 __all__ = ["BUILD_PACKAGES", "needs_build", "build_requirements", "pre_install_tree", "build_products",
-           "system_build_packages", "built_fixture_products", "build_inputs", "compiled_sources"]
+           "system_build_packages", "built_fixture_products", "build_inputs", "compiled_sources",
+           "compiled_objects_root", "objects_folder"]
 
-#: Debian packages every build of an extension module needs: compilers, Python's headers, pkg-config.
-BUILD_PACKAGES = ("g++", "gcc", "libc6-dev", "pkg-config", "python3-dev")
+#: Debian packages every build of an extension module needs: compilers, Python's headers, pkg-config, and
+#: ccache, which keeps what they compiled for the next build in that image.
+BUILD_PACKAGES = ("ccache", "g++", "gcc", "libc6-dev", "pkg-config", "python3-dev")
 #: Build requirements that stand for another (`oldest-supported-numpy` is numpy, built against the pinned one).
 _STANDS_FOR = {"oldest-supported-numpy": "numpy"}
 #: The files SWE-bench's pre-install `sed` steps edit: the ones the project's install reads.
 _SETUP_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "requirements.txt")
 #: Where a build leaves what no import needs: its scratch folders and its egg-info.
-_SCRATCH = re.compile(r"^(build|dist|\.eggs)/|(^|/)[^/]+\.egg-info/|(^|/)mplsetup\.cfg$")
+_SCRATCH = re.compile(r"^(build|dist|\.eggs|\.endstate-ccache)/|(^|/)[^/]+\.egg-info/|(^|/)mplsetup\.cfg$")
+#: ccache's folder in the build's workspace, carried in from the host and back.
+_CCACHE = ".endstate-ccache"
+#: Debian's ccache: its folder of compiler names first on PATH, the compilers' own command lines unchanged.
+_WITH_CCACHE = (f"if [ -d /usr/lib/ccache ]; then export PATH=/usr/lib/ccache:$PATH CCACHE_DIR=$PWD/{_CCACHE} "
+                "CCACHE_MAXSIZE=1G CCACHE_COMPRESS=1; ccache -z >/dev/null; fi; ")
+#: ccache's counts of the build's compilations, printed after a build that succeeded.
+_CCACHE_COUNTS = ("ccache --print-stats 2>/dev/null | grep -E '^(direct_cache_hit|preprocessed_cache_hit|"
+                  "cache_miss)\\s'")
 #: matplotlib's build downloads freetype and qhull unless told to take the system's.
 _MPLSETUP = b"[libs]\nsystem_freetype = True\nsystem_qhull = True\n"
 #: Debian's freetype and qhull, for matplotlib's build.
@@ -66,7 +82,9 @@ def needs_build(project: Tree) -> bool:
                   for p in project)
     # setup.py, or a package's own (numpy.distutils' `config.add_extension`: scikit-learn before 1.1).
     setups = "".join(_text(project, p) for p in project if p == "setup.py" or p.endswith("/setup.py"))
-    if sources and re.search(r"ext_modules|\bExtension\(|cythonize|get_extensions|add_extension", setups):
+    # astropy before 4.0 builds through astropy_helpers (`get_package_info`, or its `setup` itself).
+    if sources and re.search(r"ext_modules|\bExtension\(|cythonize|get_extensions|add_extension|astropy_helpers",
+                             setups):
         return True
     requires = {requirement_name(r) for r in _build_system(project)}
     return sources and bool(requires & {"cython", "numpy", "oldest-supported-numpy", "extension-helpers",
@@ -143,32 +161,88 @@ def _command(project: Tree) -> str:
     return "python3 -m pip install --no-build-isolation --no-deps --no-index --no-cache-dir -e ."
 
 
-def build_products(project: Tree, image: str, version: str, log: Callable[[str], None] = lambda line: None) -> Tree:
+def compiled_objects_root() -> Path:
+    """Where ccache's folder of each project is kept between builds (`objects_folder`)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "endstate" / "compiled"
+
+
+def objects_folder(task_id: str) -> str:
+    """The name ccache's folder is kept under for a task: its project's, for SWE-bench's ids
+    (`astropy__astropy-12907`: `astropy__astropy`), so the instances of one project share it."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", re.sub(r"-\d+$", "", task_id))[:100] or "task"
+
+
+def _kept_objects(home: Path) -> Tree:
+    """ccache's folder as the last build in this image left it, as files of the build's workspace."""
+    if not home.is_dir():
+        return {}
+    return {f"{_CCACHE}/{p.relative_to(home).as_posix()}": FileEntry(0o644, p.read_bytes())
+            for p in sorted(home.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+
+def _keep_objects(home: Path, built: Tree) -> None:
+    """Keep ccache's folder as this build left it: written beside, then put in place whole."""
+    files = {p[len(_CCACHE) + 1:]: e for p, e in built.items() if p.startswith(_CCACHE + "/") and not e.link}
+    if not files:
+        return
+    home.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=home.name + ".", dir=home.parent))
+    for path, entry in files.items():
+        (staging / path).parent.mkdir(parents=True, exist_ok=True)
+        (staging / path).write_bytes(entry.data)
+    old = home.with_name(staging.name + ".old")
+    if home.is_dir():
+        home.rename(old)
+    staging.rename(home)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def build_products(project: Tree, image: str, version: str, log: Callable[[str], None] = lambda line: None,
+                   objects: str = "") -> Tree:
     """What the project's build writes next to its sources (extension modules, generated sources),
-    built in a container of the task's `image` as root with no network; UserError naming the build's
-    last lines when it fails."""
+    built in a container of the task's `image` as root with no network, its compilers answered by the
+    ccache folder kept as `objects` (the image's own, unnamed); UserError naming the build's last lines
+    when it fails."""
     tree = dict(project)
     if "mplsetup.cfg.template" in project:
         tree["mplsetup.cfg"] = FileEntry(0o644, _MPLSETUP)
+    home = compiled_objects_root() / (objects or image_id(image).removeprefix("sha256:")[:32])
+    kept = _kept_objects(home)
+    tree.update(kept)
     command = _command(project)
     limits = SandboxLimits(agent_uid=0, cpus=2.0, memory_mb=4096, pids=1024, command_timeout_s=BUILD_TIMEOUT_S,
-                           output_cap_bytes=16 * 1024, workspace_mb=4096, tmp_mb=1024, file_mb=1024)
+                           output_cap_bytes=16 * 1024, workspace_mb=6144, tmp_mb=1024, file_mb=1024)
     log(f"building the project's extension modules in its image: {command}")
+    started = time.monotonic()
     with open_sandbox("docker", image=image, limits=limits, name_hint="build") as box:
         box.put_tree(tree)
         # No .git to read a version from: setuptools_scm is told the version the task states.
         scm = shlex.quote(version)
-        done = box.exec(f"export SETUPTOOLS_SCM_PRETEND_VERSION={scm} MAX_JOBS=2; {command} 2>&1 | tail -40; "
-                        "exit ${PIPESTATUS[0]}", timeout=BUILD_TIMEOUT_S)
+        done = box.exec(f"export SETUPTOOLS_SCM_PRETEND_VERSION={scm} MAX_JOBS=2; {_WITH_CCACHE}"
+                        f"{command} 2>&1 | tail -12 | cut -c1-1000; status=${{PIPESTATUS[0]}}; [ $status = 0 ] && {_CCACHE_COUNTS}; "
+                        "exit $status", timeout=BUILD_TIMEOUT_S)
         if done.exit_code != 0:
             tail = " | ".join(line for line in (done.stdout + done.stderr).splitlines()[-6:] if line.strip())
             raise UserError(f"the project's build ({command}) fails in the task's image"
                             f"{' (timed out)' if done.timed_out else ''}: {tail[-600:]}")
-        built = without_caches(box.get_tree())
+        everything = box.get_tree()
+    _keep_objects(home, everything)
+    built = without_caches(everything)
     products = {p: e for p, e in built.items() if p not in project and not _SCRATCH.search(p)}
     log(f"the build wrote {len(products)} file(s) next to the sources "
-        f"({sum(p.endswith('.so') for p in products)} extension module(s)): they join the fixture")
+        f"({sum(p.endswith('.so') for p in products)} extension module(s)) in {time.monotonic() - started:.0f} s, "
+        f"{_reused(done.stdout)}: they join the fixture")
     return products
+
+
+def _reused(output: str) -> str:
+    """How many of the build's compilations ccache answered from an earlier build's objects."""
+    counts = dict(re.findall(r"^(direct_cache_hit|preprocessed_cache_hit|cache_miss)\s+(\d+)$", output, re.MULTILINE))
+    if not counts:
+        return "no compiled objects kept"
+    hits = int(counts.get("direct_cache_hit", 0)) + int(counts.get("preprocessed_cache_hit", 0))
+    return f"{hits} of {hits + int(counts.get('cache_miss', 0))} compilations taken from an earlier build's objects"
 
 
 def system_build_packages(project: Tree, apt: Collection[str] = ()) -> list[str]:
@@ -184,7 +258,17 @@ def built_fixture_products(folder: Path, task_id: str, project: Tree, version: s
     from endstate.sandbox import build_task_image
 
     image = build_task_image(folder / "image" / "Dockerfile", task_id, log=log)
-    return build_products(project, image, version, log)
+    return build_products(project, image, version, log, objects_folder(task_id))
+
+
+def _missing_submodule(project: Tree) -> str | None:
+    """A git submodule (`.gitmodules`) that setup.py imports and the tree does not hold: the build cannot run."""
+    paths = re.findall(r"^\s*path\s*=\s*(\S+)\s*$", _text(project, ".gitmodules"), flags=re.MULTILINE)
+    imported = set(re.findall(r"^\s*(?:import|from)\s+([A-Za-z_]\w*)", _text(project, "setup.py"), flags=re.MULTILINE))
+    for path in paths:
+        if path.strip("/") in imported and not any(p.startswith(path.strip("/") + "/") for p in project):
+            return path.strip("/")
+    return None
 
 
 def build_inputs(project: Tree, env: SwebenchEnv | None,
@@ -196,4 +280,22 @@ def build_inputs(project: Tree, env: SwebenchEnv | None,
     apt = list(env.apt) if env else []
     if not needs_build(project):
         return declared, [], apt
-    return declared, build_requirements(declared, log), system_build_packages(project, apt)
+    if (submodule := _missing_submodule(project)) is not None:
+        raise UserError(f"the project's build imports {submodule}, its git submodule, which the clone does not "
+                        f"hold: run `git submodule update --init {submodule}` in the clone (with network) and "
+                        "import again")
+    return declared, build_requirements(declared, log) or _imported_by_setup(declared), \
+        system_build_packages(project, apt)
+
+
+def _imported_by_setup(project: Tree) -> list[str]:
+    """What a build that declares none of its requirements imports (scikit-learn before 0.22: no
+    pyproject.toml, no setup_requires; its setup.py imports numpy.distutils and cythonizes): setuptools,
+    and numpy and Cython where a setup file imports them or Cython sources are there. Never none, since a
+    compiled project's build is run where its requirements are."""
+    setups = "".join(_text(project, p) for p in project if p == "setup.py" or p.endswith("/setup.py"))
+    wanted = ["setuptools"]
+    wanted += ["numpy"] if re.search(r"^\s*(?:import|from)\s+numpy\b", setups, flags=re.MULTILINE) else []
+    wanted += ["cython"] if re.search(r"^\s*(?:import|from)\s+Cython\b", setups, flags=re.MULTILINE) or \
+        any(p.endswith(".pyx") for p in project) else []
+    return wanted

@@ -217,10 +217,14 @@ def not_found_error(missing: list[str], collected: list[str], field: str, why: s
 
 
 def _error_lines(tail: str) -> str:
-    """A run's last lines from pytest's first `E   ` line (the exception of an error), else its last 300
-    characters: a collection error's cause, not the traceback's frames before it."""
+    """A run's last lines from pytest's first `E   ` line (the exception of an error), else the errors of
+    pytest's short summary (`ERROR file - Exception: ...`: a tail cut past the `E` line, with a warning the
+    project logs after it), else its last 300 characters: a collection error's cause, not what follows it."""
     at = tail.find("E   ")
-    return (tail[at:] if at >= 0 else tail)[-300:]
+    if at >= 0:
+        return tail[at:][-300:]
+    summary = re.findall(r"(?:^| \| |\n)(ERROR \S+ - .+?)(?= \| |\n|$)", tail)
+    return (" | ".join(summary[:2]) if summary else tail)[-300:]
 
 
 def _node_id(classname: str, name: str, file: str) -> str:

@@ -14,13 +14,18 @@ from cli_runner import run_endstate
 from endstate.authoring._build import (
     BUILD_PACKAGES,
     build_inputs,
+    build_products,
     build_requirements,
     compiled_sources,
     needs_build,
+    objects_folder,
     pre_install_tree,
     system_build_packages,
 )
 from endstate.authoring._swebenchenv import swebench_env
+from endstate.authoring._taskimage import write_task_image
+from endstate.errors import UserError
+from endstate.sandbox import build_task_image, resolve_requirements
 from tests.authoring.test_taskimage import files
 
 SETUP = ('from setuptools import Extension, setup\n\nsetup(name="calc", version="1.0", packages=["calc"],\n'
@@ -97,6 +102,31 @@ def test_swebenchs_environment_gives_the_image_its_debian_packages_and_edits():
         "calc/_speed.c", "sklearn/tree/_tree.pyx"]
 
 
+def test_the_instances_of_one_project_share_one_folder_of_compiled_objects():
+    assert objects_folder("astropy__astropy-12907") == objects_folder("astropy__astropy-14309") == "astropy__astropy"
+    assert objects_folder("me/calc 2") == "me-calc-2" and objects_folder("calc") == "calc"
+
+
+def test_a_build_that_declares_no_requirements_still_gets_what_its_setup_imports():
+    # scikit-learn 0.21: no pyproject.toml, no setup_requires; numpy.distutils and Cython in its setup.py.
+    sklearn = files({"setup.py": "import numpy\nfrom numpy.distutils.core import setup\nsetup()\n",
+                     "sklearn/setup.py": "def configuration():\n    config.add_extension('_isotonic', sources=['_isotonic.pyx'])\n",
+                     "sklearn/_isotonic.pyx": "def f():\n    pass\n"})
+    _, build, _ = build_inputs(sklearn, None)
+    assert build == ["setuptools", "numpy", "cython"]
+
+
+def test_a_build_through_a_submodule_the_clone_lacks_is_refused_naming_it():
+    # astropy 3.x: setup.py builds through astropy_helpers, a git submodule; `git archive` leaves it out.
+    astropy = {"setup.py": "import ah_bootstrap\nfrom astropy_helpers.setup_helpers import setup\n\nsetup()\n",
+               ".gitmodules": '[submodule "astropy_helpers"]\n\tpath = astropy_helpers\n\turl = https://x/h.git\n',
+               "ah_bootstrap.py": "", "astropy/time/src/parse_times.c": SPEED_C}
+    with pytest.raises(UserError, match=r"imports astropy_helpers, its git submodule, which the clone does not hold"):
+        build_inputs(files(astropy), None)
+    _, build, apt = build_inputs(files({**astropy, "astropy_helpers/astropy_helpers/__init__.py": ""}), None)
+    assert set(BUILD_PACKAGES) <= set(apt)
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -127,3 +157,21 @@ def test_a_c_extension_is_built_in_the_image_and_its_module_joins_the_fixture(tm
     assert not (tmp_path / "out" / "me__calc-1" / "fixture" / "build").exists()
     system = (tmp_path / "out" / "me__calc-1" / "image" / "system-packages.txt").read_text().split()
     assert "gcc" in system and "python3-dev" in system
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_second_build_in_one_image_takes_the_objects_the_first_compiled(tmp_path: Path, monkeypatch):
+    write_task_image(tmp_path, resolve_requirements(["setuptools", "pytest"]), None, system_build_packages(files(CALC)))
+    image = build_task_image(tmp_path / "image" / "Dockerfile", "build-objects")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the image's wheels came from the usual one
+    said: list[str] = []
+    first = build_products(files(CALC), image, "1.0", said.append)
+    second = build_products(files(CALC), image, "1.0", said.append)
+    assert "0 of 1 compilations taken" in said[1] and "1 of 1 compilations taken" in said[3], said
+    # The module an object of the cache links into is the one a fresh compile gave.
+    assert first.keys() == second.keys() and [e.data for e in first.values()] == [e.data for e in second.values()]
+    # A changed source is compiled again, and its module is its own.
+    faster = files({**CALC, "calc/_speed.c": SPEED_C.replace("a + b", "b + a")})
+    third = build_products(faster, image, "1.0", said.append)
+    assert "0 of 1 compilations taken" in said[5] and [e.data for e in third.values()] != [e.data for e in first.values()]

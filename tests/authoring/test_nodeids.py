@@ -66,6 +66,13 @@ def test_a_file_that_cannot_be_collected_is_no_test_and_its_ids_say_why():
     assert error.endswith("test_requests.py::test_HTTP_200_OK_GET (no test of test_requests.py was collected (E   "
                           "ImportError: cannot import name 'Mapping' from 'collections' | ERROR test_requests.py)); "
                           "test_requests.py::test_links (nor of test_requests.py)"), error
+    # The tail cut past the `E` line, a warning the project logs at the end (matplotlib's, on its freetype).
+    why = ("ERROR lib/m/tests/test_axes.py - DeprecationWarning: pkg_resources is deprecated as an API | !!!!!!!! "
+           "Interrupted: 1 error during collection !!!!!!!! | no tests collected, 1 error in 4.71s | Matplotlib is "
+           "not built with the correct FreeType version to run tests.  " + "Expect many failures.  " * 9)
+    error = str(not_found_error(["lib/m/tests/test_axes.py::test_bar"], [], "FAIL_TO_PASS", why=why))
+    assert error.endswith("(no test of lib/m/tests/test_axes.py was collected (ERROR lib/m/tests/test_axes.py - "
+                          "DeprecationWarning: pkg_resources is deprecated as an API))"), error
 
 
 def test_a_report_case_is_named_by_its_file_and_classes():

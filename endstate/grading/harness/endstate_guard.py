@@ -15,6 +15,12 @@ what the test runner reports:
   registered; one that does not come from pytest itself, from this guard, or from a
   conftest.py of the fixture is a finding (a `pytest_plugins = [...]` line in a
   test file, or `config.pluginmanager.register(...)` from project code).
+- A plugin the image installs is the project's as long as nothing of the end state
+  enabled it: one registered while changed workspace code runs, or named by an added or
+  changed test module's `pytest_plugins`, is a finding. What such a plugin's own hook
+  does to the runner's modules while pytest calls it (pytest-doctestplus replaces
+  `doctest.OutputChecker` where the project's configuration enables it) is the
+  project's too: each assignment to a watched module is attributed when it is made.
 
 What it cannot do is stop code that knows it is here and works around it; the
 harness's canary test (a test that must fail) is the second line, and the README
@@ -41,6 +47,10 @@ _ATTRIBUTE_KINDS = (types.FunctionType, types.BuiltinFunctionType, types.MethodT
 
 _snapshot: "dict | None" = None
 _plugins_seen: "list[tuple[str, str]]" = []
+#: (module, attribute) -> the value an image plugin's own hook assigned there.
+_assigned_by_image_plugin: "dict[tuple[str, str], object]" = {}
+#: The image's plugins the end state enabled (`id`s): never trusted, whatever their file.
+_enabled_by_end_state: "set[int]" = set()
 #: Set by the entry point: the workspace, and the workspace paths the agent added or
 #: changed (None: unknown, so no workspace file is trusted beyond fixture conftests).
 workspace = "/workspace"
@@ -99,6 +109,71 @@ def _members(module: types.ModuleType) -> "dict[str, tuple[object, object]]":
     return members
 
 
+class _WatchedModule(types.ModuleType):
+    """A runner module whose attribute assignments are attributed as they are made: a write to its
+    `__dict__` directly bypasses this, and is then a replacement like any other."""
+
+    def __setattr__(self, attr: str, value: object) -> None:
+        if _image_plugin_assigns(sys._getframe(1)):
+            _assigned_by_image_plugin[(self.__name__, attr)] = value
+        else:
+            _assigned_by_image_plugin.pop((self.__name__, attr), None)
+        super().__setattr__(attr, value)
+
+
+def _frame_file(frame: "types.FrameType") -> str:
+    return os.path.abspath(frame.f_code.co_filename)
+
+
+def _end_state_file(filename: str) -> bool:
+    """A file of the workspace the agent added or changed (any, when what changed is unknown)."""
+    filename = os.path.abspath(filename)
+    return filename.startswith(workspace + "/") and not _trusted_file(filename)
+
+
+def _image_plugin_assigns(frame: "types.FrameType") -> bool:
+    """Whether an assignment made in `frame` is an image plugin's own hook at work: every frame from it
+    out to pluggy's hook call is code the image installs (not pytest's or pluggy's own: their monkeypatch
+    takes a value from anyone), the hook called is of a plugin of the image the end state did not
+    enable, and nothing of the end state is on the stack (`_enabled_from_end_state`)."""
+    homes = [_origin_file(sys.modules[name]) for name in ("pluggy", "_pytest", "pytest") if name in sys.modules]
+    if len(homes) < 3 or not all(h.endswith("/__init__.py") for h in homes):
+        return False
+    pluggy_home, *pytest_homes = (os.path.dirname(h) + "/" for h in homes)
+    current: "types.FrameType | None" = frame
+    while current is not None and not _frame_file(current).startswith(pluggy_home):
+        if not _image_file(_frame_file(current)) or _frame_file(current).startswith(tuple(pytest_homes)):
+            return False
+        current = current.f_back
+    if current is None or current is frame:
+        return False
+    plugin = getattr(current.f_locals.get("hook_impl"), "plugin", None)  # pluggy's `_multicall` loop
+    return plugin is not None and _image_file(_origin_file(plugin)) and id(plugin) not in _enabled_by_end_state \
+        and not _enabled_from_end_state(current)
+
+
+def _enabled_from_end_state(frame: "types.FrameType | None") -> bool:
+    """Whether a plugin being registered now is the end state's doing: code of the end state on the
+    stack, or a test module of the end state whose `pytest_plugins` pytest is reading."""
+    while frame is not None:
+        if _end_state_file(frame.f_code.co_filename):
+            return True
+        declaring = frame.f_locals.get("mod") if frame.f_code.co_name == "consider_module" else None
+        declared_in = getattr(declaring, "__file__", None) if isinstance(declaring, types.ModuleType) else None
+        if isinstance(declared_in, str) and _end_state_file(declared_in):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def pytest_plugin_registered(plugin) -> None:  # noqa: ANN001 - pytest's hook signature
+    if _snapshot is None or not _image_file(_origin_file(plugin)) or _origin(plugin).split(".")[0] in \
+            _ALLOWED_PLUGIN_ROOTS:
+        return
+    if _enabled_from_end_state(sys._getframe(1)):
+        _enabled_by_end_state.add(id(plugin))
+
+
 def _watched() -> "list[tuple[str, types.ModuleType]]":
     return [(name, module) for name, module in sorted(sys.modules.items())
             if isinstance(module, types.ModuleType) and name.split(".")[0] in _WATCHED_ROOTS]
@@ -113,6 +188,9 @@ def snapshot() -> None:
         "path_hooks": list(sys.path_hooks),
         "image_dirs": _image_dirs(),
     }
+    for _, module in _watched():
+        if type(module) is types.ModuleType:
+            module.__class__ = _WatchedModule
 
 
 def _origin(obj: object) -> str:
@@ -131,8 +209,13 @@ def findings() -> "list[str]":
             found.append(f"module {name} was replaced in sys.modules")
             continue
         now = _members(module)
+        # What an image plugin's own hook put in place is the project's, and so are its own members.
+        projects = tuple(attr for (owner, attr), put in _assigned_by_image_plugin.items()
+                         if owner == name and now.get(attr, (None,))[0] is put)
         for attr, (value, code) in members.items():
             current = now.get(attr)
+            if attr in projects or attr.startswith(tuple(p + "." for p in projects)):
+                continue
             if current is None:
                 found.append(f"{name}.{attr} was removed")
             elif current[0] is not value:
@@ -168,8 +251,8 @@ def _allowed_plugin(plugin: object) -> bool:
         return True
     if _trusted_file(_origin_file(plugin)):  # the fixture's own plugin (e.g. `-p pkg.plugin` in its config)
         return True
-    if _image_file(_origin_file(plugin)):  # a plugin the task's image installs (`-p pytest_cov`)
-        return True
+    if _image_file(_origin_file(plugin)):  # a plugin the task's image installs (`-p pytest_cov`), unless
+        return id(plugin) not in _enabled_by_end_state  # the end state enabled it
     path = getattr(plugin, "__file__", None) or ""
     # A conftest.py is loaded as a plugin; the harness refuses any the agent added or changed.
     return isinstance(plugin, types.ModuleType) and path.startswith(workspace + "/") and \

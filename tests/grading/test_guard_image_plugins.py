@@ -1,0 +1,119 @@
+"""The guard and the plugins an image installs (no Docker: the harness's entry point on the host, over a
+Python whose site-packages play the image's): a plugin's own hook replacing a runner module's attribute
+where the project's configuration enables it is the project's (pytest-doctestplus and
+`doctest.OutputChecker`, astropy's), and the same plugin or replacement brought in by the end state is not."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import sysconfig
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+HARNESS = resources.files("endstate.grading").joinpath("harness")
+#: pytest and what it imports, as they are installed here.
+PYTEST = ("_pytest", "pytest", "pytest-*.dist-info", "pluggy", "pluggy-*.dist-info", "iniconfig", "iniconfig-*.dist-info",
+          "packaging", "packaging-*.dist-info", "py.py", "pygments", "pygments-*.dist-info")
+
+#: A plugin of the image, as pytest-doctestplus is: enabled by an ini key, it swaps doctest's checker.
+PLUS = '''import doctest
+
+
+class Checker(doctest.OutputChecker):
+    pass
+
+
+def pytest_addoption(parser):
+    parser.addini("fake_plus", "use the tolerant checker", default="")
+
+
+def pytest_configure(config):
+    if config.getini("fake_plus"):
+        doctest.OutputChecker = Checker
+'''
+#: A module of the image that is a plugin only when something names it: it swaps the checker always.
+OTHER = "import doctest\n\n\ndef pytest_configure(config):\n    doctest.OutputChecker = type('Lenient', (doctest.OutputChecker,), {})\n"
+CHECKS = "import doctest\n\n\ndef test_checker():\n    assert doctest.OutputChecker.__name__ == {name!r}\n"
+
+
+def _image_python(tmp_path: Path) -> Path:
+    """A Python whose own site-packages hold pytest (this one's, linked) and the image's plugins."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "image")], check=True)
+    python = tmp_path / "image" / "bin" / "python"
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    outer = Path(sysconfig.get_path("purelib"))
+    for name in PYTEST:
+        for found in outer.glob(name):
+            (site / found.name).symlink_to(found)
+    (site / "fakeplus").mkdir()
+    (site / "fakeplus" / "__init__.py").write_text("")
+    (site / "fakeplus" / "plugin.py").write_text(PLUS)
+    (site / "otherplug.py").write_text(OTHER)
+    info = site / "fakeplus-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplus\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pytest11]\nfakeplus = fakeplus.plugin\n")
+    return python
+
+
+def _guarded_run(tmp_path: Path, python: Path, files: dict[str, str], changed: list[str]) -> tuple[int, list[str]]:
+    """Run the workspace's tests as the harness does, with the guard; (exit status, its findings)."""
+    harness, workspace, reports = tmp_path / "harness", tmp_path / "ws", tmp_path / "reports"
+    for folder in (harness, workspace, reports):
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir()
+    for name in ("endstate_runner.py", "endstate_guard.py"):
+        (harness / name).write_bytes(HARNESS.joinpath(name).read_bytes())
+    (harness / "changed.json").write_text(json.dumps(changed))
+    for path, text in files.items():
+        (workspace / path).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / path).write_text(text)
+    run = subprocess.run([python, "-s", "-B", str(harness / "endstate_runner.py"), "pytest", str(reports), "n1",
+                          "guard", str(workspace), "", "--", "-q", "tests"],
+                         cwd=workspace, capture_output=True, text=True, timeout=120)
+    guard = reports / "n1" / "guard.json"
+    assert guard.exists(), run.stdout[-2000:] + run.stderr[-2000:]
+    return run.returncode, json.loads(guard.read_text())["findings"]
+
+
+@pytest.fixture(scope="module")
+def image_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _image_python(tmp_path_factory.mktemp("python"))
+
+
+def test_an_image_plugins_replacement_the_projects_configuration_enables_is_the_projects(tmp_path, image_python):
+    files = {"pytest.ini": "[pytest]\nfake_plus = enabled\n", "tests/test_doc.py": CHECKS.format(name="Checker")}
+    assert _guarded_run(tmp_path, image_python, files, changed=[]) == (0, [])
+    # Not enabled, nothing is replaced: the plugin itself is no finding either.
+    files = {"pytest.ini": "[pytest]\n", "tests/test_doc.py": CHECKS.format(name="OutputChecker")}
+    assert _guarded_run(tmp_path, image_python, files, changed=[]) == (0, [])
+
+
+def test_an_image_plugin_the_end_state_enables_is_caught_with_its_replacement(tmp_path, image_python):
+    files = {"pytest.ini": "[pytest]\n", "tests/test_doc.py": "pytest_plugins = ['otherplug']\n\n\n"
+                                                              + CHECKS.format(name="Lenient")}
+    code, findings = _guarded_run(tmp_path, image_python, files, changed=["tests/test_doc.py"])
+    assert code == 0 and "doctest.OutputChecker was replaced" in findings
+    assert any("not on the harness's allow-list" in f and "otherplug" in f for f in findings), findings
+    # The same test module as the fixture's own: the plugin it names is the project's.
+    assert _guarded_run(tmp_path, image_python, files, changed=[]) == (0, [])
+
+
+def test_an_image_plugins_class_put_in_place_by_the_end_states_code_is_caught(tmp_path, image_python):
+    # The very class the plugin would put there, where the project's configuration does not enable it.
+    files = {"pytest.ini": "[pytest]\n", "calc.py": "import doctest\nimport fakeplus.plugin\n\n"
+                                                   "doctest.OutputChecker = fakeplus.plugin.Checker\n",
+             "tests/test_doc.py": "import calc\n\n\n" + CHECKS.format(name="Checker")}
+    code, findings = _guarded_run(tmp_path, image_python, files, changed=["calc.py"])
+    assert code == 0 and "doctest.OutputChecker was replaced" in findings, findings
+    # Called through the plugin's own hook function, from the end state's code: the same.
+    files["calc.py"] = ("import fakeplus.plugin\n\n\nclass Config:\n    def getini(self, name):\n        return 'yes'\n\n\n"
+                        "fakeplus.plugin.pytest_configure(Config())\n")
+    code, findings = _guarded_run(tmp_path, image_python, files, changed=["calc.py"])
+    assert code == 0 and "doctest.OutputChecker was replaced" in findings, findings
