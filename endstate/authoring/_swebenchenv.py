@@ -24,7 +24,14 @@ import msgspec
 from endstate.authoring._versions import requirement_name
 from endstate.sandbox import SANDBOX_PYTHON, PythonSource, Tree, python_source
 
-__all__ = ["SwebenchEnv", "swebench_env", "env_python", "env_requirements", "python_deviation"]
+__all__ = ["ENV_DAY", "SwebenchEnv", "swebench_env", "env_python", "env_requirements", "python_deviation"]
+
+#: The day SWE-bench's environments stand for: its harness installs what the specification leaves
+#: unpinned at the newest PyPI holds when it builds an image, and SWE-bench Verified's lists were
+#: validated in the harness's images of its publication (2024-08-13). What PyPI held then is what the
+#: task's image takes first (`_versions.resolve_pinned`): today's newest breaks old trees (setuptools 81
+#: dropped the pkg_resources Sphinx 3 imports), the commit's day often has no wheel for the named Python.
+ENV_DAY = "2024-08-13T00:00:00Z"
 
 
 class SwebenchEnv(msgspec.Struct, forbid_unknown_fields=True):

@@ -30,7 +30,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from endstate.authoring._installed import asks_for_metadata, runtime_requirements
-from endstate.authoring._swebenchenv import SwebenchEnv, env_python, env_requirements
+from endstate.authoring._swebenchenv import ENV_DAY, SwebenchEnv, env_python, env_requirements
 from endstate.authoring._versions import (
     locked_versions,
     pytest_of_its_time,
@@ -394,7 +394,7 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
     asked += list(bounds) + list(build)  # build: what the project's build imports (`_build.build_requirements`)
     pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
-                            pins=pins, target=target)
+                            pins=pins, target=target, env_day=ENV_DAY if env else "")
     # A first line naming another Python is a comment, no distribution.
     return pinned, [name for name in map(requirement_name, pinned.splitlines()) if name]
 
