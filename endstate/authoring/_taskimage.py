@@ -341,14 +341,26 @@ def declared_requirements(project: Tree, *, keep: Collection[str] = (), also: Co
     keep = {requirement_name(k) for k in [*keep, *also, *runtime_requirements(project)]}
     own = {requirement_name(n) for n in _own_names(project)}
     kept: dict[tuple[str, str], str] = {}
-    for requirement in found:
+    for requirement in map(_without_url, found):
         name = requirement_name(requirement)
         local = re.match(r"\s*[\w.-]*/", requirement)  # a folder of the tree (flask's `examples/tutorial[test]`)
+        local = local or _URL.match(requirement)  # no PyPI name (Sphinx 3.1's `git+https://...html5lib-python`)
         if name and name not in own and not local and (not is_tooling(name) or name in keep):
             # pylint's `dill>=0.3.6; python_version>='3.11'` beside its `<'3.11'` twin: one per marker.
             marker = "".join(requirement.partition(";")[2].split()).replace('"', "'")
             kept.setdefault((name, marker), requirement.strip())
     return [kept[key] for key in sorted(kept)]
+
+
+#: A requirement that is a URL (a VCS's `git+https://`, an archive's, a `file:`): the wheels come from PyPI alone.
+_URL = re.compile(r"\s*([a-z]+\+)?[a-z]+:")
+_AT_URL = re.compile(r"\s*([A-Za-z0-9][\w.-]*(?:\[[^\]]*\])?)\s*@\s*\S+(\s*;.*)?")
+
+
+def _without_url(requirement: str) -> str:
+    """`name @ url` as `name` (the distribution PyPI releases, with its marker); any other as it is."""
+    named = _AT_URL.fullmatch(requirement)
+    return named.group(1) + (named.group(2) or "") if named else requirement
 
 
 def _own_names(project: Tree) -> list[str]:
