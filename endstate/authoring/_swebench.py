@@ -29,6 +29,7 @@ whose tests need packages neither declares does not check out, and is listed say
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import shutil
 import time
@@ -321,11 +322,14 @@ def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
 def import_swebench(source: str | Path, repos: Path | None, out: Path, *, backend: str, image: str,
                     dockerfile: Path | None = None, split: str = "test", select: Selection = Selection(),
                     images: str | None = None, log: Callable[[str], None] = lambda line: None,
-                    refused: Callable[[Skipped, float], None] = lambda skipped, seconds: None) -> ImportReport:
+                    refused: Callable[[Skipped, float], None] = lambda skipped, seconds: None,
+                    jobs: int = 1) -> ImportReport:
     """Write a task per instance of `source` (a dataset file or name, `read_instances`) that `select`
     keeps under `out` (`report.made`); list the instances that cannot be made. The tasks are not
     checked here: the caller checks each and settles it with `keep_checked`. `refused` is told of each
-    record not made, as it is refused, with the seconds spent on it.
+    record not made, as it is refused, with the seconds spent on it. `jobs` instances are made side by
+    side (each one's image build and counting run is mostly waiting on the engine); each log line then
+    names its instance. The report is the same whatever `jobs` is.
     `dockerfile`: every task's image is built from it, as `tasks new --dockerfile` does; `images`: see write_instance."""
     repos, out = (None if repos is None else Path(repos)), Path(out)
     if images is None and (repos is None or not repos.is_dir()):
@@ -334,18 +338,31 @@ def import_swebench(source: str | Path, repos: Path | None, out: Path, *, backen
     report = ImportReport(skipped=skipped, bad_input=bool(skipped))
     for bad in skipped:
         refused(bad, 0.0)
-    for number, instance in instances:
+
+    def make(instance: Instance) -> tuple[str | EndstateError, float]:
+        said = log if jobs == 1 else lambda line: log(f"[{instance.instance_id}] {line}")
         started = time.monotonic()
         try:
-            folder = write_instance(instance, repos, out, log, backend=backend, image=image, own_dockerfile=dockerfile,
-                                    images=images)
-            report.made[instance.instance_id] = (number, str(folder))
-            log(f"wrote {folder}")
+            folder = write_instance(instance, repos, out, said, backend=backend, image=image,
+                                    own_dockerfile=dockerfile, images=images)
+            said(f"wrote {folder}")
+            return str(folder), time.monotonic() - started
         except EndstateError as exc:
-            report.skipped.append(Skipped(number, instance.instance_id,
-                                          f"instance {instance.instance_id}: {_capped(str(exc), REASON_MAX)}"))
-            refused(report.skipped[-1], time.monotonic() - started)
-        report.seconds[instance.instance_id] = time.monotonic() - started
+            return exc, time.monotonic() - started
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(make, instance): (number, instance) for number, instance in instances}
+        for future in concurrent.futures.as_completed(futures):
+            (number, instance), (made, seconds) = futures[future], future.result()
+            if isinstance(made, str):
+                report.made[instance.instance_id] = (number, made)
+            else:
+                report.skipped.append(Skipped(number, instance.instance_id,
+                                              f"instance {instance.instance_id}: {_capped(str(made), REASON_MAX)}"))
+                refused(report.skipped[-1], seconds)
+            report.seconds[instance.instance_id] = seconds
+    report.made = dict(sorted(report.made.items(), key=lambda item: item[1][0]))
+    report.seconds = {i.instance_id: report.seconds[i.instance_id] for _, i in instances}
     report.skipped.sort(key=lambda s: s.line)
     return report
 

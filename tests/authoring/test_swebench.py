@@ -327,3 +327,26 @@ def test_pytest_itself_is_refused_in_one_line_naming_why(tmp_path):
     with pytest.raises(UserError, match=r"^the project is pytest itself: its tests exercise the tree's own pytest"):
         write_instance(instance, tmp_path / "repos", tmp_path / "out")
     assert not (tmp_path / "out" / "pytest-dev__pytest-1").exists()
+
+
+def test_instances_are_made_side_by_side_under_jobs_and_reported_in_the_files_order(tmp_path, repos, monkeypatch):
+    """`-j 2` made one instance after the other (only the checks ran side by side): each waits here
+    until the other is being made too, which never happens one at a time."""
+    import threading
+
+    from endstate.authoring import _swebench
+
+    together = threading.Barrier(2, timeout=60)
+    made = _swebench.write_instance
+
+    def when_both_are_in_hand(instance, *args, **kwargs):
+        together.wait()
+        return made(instance, *args, **{**kwargs, "backend": None})  # no engine: the ids as given
+
+    monkeypatch.setattr(_swebench, "write_instance", when_both_are_in_hand)
+    said: list[str] = []
+    report = _swebench.import_swebench(_write(tmp_path, shipped()[:2]), repos, tmp_path / "out", backend="docker",
+                                       image="", jobs=2, log=said.append)
+    assert list(report.made) == [shipped()[0]["instance_id"], shipped()[1]["instance_id"]], report
+    assert list(report.seconds) == list(report.made) and not report.skipped
+    assert any(line.startswith(f"[{shipped()[1]['instance_id']}] wrote ") for line in said), said
