@@ -21,6 +21,7 @@ from importlib import resources
 
 import msgspec
 
+from endstate.authoring._installed import runtime_requirements
 from endstate.authoring._versions import requirement_name
 from endstate.sandbox import SANDBOX_PYTHON, PythonSource, Tree, python_source
 
@@ -105,9 +106,31 @@ def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
     for spec in env.pins:
         name, _, version = spec.partition("==")
         if version and requirement_name(name) == requirement_name(spec):
-            pins[requirement_name(name)] = version.strip()
+            refused = _refused_by_install(project, requirement_name(name), version.strip(), env.python)
+            if refused:  # SWE-bench installs its pins first; the project's own install then takes what it asks
+                log(f"{label}: its pin {spec} gives way to the project's own `{refused}` (its install, after the "
+                    "pins, takes what the project asks)")
+            else:
+                pins[requirement_name(name)] = version.strip()
         wanted.append(spec if not version else requirement_name(name))
     found = next((path for path in env.requirements if path in project), None)
     if env.requirements and found is None:
         log(f"{label} installs {' or '.join(env.requirements)}, which the tree does not hold")
     return wanted, pins, list(env.extras), [found] if found else []
+
+
+def _refused_by_install(project: Tree, name: str, version: str, python: str) -> str:
+    """The project's own requirement of `name` (what `pip install -e .` installs) that `version` does not
+    satisfy on `python`, "" when none: pylint 3.0 asks `astroid>=3.0.0a8`, SWE-bench pins astroid==3.0.0a6."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for line in runtime_requirements(project):
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        applies = requirement.marker is None or requirement.marker.evaluate({"python_version": python, "extra": ""})
+        if applies and requirement_name(requirement.name) == name \
+                and not requirement.specifier.contains(version, prereleases=True):
+            return line.strip()
+    return ""

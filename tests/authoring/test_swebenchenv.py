@@ -114,3 +114,19 @@ def test_an_environment_is_resolved_as_of_the_day_swebench_stands_for_with_its_p
     assert "\nsetuptools==72.1.0 " in pinned and "\nmarkupsafe==2.0.1 " in pinned and "\njinja2==3.0.3 " in pinned
     assert "resolved as of 2024-08-13, the day the environment it stands for was resolved (PyPI's upload times)" \
         in said, said
+
+
+def test_a_pin_the_projects_own_install_does_not_satisfy_gives_way_to_what_it_asks():
+    """pylint 3.0's environment pins astroid==3.0.0a6, but SWE-bench installs its pins first and the project
+    after (`pip install -e .`), which asks astroid>=3.0.0a8 (pylint-dev__pylint-8898: a6 has no `nodes.Try`)."""
+    project = files({"pyproject.toml": '[project]\nname = "pylint"\ndependencies = ["astroid>=3.0.0a8,<=3.1.0-dev0"]\n',
+                     "requirements_test.txt": "pytest\n"})
+    said: list[str] = []
+    _, pins, _, _ = env_requirements(swebench_env("pylint-dev/pylint", "3.0"), project, "3.9", said.append)
+    assert "astroid" not in pins
+    assert any("its pin astroid==3.0.0a6 gives way to the project's own `astroid>=3.0.0a8,<=3.1.0-dev0`" in line
+               for line in said), said
+    _, kept, _, _ = env_requirements(swebench_env("pylint-dev/pylint", "3.0"),
+                                     files({"pyproject.toml": '[project]\nname = "pylint"\ndependencies = ["astroid"]\n'}),
+                                     "3.9")
+    assert kept["astroid"] == "3.0.0a6"
