@@ -110,8 +110,8 @@ def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
             if refused:  # SWE-bench installs its pins first; the project's own install then takes what it asks
                 log(f"{label}: its pin {spec} gives way to the project's own `{refused}` (its install, after the "
                     "pins, takes what the project asks)")
-            else:
-                pins[requirement_name(name)] = version.strip()
+                continue  # nor is its name asked bare: the project's requirement, with its bound, stands
+            pins[requirement_name(name)] = version.strip()
         wanted.append(spec if not version else requirement_name(name))
     found = next((path for path in env.requirements if path in project), None)
     if env.requirements and found is None:

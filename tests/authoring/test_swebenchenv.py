@@ -122,8 +122,9 @@ def test_a_pin_the_projects_own_install_does_not_satisfy_gives_way_to_what_it_as
     project = files({"pyproject.toml": '[project]\nname = "pylint"\ndependencies = ["astroid>=3.0.0a8,<=3.1.0-dev0"]\n',
                      "requirements_test.txt": "pytest\n"})
     said: list[str] = []
-    _, pins, _, _ = env_requirements(swebench_env("pylint-dev/pylint", "3.0"), project, "3.9", said.append)
-    assert "astroid" not in pins
+    wanted, pins, _, _ = env_requirements(swebench_env("pylint-dev/pylint", "3.0"), project, "3.9", said.append)
+    assert "astroid" not in pins and "astroid" not in wanted  # a bare name would shadow the project's bound
+    assert "astroid>=3.0.0a8,<=3.1.0-dev0" in declared_requirements(project, also=wanted)
     assert any("its pin astroid==3.0.0a6 gives way to the project's own `astroid>=3.0.0a8,<=3.1.0-dev0`" in line
                for line in said), said
     _, kept, _, _ = env_requirements(swebench_env("pylint-dev/pylint", "3.0"),
