@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,14 @@ def test_a_pin_the_projects_own_install_does_not_satisfy_gives_way_to_what_it_as
                                      files({"pyproject.toml": '[project]\nname = "pylint"\ndependencies = ["astroid"]\n'}),
                                      "3.9")
     assert kept["astroid"] == "3.0.0a6"
+
+
+def test_when_the_lock_files_versions_do_not_resolve_swebenchs_pins_still_hold():
+    """Resolved from PyPI: the newest the declarations allow was taken with no pin at all, SWE-bench's
+    among them (pydata__xarray-6744 got numpy 2.2 for its pin 1.23.0, and no test module imported)."""
+    from endstate.authoring._versions import resolve_pinned
+
+    project = files({"uv.lock": '[[package]]\nname = "six"\nversion = "0.0.404"\n'})  # a version PyPI never had
+    said: list[str] = []
+    pinned = resolve_pinned(project, ["numpy", "six"], pins={"numpy": "1.26.4"}, log=said.append)
+    assert re.search(r"^numpy==1\.26\.4 ", pinned, flags=re.MULTILINE), pinned
