@@ -216,10 +216,21 @@ def not_found_error(missing: list[str], collected: list[str], field: str, why: s
                            + "; ".join(shown) + more)
 
 
+#: A line that says which exception was raised (`E   ModuleNotFoundError: No module named 'x'`, or a
+#: conftest's unprefixed `ImportError: Error importing plugin "...": No module named 'pkg_resources'`).
+_RAISED = re.compile(r"(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning)(?::\s.*)?)")
+
+
 def _error_lines(tail: str) -> str:
-    """A run's last lines from pytest's first `E   ` line (the exception of an error), else the errors of
-    pytest's short summary (`ERROR file - Exception: ...`: a tail cut past the `E` line, with a warning the
-    project logs after it), else its last 300 characters: a collection error's cause, not what follows it."""
+    """What a run's last lines say went wrong: its last line that names a raised exception (a warning
+    only where nothing else is named), else its lines from pytest's first `E   ` line, else the errors of
+    pytest's short summary (`ERROR file - Exception: ...`: a tail cut past the `E` line), else its last 300
+    characters. A collection error's cause, not the traceback's frames before it nor a warning the project
+    logs after it (the output's lines are joined by ` | ` or newlines)."""
+    raised = [m[1].strip() for line in re.split(r"\n| \| ", tail) if (m := _RAISED.fullmatch(line.strip()))]
+    errors = [line for line in raised if not line.split(":", 1)[0].endswith("Warning")]
+    if errors:
+        return errors[-1][:300]
     at = tail.find("E   ")
     if at >= 0:
         return tail[at:][-300:]

@@ -29,8 +29,8 @@ whose tests need packages neither declares does not check out, and is listed say
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
-import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -61,9 +61,10 @@ from endstate.authoring._nodeids import (
     whole_files,
     with_whole_tests,
 )
-from endstate.authoring._swebenchdata import Selection, dataset_records
+from endstate.authoring._swebenchdata import Selection
 from endstate.authoring._swebenchenv import python_deviation, swebench_env
 from endstate.authoring._swebenchimages import about, instance_image, write_layer
+from endstate.authoring._swebenchrecords import Instance, Skipped, log_fragments, read_instances, test_ids
 from endstate.authoring._systools import system_packages
 from endstate.authoring._taskimage import pinned_requirements, write_task_image
 from endstate.authoring._testcommand import (
@@ -73,49 +74,12 @@ from endstate.authoring._testcommand import (
     project_test_command,
     runner_args,
     runner_command,
-    runner_ids,
 )
 from endstate.errors import EndstateError, UserError
 from endstate.sandbox import Tree, matches_any
 from endstate.task import Category, GraderSpec, Manifest, SandboxSpec, load_task, write_manifest
 
 __all__ = ["Instance", "Skipped", "ImportReport", "read_instances", "import_swebench", "keep_checked"]
-
-
-class Instance(msgspec.Struct, forbid_unknown_fields=True):
-    """One SWE-bench instance. FAIL_TO_PASS and PASS_TO_PASS are lists of pytest node ids,
-    or (as in the published datasets) a string holding such a list in JSON."""
-
-    instance_id: str
-    repo: str
-    base_commit: str
-    patch: str
-    test_patch: str
-    problem_statement: str
-    FAIL_TO_PASS: list[str] | str
-    PASS_TO_PASS: list[str] | str
-    # The repository's version: SWE-bench's environment for it is honoured (`_swebenchenv`).
-    version: str | float | None = None
-    # SWE-bench's prebuilt image of the instance (swebench/sweb.eval.x86_64.<id>:latest) and the log
-    # parser its harness reads the test run with (parse_log_django, parse_log_pytest...): the runner.
-    image: str | None = None
-    log_parser: str | None = None
-    # Present in the published datasets; not used here (eval_script: the bash the harness runs to grade;
-    # with --images swebench its test line is written on the task).
-    environment_setup_commit: str | None = None
-    hints_text: str | None = None
-    created_at: str | None = None
-    difficulty: str | None = None
-    eval_script: str | None = None
-    eval_type: str | None = None
-
-
-class Skipped(msgspec.Struct):
-    """An instance that was not written: where it is in the file, its id if known, and why."""
-
-    line: int
-    instance_id: str
-    reason: str
 
 
 class ImportReport(msgspec.Struct):
@@ -137,67 +101,6 @@ REASON_MAX = 1200
 def _capped(text: str, limit: int) -> str:
     text = " ".join(line.rstrip() for line in text.strip().splitlines())  # one line, its indentation kept
     return text if len(text) <= limit else text[:limit - 3] + "..."
-
-
-def _test_ids(instance: Instance, field: str) -> list[str]:
-    raw = getattr(instance, field)
-    if isinstance(raw, str):
-        try:
-            raw = msgspec.json.decode(raw, type=list[str])
-        except msgspec.DecodeError as exc:
-            raise UserError(f"field `{field}` is a string but not a JSON list of strings ({exc})") from None
-    ids = list(dict.fromkeys(raw))  # each once, in the file's order
-    wrong = runner_ids(SWEBENCH_RUNNERS.get(instance.repo, "pytest"), ids)  # Django's and sympy's are their own
-    if wrong:
-        raise UserError(f"field `{field}` {wrong}")
-    return ids
-
-
-def read_instances(source: str | Path, split: str = "test",
-                   select: Selection = Selection()) -> tuple[list[tuple[int, Instance]], list[Skipped]]:
-    """Every instance of a dataset (`_swebenchdata`: a parquet, JSON or JSONL file, or a dataset name)
-    that `select` keeps, with its place in it, plus the records that are not valid instances and the
-    ids asked for that it does not hold."""
-    instances, bad, present = [], [], set()
-    for record in dataset_records(source, split, select):
-        named = _id_of(record.value)
-        present.add(named)
-        try:
-            if record.error:
-                raise UserError(record.error)
-            instance = msgspec.convert(record.value, type=Instance)
-            for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
-                _test_ids(instance, field)
-        except (msgspec.ValidationError, UserError) as exc:
-            bad.append(Skipped(record.number, named, record.where + (f" (instance {named})" if named else "")
-                               + f": {_explain(exc)}"))
-            continue
-        instances.append((record.number, instance, record.where))
-    seen: dict[str, str] = {}
-    for number, instance, where in instances:
-        if instance.instance_id in seen:
-            bad.append(Skipped(number, instance.instance_id, f"{where}: instance {instance.instance_id} "
-                               f"is also at {seen[instance.instance_id]}"))
-        seen.setdefault(instance.instance_id, where)
-    bad += [Skipped(0, named, f"--instance {named}: {source} holds no instance of that id")
-            for named in select.ids if named not in present]
-    duplicated = {s.line for s in bad}
-    return [(n, i) for n, i, _ in instances if n not in duplicated], bad
-
-
-def _id_of(value: object) -> str:
-    named = value.get("instance_id") if isinstance(value, dict) else None
-    return named if isinstance(named, str) else ""
-
-
-def _explain(exc: Exception) -> str:
-    text = str(exc)
-    match = re.fullmatch(r"(.*) - at `\$\.([A-Za-z_]+).*`", text)
-    if match:
-        return f"field `{match[2]}`: {match[1]}"
-    if text.startswith("Object missing required field"):
-        return text.replace("Object missing required field", "missing field")
-    return text.replace("Object contains unknown field", "unknown field")
 
 
 # -- one task ------------------------------------------------------------------------------------
@@ -229,6 +132,14 @@ def _split(instance: Instance, fixture: Tree, log: Callable[[str], None] = lambd
 def _command(tree: Tree, targets: list[str], installed: list[str] | None) -> str:
     """The project's test command over `targets`, run by pytest: the dataset's ids are pytest's."""
     return project_test_command(tree, targets, installed=installed, pytest_ids=True)
+
+
+def _runs_here(fixture: Tree) -> None:
+    """UserError when the project's tests cannot run under endstate's harness as SWE-bench runs them."""
+    if any(f"{top}_pytest/__init__.py" in fixture for top in ("", "src/")):
+        raise UserError("the project is pytest itself: its tests exercise the tree's own pytest (SWE-bench installs "
+                        "it in place), and endstate's harness runs the task image's pytest, never one from the "
+                        "graded tree, so the fix would never run")
 
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
@@ -280,13 +191,14 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
     `own_dockerfile`: the task's image is built from it (copied to image/Dockerfile), not from the
     dependencies the project declares. `images`: SWE-bench's own image of it, from that registry (`_swebenchimages`)."""
     folder = fresh_folder(out, instance.instance_id)
-    failing, passing = _test_ids(instance, "FAIL_TO_PASS"), _test_ids(instance, "PASS_TO_PASS")
+    failing, passing = test_ids(instance, "FAIL_TO_PASS"), test_ids(instance, "PASS_TO_PASS")
     if not failing:
         raise UserError("field `FAIL_TO_PASS` is empty: the held-out tests are what tells a fix from no fix")
     own = None if images is None else instance_image(instance.instance_id, instance.image, instance.base_commit,
                                                       images, log)
     clone = find_clone(repos or Path("."), instance.repo) if own is None else Path(".")
     fixture = base_tree(clone, instance.base_commit, log) if own is None else dict(own.tree)
+    _runs_here(fixture)
     version = project_version(fixture, fallback=str(instance.version or ""))
     fixture.update(generated_files(fixture, version) if own is None else {})  # what the project's install writes
     split = _split(instance, fixture, log)
@@ -307,7 +219,11 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
     system = sorted({*system_packages(split.fixture), *apt}) if resolved else []
     dockerfile = "image/Dockerfile" if pinned or system or own_dockerfile or own else None
     base = about(own, instance.eval_script) if own else []
-    manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile, about=base)
+    said = [f"PASS_TO_PASS: {', '.join(fragments)} left out, a fragment of a log line that SWE-bench's parser read "
+            "as a test and that names none"] if (fragments := log_fragments(instance)) else []
+    for line in said:
+        log(line)
+    manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile, notes=said, about=base)
     try:
         folder.mkdir(parents=True)
         if pinned or system:
@@ -345,7 +261,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
                                                                               installed, backend, image, log),
                                                         rebuild, split.fixture, pinned, log)
             write_manifest(folder, *_task_toml(instance, split, protected, passing, failing, installed,
-                                              dockerfile, counts, notes, about=base))
+                                              dockerfile, counts, [*said, *notes], about=base))
             load_task(folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -403,11 +319,14 @@ def _visible_files(ids: list[str], fixture: Tree) -> list[str]:
 def import_swebench(source: str | Path, repos: Path | None, out: Path, *, backend: str, image: str,
                     dockerfile: Path | None = None, split: str = "test", select: Selection = Selection(),
                     images: str | None = None, log: Callable[[str], None] = lambda line: None,
-                    refused: Callable[[Skipped, float], None] = lambda skipped, seconds: None) -> ImportReport:
+                    refused: Callable[[Skipped, float], None] = lambda skipped, seconds: None,
+                    jobs: int = 1) -> ImportReport:
     """Write a task per instance of `source` (a dataset file or name, `read_instances`) that `select`
     keeps under `out` (`report.made`); list the instances that cannot be made. The tasks are not
     checked here: the caller checks each and settles it with `keep_checked`. `refused` is told of each
-    record not made, as it is refused, with the seconds spent on it.
+    record not made, as it is refused, with the seconds spent on it. `jobs` instances are made side by
+    side (each one's image build and counting run is mostly waiting on the engine); each log line then
+    names its instance. The report is the same whatever `jobs` is.
     `dockerfile`: every task's image is built from it, as `tasks new --dockerfile` does; `images`: see write_instance."""
     repos, out = (None if repos is None else Path(repos)), Path(out)
     if images is None and (repos is None or not repos.is_dir()):
@@ -416,18 +335,31 @@ def import_swebench(source: str | Path, repos: Path | None, out: Path, *, backen
     report = ImportReport(skipped=skipped, bad_input=bool(skipped))
     for bad in skipped:
         refused(bad, 0.0)
-    for number, instance in instances:
+
+    def make(instance: Instance) -> tuple[str | EndstateError, float]:
+        said = log if jobs == 1 else lambda line: log(f"[{instance.instance_id}] {line}")
         started = time.monotonic()
         try:
-            folder = write_instance(instance, repos, out, log, backend=backend, image=image, own_dockerfile=dockerfile,
-                                    images=images)
-            report.made[instance.instance_id] = (number, str(folder))
-            log(f"wrote {folder}")
+            folder = write_instance(instance, repos, out, said, backend=backend, image=image,
+                                    own_dockerfile=dockerfile, images=images)
+            said(f"wrote {folder}")
+            return str(folder), time.monotonic() - started
         except EndstateError as exc:
-            report.skipped.append(Skipped(number, instance.instance_id,
-                                          f"instance {instance.instance_id}: {_capped(str(exc), REASON_MAX)}"))
-            refused(report.skipped[-1], time.monotonic() - started)
-        report.seconds[instance.instance_id] = time.monotonic() - started
+            return exc, time.monotonic() - started
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(make, instance): (number, instance) for number, instance in instances}
+        for future in concurrent.futures.as_completed(futures):
+            (number, instance), (made, seconds) = futures[future], future.result()
+            if isinstance(made, str):
+                report.made[instance.instance_id] = (number, made)
+            else:
+                report.skipped.append(Skipped(number, instance.instance_id,
+                                              f"instance {instance.instance_id}: {_capped(str(made), REASON_MAX)}"))
+                refused(report.skipped[-1], seconds)
+            report.seconds[instance.instance_id] = seconds
+    report.made = dict(sorted(report.made.items(), key=lambda item: item[1][0]))
+    report.seconds = {i.instance_id: report.seconds[i.instance_id] for _, i in instances}
     report.skipped.sort(key=lambda s: s.line)
     return report
 

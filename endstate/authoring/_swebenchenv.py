@@ -21,10 +21,18 @@ from importlib import resources
 
 import msgspec
 
+from endstate.authoring._installed import runtime_requirements
 from endstate.authoring._versions import requirement_name
 from endstate.sandbox import SANDBOX_PYTHON, PythonSource, Tree, python_source
 
-__all__ = ["SwebenchEnv", "swebench_env", "env_python", "env_requirements", "python_deviation"]
+__all__ = ["ENV_DAY", "SwebenchEnv", "swebench_env", "env_python", "env_requirements", "python_deviation"]
+
+#: The day SWE-bench's environments stand for: its harness installs what the specification leaves
+#: unpinned at the newest PyPI holds when it builds an image, and SWE-bench Verified's lists were
+#: validated in the harness's images of its publication (2024-08-13). What PyPI held then is what the
+#: task's image takes first (`_versions.resolve_pinned`): today's newest breaks old trees (setuptools 81
+#: dropped the pkg_resources Sphinx 3 imports), the commit's day often has no wheel for the named Python.
+ENV_DAY = "2024-08-13T00:00:00Z"
 
 
 class SwebenchEnv(msgspec.Struct, forbid_unknown_fields=True):
@@ -98,9 +106,31 @@ def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
     for spec in env.pins:
         name, _, version = spec.partition("==")
         if version and requirement_name(name) == requirement_name(spec):
+            refused = _refused_by_install(project, requirement_name(name), version.strip(), env.python)
+            if refused:  # SWE-bench installs its pins first; the project's own install then takes what it asks
+                log(f"{label}: its pin {spec} gives way to the project's own `{refused}` (its install, after the "
+                    "pins, takes what the project asks)")
+                continue  # nor is its name asked bare: the project's requirement, with its bound, stands
             pins[requirement_name(name)] = version.strip()
         wanted.append(spec if not version else requirement_name(name))
     found = next((path for path in env.requirements if path in project), None)
     if env.requirements and found is None:
         log(f"{label} installs {' or '.join(env.requirements)}, which the tree does not hold")
     return wanted, pins, list(env.extras), [found] if found else []
+
+
+def _refused_by_install(project: Tree, name: str, version: str, python: str) -> str:
+    """The project's own requirement of `name` (what `pip install -e .` installs) that `version` does not
+    satisfy on `python`, "" when none: pylint 3.0 asks `astroid>=3.0.0a8`, SWE-bench pins astroid==3.0.0a6."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    for line in runtime_requirements(project):
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue
+        applies = requirement.marker is None or requirement.marker.evaluate({"python_version": python, "extra": ""})
+        if applies and requirement_name(requirement.name) == name \
+                and not requirement.specifier.contains(version, prereleases=True):
+            return line.strip()
+    return ""

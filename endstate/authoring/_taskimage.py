@@ -30,7 +30,7 @@ from collections.abc import Callable, Collection
 from pathlib import Path
 
 from endstate.authoring._installed import asks_for_metadata, runtime_requirements
-from endstate.authoring._swebenchenv import SwebenchEnv, env_python, env_requirements
+from endstate.authoring._swebenchenv import ENV_DAY, SwebenchEnv, env_python, env_requirements
 from endstate.authoring._versions import (
     locked_versions,
     pytest_of_its_time,
@@ -341,14 +341,26 @@ def declared_requirements(project: Tree, *, keep: Collection[str] = (), also: Co
     keep = {requirement_name(k) for k in [*keep, *also, *runtime_requirements(project)]}
     own = {requirement_name(n) for n in _own_names(project)}
     kept: dict[tuple[str, str], str] = {}
-    for requirement in found:
+    for requirement in map(_without_url, found):
         name = requirement_name(requirement)
         local = re.match(r"\s*[\w.-]*/", requirement)  # a folder of the tree (flask's `examples/tutorial[test]`)
+        local = local or _URL.match(requirement)  # no PyPI name (Sphinx 3.1's `git+https://...html5lib-python`)
         if name and name not in own and not local and (not is_tooling(name) or name in keep):
             # pylint's `dill>=0.3.6; python_version>='3.11'` beside its `<'3.11'` twin: one per marker.
             marker = "".join(requirement.partition(";")[2].split()).replace('"', "'")
             kept.setdefault((name, marker), requirement.strip())
     return [kept[key] for key in sorted(kept)]
+
+
+#: A requirement that is a URL (a VCS's `git+https://`, an archive's, a `file:`): the wheels come from PyPI alone.
+_URL = re.compile(r"\s*([a-z]+\+)?[a-z]+:")
+_AT_URL = re.compile(r"\s*([A-Za-z0-9][\w.-]*(?:\[[^\]]*\])?)\s*@\s*\S+(\s*;.*)?")
+
+
+def _without_url(requirement: str) -> str:
+    """`name @ url` as `name` (the distribution PyPI releases, with its marker); any other as it is."""
+    named = _AT_URL.fullmatch(requirement)
+    return named.group(1) + (named.group(2) or "") if named else requirement
 
 
 def _own_names(project: Tree) -> list[str]:
@@ -394,7 +406,7 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
     asked += list(bounds) + list(build)  # build: what the project's build imports (`_build.build_requirements`)
     pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
-                            pins=pins, target=target)
+                            pins=pins, target=target, env_day=ENV_DAY if env else "")
     # A first line naming another Python is a comment, no distribution.
     return pinned, [name for name in map(requirement_name, pinned.splitlines()) if name]
 

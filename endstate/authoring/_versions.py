@@ -84,8 +84,9 @@ def _unresolvable(message: str) -> str:
 
 
 #: The oldest pytest the grading harness is tested with, offered whatever its date to a resolution
-#: as of a day before it was out (with its one dependency that is younger than some projects).
-_HARNESS_FLOOR = ("pytest==7.4.4", "iniconfig==2.0.0")
+#: as of a day before it was out, with its dependencies that are younger than some projects (exceptiongroup
+#: and tomli: pytest needs them below Python 3.11, and neither was out before 2021).
+_HARNESS_FLOOR = ("pytest==7.4.4", "iniconfig==2.0.0", "exceptiongroup==1.2.0", "tomli==2.0.1")
 _FLOOR_DAY = "2023-06-20"  # pytest 7.4.0 reached PyPI
 
 
@@ -104,10 +105,13 @@ def _cause(message: str) -> str:
 
 def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: Collection[str] = (),
                    log: Callable[[str], None] = lambda line: None, pins: dict[str, str] | None = None,
-                   target: PythonSource | None = None) -> str:
+                   target: PythonSource | None = None, env_day: str = "") -> str:
     """The pinned requirements of `asked` (with the lock file's versions, else the pytest of `made`'s
     time, where they resolve); a declared distribution that has no wheel is left out, unless `needed`.
-    `pins` (name -> version: SWE-bench's environment of the instance) win over the lock file's.
+    `pins` (name -> version: SWE-bench's environment of the instance) win over the lock file's, and are
+    offered whatever their date (they are often younger than the commit: sympy's mpmath==1.3.0).
+    `env_day`: the environment stands for one resolved that day (SWE-bench's, resolved when its images were
+    built, not on the commit's day): resolved as of then first.
     `target`: the wheels are for that Python's image, not the sandbox's (`endstate.sandbox.python_source`)."""
     from endstate.authoring._sdists import build_wheel
     from endstate.sandbox import resolve_requirements
@@ -121,23 +125,36 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
     while True:
         pinned = [f"{name}=={locked[name]}" for name in sorted(names) if name in locked]
         bound = "" if "pytest" in locked else pytest_of_its_time(made)
+        # The last resort leaves out the lock file's versions and the pytest bound, never SWE-bench's pins (each of
+        # those goes alone, below, when it is the one that does not resolve: xarray's numpy==1.23.0 kept numpy 1).
+        held = [f"{name}=={version}" for name, version in sorted(own.items())]
         attempts = [(asked + pinned + [bound] if bound else asked + pinned, "")] + \
-            ([(asked, "")] if pinned or bound else [])
+            ([(asked + held, "")] if sorted(pinned) != sorted(held) or bound else [])
         if dated:  # first, everything as the project's resolution had it the day of the commit, with a pytest the
             floor = [] if "pytest" in locked or made.strip()[:10] >= _FLOOR_DAY else ["pytest>=7.4"]  # harness runs
             attempts.insert(0, (asked + pinned + floor, made.strip()))
+        if env_day:  # before it: as the environment the instance was validated in was resolved
+            attempts.insert(0, (asked + pinned, env_day))
         for number, (attempt, as_of) in enumerate(attempts, start=1):
+            undated = (_HARNESS_FLOOR if as_of[:10] < _FLOOR_DAY else ()) + tuple(f"{n}=={v}" for n, v in own.items())
             try:
                 text = resolve_requirements([r for r in attempt if requirement_name(r) not in dropped], as_of=as_of,
-                                            undated=_HARNESS_FLOOR if as_of[:10] < _FLOOR_DAY else (), target=target)
+                                            undated=undated if as_of else (), target=target)
                 if as_of:
-                    log(f"resolved as of the commit's date, {as_of[:10]} (PyPI's upload times)")
+                    log(f"resolved as of {_day_said(as_of, env_day)} (PyPI's upload times)")
                 return text
             except SandboxUnavailable as exc:
+                if as_of and as_of == env_day and _unresolvable(str(exc)) in own:
+                    failure = exc
+                    break  # one of SWE-bench's pins is the cause: built or let go (below), then that day again
                 if as_of:  # PyPI out of reach, or a wheel for this Python came later: the steps below
-                    dated = False
-                    log(f"resolving as of the commit's date did not work ({_cause(str(exc))}): "
-                        "taking the lock file's versions, else the pytest of its time")
+                    log(f"resolving as of {_day_said(as_of, env_day)} did not work ({_cause(str(exc))}): "
+                        + ("taking the commit's date" if as_of == env_day and dated else
+                           "taking the lock file's versions, else the pytest of its time"))
+                    if as_of == env_day:
+                        env_day = ""
+                    else:
+                        dated = False
                     continue
                 failure = exc
                 if attempt is next(a for a, day in attempts if not day) and _unresolvable(str(exc)) in own:
@@ -173,6 +190,12 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
         dropped.append(culprit)
         log(f"left out of the task's image: {culprit}, which the project declares but no wheel of which resolves "
             "for the task image's Python (tests that import it will fail or skip)")
+
+
+def _day_said(as_of: str, env_day: str) -> str:
+    if as_of == env_day:
+        return f"{as_of[:10]}, the day the environment it stands for was resolved"
+    return f"the commit's date, {as_of[:10]}"
 
 
 def release_before(output: str, pinned: str, declared: Collection[str]) -> str:

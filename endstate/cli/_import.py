@@ -90,7 +90,8 @@ def tasks_import_swebench(source: str, repos: Path | None, images: str | None, i
     select = Selection(ids=instances, pattern=pattern, repos=repos_named)
     report = import_swebench(source, repos, out, backend=backend, image=image, dockerfile=dockerfile, split=split,
                              select=select, images=images_registry if images else None, log=click.echo,
-                             refused=lambda skipped, seconds: _outcome(skipped.instance_id, seconds, skipped.reason))
+                             refused=lambda skipped, seconds: _outcome(skipped.instance_id, seconds, skipped.reason),
+                             jobs=jobs)
     tasks = [load_task(Path(folder)) for _, folder in report.made.values()]
     if tasks:  # made, then checked: what does not check out is removed and said why
         click.echo(f"checking {len(tasks)} task(s) (fixture, solution, each hack, reference)")

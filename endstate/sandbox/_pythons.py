@@ -27,14 +27,15 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
 
 from endstate.errors import SandboxUnavailable
 
-__all__ = ["PYTHON_IMAGE", "SUITES", "PythonSource", "base_of", "host_interpreters", "python_source", "source_of_tag",
-           "write_context"]
+__all__ = ["PYTHON_IMAGE", "SUITES", "PythonSource", "base_of", "host_interpreters", "pip_for", "python_source",
+           "source_of_tag", "write_context"]
 
 PYTHON_IMAGE = "endstate-python"
 #: The registry prefix of the official python:X.Y images, when the user has one (`docker.io/library`).
@@ -98,6 +99,51 @@ def host_interpreters(home: Path | None = None) -> dict[str, Path]:
         if match.group(1) not in found or key > found[match.group(1)][0]:
             found[match.group(1)] = (key, folder)
     return {version: folder for version, (_, folder) in found.items()}
+
+
+def pip_for(python: str, scratch: Path, *, hosted: dict[str, Path] | None = None) -> tuple[list[str], dict[str, str]]:
+    """(the command that runs the host's pip, its environment) so that it reads environment markers as Python
+    `python` does: under the host's interpreter of that version, where there is one pip runs under, with the
+    running pip package alone on its PYTHONPATH (a link in `scratch`). pip evaluates a requirement's markers
+    for the Python it runs on, whatever `--python-version` says: resolved on the host's 3.11 for a 3.10 image,
+    pandas 1.5.3's `numpy>=1.23.2; python_version >= "3.11"` refuses the specification's numpy==1.23.0. Elsewhere
+    the host's own Python (the markers then are its own; what they leave out is added after: `_wheels`), and
+    below the Python the host's pip runs under (its Requires-Python)."""
+    from importlib import metadata
+
+    import pip
+    from packaging.specifiers import SpecifierSet
+
+    hosted = host_interpreters() if hosted is None else hosted
+    own = [sys.executable, "-m", "pip"], dict(os.environ)
+    folder = hosted.get(python)
+    if folder is None or f"{sys.version_info[0]}.{sys.version_info[1]}" == python:
+        return own
+    quiet = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    if f"{python}.0" not in SpecifierSet(metadata.metadata("pip")["Requires-Python"] or ""):  # pip 26.3: >=3.10
+        wheel = _pip_wheel(python)  # the newest pip that runs under it, run from its wheel
+        return ([str(folder / "bin" / "python3"), str(wheel / "pip")], quiet) if wheel else own
+    link = scratch / "pip"
+    if not link.exists():
+        link.symlink_to(Path(pip.__file__).parent, target_is_directory=True)
+    return [str(folder / "bin" / "python3"), "-m", "pip"], {**quiet, "PYTHONPATH": str(scratch)}
+
+
+#: pip 26.0 is the first with --uploaded-prior-to, which a resolution as of a day needs.
+_PIP_WITH_DATES = "pip>=26"
+
+
+def _pip_wheel(python: str) -> Path | None:
+    """The wheel of the newest pip (26 on) that runs under Python `python`, downloaded once and kept; None
+    where none does or PyPI is out of reach."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "endstate" / "pip-for" / python
+    found = sorted(base.glob("pip-*.whl"))
+    if not found:
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+                               "--no-deps", "--only-binary=:all:", "--python-version", python, "--dest", str(base),
+                               _PIP_WITH_DATES], capture_output=True, text=True, check=False)
+        found = sorted(base.glob("pip-*.whl")) if done.returncode == 0 else []
+    return found[-1] if found else None
 
 
 def python_source(version: str, *, registry: str | None = None, hosted: dict[str, Path] | None = None) -> PythonSource:

@@ -16,14 +16,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import zipfile
 from pathlib import Path
 
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox._base import DEFAULT_IMAGE
-from endstate.sandbox._pythons import PythonSource
+from endstate.sandbox._pythons import PythonSource, pip_for
 
 __all__ = ["SANDBOX_PYTHON", "SYSTEM_PACKAGES", "built_root", "python_of", "resolve_requirements", "wheelhouse",
            "wheelhouse_root"]
@@ -81,8 +80,11 @@ def built_root() -> Path:
 def _pip(args: list[str], what: str, python: str = SANDBOX_PYTHON, glibc: tuple[int, int] = SANDBOX_GLIBC) -> None:
     built = [a for d in sorted(built_root().glob("*")) if d.is_dir() and "." not in d.name
              for a in ("--find-links", str(d))]
-    done = subprocess.run([sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--progress-bar=off",
-                           *_target(python, glibc), *built, *args], capture_output=True, text=True, check=False)
+    with tempfile.TemporaryDirectory(prefix="endstate-pip-") as scratch:
+        pip, env = pip_for(python, Path(scratch))  # under that Python where the host has it: its markers
+        done = subprocess.run([*pip, "download", "--disable-pip-version-check", "--progress-bar=off",
+                               *_target(python, glibc), *built, *args], capture_output=True, text=True, check=False,
+                              env=env)
     if done.returncode != 0:
         # What a conflict is caused by (`astroid 2.6.6 depends on wrapt<1.13 and >=1.11`: said on stdout), then
         # pip's last words.

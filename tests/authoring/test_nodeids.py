@@ -63,8 +63,8 @@ def test_a_file_that_cannot_be_collected_is_no_test_and_its_ids_say_why():
            "cannot import name 'Mapping' from 'collections' | ERROR test_requests.py")
     error = str(not_found_error(["test_requests.py::test_HTTP_200_OK_GET", "test_requests.py::test_links"], ids,
                                 "FAIL_TO_PASS", why=why))
-    assert error.endswith("test_requests.py::test_HTTP_200_OK_GET (no test of test_requests.py was collected (E   "
-                          "ImportError: cannot import name 'Mapping' from 'collections' | ERROR test_requests.py)); "
+    assert error.endswith("test_requests.py::test_HTTP_200_OK_GET (no test of test_requests.py was collected ("
+                          "ImportError: cannot import name 'Mapping' from 'collections')); "
                           "test_requests.py::test_links (nor of test_requests.py)"), error
     # The tail cut past the `E` line, a warning the project logs at the end (matplotlib's, on its freetype).
     why = ("ERROR lib/m/tests/test_axes.py - DeprecationWarning: pkg_resources is deprecated as an API | !!!!!!!! "
@@ -73,6 +73,18 @@ def test_a_file_that_cannot_be_collected_is_no_test_and_its_ids_say_why():
     error = str(not_found_error(["lib/m/tests/test_axes.py::test_bar"], [], "FAIL_TO_PASS", why=why))
     assert error.endswith("(no test of lib/m/tests/test_axes.py was collected (ERROR lib/m/tests/test_axes.py - "
                           "DeprecationWarning: pkg_resources is deprecated as an API))"), error
+
+
+def test_a_conftest_that_cannot_be_imported_is_named_by_its_exception_not_the_frames_before_it():
+    # sphinx-doc__sphinx-8056 under setuptools 82 (no pkg_resources): pytest prints the traceback of the
+    # conftest's plugin with no `E   ` line, the exception last; 300 characters from the end cut it off.
+    frames = " | ".join(f'  File "/w/sphinx/m{n}.py", line {n}, in <module> |     from sphinx import m{n}'
+                        for n in range(12))
+    why = (f"ImportError while loading conftest '/w/tests/conftest.py'. | Traceback: | {frames} | "
+           "ImportError: Error importing plugin \"sphinx.testing.fixtures\": No module named 'pkg_resources'")
+    error = str(not_found_error(["tests/test_ext.py::test_x"], [], "FAIL_TO_PASS", why=why))
+    assert error.endswith("(no test of tests/test_ext.py was collected (ImportError: Error importing plugin "
+                          "\"sphinx.testing.fixtures\": No module named 'pkg_resources'))"), error
 
 
 def test_a_report_case_is_named_by_its_file_and_classes():

@@ -290,3 +290,63 @@ def test_a_test_file_that_cannot_be_imported_is_refused_naming_its_import_error(
                                         r"tests/test_compat.py was collected \(.*E   ImportError: cannot import name "
                                         r"'Mapping' from 'collections'"):
         write_instance(instance, repos, tmp_path / "out", backend="docker", image=DEFAULT_IMAGE)
+
+
+def test_a_log_fragment_in_pass_to_pass_is_left_out_and_said_on_the_task(tmp_path, repos):
+    """pytest-dev__pytest-5227's PASS_TO_PASS holds `[100%]` and `[`: what SWE-bench's parser read as tests
+    from lines of pytest's progress. Not bad input, and no test to run: left out, and the task says so."""
+    raw = shipped()[1]
+    passing = json.loads(raw["PASS_TO_PASS"])
+    instances, bad = read_instances(_write(tmp_path, [dict(raw, PASS_TO_PASS=json.dumps([*passing, "[100%]", "["]))]))
+    assert bad == [] and len(instances) == 1
+    said: list[str] = []
+    task = load_task(write_instance(instances[0][1], repos, tmp_path / "out", said.append))
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    assert args["tests_pass"] == {"command": "python -m pytest -q " + " ".join(passing), "min_tests": len(passing)}
+    note = "PASS_TO_PASS: [100%], [ left out, a fragment of a log line that SWE-bench's parser read as a test"
+    assert note in (task.root / "task.toml").read_text() and any(line.startswith(note) for line in said)
+
+
+def test_pytest_itself_is_refused_in_one_line_naming_why(tmp_path):
+    """The harness runs the image's pytest, never the graded tree's: pytest's own fix would never run."""
+    clone = tmp_path / "repos" / "pytest-dev__pytest"
+    (clone / "src" / "_pytest").mkdir(parents=True)
+    (clone / "src" / "_pytest" / "__init__.py").write_text("X = 1\n")
+    (clone / "testing").mkdir()
+    (clone / "testing" / "test_x.py").write_text("def test_x():\n    pass\n")
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "pytest"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    line = {"instance_id": "pytest-dev__pytest-1", "repo": "pytest-dev/pytest", "base_commit": base,
+            "problem_statement": "x", "patch": "--- a/src/_pytest/__init__.py\n+++ b/src/_pytest/__init__.py\n"
+            "@@ -1 +1 @@\n-X = 1\n+X = 2\n", "test_patch": "", "FAIL_TO_PASS": ["testing/test_x.py::test_x"],
+            "PASS_TO_PASS": []}
+    instance = read_instances(_write(tmp_path, [line]))[0][0][1]
+    with pytest.raises(UserError, match=r"^the project is pytest itself: its tests exercise the tree's own pytest"):
+        write_instance(instance, tmp_path / "repos", tmp_path / "out")
+    assert not (tmp_path / "out" / "pytest-dev__pytest-1").exists()
+
+
+def test_instances_are_made_side_by_side_under_jobs_and_reported_in_the_files_order(tmp_path, repos, monkeypatch):
+    """`-j 2` made one instance after the other (only the checks ran side by side): each waits here
+    until the other is being made too, which never happens one at a time."""
+    import threading
+
+    from endstate.authoring import _swebench
+
+    together = threading.Barrier(2, timeout=60)
+    made = _swebench.write_instance
+
+    def when_both_are_in_hand(instance, *args, **kwargs):
+        together.wait()
+        return made(instance, *args, **{**kwargs, "backend": None})  # no engine: the ids as given
+
+    monkeypatch.setattr(_swebench, "write_instance", when_both_are_in_hand)
+    said: list[str] = []
+    report = _swebench.import_swebench(_write(tmp_path, shipped()[:2]), repos, tmp_path / "out", backend="docker",
+                                       image="", jobs=2, log=said.append)
+    assert list(report.made) == [shipped()[0]["instance_id"], shipped()[1]["instance_id"]], report
+    assert list(report.seconds) == list(report.made) and not report.skipped
+    assert any(line.startswith(f"[{shipped()[1]['instance_id']}] wrote ") for line in said), said

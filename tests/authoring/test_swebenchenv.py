@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,7 @@ def test_the_environments_extras_and_requirements_file_join_what_the_project_dec
 
 def test_the_image_takes_the_versions_swebench_pins_over_the_lock_file():
     """Resolved from PyPI: flask 2.3's environment pins Werkzeug 2.3.7 and click 8.1.3 (the project's own
-    lock file says otherwise), and the pytest of the commit's time still bounds an unpinned pytest."""
+    lock file says otherwise), and an unpinned pytest is the one PyPI held on the day its environment stands for."""
     project = files({"pyproject.toml": '[project]\nname = "demo"\ndependencies = ["click", "Werkzeug"]\n',
                      "uv.lock": '[[package]]\nname = "click"\nversion = "8.1.7"\n',
                      "requirements/dev.txt": "iniconfig\n"})
@@ -56,7 +57,7 @@ def test_the_image_takes_the_versions_swebench_pins_over_the_lock_file():
     pinned, installed = pinned_requirements(project, made="2023-06-01", log=said.append,
                                             env=swebench_env("pallets/flask", "2.3"))
     assert "werkzeug==2.3.7 " in pinned and "click==8.1.3 " in pinned and "itsdangerous==2.1.2 " in pinned
-    assert "iniconfig" in installed and any(line.startswith("pytest==7.") for line in pinned.splitlines())
+    assert "iniconfig" in installed and any(line.startswith("pytest==8.3.") for line in pinned.splitlines())
     assert any("SWE-bench's environment for pallets/flask" in line for line in said), said
     # MarkupSafe 2.1.1 has no wheel for Python 3.11 (the environment is for 3.11 but was made earlier):
     # that one pin gives way, the others stand.
@@ -100,3 +101,45 @@ def test_a_python_no_source_serves_is_a_deviation_said_in_the_log_and_for_task_t
     assert f"warning: {source.deviation}" in said
     assert python_deviation(swebench_env("psf/requests", "2.27")) == ""  # 3.9: Debian bullseye serves it
     assert env_python(swebench_env("pallets/flask", "2.3")) is None  # 3.11: the sandbox's own
+
+
+def test_an_environment_is_resolved_as_of_the_day_swebench_stands_for_with_its_pins_whatever_their_date():
+    """Resolved from PyPI: Sphinx 3.2 (2020) asks an unbounded setuptools; today's (81 on) has no
+    pkg_resources, which it imports, and on the commit's day MarkupSafe<=2.0.1 had no wheel for the
+    environment's Python 3.9. SWE-bench's environment was resolved later: as of its day, setuptools 72."""
+    project = files({"setup.py": "from setuptools import setup\nsetup(name='Sphinx', install_requires=["
+                                 "'setuptools', 'markupsafe<=2.0.1', 'Jinja2>=2.3'])\n"})
+    said: list[str] = []
+    pinned, _ = pinned_requirements(project, made="2020-08-03T10:00:00Z", log=said.append,
+                                    env=swebench_env("sphinx-doc/sphinx", "3.2"))
+    assert "\nsetuptools==72.1.0 " in pinned and "\nmarkupsafe==2.0.1 " in pinned and "\njinja2==3.0.3 " in pinned
+    assert "resolved as of 2024-08-13, the day the environment it stands for was resolved (PyPI's upload times)" \
+        in said, said
+
+
+def test_a_pin_the_projects_own_install_does_not_satisfy_gives_way_to_what_it_asks():
+    """pylint 3.0's environment pins astroid==3.0.0a6, but SWE-bench installs its pins first and the project
+    after (`pip install -e .`), which asks astroid>=3.0.0a8 (pylint-dev__pylint-8898: a6 has no `nodes.Try`)."""
+    project = files({"pyproject.toml": '[project]\nname = "pylint"\ndependencies = ["astroid>=3.0.0a8,<=3.1.0-dev0"]\n',
+                     "requirements_test.txt": "pytest\n"})
+    said: list[str] = []
+    wanted, pins, _, _ = env_requirements(swebench_env("pylint-dev/pylint", "3.0"), project, "3.9", said.append)
+    assert "astroid" not in pins and "astroid" not in wanted  # a bare name would shadow the project's bound
+    assert "astroid>=3.0.0a8,<=3.1.0-dev0" in declared_requirements(project, also=wanted)
+    assert any("its pin astroid==3.0.0a6 gives way to the project's own `astroid>=3.0.0a8,<=3.1.0-dev0`" in line
+               for line in said), said
+    _, kept, _, _ = env_requirements(swebench_env("pylint-dev/pylint", "3.0"),
+                                     files({"pyproject.toml": '[project]\nname = "pylint"\ndependencies = ["astroid"]\n'}),
+                                     "3.9")
+    assert kept["astroid"] == "3.0.0a6"
+
+
+def test_when_the_lock_files_versions_do_not_resolve_swebenchs_pins_still_hold():
+    """Resolved from PyPI: the newest the declarations allow was taken with no pin at all, SWE-bench's
+    among them (pydata__xarray-6744 got numpy 2.2 for its pin 1.23.0, and no test module imported)."""
+    from endstate.authoring._versions import resolve_pinned
+
+    project = files({"uv.lock": '[[package]]\nname = "six"\nversion = "0.0.404"\n'})  # a version PyPI never had
+    said: list[str] = []
+    pinned = resolve_pinned(project, ["numpy", "six"], pins={"numpy": "1.26.4"}, log=said.append)
+    assert re.search(r"^numpy==1\.26\.4 ", pinned, flags=re.MULTILINE), pinned

@@ -222,3 +222,13 @@ def test_a_requirement_that_is_a_folder_of_the_tree_is_left_out():
     project = files({"requirements/tests.txt": "pytest\nexamples/tutorial[test]\n./other\npip==21.1.2\n",
                      "setup.cfg": "[options.extras_require]\ntests =\n    -r requirements/tests.txt\n"})
     assert declared_requirements(project, files=["requirements/tests.txt"]) == ["pytest"]
+
+
+def test_a_requirement_that_is_a_url_is_left_out_and_one_named_at_a_url_is_taken_by_its_name():
+    """Sphinx 3.1's tox.ini asks `git+https://github.com/html5lib/html5lib-python` (no PyPI name: read as a
+    distribution `git`, which does not resolve); `name @ url` names the distribution PyPI releases."""
+    project = files({"tox.ini": "[testenv]\ndeps =\n    git+https://github.com/html5lib/html5lib-python  # refs\n"
+                                "    https://example.org/x-1.0.tar.gz\n    file:///tmp/y\n",
+                     "setup.py": "from setuptools import setup\nsetup(name='demo', install_requires=["
+                                 "'html5lib', 'attrs @ git+https://github.com/python-attrs/attrs'])\n"})
+    assert declared_requirements(project) == ["attrs", "html5lib"]

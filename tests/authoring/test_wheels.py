@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox import _wheels
+from endstate.sandbox import _pythons, _wheels
 
 
 def _wheel(folder: Path, version: str, platform: str, abi: str = "cp311") -> None:
@@ -122,3 +122,17 @@ def test_a_commit_older_than_the_harnesss_pytest_gets_one_it_runs_under_on_anoth
     pinned = resolve_pinned({}, ["pytest"], made="2015-12-15T00:00:00Z", log=said.append, target=python_source("3.9"))
     assert re.search(r"^pytest==7\.4\.\d+ ", pinned, flags=re.MULTILINE), pinned
     assert re.search(r"^exceptiongroup==", pinned, flags=re.MULTILINE), pinned  # pytest's own, on 3.9
+
+
+def test_a_resolution_for_another_python_reads_markers_as_that_python():
+    """Resolved from PyPI for Python 3.10 (pydata__xarray-6744's specification): pandas 1.5.3 asks
+    `numpy>=1.23.2; python_version >= "3.11"`, which pip run on the host's 3.11 applied, refusing numpy==1.23.0."""
+    from endstate.authoring._versions import resolve_pinned
+    from endstate.sandbox import python_source
+
+    if "3.10" not in _pythons.host_interpreters():
+        pytest.skip("the host has no pyenv Python 3.10 (this machine kind has)")
+    pinned = resolve_pinned({}, ["numpy", "pandas"], pins={"numpy": "1.23.0", "pandas": "1.5.3"},
+                            target=python_source("3.10"))
+    assert re.search(r"^numpy==1\.23\.0 ", pinned, flags=re.MULTILINE), pinned
+    assert re.search(r"^pandas==1\.5\.3 ", pinned, flags=re.MULTILINE), pinned

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from endstate.errors import SandboxUnavailable
-from endstate.sandbox._pythons import PythonSource, host_interpreters, python_source, source_of_tag, write_context
+from endstate.sandbox._pythons import (
+    PythonSource,
+    host_interpreters,
+    pip_for,
+    python_source,
+    source_of_tag,
+    write_context,
+)
 
 
 def _install(folder: Path) -> Path:
@@ -88,3 +95,30 @@ def test_the_hosts_interpreter_is_copied_with_the_libraries_it_links_against(tmp
     libraries = {p.name for p in (tmp_path / "lib").iterdir()}
     assert {"libssl.so.3", "libffi.so.8", "libsqlite3.so.0"} <= libraries, libraries
     assert not any(name.startswith(("libc.so", "libm.so", "ld-linux", "libX11")) for name in libraries), libraries
+
+
+_PYENV_310 = host_interpreters().get("3.10")
+
+
+@pytest.mark.skipif(not _PYENV_310, reason="the host has no pyenv Python 3.10 (this machine kind has)")
+def test_pip_for_another_python_runs_under_it_and_reads_markers_as_it_does(tmp_path):
+    """pip reads a requirement's markers for the Python it runs on: the host's pip, run under the host's 3.10."""
+    import subprocess
+
+    pip, env = pip_for("3.10", tmp_path)
+    said = subprocess.run([*pip, "--version"], capture_output=True, text=True, env=env, check=True).stdout
+    assert "(python 3.10)" in said and pip[0] == str(_PYENV_310 / "bin" / "python3"), said
+    import pip as hosts_pip
+
+    assert f"pip {hosts_pip.__version__} " in said, said  # the host's pip (26 knows --uploaded-prior-to), not 3.10's
+    assert pip_for("3.6", tmp_path, hosted={"3.6": _PYENV_310})[0][0] != str(_PYENV_310 / "bin" / "python3")
+
+
+@pytest.mark.skipif(not _PYENV, reason="the host has no pyenv Python 3.9 (this machine kind has)")
+def test_pip_for_a_python_the_hosts_pip_does_not_run_under_is_the_newest_that_does(tmp_path):
+    """pip 26.3 needs 3.10: for a 3.9 image, pip 26.0 (the first that resolves as of a day), run from its wheel."""
+    import subprocess
+
+    pip, env = pip_for("3.9", tmp_path)
+    said = subprocess.run([*pip, "download", "--help"], capture_output=True, text=True, env=env, check=True).stdout
+    assert pip[0] == str(_PYENV[-1] / "bin" / "python3") and pip[1].endswith(".whl/pip") and "--uploaded-prior-to" in said
