@@ -28,12 +28,15 @@ import msgspec
 from endstate.grading._testrun import TestCommandError, command_words
 
 __all__ = ["LogRunner", "LOG_RUNNERS", "log_runner", "read_log", "read_django", "read_sympy", "same_test",
-           "find_tests", "PASSED", "FAILED", "SKIPPED", "ERROR"]
+           "find_tests", "SWEBENCH_TIMEOUT_S", "PASSED", "FAILED", "SKIPPED", "ERROR"]
 
 PASSED, FAILED, SKIPPED, ERROR = "PASSED", "FAILED", "SKIPPED", "ERROR"
 #: SWE-bench counts an expected failure as a pass; no reader here reports one, its own might.
 _PASSING = (PASSED, "XFAIL")
 _PYTHONS = {"python", "python3"}
+#: What SWE-bench's harness gives an instance's evaluation (run_evaluation's `--timeout`): a runner's program
+#: runs whole test files or modules, not the ids alone (sympy's bin/test spends minutes on test_solvers.py).
+SWEBENCH_TIMEOUT_S = 1800.0
 
 
 class LogRunner(msgspec.Struct, frozen=True):
@@ -45,6 +48,8 @@ class LogRunner(msgspec.Struct, frozen=True):
     #: SWE-bench's parser of its output (`swebench.harness.log_parsers.python`).
     parser: str
     reader: Callable[[str], dict[str, str]]
+    #: The time a graded run of it gets, whatever the sandbox's command timeout.
+    timeout_s: float = SWEBENCH_TIMEOUT_S
 
     def argv(self, command: str) -> tuple[list[str], list[str]]:
         """(program and its arguments, NAME=value words) of a task's command for this runner:
