@@ -6,6 +6,8 @@ carry: a fresh scratch copy of the graded tree, a clean environment, the harness
 import folders as its PYTHONPATH), namespaces of its own in a fresh grading container, everything
 it starts killed after it, and its output written to its report folder and read from there as a
 file whatever its size. No guard plugin, canary or twin is in it (the task says so: `unguarded`).
+It gets the runner's own time (`LogRunner.timeout_s`: what SWE-bench's harness gives an instance),
+not the sandbox's command timeout (a limit per command of the agent's): the program runs whole files.
 
 The verdict reads that output as SWE-bench's parser does (`_runners.read_log`). Given the ids
 (`tests`: the dataset's FAIL_TO_PASS or PASS_TO_PASS), each must be read as passed: an id read
@@ -93,9 +95,9 @@ def _listed(items: list[str], limit: int = 5) -> str:
 def graded_by_log(grading: Grading, runner: LogRunner, command: str, min_tests: int, tests: list[str] | None,
                   what: str, *, visible_only: bool = False) -> Verdict:
     """The verdict of one run of `runner` (see the module's docstring)."""
-    run, status, reader = run_logged(grading, runner, command, visible_only=visible_only)
+    run, status, reader = run_logged(grading, runner, command, timeout=runner.timeout_s, visible_only=visible_only)
     if run.timed_out:
-        return Verdict.fail(f"{what}: `{command}` timed out")
+        return Verdict.fail(f"{what}: `{command}` timed out after {runner.timeout_s:.0f} s")
     if not run.report_found:
         return Verdict.fail(f"{what}: `{command}` left no output to read (exit {run.exit_code}): {run.output_tail}")
     read = f"read by {reader}; {runner.name}'s runner, no in-process guard"

@@ -21,20 +21,22 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-import shlex
 from collections.abc import Callable
 
 import msgspec
 
-from endstate.grading._testrun import TestCommandError
+from endstate.grading._testrun import TestCommandError, command_words
 
 __all__ = ["LogRunner", "LOG_RUNNERS", "log_runner", "read_log", "read_django", "read_sympy", "same_test",
-           "find_tests", "PASSED", "FAILED", "SKIPPED", "ERROR"]
+           "find_tests", "SWEBENCH_TIMEOUT_S", "PASSED", "FAILED", "SKIPPED", "ERROR"]
 
 PASSED, FAILED, SKIPPED, ERROR = "PASSED", "FAILED", "SKIPPED", "ERROR"
 #: SWE-bench counts an expected failure as a pass; no reader here reports one, its own might.
 _PASSING = (PASSED, "XFAIL")
 _PYTHONS = {"python", "python3"}
+#: What SWE-bench's harness gives an instance's evaluation (run_evaluation's `--timeout`): a runner's program
+#: runs whole test files or modules, not the ids alone (sympy's bin/test spends minutes on test_solvers.py).
+SWEBENCH_TIMEOUT_S = 1800.0
 
 
 class LogRunner(msgspec.Struct, frozen=True):
@@ -46,23 +48,18 @@ class LogRunner(msgspec.Struct, frozen=True):
     #: SWE-bench's parser of its output (`swebench.harness.log_parsers.python`).
     parser: str
     reader: Callable[[str], dict[str, str]]
+    #: The time a graded run of it gets, whatever the sandbox's command timeout.
+    timeout_s: float = SWEBENCH_TIMEOUT_S
 
     def argv(self, command: str) -> tuple[list[str], list[str]]:
         """(program and its arguments, NAME=value words) of a task's command for this runner:
         `[NAME=value ...] [python[3]] [./]PROGRAM ARGS`, nothing else."""
-        try:
-            words = shlex.split(command)
-        except ValueError as exc:
-            raise TestCommandError(f"test command {command!r} does not parse ({exc})") from None
-        env = []
-        while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
-            env.append(words.pop(0))
+        wanted = f"a run of the {self.name} runner, `{self.program} ARGS`, as SWE-bench's evaluation script calls it"
+        words, env = command_words(command, wanted)
         if words and words[0] in _PYTHONS:
             words.pop(0)
-        if not words or words[0].removeprefix("./") != self.program or any(
-                w in ("|", "||", "&&", ";", "&", ">", "<") or w.startswith(("$(", "`")) for w in words):
-            raise TestCommandError(f"test command {command!r} is not a run of the {self.name} runner: give "
-                                   f"`{self.program} ARGS` (as SWE-bench's evaluation script calls it)")
+        if not words or words[0].removeprefix("./") != self.program:
+            raise TestCommandError(f"test command {command!r} is not {wanted}")
         return [self.program, *words[1:]], env
 
 

@@ -53,9 +53,9 @@ from endstate.grading._state import Grading
 from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, ProjectCopy, Tree
 from endstate.task import is_test_module
 
-__all__ = ["TestRun", "TestCommandError", "parse_test_command", "import_paths", "run_tests", "harness_files", "isolation",
-           "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR", "REPORT_DIR", "SCRATCH_DIR",
-           "WARM_DIR", "WIPE", "REPORT_MAX_BYTES"]
+__all__ = ["TestRun", "TestCommandError", "command_words", "parse_test_command", "import_paths", "run_tests",
+           "harness_files", "isolation", "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR",
+           "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "REPORT_MAX_BYTES"]
 
 HARNESS_DIR = "/opt/endstate/harness"
 REPORT_DIR = "/opt/endstate/report"
@@ -114,13 +114,14 @@ class TestRun(msgspec.Struct):
     files: dict[str, str] = {}
 
 
-def parse_test_command(command: str) -> tuple[str, list[str], list[str]]:
-    """(runner, its arguments, NAME=value environment words) of a task's test command.
+#: Words that make a command a shell line rather than one program's run.
+_SHELL_WORDS = ("|", "||", "&&", ";", "&", ">", "<")
 
-    Accepted: `[NAME=value ...] python[3] -m pytest ARGS`, `pytest ARGS`,
-    `python[3] -m unittest ARGS`. Anything else (pipes, `&&`, other programs) is a
-    TestCommandError: the harness runs test runners, not shell lines.
-    """
+
+def command_words(command: str, wanted: str) -> tuple[list[str], list[str]]:
+    """(the program and its arguments, the NAME=value words before them) of a task's test command,
+    split as a shell splits it; a TestCommandError, saying to give `wanted`, when it does not parse
+    or is a shell line (a pipe, `&&`, a redirection, a substitution)."""
     try:
         words = shlex.split(command)
     except ValueError as exc:
@@ -128,8 +129,19 @@ def parse_test_command(command: str) -> tuple[str, list[str], list[str]]:
     env = []
     while words and "=" in words[0] and words[0].split("=", 1)[0].isidentifier():
         env.append(words.pop(0))
-    if any(w in ("|", "||", "&&", ";", "&", ">", "<") or w.startswith(("$(", "`")) for w in words):
-        raise TestCommandError(f"test command {command!r} is a shell line: give a plain pytest or unittest invocation")
+    if any(w in _SHELL_WORDS or w.startswith(("$(", "`")) for w in words):
+        raise TestCommandError(f"test command {command!r} is a shell line: give {wanted}")
+    return words, env
+
+
+def parse_test_command(command: str) -> tuple[str, list[str], list[str]]:
+    """(runner, its arguments, NAME=value environment words) of a task's test command.
+
+    Accepted: `[NAME=value ...] python[3] -m pytest ARGS`, `pytest ARGS`,
+    `python[3] -m unittest ARGS`. Anything else (pipes, `&&`, other programs) is a
+    TestCommandError: the harness runs test runners, not shell lines.
+    """
+    words, env = command_words(command, "a plain pytest or unittest invocation")
     if words and words[0] in _PYTEST_PROGRAMS:
         return "pytest", words[1:], env
     if len(words) >= 3 and words[0] in _PYTHONS and words[1] == "-m" and words[2] in ("pytest", "unittest"):

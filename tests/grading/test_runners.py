@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from swebench.harness.log_parsers import python as parsers  # the `test` extra: these checks run in CI
 
 from endstate.errors import ManifestError
 from endstate.grading._runners import (
@@ -54,7 +55,6 @@ def test_sympy_output_is_read_by_id():
 
 @pytest.mark.parametrize("log", ["django-fail", "django-pass", "sympy-fail", "sympy-pass"])
 def test_the_readers_agree_with_swebench_on_real_output(log):
-    parsers = pytest.importorskip("swebench.harness.log_parsers.python", reason="the swebench extra is not installed")
     runner = LOG_RUNNERS[log.split("-")[0]]
     theirs = getattr(parsers, runner.parser)(_log(log), None)
     assert runner.reader(_log(log)) == theirs
@@ -62,7 +62,6 @@ def test_the_readers_agree_with_swebench_on_real_output(log):
 
 
 def test_the_readers_agree_with_swebench_on_made_up_edges():
-    parsers = pytest.importorskip("swebench.harness.log_parsers.python", reason="the swebench extra is not installed")
     django = ("test_a (m.T) ... Testing against Django installed in '/x' with up to 2 processes\nSystem check "
               "identified no issues (0 silenced).\nok\ntest_b (m.T) ... \nok\ntest_c (m.T) ... ERROR\n"
               "ERROR: test_c (m.T)\ntest_d (m.T) ...  OK\n--version is equivalent to version\n"

@@ -103,3 +103,15 @@ def test_each_runner_reads_its_ids_from_its_own_output_in_the_grading_sandbox():
     assert dj_held[1] == "fail" and "test_two (ops_tests.tests.DoubleTests): FAILED" in dj_held[2]
     assert sy_pass[1] == "pass"  # double(1) is 2 either way
     assert sy_held[1] == "fail" and "test_three: FAILED" in sy_held[2]
+
+
+def test_a_runners_program_outlives_the_sandboxs_command_timeout():
+    """bin/test runs whole files (sympy's biggest take minutes): a run longer than the sandbox's command
+    timeout is not cut short, as SWE-bench's harness gives an instance its own time."""
+    slow = files({"calc/tests/test_slow.py": b"import time\n\n\ndef test_slow():\n    time.sleep(20)\n"})
+    command = "bin/test -C --verbose calc/tests/test_slow.py"
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=15), "runners") as box:
+        sealed = seal_overlay(FIXTURE, FIXTURE, box, Guards())
+        stage_holdout(sealed, slow)
+        (_, verdict), *_ = grade(sealed, [_grader("holdout", "sympy", command, ["test_slow"])], Guards())
+    assert verdict.outcome.value == "pass", verdict.reason
