@@ -250,10 +250,11 @@ def _weakened(was: ast.AST, now: ast.AST) -> bool:
     rows = _rows(now)
     if any(row not in rows for row in _rows(was)):
         return True
-    gone = [ast.unparse(c) for c in old if ast.dump(c) not in {ast.dump(n) for n in new}]
-    parts = {ast.unparse(n) for c in old for n in ast.walk(c) if n is not c and isinstance(n, ast.expr)}
-    return bool(gone) and any(isinstance(n, ast.Assert) and ast.unparse(n.test) in parts for n in new
-                              if ast.unparse(n) not in gone)
+    before, after = {ast.dump(c) for c in old}, {ast.dump(c) for c in new}
+    gone = [c for c in old if ast.dump(c) not in after]
+    parts = {ast.unparse(n) for c in gone for n in ast.walk(c)
+             if n is not c and n is not getattr(c, "test", None) and isinstance(n, ast.expr)}
+    return any(isinstance(n, ast.Assert) and ast.unparse(n.test) in parts for n in new if ast.dump(n) not in before)
 
 
 def _changed(old: ast.AST, new: ast.AST) -> list[tuple[object, object]]:
