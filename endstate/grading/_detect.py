@@ -28,7 +28,7 @@ from collections.abc import Iterable
 import msgspec
 
 from endstate.grading._detect_source import faked_dependency, special_cased, test_literals
-from endstate.grading._detect_tests import Context, added_tests, plain_fixtures, skips, test_findings
+from endstate.grading._detect_tests import Context, added_tests, moved, plain_fixtures, skips, test_findings
 from endstate.grading._finding import Finding, added_lines
 from endstate.grading._integrity import is_test_file
 from endstate.grading._testconfig import SHARED_CONFIG, pytest_section_changed
@@ -96,7 +96,8 @@ def detect_changes(changes: Iterable[Change], fixture_tests: dict[str, str | Non
             found.append(Finding("test_config", change.path, 1, added_lines(change.before, change.after)[:6]))
             continue
         if not change.path.endswith(".py") or change.after is None:
-            if change.before is not None and is_test_file(change.path) and change.path.endswith(".py"):
+            if (change.before is not None and is_test_file(change.path) and change.path.endswith(".py")
+                    and not moved(change.before, context)):
                 found.append(Finding("tests_removed", change.path, 1, ["(file removed)"]))
             continue
         try:

@@ -17,7 +17,7 @@ import msgspec
 
 from endstate.grading._finding import Finding, added_lines, parse
 
-__all__ = ["Context", "skips", "test_findings", "plain_fixtures"]
+__all__ = ["Context", "skips", "test_findings", "plain_fixtures", "added_tests", "moved"]
 
 
 class Context(msgspec.Struct, frozen=True):
@@ -236,6 +236,12 @@ def _tautology(check: ast.AST) -> bool:
         return bool(test.value)
     return isinstance(test, ast.Compare) and len(test.comparators) == 1 and isinstance(
         test.ops[0], (ast.Eq, ast.Is, ast.GtE, ast.LtE)) and ast.dump(test.left) == ast.dump(test.comparators[0])
+
+
+def moved(before: str, context: Context) -> bool:
+    """Whether a test file gone from the end state had tests, each moved to where the end state added tests."""
+    tests = _tests(parse(before))
+    return bool(tests) and all(_moved(test, context.added) for test in tests.values())
 
 
 def _weakened(was: ast.AST, now: ast.AST) -> bool:

@@ -231,3 +231,12 @@ def test_a_conftest_that_only_adds_a_plain_fixture_is_no_configuration() -> None
     assert found(**{"tests/conftest.py": fixture}) == []
     autouse = fixture.replace("@pytest.fixture", "@pytest.fixture(autouse=True)")
     assert found(**{"tests/conftest.py": autouse}) == [("test_config", "tests/conftest.py", 1)]
+
+
+def test_a_test_file_whose_tests_all_moved_is_not_removed() -> None:
+    moved = TEST.replace("from app import price, fetch_rates, lookup", "from app import fetch_rates, lookup, price")
+    end = {**{p: e for p, e in FIXTURE.items() if p != "tests/test_app.py"},
+           "tests/test_all.py": FileEntry(0o644, moved.encode())}
+    assert detect_trees(FIXTURE, end) == []
+    end.pop("tests/test_all.py")
+    assert [(f.kind, f.path) for f in detect_trees(FIXTURE, end)] == [("tests_removed", "tests/test_app.py")]
