@@ -17,6 +17,10 @@ import msgspec
 
 from endstate.grading._finding import Finding, added_lines, parse
 
+#: A node with a place in the source (a statement or an expression).
+_Node = ast.expr | ast.stmt
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
 __all__ = ["Context", "skips", "test_findings", "plain_fixtures", "added_tests", "moved"]
 
 
@@ -25,7 +29,7 @@ class Context(msgspec.Struct, frozen=True):
     non-test code (`source`), and the tests the end state's changed test files hold that their
     fixture copies do not (`added`: where a test gone from one place may have moved)."""
     source: str
-    added: list[ast.AST]
+    added: list[ast.FunctionDef | ast.AsyncFunctionDef]
 
 
 # -- skips -----------------------------------------------------------------------------------
@@ -38,9 +42,9 @@ _ENVIRONMENT = re.compile(r"(?i)\b(sys|platform|os\.name|version|pypy|win32|wind
 _IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError"}
 
 
-def _skip_sites(tree: ast.AST) -> list[tuple[str, ast.AST]]:
+def _skip_sites(tree: ast.AST) -> list[tuple[str, _Node]]:
     """(what, node) of each skip, xfail or deselection in `tree`."""
-    sites: list[tuple[str, ast.AST]] = []
+    sites: list[tuple[str, _Node]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in _SKIP_ATTRS:
             sites.append((ast.unparse(node), node))
@@ -145,9 +149,9 @@ def plain_fixtures(before: str | None, after: str | None) -> bool:
 
 # -- tests removed, edited, made to follow the code ------------------------------------------------
 
-def _tests(tree: ast.AST | None) -> dict[str, ast.AST]:
+def _tests(tree: ast.AST | None) -> dict[str, _Function]:
     """The test functions of a module, by qualified name (Class.test_x)."""
-    found: dict[str, ast.AST] = {}
+    found: dict[str, _Function] = {}
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
@@ -160,7 +164,7 @@ def _tests(tree: ast.AST | None) -> dict[str, ast.AST]:
     return found
 
 
-def added_tests(before: str | None, after: str | None) -> list[ast.AST]:
+def added_tests(before: str | None, after: str | None) -> list[_Function]:
     """The tests in `after` whose qualified names `before` does not hold."""
     old = _tests(parse(before))
     return [node for name, node in _tests(parse(after)).items() if name not in old]
@@ -169,10 +173,10 @@ def added_tests(before: str | None, after: str | None) -> list[ast.AST]:
 _CHECK_CALLS = ("raises", "warns", "fnmatch_lines", "re_match_lines", "assert_outcomes")
 
 
-def _checks(function: ast.AST) -> list[ast.AST]:
+def _checks(function: ast.AST) -> list[_Node]:
     """The checks of a test: `assert` statements, and calls of `assert*` (`self.assertEqual`,
     `assert_identical`), `pytest.raises`, `result.stdout.fnmatch_lines` and their like."""
-    found = []
+    found: list[_Node] = []
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
@@ -207,7 +211,7 @@ def _body(function: ast.AST) -> str:
     return "\n".join(ast.unparse(s) for s in body)
 
 
-def _moved(function: ast.AST, added: list[ast.AST]) -> bool:
+def _moved(function: ast.AST, added: list[_Function]) -> bool:
     """Whether a test gone from its place is among the tests the end state added (its checks all
     kept, its code mostly the same): moved or renamed, not removed."""
     checks, body = sorted(ast.dump(c) for c in _checks(function)), _body(function)
