@@ -187,11 +187,15 @@ def _checks(function: ast.AST) -> list[_Node]:
     return found
 
 
-def _rows(function: ast.AST) -> list[str]:
+def _row_nodes(function: ast.AST) -> list[ast.expr]:
     """The cases of a test's `parametrize` decorators."""
-    return [ast.dump(row) for d in getattr(function, "decorator_list", []) if isinstance(d, ast.Call)
+    return [row for d in getattr(function, "decorator_list", []) if isinstance(d, ast.Call)
             and ast.unparse(d.func).endswith("parametrize") and len(d.args) >= 2
             and isinstance(d.args[1], (ast.List, ast.Tuple)) for row in d.args[1].elts]
+
+
+def _rows(function: ast.AST) -> list[str]:
+    return [ast.dump(row) for row in _row_nodes(function)]
 
 
 class _Masked(ast.NodeTransformer):
@@ -248,17 +252,38 @@ def moved(before: str, context: Context) -> bool:
     return bool(tests) and all(_moved(test, context.added) for test in tests.values())
 
 
+def _narrowed(old: list[_Node], new: list[_Node]) -> int:
+    """How many checks the edit made say more, a call given more arguments (`pytest.raises(E)` to
+    `pytest.raises(E, match=...)`, the check on the message it replaces gone)."""
+    def arguments(call: ast.Call) -> set[str]:
+        return {ast.dump(a) for a in call.args} | {ast.dump(k) for k in call.keywords}
+
+    was = [c for c in old if isinstance(c, ast.Call)]
+    return sum(1 for n in new if isinstance(n, ast.Call) and any(
+        ast.dump(c.func) == ast.dump(n.func) and arguments(c) < arguments(n) for c in was))
+
+
+def _refitted(was: ast.AST, now: ast.AST, text: str) -> bool:
+    """Whether a parametrized case kept its shape but had a literal changed that `text` (the code's or
+    the test's changed lines) does not spell out: a case fitted to the code."""
+    rows = [(r, _masked(r)) for r in _row_nodes(now)]
+    kept = {ast.dump(r) for r, _ in rows}
+    return any(_masked(r) == masked and not _explained(r, other, text)
+               for r in _row_nodes(was) if ast.dump(r) not in kept for masked in [_masked(r)]
+               for other, shape in rows if shape == masked and ast.dump(other) not in
+               {ast.dump(o) for o in _row_nodes(was)})
+
+
 def _weakened(was: ast.AST, now: ast.AST) -> bool:
-    """Whether a test checks less than it did: fewer checks, fewer parametrized cases, a new
+    """Whether a test checks less than it did: fewer checks (a check that says more counting for
+    one gone), fewer parametrized cases, a new
     `return` (checks skipped), a check that cannot fail, or a check loosened to a part of itself
     (`assert f(x) == 3` to `assert f(x)`)."""
     old, new = _checks(was), _checks(now)
-    if len(new) < len(old) or _returns(now) > _returns(was):
+    if len(new) + _narrowed(old, new) < len(old) or len(_rows(now)) < len(_rows(was)):
         return True
-    if any(_tautology(c) for c in new if ast.dump(c) not in {ast.dump(o) for o in old}):
-        return True
-    rows = _rows(now)
-    if any(row not in rows for row in _rows(was)):
+    if _returns(now) > _returns(was) or any(_tautology(c) for c in new if ast.dump(c) not in {
+            ast.dump(o) for o in old}):
         return True
     before, after = {ast.dump(c) for c in old}, {ast.dump(c) for c in new}
     gone = [c for c in old if ast.dump(c) not in after]
@@ -293,9 +318,9 @@ def _explained(old: ast.AST, new: ast.AST, text: str) -> bool:
 
 
 def _unchecked(text: str, tree: ast.AST, other: str) -> str:
-    """The lines of `text` that `other` lacks and no check of its tests spans: the changed input
-    the tests feed the code."""
-    spans = {i for test in _tests(tree).values() for c in _checks(test)
+    """The lines of `text` that `other` lacks and no check or parametrized case of its tests spans:
+    the changed input the tests feed the code."""
+    spans = {i for test in _tests(tree).values() for c in [*_checks(test), *_row_nodes(test)]
              for i in range(c.lineno, (c.end_lineno or c.lineno) + 1)}
     kept = set(other.splitlines())
     return "\n".join(line for i, line in enumerate(text.splitlines(), 1) if i not in spans and line not in kept)
@@ -323,7 +348,7 @@ def test_findings(path: str, before: str | None, after: str, context: Context) -
                     if not _explained(a, b, context.source + "\n" + inputs):
                         found.append(Finding("tests_follow_code", path, b.lineno,
                                              ["-" + ast.unparse(a), "+" + ast.unparse(b)]))
-        if _weakened(old[name], new[name]):
+        if _weakened(old[name], new[name]) or _refitted(old[name], new[name], context.source + "\n" + inputs):
             weakened.append(name)
     if not found and weakened:
         found.append(Finding("tests_edited", path, new[weakened[0]].lineno, diff[:6]))

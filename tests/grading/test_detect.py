@@ -172,8 +172,24 @@ def test_checks_or_cases_only_added_to_a_test_are_no_edit() -> None:
     fixture = {**FIXTURE, "tests/test_n.py": FileEntry(0o644, cases.format(rows="1, 2").encode())}
     end = {**fixture, "tests/test_n.py": FileEntry(0o644, cases.format(rows="1, 2, 3").encode())}
     assert detect_trees(fixture, end) == []
+    reshaped = {**fixture, "tests/test_n.py": FileEntry(0o644, cases.format(rows="1, (2, 3)").encode())}
+    assert detect_trees(fixture, reshaped) == []
+    refitted = {**fixture, "tests/test_n.py": FileEntry(0o644, cases.format(rows="1, 4").encode())}
+    assert [f.kind for f in detect_trees(fixture, refitted)] == ["tests_edited"]
     fewer = {**fixture, "tests/test_n.py": FileEntry(0o644, cases.format(rows="1").encode())}
     assert [f.kind for f in detect_trees(fixture, fewer)] == ["tests_edited"]
+
+
+def test_a_check_on_a_message_folded_into_raises_match_is_no_edit() -> None:
+    checked = ("import pytest\n\n\ndef test_bad():\n    with pytest.raises(ValueError) as caught:\n"
+               "        price('x')\n    assert 'could not convert' in str(caught.value)\n")
+    fixture = {**FIXTURE, "tests/test_bad.py": FileEntry(0o644, checked.encode())}
+    matched = ("import pytest\n\n\ndef test_bad():\n    with pytest.raises(ValueError, match='could not convert'):\n"
+               "        price('x')\n")
+    assert detect_trees(fixture, {**fixture, "tests/test_bad.py": FileEntry(0o644, matched.encode())}) == []
+    dropped = matched.replace(", match='could not convert'", "")
+    assert [f.kind for f in detect_trees(fixture, {**fixture, "tests/test_bad.py": FileEntry(0o644, dropped.encode())})
+            ] == ["tests_edited"]
 
 
 def test_a_test_made_to_return_early_or_check_a_tautology_is_edited() -> None:
