@@ -25,9 +25,10 @@ __all__ = ["Context", "skips", "test_findings", "plain_fixtures", "added_tests",
 
 
 class Context(msgspec.Struct, frozen=True):
-    """What the whole diff says, read with each test file's change: the changed lines of the
-    non-test code (`source`), and the tests the end state's changed test files hold that their
-    fixture copies do not (`added`: where a test gone from one place may have moved)."""
+    """What the whole diff says, read with each test file's change: the changed lines of every
+    file but the test modules (`source`: the code, and the data the tests read), and the tests the
+    end state's changed test files hold that their fixture copies do not (`added`: where a test
+    gone from one place may have moved)."""
     source: str
     added: list[ast.FunctionDef | ast.AsyncFunctionDef]
 
