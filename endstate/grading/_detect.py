@@ -110,7 +110,8 @@ def detect_changes(changes: Iterable[Change], fixture_tests: dict[str, str | Non
 def _context(changes: list[Change]) -> Context:
     """The changed lines of every file but the test modules (the code, and the data the tests read),
     and the tests the end state added."""
-    source = [line for c in changes if not (c.path.endswith(".py") and is_test_file(c.path) and added_tests(None, c.after))
+    source = [line for c in changes
+              if not (c.path.endswith(".py") and is_test_file(c.path) and added_tests(None, c.after))
               for line in added_lines(c.before, c.after)]
     moved = [test for c in changes if is_test_file(c.path) and c.path.endswith(".py")
              for test in added_tests(c.before, c.after)]

@@ -205,7 +205,8 @@ def test_an_expected_value_the_code_change_spells_out_is_no_following() -> None:
     followed = TEST.replace('== "2.35"', '== "2.35 EUR"').replace('== "9.23"', '== "9.23 EUR"')
     assert found(**{"app.py": fixed, "tests/test_app.py": followed}) == []
     unexplained = TEST.replace('== "2.35"', '== "2.34"')
-    assert found(**{"app.py": fixed, "tests/test_app.py": unexplained}) == [("tests_follow_code", "tests/test_app.py", 5)]
+    assert found(**{"app.py": fixed, "tests/test_app.py": unexplained}) == [
+        ("tests_follow_code", "tests/test_app.py", 5)]
 
 
 def test_an_expected_value_that_follows_the_tests_changed_input_is_no_following() -> None:
