@@ -42,6 +42,7 @@ from endstate.errors import SandboxUnavailable
 from endstate.sandbox._base import DEFAULT_IMAGE
 from endstate.sandbox._engine import connect
 from endstate.sandbox._pythons import PYTHON_IMAGE, PythonSource, base_of, source_of_tag, write_context
+from endstate.sandbox._reaper import one_off_labels
 from endstate.sandbox._wheels import SYSTEM_PACKAGES
 
 __all__ = ["DEFAULT_IMAGE", "DOCKERFILE", "DOCKERFILE_LABEL", "CONTEXT_LABEL", "build_image", "build_python_image",
@@ -299,7 +300,7 @@ def image_python(image: str) -> str:
     client = connect()
     try:
         out = client.containers.run(image, ["python3", "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                                    network_mode="none", remove=True, user="root")
+                                    network_mode="none", remove=True, user="root", labels=one_off_labels())
     except docker.errors.DockerException as exc:
         raise SandboxUnavailable(f"cannot ask image {image} for its Python version: {exc}") from None
     finally:
@@ -377,7 +378,7 @@ def build_wheel_in_image(source: PythonSource, sdist: Path, out: Path, *, enviro
         client.containers.run(source.tag, ["python3", f"/pip/{pip.name}/pip", "wheel", "--no-deps", "--quiet",
                                            "--disable-pip-version-check", "--wheel-dir", "/out", f"/in/{sdist.name}"],
                               network_mode="host", user=f"{os.getuid()}:{os.getgid()}", remove=True,
-                              environment=environment, volumes=volumes)
+                              environment=environment, volumes=volumes, labels=one_off_labels())
         return True
     except docker.errors.DockerException:
         return False

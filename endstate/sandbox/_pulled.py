@@ -73,12 +73,13 @@ def run_in_image(image: str, script: str, paths: list[str], *, timeout: float = 
     import docker.errors
 
     from endstate.sandbox._engine import connect
+    from endstate.sandbox._reaper import one_off_labels
 
     client = connect(timeout=1800)
     try:
         try:
             container = client.containers.create(image, [script], entrypoint=["/bin/sh", "-c"], user="0",
-                                                 network_mode="none", labels={"endstate": "read-image"})
+                                                 network_mode="none", labels=one_off_labels())
         except docker.errors.DockerException as exc:
             raise SandboxUnavailable(f"cannot make a container of {image}: {exc}") from None
         try:

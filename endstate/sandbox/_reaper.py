@@ -13,6 +13,7 @@ another pid namespace, labels of an older endstate) are left alone.
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import time
 from pathlib import Path
@@ -22,7 +23,7 @@ import docker.errors
 
 from endstate.sandbox._engine import connect, remove_container
 
-__all__ = ["LABEL", "RUN_LABEL", "owner_labels", "owner_alive", "reap"]
+__all__ = ["LABEL", "RUN_LABEL", "owner_labels", "one_off_labels", "owner_alive", "reap"]
 
 #: Every container endstate makes carries this label.
 LABEL = "endstate"
@@ -70,6 +71,12 @@ def owner_labels(run_id: str) -> dict[str, str]:
         _BOOT: _boot_id(),
         _CREATED: str(int(time.time())),
     }
+
+
+def one_off_labels() -> dict[str, str]:
+    """The owner labels for a container that belongs to no run (a question asked of an image, a
+    wheel built, a volume filled): the reaper removes it if this process dies before it does."""
+    return owner_labels("one-off-" + secrets.token_hex(8))
 
 
 def owner_alive(labels: dict[str, str]) -> bool | None:

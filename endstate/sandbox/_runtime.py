@@ -151,6 +151,8 @@ def runtime_volume(client: Any, log: Callable[[str], None] = lambda _line: None)
     (the image built first where missing: Debian's archive must be reachable then)."""
     import docker.errors
 
+    from endstate.sandbox._reaper import one_off_labels
+
     image = _image(client, log)
     name = "endstate-runtime-" + image.removeprefix("sha256:")[:24]
     try:
@@ -161,7 +163,7 @@ def runtime_volume(client: Any, log: Callable[[str], None] = lambda _line: None)
     client.volumes.create(name, labels={_LABEL: image})
     try:  # an empty volume mounted where the image holds files is filled with them
         client.containers.run(image, runtime_python("-c", "import ctypes, select, json"), remove=True,
-                              network_mode="none", user=HARNESS_USER,
+                              network_mode="none", user=HARNESS_USER, labels=one_off_labels(),
                               volumes={name: {"bind": RUNTIME, "mode": "rw"}})
     except docker.errors.DockerException as exc:
         client.volumes.get(name).remove(force=True)
