@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -65,3 +67,41 @@ def test_a_sigkilled_owner_leaves_no_running_container_and_reap_removes_it(sandb
     assert not state["Running"], "the container should stop by itself once its owner is gone"
     assert container_id in reap()
     assert engine.containers.list(all=True, filters={"id": container_id}) == []
+
+
+def _container_calls(tree: ast.AST):
+    """Every `X.containers.run(...)` / `X.containers.create(...)` call in a module's tree."""
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("run", "create")
+                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "containers"):
+            yield node
+
+
+def test_every_container_the_sdk_makes_is_given_owner_labels():
+    import endstate
+
+    calls = []
+    for path in sorted(Path(endstate.__file__).parent.rglob("*.py")):
+        for call in _container_calls(ast.parse(path.read_text(), str(path))):
+            labels = next((k.value for k in call.keywords if k.arg == "labels"), None)
+            made_by = labels.func.id if isinstance(labels, ast.Call) and isinstance(labels.func, ast.Name) else None
+            calls.append((f"{path.name}:{call.lineno}", made_by))
+    assert len(calls) >= 5  # the sandbox, an image's Python, a wheel, the runtime volume, a pulled image
+    assert [where for where, made_by in calls if made_by not in ("owner_labels", "one_off_labels")] == []
+
+
+@pytest.mark.docker
+def test_one_off_containers_carry_owner_labels_as_the_engine_saw_them(sandbox_image, engine):
+    from endstate.sandbox._image import image_python
+    from endstate.sandbox._pulled import run_in_image
+
+    since = int(time.time()) - 1
+    assert image_python(sandbox_image).startswith("3.")
+    status, _, files = run_in_image(sandbox_image, "echo hi > /tmp/x", ["/tmp/x"])
+    assert (status, files) == (0, [b"hi\n"])
+    events = engine.events(since=since, until=int(time.time()) + 1, decode=True,
+                           filters={"type": "container", "event": "create"})
+    made = [e["Actor"]["Attributes"] for e in events if e["Actor"]["Attributes"].get("image") == sandbox_image]
+    mine = [a for a in made if a.get("endstate.owner.pid") == str(os.getpid())]
+    assert len(mine) >= 2, made
+    assert all(a.get("endstate") == "1" and a["endstate.run"].startswith("one-off-") for a in mine)
