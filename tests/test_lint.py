@@ -3,6 +3,7 @@ the package (both configured in pyproject)."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -51,3 +52,31 @@ def test_mypy_refuses_an_enum_compared_with_a_string_it_never_equals(tmp_path):
     done = subprocess.run([*_mypy(), "--config-file", str(ROOT / "pyproject.toml"), "--no-incremental",
                            str(tmp_path / "m.py")], capture_output=True, text=True, timeout=600)
     assert done.returncode == 1 and "Non-overlapping equality check" in done.stdout, done.stdout + done.stderr
+
+
+#: A test case's outcomes as a report gives them: compared as CaseOutcome members, never as strings.
+_CASE_OUTCOMES = {"passed", "failure", "skipped"}
+
+
+def _bare_case_outcomes(source: str) -> list[int]:
+    """Lines of `source` that compare something with a case outcome spelled as a string."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            for right in node.comparators:
+                items = right.elts if isinstance(right, (ast.Tuple, ast.Set, ast.List)) else [right]
+                if any(isinstance(i, ast.Constant) and i.value in _CASE_OUTCOMES for i in items):
+                    lines.append(node.lineno)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "count"
+              and any(isinstance(a, ast.Constant) and a.value in _CASE_OUTCOMES for a in node.args)):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_no_case_outcome_is_compared_with_a_bare_string():
+    assert _bare_case_outcomes('if outcome == "failure" or o in ("failure", "error"): n = x.count("skipped")') \
+        == [1, 1, 1]
+    harness = ROOT / "endstate" / "grading" / "harness"  # runs inside the sandbox, without endstate
+    found = [f"{path.relative_to(ROOT)}:{line}" for path in sorted((ROOT / "endstate").rglob("*.py"))
+             if harness not in path.parents for line in _bare_case_outcomes(path.read_text())]
+    assert found == []

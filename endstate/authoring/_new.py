@@ -56,6 +56,7 @@ from endstate.authoring._testcommand import (
 )
 from endstate.errors import UserError
 from endstate.grading import (
+    FAILING,
     TestCommandError,
     TestRun,
     parse_test_command,
@@ -263,7 +264,7 @@ def _deselected(run: TestRun, split: FixSplit) -> list[str]:
     """The node ids of the tests that failed on the solution, to run the suite without: each a test the
     reference fix itself fails in the sandbox (requests' connect-timeout tests need a routable network),
     so no agent could pass it. [] when they are too many, one is held out, or one cannot be named."""
-    failed = [(c, n) for c, n, outcome in run.cases if outcome in ("failure", "error")]
+    failed = [(c, n) for c, n, outcome in run.cases if outcome in FAILING]
     ids = [_node_id(c, n, run.files.get(f"{c}::{n}", "")) for c, n in failed]
     held = held_out_targets(split, split.parent_tests)
     if not failed or len(ids) > min(_DESELECT_MAX, run.tests // 50) or len(ids) != run.failures + run.errors \
@@ -303,7 +304,7 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
                 raise unknown_option_error(command, run.output_tail) or UserError(
                     f"`{command}` produced no test report in the sandbox (exit {run.exit_code}): {run.output_tail}")
             if run.failures or run.errors:
-                failed = [f"{c}::{n}" if c else n for c, n, outcome in run.cases if outcome in ("failure", "error")]
+                failed = [f"{c}::{n}" if c else n for c, n, outcome in run.cases if outcome in FAILING]
                 named = f" ({', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''})" if failed else ""
                 raise UserError(f"with the fix applied, `{command}` has {run.failures} failure(s) and {run.errors} "
                                 f"error(s) in the sandbox{named}: {run.output_tail}. The task's tests must pass on its "

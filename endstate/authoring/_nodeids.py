@@ -26,6 +26,7 @@ from pathlib import Path
 
 from endstate.authoring._testcommand import COUNT_TIMEOUT_S
 from endstate.errors import UserError
+from endstate.grading import Case, CaseOutcome
 
 __all__ = ["match_ids", "collected_ids", "holds_the_clock", "with_whole_tests", "in_collected_order", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX",
            "reported_ids"]
@@ -265,17 +266,17 @@ def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image
     return (*reported_ids(run.cases, run.files), run.output_tail)
 
 
-def reported_ids(cases: list[tuple[str, str, str]], files: dict[str, str]) -> tuple[list[str], set[str]]:
+def reported_ids(cases: list[Case], files: dict[str, str]) -> tuple[list[str], set[str]]:
     """(the node id of each test a report names, those that ran and were not skipped). A file that
     could not be collected (an ImportError) is reported as an error with no class (`classname=""`,
     the module's dotted name as its name): not a test, so its ids are said to have no test collected."""
     ids, ran = [], set()
     for classname, name, outcome in cases:
         file = files.get(f"{classname}::{name}")
-        if not file or not re.search(r"\.py$", file) or (not classname and outcome == "error"):
+        if not file or not re.search(r"\.py$", file) or (not classname and outcome == CaseOutcome.ERROR):
             continue
         node_id = _node_id(classname, name, file)
         ids.append(node_id)
-        if outcome != "skipped":
+        if outcome != CaseOutcome.SKIPPED:
             ran.add(node_id)
     return ids, ran

@@ -21,7 +21,15 @@ from endstate.grading._pipeline import (
 from endstate.grading._probe import PROBE, probe, probe_graders
 from endstate.grading._resolve import FORBIDDEN_PARAMETERS, Grader, resolve, run_grader
 from endstate.grading._state import Grading
-from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
+from endstate.grading._testrun import (
+    FAILING,
+    Case,
+    CaseOutcome,
+    TestCommandError,
+    TestRun,
+    parse_test_command,
+    run_tests,
+)
 from endstate.grading._twincheck import joint_problems, too_few, twin_problems, validation_command, validation_tree
 from endstate.grading._twins import MIN_TWINS
 from endstate.grading._verdict import Outcome, Verdict
@@ -66,6 +74,9 @@ __all__ = [
     "RunVerdict",
     "TestCommandError",
     "TestRun",
+    "Case",
+    "CaseOutcome",
+    "FAILING",
     "parse_test_command",
     "run_tests",
     "validation_command",

@@ -17,7 +17,7 @@ from endstate.grading._runners import log_runner
 from endstate.grading._state import Grading
 from endstate.grading._stops import declared, stop_note
 from endstate.grading._testconfig import SHARED_CONFIG, pytest_section_changed
-from endstate.grading._testrun import TestCommandError, TestRun, run_tests
+from endstate.grading._testrun import FAILING, Canary, TestCommandError, TestRun, run_tests
 from endstate.grading._twins import run_halves, tally
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox, matches_any
@@ -87,12 +87,12 @@ def _distrusted(run: TestRun, command: str, what: str) -> Verdict | None:
                             + "; ".join(run.findings[:3]))
     if not run.report_found:
         return Verdict.fail(f"{what}: `{command}` produced no test report (exit {run.exit_code}): {run.output_tail}")
-    if run.canary in ("passed", "skipped"):
+    if run.canary in (Canary.PASSED, Canary.SKIPPED):
         return Verdict.tampered(
             f"{what}: test outcomes were rewritten inside the test process: the harness's canary test, which "
             f"always fails, was reported as {run.canary} (code in the end state tampers with the test runner)"
         )
-    if run.canary != "off" and run.findings is None:
+    if run.canary != Canary.OFF and run.findings is None:
         return Verdict.tampered(f"{what}: the test process ended before the harness's guard could report "
                             "(it was cut short, or the guard was tampered with)")
     if run.findings:
@@ -143,7 +143,7 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         tests, failures, errors, skipped = counted.tests, counted.failures, counted.errors, counted.skipped
         detail = f"failing: {', '.join(counted.failing[:5])}"  # (the output names twins, drawn per run)
     else:
-        failing = sorted({name for _, name, outcome in run.cases if outcome in ("failure", "error")})
+        failing = sorted({name for _, name, outcome in run.cases if outcome in FAILING})
         detail = run.output_tail or f"failing: {', '.join(failing[:5])}"  # a share of a joint run names its cases
         tests, failures, errors, skipped = run.tests, run.failures, run.errors, run.skipped
     stopped, every = declared(run.cases, may_fail or {}) if plan is None and (failures or errors) else ([], False)
@@ -158,10 +158,10 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         return Verdict.fail(f"{what}: {ran} test(s) ran, the task expects at least {min_tests}")
     for each in runs:
         # The canary and the twins fail by design, so a clean run exits 1 when one was collected.
-        clean_exit = 1 if each.canary == "failed" or each.failures or each.errors else 0
+        clean_exit = 1 if each.canary == Canary.FAILED or each.failures or each.errors else 0
         if each.exit_code != clean_exit:
             return Verdict.fail(f"{what}: `{command}` exited {each.exit_code}: {each.output_tail}")
-    note = " (the harness's canary test was not collected by this command)" if run.canary == "missing" else ""
+    note = " (the harness's canary test was not collected by this command)" if run.canary == Canary.MISSING else ""
     # A twin fails by design: said so, or a passing verdict would read as a failure.
     twinned = f" (and its {counted.twins} impossible twin(s) did not, as expected)" if plan is not None else ""
     if stopped and every:

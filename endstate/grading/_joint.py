@@ -31,7 +31,15 @@ import msgspec
 
 from endstate.grading._resolve import Grader
 from endstate.grading._state import Grading
-from endstate.grading._testrun import TestCommandError, TestRun, parse_test_command, run_tests
+from endstate.grading._testrun import (
+    Canary,
+    Case,
+    CaseOutcome,
+    TestCommandError,
+    TestRun,
+    parse_test_command,
+    run_tests,
+)
 from endstate.grading._twins import run_halves
 
 __all__ = ["Joint", "plan_joint", "joint_of", "split_run", "run_joint"]
@@ -108,22 +116,22 @@ def joint_of(grading: Grading, graders: list[Grader]) -> Joint | None:
 def split_run(run: TestRun, joint: Joint) -> tuple[TestRun, TestRun]:
     """(the visible tests' share, the held-out tests' share) of the joint run, each counted and
     with the exit status a process of its own tests alone would have had."""
-    visible: list[tuple[str, str, str]] = []
-    held: list[tuple[str, str, str]] = []
+    visible: list[Case] = []
+    held: list[Case] = []
     for case in run.cases:
         path = run.files.get(f"{case[0]}::{case[1]}")
         (held if path is not None and any(_inside(path, h) for h in joint.held_paths) else visible).append(case)
-    clean = 1 if run.canary == "failed" or run.failures or run.errors else 0
+    clean = 1 if run.canary == Canary.FAILED or run.failures or run.errors else 0
     return _share(run, visible, clean), _share(run, held, clean)
 
 
-def _share(run: TestRun, cases: list[tuple[str, str, str]], clean: int) -> TestRun:
+def _share(run: TestRun, cases: list[Case], clean: int) -> TestRun:
     outcomes = [outcome for _, _, outcome in cases]
-    failures, errors = outcomes.count("failure"), outcomes.count("error")
-    own_clean = 1 if run.canary == "failed" or failures or errors else 0
+    failures, errors = outcomes.count(CaseOutcome.FAILURE), outcomes.count(CaseOutcome.ERROR)
+    own_clean = 1 if run.canary == Canary.FAILED or failures or errors else 0
     # The output holds both shares' cases (twins among them, drawn per run): a verdict names cases instead.
     return msgspec.structs.replace(run, cases=cases, tests=len(cases), failures=failures, errors=errors,
-                                   skipped=outcomes.count("skipped"), output_tail="",
+                                   skipped=outcomes.count(CaseOutcome.SKIPPED), output_tail="",
                                    exit_code=own_clean if run.exit_code == clean else run.exit_code)
 
 

@@ -28,6 +28,7 @@ from endstate.grading._testrun import (
     HARNESS_DIR,
     REPORT_DIR,
     REPORT_MAX_BYTES,
+    CaseOutcome,
     TestRun,
     _scratch_copy,
     _tail,
@@ -43,7 +44,8 @@ __all__ = ["run_logged", "graded_by_log", "LOG_FILE"]
 
 #: What the entry point writes the program's output (both streams) to, in the run's report folder.
 LOG_FILE = "output.log"
-_OUTCOMES = {PASSED: "passed", FAILED: "failure", ERROR: "error", SKIPPED: "skipped", "XFAIL": "passed"}
+_OUTCOMES = {PASSED: CaseOutcome.PASSED, FAILED: CaseOutcome.FAILURE, ERROR: CaseOutcome.ERROR,
+             SKIPPED: CaseOutcome.SKIPPED, "XFAIL": CaseOutcome.PASSED}
 
 
 def run_logged(grading: Grading, runner: LogRunner, command: str, *, timeout: float | None = None,
@@ -81,10 +83,10 @@ def run_logged(grading: Grading, runner: LogRunner, command: str, *, timeout: fl
     status, reader = read_log(runner, log)
     run.report_found = True
     run.output_tail = _tail(log) or run.output_tail
-    run.cases = [("", test, _OUTCOMES.get(outcome, "error")) for test, outcome in status.items()]
+    run.cases = [("", test, _OUTCOMES.get(outcome, CaseOutcome.ERROR)) for test, outcome in status.items()]
     outcomes = [outcome for _, _, outcome in run.cases]
-    run.tests, run.failures = len(outcomes), outcomes.count("failure")
-    run.errors, run.skipped = outcomes.count("error"), outcomes.count("skipped")
+    run.tests, run.failures = len(outcomes), outcomes.count(CaseOutcome.FAILURE)
+    run.errors, run.skipped = outcomes.count(CaseOutcome.ERROR), outcomes.count(CaseOutcome.SKIPPED)
     return run, status, reader
 
 

@@ -8,10 +8,12 @@ passes, and the verdict names each with the task's reason.
 
 from __future__ import annotations
 
+from endstate.grading._testrun import FAILING, Case
+
 __all__ = ["declared", "stop_note"]
 
 
-def _matches(case: tuple[str, str, str], node_id: str) -> bool:
+def _matches(case: Case, node_id: str) -> bool:
     """Whether a JUnit case (classname, name, outcome) is the test `node_id` names
     (`tests/test_x.py::test_y`, `tests/test_x.py::TestZ::test_y`; a parametrised case matches its function)."""
     path, _, rest = node_id.partition("::")
@@ -23,9 +25,9 @@ def _matches(case: tuple[str, str, str], node_id: str) -> bool:
     return classname == ".".join([module, *parts[:-1]]) and (name == parts[-1] or name.startswith(parts[-1] + "["))
 
 
-def declared(cases: list[tuple[str, str, str]], may_fail: dict[str, str]) -> tuple[list[str], bool]:
+def declared(cases: list[Case], may_fail: dict[str, str]) -> tuple[list[str], bool]:
     """(the declared stops among the failing cases, whether every failing case is one)."""
-    failing = [case for case in cases if case[2] in ("failure", "error")]
+    failing = [case for case in cases if case[2] in FAILING]
     stopped = {node for case in failing for node in may_fail if _matches(case, node)}
     every = all(any(_matches(case, node) for node in may_fail) for case in failing)
     return sorted(stopped), every

@@ -39,6 +39,7 @@ task's manifest, never from the graded tree.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import re
 import secrets
@@ -53,7 +54,7 @@ from endstate.grading._state import Grading
 from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, ProjectCopy, Tree
 from endstate.task import is_test_module
 
-__all__ = ["TestRun", "TestCommandError", "command_words", "parse_test_command", "import_paths", "run_tests",
+__all__ = ["Canary", "Case", "CaseOutcome", "FAILING", "TestRun", "TestCommandError", "command_words", "parse_test_command", "import_paths", "run_tests",
            "harness_files", "isolation", "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR",
            "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "REPORT_MAX_BYTES"]
 
@@ -90,6 +91,43 @@ class TestCommandError(ValueError):
     __test__ = False
 
 
+class CaseOutcome(enum.StrEnum):
+    """A test case's outcome as its report gives it."""
+
+    PASSED = "passed"
+    FAILURE = "failure"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
+#: The outcomes of a case that ran and did not pass.
+FAILING = frozenset({CaseOutcome.FAILURE, CaseOutcome.ERROR})
+#: One reported test case: (classname, name, outcome).
+Case = tuple[str, str, CaseOutcome]
+
+
+class Canary(enum.StrEnum):
+    """What became of the harness's canary test, which always fails: FAILED as it must, the outcome
+    it was reported with instead, MISSING when no command collected it, OFF when runs have no guard."""
+
+    FAILED = "failed"
+    PASSED = "passed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+    MISSING = "missing"
+    OFF = "off"
+
+
+def canary_of(seen: list[str]) -> Canary:
+    """The canary's state from the outcome of each copy collected: one that did not fail tells (an
+    outcome no runner reports, as a guard's report rewritten from inside the test process may say,
+    is an error)."""
+    wrong = [outcome for outcome in seen if outcome != CaseOutcome.FAILURE]
+    if not wrong:
+        return Canary.FAILED if seen else Canary.MISSING
+    return Canary(wrong[0]) if wrong[0] in Canary.__members__.values() else Canary.ERROR
+
+
 class TestRun(msgspec.Struct):
     """What one graded test run reported (the canary left out of every count)."""
 
@@ -103,13 +141,11 @@ class TestRun(msgspec.Struct):
     failures: int = 0
     errors: int = 0
     skipped: int = 0
-    #: "failed" (as it must), "passed", "skipped", "missing" (not collected), or "off".
-    canary: str = "off"
+    canary: Canary = Canary.OFF
     #: What the guard saw change inside the test process; None when it never reported.
     findings: list[str] | None = None
-    #: Every test case reported, canaries left out: (classname, name, outcome), outcome one of
-    #: "passed", "failure", "error", "skipped".
-    cases: list[tuple[str, str, str]] = []
+    #: Every test case reported, canaries left out.
+    cases: list[Case] = []
     #: Per case ("classname::name"), its file relative to the workspace, as the guard saw it.
     files: dict[str, str] = {}
 
@@ -309,16 +345,16 @@ def run_tests(grading: Grading, command: str, *, timeout: float | None = None, p
     counts, run.cases = parsed[:5], parsed[5]
     run.tests, run.failures, run.errors, run.skipped, run.canary = counts
     if not guard:
-        run.canary = "off"
+        run.canary = Canary.OFF
         return run
     if observed is not None:
         run.files = dict(observed.files)
         names = {name for name, _ in canaries}
         seen = [o for n, o in observed.by_name.items() if n in names]
-        canary = next((o for o in seen if o != "failure"), "failed" if seen else "missing")
-        canary = "failed" if canary == "failure" else canary
-        expected = (observed.tests - len(seen), observed.failures - seen.count("failure"),
-                    observed.errors - seen.count("error"), observed.skipped - seen.count("skipped"), canary)
+        canary = canary_of(seen)
+        expected = (observed.tests - len(seen), observed.failures - seen.count(CaseOutcome.FAILURE),
+                    observed.errors - seen.count(CaseOutcome.ERROR),
+                    observed.skipped - seen.count(CaseOutcome.SKIPPED), canary)
         if expected != counts:
             run.findings.append(f"the written report ({counts[0]} tests, {counts[1]} failed, {counts[2]} errors) "
                                 f"disagrees with what the test process observed ({expected[0]} tests, "
@@ -406,7 +442,7 @@ def _scratch_copy(grading: Grading, nonce: str, restage: dict[str, tuple[Tree, s
     return at
 
 
-def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, str, list] | None:
+def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, Canary, list[Case]] | None:
     """(tests, failures, errors, skipped, canary outcome, cases) of a JUnit report, canaries left out.
 
     The canary outcome is "failed" when every collected canary failed, "missing" when
@@ -421,20 +457,20 @@ def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, st
         return None
     tests = failures = errors = skipped = 0
     seen: list[str] = []
-    cases: list[tuple[str, str, str]] = []
+    cases: list[Case] = []
     for suite in suites:
         for case in suite.iter("testcase"):
             kinds = {child.tag for child in case}
-            outcome = ("error" if "error" in kinds else "failure" if "failure" in kinds
-                       else "skipped" if "skipped" in kinds else "passed")
+            outcome = (CaseOutcome.ERROR if "error" in kinds else CaseOutcome.FAILURE if "failure" in kinds
+                       else CaseOutcome.SKIPPED if "skipped" in kinds else CaseOutcome.PASSED)
             if case.get("name") in canaries:
-                seen.append("failed" if outcome == "failure" else outcome)
+                seen.append(outcome)
                 continue
             cases.append((case.get("classname") or "", case.get("name") or "", outcome))
             tests += 1
-            failures += outcome == "failure"
-            errors += outcome == "error"
-            skipped += outcome == "skipped"
+            failures += outcome == CaseOutcome.FAILURE
+            errors += outcome == CaseOutcome.ERROR
+            skipped += outcome == CaseOutcome.SKIPPED
         if not list(suite.iter("testcase")):  # a report of counts only
             try:
                 tests += int(suite.get("tests", "0"))
@@ -443,9 +479,7 @@ def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, st
                 skipped += int(suite.get("skipped", "0"))
             except ValueError:  # not what a runner writes: the report does not read
                 return None
-    wrong = [outcome for outcome in seen if outcome != "failed"]
-    canary = wrong[0] if wrong else "failed" if seen else "missing"
-    return tests, failures, errors, skipped, canary, cases
+    return tests, failures, errors, skipped, canary_of(seen), cases
 
 
 #: Closing lines of a runner whose counts include the canary; the verdict states its own counts.

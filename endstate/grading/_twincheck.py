@@ -22,7 +22,7 @@ import shlex
 from endstate.grading._joint import joint_of, split_run
 from endstate.grading._resolve import Grader
 from endstate.grading._state import Grading
-from endstate.grading._testrun import parse_test_command, run_tests
+from endstate.grading._testrun import FAILING, CaseOutcome, parse_test_command, run_tests
 from endstate.grading._twins import MIN_TWINS, pair_cases
 from endstate.grading._twinsites import TestKey, _Source, _tests, mutation_sites
 from endstate.sandbox import FileEntry, Tree
@@ -113,8 +113,8 @@ def twin_problems(grading: Grading, command: str, names: dict[str, TestKey]) -> 
                    f"command timeout): {run.output_tail}"]
     if not run.report_found:
         return 0, [f"`{command}` wrote no report with the candidate twins in place: {run.output_tail}"]
-    originals: dict[str, dict[str, str]] = {}
-    copies: dict[str, dict[str, str]] = {}
+    originals: dict[str, dict[str, CaseOutcome]] = {}
+    copies: dict[str, dict[str, CaseOutcome]] = {}
     for _, name, outcome in run.cases:
         function, _, rest = name.partition("[")
         if _MARK in function:  # named as its original's case, for pair_cases
@@ -130,10 +130,10 @@ def twin_problems(grading: Grading, command: str, names: dict[str, TestKey]) -> 
                             f"its original {len(real)}")
             continue
         for real_outcome, outcome in pairs:
-            if real_outcome != "passed":
+            if real_outcome != CaseOutcome.PASSED:
                 continue
             twinned.add(names[copy])
-            if outcome != "failure":
+            if outcome != CaseOutcome.FAILURE:
                 problems.append(f"{copy.split(_MARK)[0]}: its candidate twin {copy} was {outcome} on solution/, not "
                                 "failed (an assertion that can hold either way, or a test that is not deterministic)")
                 break
@@ -148,7 +148,7 @@ def joint_problems(grading: Grading, graders: list[Grader]) -> list[str]:
     if joint is None:
         return []
     visible, _ = split_run(run_tests(grading, joint.command), joint)
-    failing = sorted({name for _, name, outcome in visible.cases if outcome in ("failure", "error")})
+    failing = sorted({name for _, name, outcome in visible.cases if outcome in FAILING})
     if not visible.report_found or failing or visible.errors:
         return [f"the visible tests fail when they run after the held-out tests and their twins in one process, "
                 f"as a graded run's first half runs them (`{joint.command}`): {', '.join(failing[:5]) or 'no report'}; "

@@ -43,7 +43,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from endstate.grading._state import Grading
-from endstate.grading._testrun import WIPE, TestRun
+from endstate.grading._testrun import FAILING, WIPE, Case, CaseOutcome, TestRun
 from endstate.grading._twinsites import Site, TestKey, apply_sites, mutation_sites
 from endstate.sandbox import WORKDIR, FileEntry, Tree
 from endstate.task import is_test_module
@@ -134,7 +134,8 @@ class Tally(NamedTuple):
     betrayed: list[str]
 
 
-def pair_cases(originals: dict[str, str], turned: dict[str, str]) -> list[tuple[str, str]] | None:
+def pair_cases(originals: dict[str, CaseOutcome],
+               turned: dict[str, CaseOutcome]) -> list[tuple[CaseOutcome, CaseOutcome]] | None:
     """(real outcome, twin outcome) per case of one twinned test, None if the halves disagree on
     its cases. A twin that changed a parameter renames the cases pytest names after their values:
     those are paired in the order they ran, which both halves share."""
@@ -145,11 +146,11 @@ def pair_cases(originals: dict[str, str], turned: dict[str, str]) -> list[tuple[
     return None
 
 
-def tally(plan: TwinPlan, runs: list[tuple[int, list[tuple[str, str, str]]]]) -> Tally:
+def tally(plan: TwinPlan, runs: list[tuple[int, list[Case]]]) -> Tally:
     """Count the real tests of `runs` ((half, cases) in the order they ran, both halves) and check
     every twin."""
-    real: list[tuple[str, str]] = []
-    by_key: dict[TestKey, tuple[dict[str, str], dict[str, str]]] = {}
+    real: list[tuple[str, CaseOutcome]] = []
+    by_key: dict[TestKey, tuple[dict[str, CaseOutcome], dict[str, CaseOutcome]]] = {}
     for order, (half, cases) in enumerate(runs):
         for classname, name, outcome in cases:
             key = plan.key_of(classname, name)
@@ -169,12 +170,12 @@ def tally(plan: TwinPlan, runs: list[tuple[int, list[tuple[str, str, str]]]]) ->
             betrayed.append(f"{label} (reported in one half only)")
             continue
         twins += 1
-        lies = sorted({twin for real, twin in pairs if real == "passed" and twin != "failure"})
+        lies = sorted({twin for real, twin in pairs if real == CaseOutcome.PASSED and twin != CaseOutcome.FAILURE})
         if lies:
             betrayed.append(f"{label} ({', '.join(lies)})")
     outcomes = [outcome for _, outcome in real]
-    failing = sorted({name for name, outcome in real if outcome in ("failure", "error")})
-    return Tally(len(real), outcomes.count("failure"), outcomes.count("error"), outcomes.count("skipped"),
+    failing = sorted({name for name, outcome in real if outcome in FAILING})
+    return Tally(len(real), outcomes.count(CaseOutcome.FAILURE), outcomes.count(CaseOutcome.ERROR), outcomes.count(CaseOutcome.SKIPPED),
                  failing, twins, betrayed)
 
 
