@@ -36,6 +36,15 @@ def repos(tmp_path_factory) -> Path:
     return root
 
 
+def _committed(clone: Path, message: str) -> str:
+    """Make `clone` a git repository of one commit holding all it has; that commit's hash."""
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", message], check=True)
+    return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
 def _write(tmp_path: Path, lines: list) -> Path:
     path = tmp_path / "in.jsonl"
     path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines))
@@ -141,11 +150,7 @@ def test_a_src_layout_project_is_run_its_own_way_over_the_same_node_ids(tmp_path
     (clone / "src" / "calc" / "__init__.py").write_text("def add(a, b):\n    return a - b\n")
     (clone / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n")
     (clone / "README.md").write_text("calc\n")
-    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "calc"], check=True)
-    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    base = _committed(clone, "calc")
     line = {
         "instance_id": "me__calc-1", "repo": "me/calc", "base_commit": base, "problem_statement": "add subtracts",
         "patch": "--- a/src/calc/__init__.py\n+++ b/src/calc/__init__.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n"
@@ -200,11 +205,7 @@ def test_a_unittest_only_project_is_run_by_pytest_over_the_node_ids(tmp_path):
     (clone / "tests" / "test_calc.py").write_text(
         "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_zero(self):\n"
         "        self.assertEqual(add(0, 0), 0)\n")
-    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "calc"], check=True)
-    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    base = _committed(clone, "calc")
     line = {
         "instance_id": "me__calc-2", "repo": "me/calc", "base_commit": base, "problem_statement": "add subtracts",
         "patch": "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n",
@@ -229,11 +230,7 @@ def test_a_test_file_the_test_patch_deletes_is_left_out_of_the_fixture(tmp_path)
     (clone / "README.md").write_text("calc\n")
     (clone / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n")
     (clone / "tests" / "test_old.py").write_text("from calc import old\n\n\ndef test_old():\n    assert old() == 1\n")
-    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "calc"], check=True)
-    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    base = _committed(clone, "calc")
     line = {
         "instance_id": "me__calc-2", "repo": "me/calc", "base_commit": base, "problem_statement": "add subtracts",
         "patch": "--- a/calc.py\n+++ b/calc.py\n@@ -1,6 +1,2 @@\n def add(a, b):\n-    return a - b\n-\n-\n"
@@ -314,11 +311,7 @@ def test_pytest_itself_is_refused_in_one_line_naming_why(tmp_path):
     (clone / "src" / "_pytest" / "__init__.py").write_text("X = 1\n")
     (clone / "testing").mkdir()
     (clone / "testing" / "test_x.py").write_text("def test_x():\n    pass\n")
-    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "pytest"], check=True)
-    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    base = _committed(clone, "pytest")
     line = {"instance_id": "pytest-dev__pytest-1", "repo": "pytest-dev/pytest", "base_commit": base,
             "problem_statement": "x", "patch": "--- a/src/_pytest/__init__.py\n+++ b/src/_pytest/__init__.py\n"
             "@@ -1 +1 @@\n-X = 1\n+X = 2\n", "test_patch": "", "FAIL_TO_PASS": ["testing/test_x.py::test_x"],

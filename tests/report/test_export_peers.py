@@ -49,6 +49,16 @@ def _validated(folder: Path) -> list[str]:
     return ran.stdout.splitlines()
 
 
+def _thinking_run(run: Path) -> Path:
+    """A run of two tasks, one an infra error, whose transcripts hold thinking and arguments that are no JSON."""
+    broken = TaskResult("bugfix-b", "bugfix", "infra_error", reason="the engine went away")
+    write_results(RunResult(card(tasks=2), [task("bugfix-a", "pass"), broken]), run)
+    (run / "transcripts").mkdir()
+    for stem in ("bugfix-a", "bugfix-b"):
+        (run / "transcripts" / f"{stem}.json").write_text(json.dumps(TRANSCRIPT))
+    return run
+
+
 def test_harbor_and_atif_accept_the_atif_of_a_committed_run(tmp_path):
     export_run(ROOT / "bench" / "results" / "controls" / "scripted-reference", "atif", tmp_path)
     lines = _validated(tmp_path)
@@ -56,12 +66,7 @@ def test_harbor_and_atif_accept_the_atif_of_a_committed_run(tmp_path):
 
 
 def test_harbor_and_atif_accept_thinking_an_infra_error_and_unparsed_arguments(tmp_path):
-    run = tmp_path / "run"
-    broken = TaskResult("bugfix-b", "bugfix", "infra_error", reason="the engine went away")
-    write_results(RunResult(card(tasks=2), [task("bugfix-a", "pass"), broken]), run)
-    (run / "transcripts").mkdir()
-    for stem in ("bugfix-a", "bugfix-b"):
-        (run / "transcripts" / f"{stem}.json").write_text(json.dumps(TRANSCRIPT))
+    run = _thinking_run(tmp_path / "run")
     export_run(run, "atif", tmp_path / "atif")
     assert _validated(tmp_path / "atif") == ["bugfix-a.json: checked", "bugfix-b.json: checked"]
 
@@ -97,12 +102,7 @@ def test_the_oldest_inspect_claimed_reads_the_log_as_the_pinned_one_does(tmp_pat
     from endstate.report._inspect_log import OLDEST_READER
 
     oldest = Path(os.environ["ENDSTATE_INSPECT_OLDEST"]) / "python"
-    run = tmp_path / "run"
-    broken = TaskResult("bugfix-b", "bugfix", "infra_error", reason="the engine went away")
-    write_results(RunResult(card(tasks=2), [task("bugfix-a", "pass"), broken]), run)
-    (run / "transcripts").mkdir()
-    for stem in ("bugfix-a", "bugfix-b"):
-        (run / "transcripts" / f"{stem}.json").write_text(json.dumps(TRANSCRIPT))
+    run = _thinking_run(tmp_path / "run")
     for folder in (ROOT / "bench" / "results" / "controls" / "scripted-reference", run):
         log = tmp_path / f"{folder.name}.eval"
         export_run(folder, "inspect", log)
