@@ -26,6 +26,7 @@ The rows of one task share its sandbox (its image built once) and run `jobs` at 
 
 from __future__ import annotations
 
+import enum
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -40,12 +41,21 @@ from endstate.grading import INTEGRITY, Grader, Outcome
 from endstate.sandbox import Tree
 from endstate.task import ADEQUACY_FILE, Measured, Task, TaskSandbox, load_triage, task_sandbox
 
-__all__ = ["MutantRow", "RightFixRow", "TaskAdequacy", "adequacy_of", "adequacy_of_tasks", "triage_hint"]
+__all__ = ["MutantOutcome", "MutantRow", "RightFixRow", "TaskAdequacy", "adequacy_of", "adequacy_of_tasks", "triage_hint"]
+
+class MutantOutcome(enum.StrEnum):
+    """What grading made of a mutant of the solution."""
+
+    KILLED = "killed"
+    SURVIVED = "survived"
+    #: Proven to leave the code's meaning unchanged: not counted.
+    EQUIVALENT = "equivalent"
+    ERROR = "error"
+
 
 class MutantRow(msgspec.Struct):
     id: str
-    #: "killed", "survived", "equivalent" or "error"
-    outcome: str
+    outcome: MutantOutcome
     killed_by: str = ""
     diff: str = ""
     note: str = ""
@@ -54,8 +64,7 @@ class MutantRow(msgspec.Struct):
 class RightFixRow(msgspec.Struct):
     #: "solution", "solutions/<name>" or "rewrite:<id>"
     case: str
-    #: "pass", "fail" or "error"
-    outcome: str
+    outcome: Outcome
     failing: list[str] = []
     diff: str = ""
     note: str = ""
@@ -71,24 +80,24 @@ class TaskAdequacy(msgspec.Struct):
     error: str = ""
     wall_s: float = 0.0
 
-    def count(self, outcome: str) -> int:
+    def count(self, outcome: MutantOutcome) -> int:
         return sum(1 for m in self.mutants if m.outcome == outcome)
 
     @property
     def kill_rate(self) -> float | None:
         """Killed over the mutants that are not equivalent; None when there are none."""
-        judged = len(self.mutants) - self.count("equivalent")
-        return self.count("killed") / judged if judged else None
+        judged = len(self.mutants) - self.count(MutantOutcome.EQUIVALENT)
+        return self.count(MutantOutcome.KILLED) / judged if judged else None
 
     def measured(self) -> Measured:
         """The figures to record in adequacy.toml's [measured]."""
-        return Measured(len(self.mutants), self.count("killed"), self.count("equivalent"))
+        return Measured(len(self.mutants), self.count(MutantOutcome.KILLED), self.count(MutantOutcome.EQUIVALENT))
 
     @property
     def ok(self) -> bool:
         return (not self.error and not self.stale and not self.recorded
                 and all(r.outcome == Outcome.PASS for r in self.right)
-                and all(m.outcome in ("killed", "equivalent") for m in self.mutants))
+                and all(m.outcome in (MutantOutcome.KILLED, MutantOutcome.EQUIVALENT) for m in self.mutants))
 
 
 def _grade(task: Task, graders: list[Grader], fixture: Tree, holdout: Tree, tree: Tree, backend: str, image: str,
@@ -140,19 +149,19 @@ def adequacy_of(task: Task, graders: list[Grader], *, backend: str, image: str, 
         for (case, _, diff), run in zip(right, right_runs):
             outcome, failing, note = run.result()
             shown = diff if outcome is not Outcome.PASS else ""
-            report.right.append(RightFixRow(case, outcome.value, failing, shown, note))
+            report.right.append(RightFixRow(case, outcome, failing, shown, note))
         for mutant in mutants:
             diff = file_diff(mutant.path, solution[mutant.path].data, mutant.source)
             if mutant.id in equivalents:
-                report.mutants.append(MutantRow(mutant.id, "equivalent", note=equivalents[mutant.id]))
+                report.mutants.append(MutantRow(mutant.id, MutantOutcome.EQUIVALENT, note=equivalents[mutant.id]))
                 continue
             outcome, failing, note = mutant_runs[mutant.id].result()
             if outcome is Outcome.FAIL:
-                report.mutants.append(MutantRow(mutant.id, "killed", killed_by=failing[0]))
+                report.mutants.append(MutantRow(mutant.id, MutantOutcome.KILLED, killed_by=failing[0]))
             elif outcome is Outcome.PASS:
-                report.mutants.append(MutantRow(mutant.id, "survived", diff=diff))
+                report.mutants.append(MutantRow(mutant.id, MutantOutcome.SURVIVED, diff=diff))
             else:
-                report.mutants.append(MutantRow(mutant.id, "error", diff=diff, note=note))
+                report.mutants.append(MutantRow(mutant.id, MutantOutcome.ERROR, diff=diff, note=note))
     if triage.measured is not None and triage.measured != report.measured():
         report.recorded = triage.measured.line()
     if report.right and report.right[0].outcome != Outcome.PASS:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import msgspec
 
 from endstate.errors import UserError
+
+if TYPE_CHECKING:
+    from endstate.checks import TaskAdequacy
 
 __all__ = ["ADEQUACY_OPTION", "measure", "report_made", "show_adequacy"]
 
@@ -20,7 +24,7 @@ ADEQUACY_OPTION = click.option(
 def measure(suite: Path, only: list[str], *, jobs: int, sandbox: str, image: str | None,
             json_out: Path | None) -> int:
     """Measure and print every task's adequacy; the exit code (0 adequate, 1 not, 2 bad input)."""
-    from endstate.checks import adequacy_of_tasks
+    from endstate.checks import MutantOutcome, adequacy_of_tasks
     from endstate.run import make_folder, resolve_graders, write_atomically
     from endstate.sandbox import DEFAULT_IMAGE, resolve_backend
     from endstate.task import load_suite
@@ -41,11 +45,11 @@ def measure(suite: Path, only: list[str], *, jobs: int, sandbox: str, image: str
     click.echo(f"measuring the adequacy of {len(usable)} task(s) in {backend} sandboxes, -j {jobs}")
     reports = adequacy_of_tasks(usable, graders, backend=backend, image=image or DEFAULT_IMAGE, jobs=jobs,
                                 progress=lambda r: show_adequacy(r, suite / r.task_id))
-    judged = sum(len(r.mutants) - r.count("equivalent") for r in reports)
-    killed = sum(r.count("killed") for r in reports)
+    judged = sum(len(r.mutants) - r.count(MutantOutcome.EQUIVALENT) for r in reports)
+    killed = sum(r.count(MutantOutcome.KILLED) for r in reports)
     click.echo(f"{sum(len(r.mutants) for r in reports)} mutant(s), {killed} killed, "
-               f"{sum(r.count('survived') for r in reports)} survived, "
-               f"{sum(r.count('equivalent') for r in reports)} equivalent: kill rate "
+               f"{sum(r.count(MutantOutcome.SURVIVED) for r in reports)} survived, "
+               f"{sum(r.count(MutantOutcome.EQUIVALENT) for r in reports)} equivalent: kill rate "
                + (f"{killed / judged:.0%}" if judged else "n/a")
                + f"; {sum(r.ok for r in reports)} of {len(reports)} task(s) adequate")
     if json_out is not None:
@@ -57,22 +61,22 @@ def _indented(text: str) -> str:
     return "".join(f"         {line}\n" for line in text.splitlines())
 
 
-def show_adequacy(report, folder: Path) -> None:
+def show_adequacy(report: TaskAdequacy, folder: Path) -> None:
     """One line per task, then each survivor with its diff and each right fix that failed."""
-    from endstate.checks import triage_hint
+    from endstate.checks import MutantOutcome, triage_hint
     from endstate.grading import Outcome
 
     rate = report.kill_rate
     right = sum(r.outcome == Outcome.PASS for r in report.right)
     click.echo(f"{'ok  ' if report.ok else 'FAIL'} {report.task_id:40s} "
-               + (report.error or f"{len(report.mutants)} made, {report.count('killed')} killed, "
-                  f"{report.count('survived')} survived, {report.count('equivalent')} equivalent, kill rate "
+               + (report.error or f"{len(report.mutants)} made, {report.count(MutantOutcome.KILLED)} killed, "
+                  f"{report.count(MutantOutcome.SURVIVED)} survived, {report.count(MutantOutcome.EQUIVALENT)} equivalent, kill rate "
                   f"{'n/a' if rate is None else f'{rate:.0%}'}; right fixes {right}/{len(report.right)} pass"))
     for mutant in report.mutants:
-        if mutant.outcome in ("survived", "error"):
+        if mutant.outcome in (MutantOutcome.SURVIVED, MutantOutcome.ERROR):
             click.echo(f"       {mutant.outcome} {mutant.id}" + (f": {mutant.note}" if mutant.note else ""))
             click.echo(_indented(mutant.diff), nl=False)
-            if mutant.outcome == "survived":
+            if mutant.outcome == MutantOutcome.SURVIVED:
                 click.echo(f"       {triage_hint(folder, mutant.id)}")
     for row in report.right:
         if row.outcome != Outcome.PASS:
