@@ -149,7 +149,8 @@ def runtime_python(*args: str) -> list[str]:
 def harness_env(container_env: list[str] | None, guards: RuntimeGuards = RuntimeGuards()) -> dict[str, str]:
     """The environment of a `docker exec` of the harness's in a container whose own is `container_env`
     (its Config.Env, `NAME=value` each): each of those blanked, HARNESS_ENV set, and the container's
-    own environment under ENDSTATE_USER_ENV (JSON), for the commands the harness runs."""
+    own environment under ENDSTATE_USER_ENV (JSON), for the commands the harness runs. `guards` off
+    (the mutation check's mutants): the container's variables kept, or its PATH before the runtime's."""
     pairs = {name: value for name, _, value in (entry.partition("=") for entry in container_env or [])}
     own = {**HARNESS_ENV, "ENDSTATE_USER_ENV": json.dumps(pairs)}
     if not guards.own_path:  # mutant: a program the image has on its PATH is found before the runtime's
