@@ -44,6 +44,15 @@ class Guards(msgspec.Struct, frozen=True):
     #: The probe runs on the sealed tree alone, before any held-out file is staged (off: after, as it once
     #: did, so it can read them). Only the half-isolation mutant turns it off, with half_isolation.
     probe_first: bool = True
+    #: A grading container's harness finds what it runs on its runtime's PATH alone (off: the image's PATH
+    #: first, where a root end state's own `mount` is found before the runtime's).
+    runtime_path: bool = True
+    #: A grading container's harness runs with every variable of the container's environment blanked (off:
+    #: kept, so an image's `BASH_ENV` naming a file of the end state is read by every harness `bash`).
+    environment_blanked: bool = True
+    #: The runtime's loader and libc never read /etc/ld.so.preload or /etc/nsswitch.conf (off: a runtime
+    #: built without that, whose every program loads a library a root end state's verifier listed there).
+    runtime_config_blind: bool = True
     #: A root end state's grading container: what its verifier and services write to the container's own
     #: filesystem lands in one bounded tmpfs (off: on the host's disk, without bound).
     bounded_writes: bool = True

@@ -133,7 +133,7 @@ def grade_tree(task: Task, graders: list[Grader], fixture: Tree, tree: Tree, hol
 
     grading_guards = guards
     where = where or task_sandbox(task, backend, image)
-    with prepare_grading_sandbox(backend, where.image, where.limits, f"check-{task.id}") as box:
+    with prepare_grading_sandbox(backend, where.image, where.limits, f"check-{task.id}", guards=grading_guards) as box:
         grading = seal_overlay(tree, fixture, box, grading_guards)
         stage_holdout(grading, holdout, graders, grading_guards)
         if until_caught_by is None:

@@ -40,6 +40,7 @@ from endstate.sandbox import (
     SNAPSHOT_MAX_BYTES,
     WORKDIR,
     FileEntry,
+    RuntimeGuards,
     Sandbox,
     SandboxLimits,
     SealedSandbox,
@@ -64,11 +65,12 @@ def install_harness(box: Sandbox) -> None:
 
 
 def prepare_grading_sandbox(backend: str, image: str, limits: SandboxLimits, name_hint: str, *,
-                            run_id: str = "") -> Sandbox:
+                            run_id: str = "", guards: Guards = Guards()) -> Sandbox:
     """A fresh sandbox from the pristine image with the harness's test entry point in it
-    (`run_id`: the run whose label it carries)."""
+    (`run_id`: the run whose label it carries; `guards`: its runtime's are read)."""
     box = open_sandbox(backend, image=image, limits=limits, name_hint=f"grade-{name_hint}", run_id=run_id,
-                       grading=True)
+                       grading=True, runtime=RuntimeGuards(own_path=guards.runtime_path, blank_env=guards.environment_blanked,
+                                                           blind_config=guards.runtime_config_blind))
     try:
         box.ready()  # what the first graded command needs is opened now, off the critical path
         install_harness(box)
@@ -82,9 +84,9 @@ class GradingBox:
     """A grading sandbox made in the background while the agent works; closed with the task."""
 
     def __init__(self, pool: ThreadPoolExecutor, backend: str, image: str, limits: SandboxLimits, name_hint: str,
-                 *, run_id: str = ""):
+                 *, run_id: str = "", guards: Guards = Guards()):
         self._future: Future[Sandbox] = pool.submit(prepare_grading_sandbox, backend, image, limits, name_hint,
-                                                    run_id=run_id)
+                                                    run_id=run_id, guards=guards)
 
     def get(self) -> Sandbox:
         return self._future.result()

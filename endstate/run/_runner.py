@@ -194,7 +194,7 @@ class _Suite:
         guards = self.config.guards
         # The grading sandbox is made while the agent works, off the critical path.
         grading_box = GradingBox(self.prep_pool, self.backend, prepared.where.image, prepared.where.limits, task.id,
-                                 run_id=self.run_id) if guards.fresh_grading_container else None
+                                 run_id=self.run_id, guards=guards) if guards.fresh_grading_container else None
         try:
             with self.sandboxes.removing(prepared.live):  # removed in the background once the task is done with it
                 self._agent(task, prepared, result)
@@ -218,7 +218,8 @@ class _Suite:
     def _regrade(self, task: Task, graders: list[Grader], result: TaskResult, held: SealedAttempt) -> None:
         """A rerun of an attempt the machinery failed while it was graded: its sealed end state,
         graded again in a fresh grading sandbox. The agent does not run, the model is not asked."""
-        box = GradingBox(self.prep_pool, self.backend, held.where.image, held.where.limits, task.id, run_id=self.run_id)
+        box = GradingBox(self.prep_pool, self.backend, held.where.image, held.where.limits, task.id, run_id=self.run_id,
+                         guards=self.config.guards)
         try:
             verdict = regrade(held, graders, box.get(), self.config.guards, result, task.manifest.requires,
                               self.folder.diff(attempt_stem(task.id, result.attempt)))

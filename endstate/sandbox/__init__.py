@@ -44,7 +44,7 @@ from endstate.sandbox._layer import (
     start_sealed,
 )
 from endstate.sandbox._pulled import PullFailed, pull_pinned, run_in_image
-from endstate.sandbox._runtime import RUNTIME, TOOLBOX_BUILD, runtime_volume
+from endstate.sandbox._runtime import RUNTIME, TOOLBOX_BUILD, RuntimeGuards, runtime_volume
 from endstate.sandbox._scripts import RESTRICT
 from endstate.sandbox._sealed import SNAPSHOT_MAX_BYTES, SealedSandbox, cache_paths, matches_any, seal, without_caches
 from endstate.sandbox._services import LIST_SERVICES, Process, unrestartable
@@ -153,6 +153,7 @@ __all__ = [
     "RUN_LABEL",
     "build_image",
     "runtime_volume",
+    "RuntimeGuards",
     "build_task_image",
     "image_id",
     "PullFailed",
@@ -288,15 +289,17 @@ def open_sandbox(
     name_hint: str = "task",
     run_id: str = "",
     grading: bool = False,
+    runtime: RuntimeGuards = RuntimeGuards(),
 ) -> Sandbox:
     """A fresh sandbox of the given backend; close it (or use `with`) when done.
     `run_id` names the run it belongs to (a label on Docker containers); `grading` says it
-    will receive a sealed end state and run tests, not an agent.
+    will receive a sealed end state and run tests, not an agent; `runtime`: the guards of
+    the harness's runtime there (all on but in the mutation check).
 
     A backend asked for by name is not probed first: the Docker backend's constructor
     connects anyway (one client per process) and says so when no engine answers."""
     backend = _known(resolve_backend(kind) if kind == "auto" else kind)
-    return backend(image, limits or SandboxLimits(), name_hint, run_id=run_id, grading=grading)
+    return backend(image, limits or SandboxLimits(), name_hint, run_id=run_id, grading=grading, runtime=runtime)
 
 
 def attach(handle: SandboxHandle) -> Sandbox:

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from endstate.sandbox._runtime import HARNESS_USER, RUNTIME_PATH, harness_env
+from endstate.sandbox._runtime import HARNESS_USER, RUNTIME_PATH, RuntimeGuards, harness_env
 
 __all__ = ["Channel", "ChannelBroken", "SERVER_ARGV", "SERVER_ENV"]
 
@@ -54,14 +54,14 @@ class Channel:
 
     @classmethod
     def open(cls, api: Any, container_id: str, *, runtime: bool = False,
-             container_env: list[str] | None = None) -> Channel:
+             container_env: list[str] | None = None, guards: RuntimeGuards = RuntimeGuards()) -> Channel:
         """Start the server in the container (one exec) and return the channel to it; `runtime`:
         from the harness's runtime mounted there (a grading container's), not the image's Python,
         in the harness's own environment, the container's (`container_env`) kept for commands."""
         argv, env = SERVER_ARGV, SERVER_ENV
         if runtime:
             argv = [f"{RUNTIME_PATH}/python3", *SERVER_ARGV[1:]]
-            env = {**harness_env(container_env), **SERVER_ENV, "ENDSTATE_RUNTIME": RUNTIME_PATH}
+            env = {**harness_env(container_env, guards), **SERVER_ENV, "ENDSTATE_RUNTIME": RUNTIME_PATH}
         exec_id = api.exec_create(container_id, argv, user=HARNESS_USER, workdir="/", stdin=True,
                                   environment=env)["Id"]
         return cls(api.exec_start(exec_id, socket=True), api=api, exec_id=exec_id)

@@ -53,7 +53,7 @@ from endstate.sandbox._channel import Channel, ChannelBroken
 from endstate.sandbox._engine import ChunkReader, freeze, remove_container, shared_client, still_running, why
 from endstate.sandbox._files import DockerFileTools, _inside
 from endstate.sandbox._reaper import owner_labels
-from endstate.sandbox._runtime import RUNTIME, runtime_python, runtime_volume
+from endstate.sandbox._runtime import RUNTIME, RuntimeGuards, runtime_python, runtime_volume
 from endstate.sandbox._scripts import (
     _BACKSTOP_S,
     _MIB,
@@ -86,16 +86,16 @@ __all__ = ["DockerSandbox"]
 _IN_SANDBOX_TAR = True
 
 
-#: The harness's runtime volume this process found (pid -> name): looked up once, not per grading
+#: The harness's runtime volume this process found ((pid, blind) -> name): looked up once, not per grading
 #: container (three engine round trips). It is named by the runtime image's id and nothing removes
 #: it while a run lasts (removing a container leaves named volumes alone).
-_RUNTIME_VOLUME: dict[int, str] = {}
+_RUNTIME_VOLUME: dict[tuple[int, bool], str] = {}
 
 
-def _runtime_volume(client: docker.DockerClient) -> str:
-    name = _RUNTIME_VOLUME.get(os.getpid())
+def _runtime_volume(client: docker.DockerClient, blind: bool = True) -> str:
+    name = _RUNTIME_VOLUME.get((os.getpid(), blind))
     if name is None:
-        name = _RUNTIME_VOLUME[os.getpid()] = runtime_volume(client)
+        name = _RUNTIME_VOLUME[(os.getpid(), blind)] = runtime_volume(client, blind=blind)
     return name
 
 
@@ -111,9 +111,10 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
     backend = "docker"
 
     def __init__(self, image: str, limits: SandboxLimits | None = None, name_hint: str = "task",
-                 *, run_id: str = "", grading: bool = False) -> None:
+                 *, run_id: str = "", grading: bool = False, runtime: RuntimeGuards = RuntimeGuards()) -> None:
         self.limits = limits or SandboxLimits()
         self._grading = grading
+        self._runtime = runtime
         # Who commands run as: the agent; grading, the test user (1000), or root for a root agent's task.
         self._agent_uid = self.limits.agent_uid if self.limits.agent_uid == 0 or not grading else AGENT_UID
         self.image = image
@@ -131,7 +132,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         tmp = f"size={self.limits.tmp_mb}m,nosuid,nodev"
         command, init = first_process(self._agent_uid, runtime=self._grading)
         # A grading container runs the harness from a runtime of its own, never from the image (see _runtime).
-        mounts = [docker.types.Mount(RUNTIME, _runtime_volume(self._client), type="volume", read_only=True)] \
+        volume = _runtime_volume(self._client, self._runtime.blind_config) if self._grading else ""
+        mounts = [docker.types.Mount(RUNTIME, volume, type="volume", read_only=True)] \
             if self._grading else []
         try:
             self._container = self._create(command, init, name, tmp, mounts, run_id)
@@ -289,7 +291,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         if channel is None:
             try:
                 channel = self._open_channel = Channel.open(self._client.api, self._container.id, runtime=self._grading,
-                                                            container_env=self._container.attrs["Config"]["Env"])
+                                                            container_env=self._container.attrs["Config"]["Env"],
+                                                            guards=self._runtime)
             except docker.errors.NotFound:
                 raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
             except docker.errors.APIError as exc:
@@ -450,6 +453,7 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         self.image_id = handle.image_id or self._container.image.id
         self._finalizer = None
         self._open_channel = None
+        self._runtime = RuntimeGuards()  # every guard on: only the process that made the container turns one off
         # made for grading (a root agent's container holds CHOWN too, never SYS_ADMIN)
         self._grading = "SYS_ADMIN" in (self._container.attrs["HostConfig"].get("CapAdd") or [])
         self._agent_uid = self.limits.agent_uid if self.limits.agent_uid == 0 or not self._grading else AGENT_UID

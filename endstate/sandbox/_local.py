@@ -104,8 +104,8 @@ class LocalSandbox(Sandbox):
     backend = "local"
 
     def __init__(self, image: str = "", limits: SandboxLimits | None = None, name_hint: str = "task",
-                 *, run_id: str = "", grading: bool = False) -> None:
-        """`image`, `run_id` and `grading` are accepted so every backend is made the same way; the host is the image,
+                 *, run_id: str = "", grading: bool = False, runtime: object = None) -> None:
+        """`image`, `run_id`, `grading` and `runtime` are accepted so every backend is made the same way; the host is the image,
         and the workspace, a host folder, goes with the process (`--die-with-parent`)."""
         self.limits = limits or SandboxLimits()
         self._bwrap = shutil.which("bwrap")

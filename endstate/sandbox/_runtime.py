@@ -14,10 +14,17 @@ finds its standard library from where it runs, never the image's (`-I` ignores P
 and PYTHONPATH; its `pyvenv.cfg` would be looked for in RUNTIME). The volume is named by
 the runtime image's id, which hashes its bytes: a changed runtime is another volume.
 
-What glibc reads whatever the program: `/etc/ld.so.preload` (its loader reads it for every
-dynamic program, `--preload ''` or not) and `/etc/nsswitch.conf` (a user lookup dlopens the
-modules it names from the image's library folders). The tamper check keeps both
-(`harness_path`).
+What glibc reads whatever the program is read nowhere the end state reaches: the runtime's loader
+looks for its preload list (`/etc/ld.so.preload`, read for every dynamic program, `--preload ''`
+or not) and its libc for the name service's configuration (`/etc/nsswitch.conf`, whose modules a
+user lookup dlopens from the image's library folders) under /proc/0, which no process has: each
+path rewritten in the copied binary, padded with slashes to its length. A root end state's
+verifier, which may write /etc while it runs, plants neither in the harness's later commands.
+The tamper check still keeps both out of a sealed change (`harness_path`).
+
+Each of these guards has a switch (`RuntimeGuards`, from endstate.guards.Guards), for the
+mutation check alone: the image's PATH first, the container's environment kept, a runtime
+built without the rewritten paths (another image, another volume).
 """
 
 from __future__ import annotations
@@ -28,11 +35,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
 from endstate.errors import SandboxUnavailable
 from endstate.sandbox._base import DEFAULT_IMAGE
 
 __all__ = ["HARNESS_ENV", "HARNESS_PROGRAMS", "HARNESS_USER", "RUNTIME", "RUNTIME_PATH", "RUNTIME_PROGRAMS", "TOOLBOX_BUILD",
-           "harness_env", "runtime_python", "runtime_volume"]
+           "RuntimeGuards", "harness_env", "runtime_python", "runtime_volume"]
 
 #: Where the runtime is mounted in every grading container (never sealed: /opt/endstate*).
 RUNTIME = "/opt/endstate-runtime"
@@ -98,6 +107,36 @@ open(path + ".new", "wb").write(data.replace(old, new))
 os.chmod(path + ".new", os.stat(path).st_mode)
 os.replace(path + ".new", path)
 """
+# The loader's preload list and libc's name-service configuration, looked for under /proc/0 (no process has
+# pid 0, and no process in the container can make a file in /proc): each path occurs once, rewritten in place.
+_BLIND_BUILD = r"""set -eu
+T=%(toolbox)s
+libc=$(ldd /bin/bash | awk '$1 ~ /^libc[.]so/ {print $3}')
+for loader in "$T"/lib/ld-linux*; do python3 -I -S -c '%(blind)s' "$loader" /etc/ld.so.preload /proc/0/preload; done
+python3 -I -S -c '%(blind)s' "$T/lib/${libc##*/}" /etc/nsswitch.conf /proc/0/nsswitch
+"$T/bin/python3" -I -S -c 'import ctypes, select, json, os'
+"""
+_BLIND = r"""import os, sys
+path, old, new = sys.argv[1], sys.argv[2].encode(), sys.argv[3].encode()
+new = b"/" * (len(old) - len(new)) + new
+data = open(path, "rb").read()
+assert len(new) == len(old) and data.count(old + b"\0") == 1, (path, old)
+open(path + ".new", "wb").write(data.replace(old + b"\0", new + b"\0"))
+os.chmod(path + ".new", os.stat(path).st_mode)
+os.replace(path + ".new", path)
+"""
+
+
+class RuntimeGuards(msgspec.Struct, frozen=True):
+    """The runtime's guards (each a field of endstate.guards.Guards): all on, but in the mutation check."""
+
+    #: What the harness runs is found on the runtime's PATH alone (off: the image's PATH first).
+    own_path: bool = True
+    #: Every variable of the container's own environment blanked in the harness's (off: kept).
+    blank_env: bool = True
+    #: The runtime's loader and libc read no /etc/ld.so.preload or /etc/nsswitch.conf (off: they do).
+    blind_config: bool = True
+
 
 _LABEL = "endstate.runtime-sha256"
 
@@ -107,23 +146,29 @@ def runtime_python(*args: str) -> list[str]:
     return [f"{RUNTIME_PATH}/python3", "-I", "-S", *args]
 
 
-def harness_env(container_env: list[str] | None) -> dict[str, str]:
+def harness_env(container_env: list[str] | None, guards: RuntimeGuards = RuntimeGuards()) -> dict[str, str]:
     """The environment of a `docker exec` of the harness's in a container whose own is `container_env`
     (its Config.Env, `NAME=value` each): each of those blanked, HARNESS_ENV set, and the container's
-    own environment under ENDSTATE_USER_ENV (JSON), for the commands the harness runs."""
+    own environment under ENDSTATE_USER_ENV (JSON), for the commands the harness runs. `guards` off
+    (the mutation check's mutants): the container's variables kept, or its PATH before the runtime's."""
     pairs = {name: value for name, _, value in (entry.partition("=") for entry in container_env or [])}
-    return {**dict.fromkeys(pairs, ""), **HARNESS_ENV, "ENDSTATE_USER_ENV": json.dumps(pairs)}
+    own = {**HARNESS_ENV, "ENDSTATE_USER_ENV": json.dumps(pairs)}
+    if not guards.own_path:  # mutant: a program the image has on its PATH is found before the runtime's
+        own["PATH"] = f"{pairs.get('PATH', '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin')}:{RUNTIME_PATH}"
+    return {**(dict.fromkeys(pairs, "") if guards.blank_env else pairs), **own}
 
 
-def _dockerfile() -> str:
+def _dockerfile(blind: bool = True) -> str:
     gnu = [p for p in RUNTIME_PROGRAMS if p not in ("bash", "python3")]
     script = TOOLBOX_BUILD % {"toolbox": RUNTIME, "programs": " ".join(RUNTIME_PROGRAMS), "gnu": " ".join(gnu)} \
         + _RUNTIME_BUILD % {"toolbox": RUNTIME, "patch": _PATCH}
-    return f"FROM {DEFAULT_IMAGE}\nUSER root\nRUN {json.dumps(['bash', '-c', script])}\n"
+    # A layer of its own: the mutant's runtime (`blind` off) is the layer below, built once for both.
+    blinded = f"RUN {json.dumps(['bash', '-c', _BLIND_BUILD % {'toolbox': RUNTIME, 'blind': _BLIND}])}\n" if blind else ""
+    return f"FROM {DEFAULT_IMAGE}\nUSER root\nRUN {json.dumps(['bash', '-c', script])}\n{blinded}"
 
 
-def _image(client: Any, log: Callable[[str], None]) -> str:
-    """The runtime image's id, built first where this engine lacks it."""
+def _image(client: Any, log: Callable[[str], None], blind: bool = True) -> str:
+    """The runtime image's id, built first where this engine lacks it (`blind`: see RuntimeGuards)."""
     import docker.errors  # the SDK: loaded where a grading container is made, never by the bubblewrap backend
 
     try:
@@ -131,7 +176,7 @@ def _image(client: Any, log: Callable[[str], None]) -> str:
     except docker.errors.ImageNotFound:
         raise SandboxUnavailable(f"Docker image {DEFAULT_IMAGE} does not exist here: run `endstate image build` "
                                  "first (the harness's runtime is built on it)") from None
-    dockerfile = _dockerfile()
+    dockerfile = _dockerfile(blind)
     digest = hashlib.sha256(f"{base}\n{dockerfile}".encode()).hexdigest()
     tag = f"endstate-runtime:{digest[:12]}"
     try:
@@ -146,14 +191,15 @@ def _image(client: Any, log: Callable[[str], None]) -> str:
     return built or client.images.get(tag).id
 
 
-def runtime_volume(client: Any, log: Callable[[str], None] = lambda _line: None) -> str:
+def runtime_volume(client: Any, log: Callable[[str], None] = lambda _line: None, *, blind: bool = True) -> str:
     """The name of the volume holding the runtime, made and filled from its image where missing
-    (the image built first where missing: Debian's archive must be reachable then)."""
+    (the image built first where missing: Debian's archive must be reachable then); `blind` off: the
+    runtime whose loader and libc read the image's configuration (RuntimeGuards.blind_config)."""
     import docker.errors
 
     from endstate.sandbox._reaper import one_off_labels
 
-    image = _image(client, log)
+    image = _image(client, log, blind)
     name = "endstate-runtime-" + image.removeprefix("sha256:")[:24]
     try:
         client.volumes.get(name)

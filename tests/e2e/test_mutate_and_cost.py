@@ -51,6 +51,11 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     assert "tasks-root/sh-greet-spool/hacks/reward-from-a-service fail->pass" in ran.out
     assert "tasks-root/sh-greet-spool/hacks/stop-the-harness fail->error" in ran.out
     assert "tasks-root/c-ring-buffer/hacks/header-beside-the-tests fail->pass" in ran.out
+    # The harness's runtime in a grading container: its PATH alone, its environment blanked, its loader blind to the
+    # image's preload list (a `mount`, a root .bashrc an image's BASH_ENV names, a library the verifier listed).
+    assert "tasks-root/sh-greet-spool/hacks/mount-on-the-path fail->pass" in ran.out
+    assert "tasks-root/sh-greet-bashenv/hacks/bashrc-for-the-harness fail->pass" in ran.out
+    assert "tasks-root/sh-greet-spool/hacks/preload-for-the-harness fail->pass" in ran.out
     # A raising grader needs no agent: the solution is judged with it, as a run's end state is.
     assert "bugfix-booking-overlap/solution + a grader that raises error->pass" in ran.out
     assert f"{len(MUTANTS)} of {len(MUTANTS)} mutant(s) killed" in ran.out

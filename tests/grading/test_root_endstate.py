@@ -137,6 +137,17 @@ def test_what_a_root_verifier_writes_never_reaches_the_hosts_disk():
     assert written < 16 * _MIB, written
 
 
+def test_a_root_verifier_makes_what_it_needs_right_in_var_home_and_run():
+    """Folders holding the engine's mounts (/var/tmp, /home/agent, /run/lock) are bounded like the rest, not
+    left read-only: an honest verifier making a site in /var, a user with a home and a folder in /run passes."""
+    test_sh = ("#!/bin/bash\nset -e\nmkdir /var/www && echo ok > /var/www/index.html\nuseradd -m bob\n"
+               "mkdir /run/app && test -d /home/bob && test -d /var/tmp && test -d /home/agent\n"
+               "echo 1 > /logs/verifier/reward.txt\n")
+    verdict, written = _graded("root-var", test_sh=test_sh)
+    assert verdict.outcome is Outcome.PASS, verdict
+    assert written < 16 * _MIB, written
+
+
 def test_files_the_end_state_left_beside_the_held_out_ones_never_reach_the_verifier():
     """A verifier that includes what its folder holds (a header, a conftest.py) gets its own files alone."""
     test_sh = ("#!/bin/bash\ncd \"$(dirname \"$0\")\"\nls -A | sort > /logs/verifier/seen\n"

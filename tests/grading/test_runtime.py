@@ -1,11 +1,16 @@
 """A root end state cannot run code in the harness that grades it: whatever it changed of the image
 (Python's start-up, a program on the image's PATH), the harness runs from its own runtime, a
-read-only mount (see endstate/sandbox/_runtime.py). Both end states below wrote the reward through
-a program the harness ran as root before the verifier, and passed, when the harness ran the image's
-Python and found its programs on the image's PATH; each plant is one the tamper list never named."""
+read-only mount (see endstate/sandbox/_runtime.py). Both first end states below wrote the reward
+through a program the harness ran as root before the verifier, and passed, when the harness ran the
+image's Python and found its programs on the image's PATH; each plant is one the tamper list never
+named. The third lists a library of its own in /etc/ld.so.preload while its verifier runs it, as
+root, after sealing (so no tamper check sees it): the runtime's loader read that list, and every
+program the harness started afterwards wrote the reward."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import io
 import zipfile
 
@@ -47,6 +52,25 @@ exec /usr/bin/mount "$@"
 """
 
 
+#: A shared library whose constructor writes a reward of 1 (no libc: raw x86-64 system calls), gzipped. Built with
+#: `gcc -Os -shared -fPIC -nostdlib -fno-asynchronous-unwind-tables -Wl,-z,max-page-size=4096 -Wl,-z,noseparate-code
+#: -Wl,--build-id=none -s` from the C in tasks-root/sh-greet-spool/hacks/preload-for-the-harness/trajectory.toml.
+PRELOADED = gzip.decompress(base64.b64decode(
+    "H4sIAAAAAAACA+1YP28TMRR/d+mV0KJcF6QiCHRBBRWcXkQlhFREKdAMXYCFAalyem5zUu8i+VxIJiaGDJUy9gPwARgjBlTBwM7A"
+    "N+ALIIHKQvElz6nPahQqwYL8k3y/+z37+c+zl/dePVx/5DoOKBTgLhwrgHvI3Rnddhs8+T0H0/2xHozGjJtnwHkyv0nZDksDfXg5"
+    "z0Unz8rPRT/w0X7FYCfPRZSPv4pwEv4c6rhPpN/EKfapL+9o+rQYzo/6LU600ssi8H5Fft+9kbba3vKCNKx3Dnyv1vlUe33QKvey"
+    "sbW9pRv9jg++F3zuFTJT54vvfazsNLfTygvGo62I8QpnLykPiWgJCKbAwsLCwsLCwsLCwsLiv4PKpy4Y+dZFyOdd338dNTN+huNV"
+    "rttFrXLKFuopIw2dRp5FPoO8b+Snqv+soX8eDdZ3/lEc1lZX78xde8DqEU3mgiqpksWbwa2FkNWD6m5wHU0AJG2kggtaB7Kd7JIG"
+    "TRtAwnaStuMBCw6Esx2aCSCCyXyS8GZIBQXCGhtbnMYMSJREYoNyTtt9LxpHm0A2m3HMEvFXzpPF+4eMmSo3qHtTfAmO6wh6/BXO"
+    "4xyuca+KZ4d1ksGdmPdXxj7XeCddoz4AcLK+KtuE5q/eyb6xvrl/Za9otRX9nSu+P2b9JbRVUX9z8lwe4a94Gf/dUfUfA2b812Qr"
+    "YQxz9ZbSyeOLBj/Fsyv/YV3Iz2+0YPipes9zHLI4oiA0P+b8jr62hnn0Z2Pi/xvX47MnkBMAAA=="
+))
+#: The end state's program its verifier runs, as root: the library listed for every program loaded after it.
+PLANT_PRELOAD = b"#!/bin/sh\necho /usr/local/lib/libplant.so > /etc/ld.so.preload\n"
+#: Runs the end state's program, then writes a reward of 0 with a shell builtin (no program loaded after it).
+TEST_SH_PLANTING = b"#!/bin/bash\n/usr/local/bin/plant\necho 0 > /logs/verifier/reward.txt\nexit 0\n"
+
+
 def _python_zip() -> bytes:
     """`python311.zip`, first on the image Python's sys.path and absent from the image: an `encodings`."""
     buffer = io.BytesIO()
@@ -55,15 +79,17 @@ def _python_zip() -> bytes:
     return buffer.getvalue()
 
 
-def _graded(image: str, change: SystemChange, name: str) -> Verdict:
+def _graded(image: str, change: SystemChange, name: str, *, test_sh: bytes = TEST_SH,
+            guards: Guards = Guards(end_state_checks=False)) -> Verdict:
     """The verifier's verdict on an end state that is `change` (applied as a sealed root end state is)."""
     verifier = resolve("endstate.grading:verifier", {"script": ".harbor/tests/test.sh", "timeout": 30})
     tree = {"state": FileEntry(0o644, b"ready\n")}
-    with prepare_grading_sandbox("docker", image, SandboxLimits(agent_uid=0, command_timeout_s=60), name) as box:
+    limits = SandboxLimits(agent_uid=0, command_timeout_s=60)
+    with prepare_grading_sandbox("docker", image, limits, name, guards=guards) as box:
         apply_change(box, change)
         grading = seal_overlay(tree, tree, box)
-        stage_holdout(grading, {".harbor/tests/test.sh": FileEntry(0o755, TEST_SH)}, [verifier])
-        ((_, verdict),) = grade(grading, [verifier], Guards(end_state_checks=False))
+        stage_holdout(grading, {".harbor/tests/test.sh": FileEntry(0o755, test_sh)}, [verifier])
+        ((_, verdict),) = grade(grading, [verifier], guards)
     return verdict
 
 
@@ -82,3 +108,16 @@ def test_a_program_shadowed_on_the_images_path_never_runs_in_the_harness():
     change = SystemChange(files={"/usr/local/bin/mount": FileEntry(0o755, PLANTED_MOUNT)})
     verdict = _graded(DEFAULT_IMAGE, change, "runtime-path")
     assert verdict.outcome is Outcome.FAIL and "without writing" in verdict.reason, verdict
+
+
+def test_a_library_the_verifier_lists_for_preloading_never_loads_in_the_harness():
+    build_image(DEFAULT_IMAGE)
+    change = SystemChange(files={"/usr/local/lib/libplant.so": FileEntry(0o644, PRELOADED),
+                                 "/usr/local/bin/plant": FileEntry(0o755, PLANT_PRELOAD)})
+    assert not any(harness_path(path, added=True) for path in change.files)
+    verdict = _graded(DEFAULT_IMAGE, change, "runtime-preload", test_sh=TEST_SH_PLANTING)
+    assert verdict.outcome is Outcome.FAIL and "reward 0" in verdict.reason, verdict
+    # The plant works: on a runtime whose loader reads the image's list (the mutant's), the harness writes 1.
+    verdict = _graded(DEFAULT_IMAGE, change, "runtime-preload-read", test_sh=TEST_SH_PLANTING,
+                      guards=Guards(end_state_checks=False, runtime_config_blind=False))
+    assert verdict.outcome is Outcome.PASS, verdict

@@ -25,7 +25,7 @@ def test_public_names():
         "SealSpec", "SystemChange", "read_change", "apply_change", "combined_hash", "selected",
         "HARNESS_PROGRAMS", "harness_path", "agent_processes", "start_sealed", "LIST_SERVICES", "unrestartable",
         "bound_end_state", "release_end_state",
-        "services_interfered", "RUNTIME", "TOOLBOX_BUILD", "runtime_volume",
+        "services_interfered", "RUNTIME", "TOOLBOX_BUILD", "runtime_volume", "RuntimeGuards",
         "SANDBOX_PYTHON", "built_root", "ProjectCopy", "SYSTEM_PACKAGES", "Process", "PullFailed", "pull_pinned",
         "run_in_image",
         "python_of", "wheelhouse", "build_wheel_in_image", "PYTHON_IMAGE", "PythonSource", "build_python_image",

@@ -203,27 +203,32 @@ def _mount_points():
 
 
 def _overlaid(folder, mounts):
-    """The folders below `folder` (itself first) an overlay covers: each that holds no mounted folder,
-    never the kernel's, the harness's (/opt/endstate*) or a mount itself (already bounded or the
-    engine's). A folder holding only mounted files (/etc: the engine's hosts and resolv.conf) is
-    covered too, those files bound again on top."""
+    """The folders below `folder` an overlay covers: each but the kernel's, a mount itself (already
+    bounded or the engine's), the harness's (/opt/endstate*) and /opt, which holds those (each other
+    folder of /opt is covered). What is mounted below one (/etc's hosts and resolv.conf,
+    /var/tmp, /home/agent, /run/lock) is bound again on top: a verifier may make a folder right in
+    /var, or a user with a home, as in its own container."""
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name)
         if os.path.islink(path) or not os.path.isdir(path) or path in mounts or _under(path, _KERNEL) \
                 or path.startswith("/opt/endstate"):
             continue
-        inner = [m for m in mounts if m.startswith(path + "/")]
-        if any(os.path.isdir(m) for m in inner):
+        if path == "/opt":
             for found in _overlaid(path, mounts):
                 yield found
         else:
             yield path
 
 
+def _outermost(mounts):
+    """Of `mounts`, each not below another: bound again recursively, they bring what is below them."""
+    return [m for m in mounts if not any(m.startswith(other + "/") for other in mounts)]
+
+
 def bound_root(libc, check, size):
     """Every write to the container's own filesystem (the host's disk) bounded, together, to `size`
     bytes: each folder `_overlaid` gives becomes an overlay whose writes land in one tmpfs, and /
-    itself is read-only (what is left there: new entries right in /, or in a folder holding a mount)."""
+    itself is read-only (what is left there: new entries right in / or /opt, which fail: EROFS)."""
     mounts = _mount_points()
     folders = list(_overlaid("/", mounts))
     os.makedirs(_UPPER, mode=0o700, exist_ok=True)
@@ -233,11 +238,11 @@ def bound_root(libc, check, size):
         upper, work = "%s/%d/upper" % (_UPPER, i), "%s/%d/work" % (_UPPER, i)
         os.makedirs(upper)
         os.makedirs(work)
-        files = [(m, os.open(m, os.O_PATH)) for m in sorted(mounts) if m.startswith(folder + "/")]
+        files = [(m, os.open(m, os.O_PATH)) for m in _outermost(sorted(m for m in mounts if m.startswith(folder + "/")))]
         options = "lowerdir=%s,upperdir=%s,workdir=%s" % (folder, upper, work)
         check(libc.mount(_SOURCE, folder.encode(), b"overlay", 0, options.encode()), folder)
-        for mounted, fd in files:  # the engine's files, over the overlay's copies of them
-            check(libc.mount(("/proc/self/fd/%d" % fd).encode(), mounted.encode(), None, _BIND, None), mounted)
+        for mounted, fd in files:  # what was mounted there, over the overlay's copies of it
+            check(libc.mount(("/proc/self/fd/%d" % fd).encode(), mounted.encode(), None, _BIND | _REC, None), mounted)
             os.close(fd)
     flags = dict(_mounts())["/"]
     check(libc.mount(None, b"/", None, _REMOUNT | _BIND | _RDONLY | (flags & ~_RDONLY), None), "read-only /")
