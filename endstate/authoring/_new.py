@@ -85,7 +85,7 @@ from endstate.task import (
     write_overlay_diff,
 )
 
-__all__ = ["new_task_from_fix", "fresh_folder", "held_back", "write_hacks"]
+__all__ = ["new_task_from_fix", "fresh_folder", "held_back", "write_hacks", "few_enough"]
 
 T = TypeVar("T")
 
@@ -259,6 +259,12 @@ def _prompt(split: FixSplit, tests_command: str, issue: str = "") -> str:
 _DESELECT_MAX = 10
 
 
+def few_enough(failed: int, tests: int) -> bool:
+    """Whether `failed` tests of the `tests` a run ran may be left out of a task for failing on its
+    solution in the sandbox (`_DESELECT_MAX`)."""
+    return failed <= min(_DESELECT_MAX, tests // 50)
+
+
 def _deselected(run: TestRun, split: FixSplit) -> list[str]:
     """The node ids of the tests that failed on the solution, to run the suite without: each a test the
     reference fix itself fails in the sandbox (requests' connect-timeout tests need a routable network),
@@ -266,7 +272,7 @@ def _deselected(run: TestRun, split: FixSplit) -> list[str]:
     failed = [(c, n) for c, n, outcome in run.cases if outcome in ("failure", "error")]
     ids = [_node_id(c, n, run.files.get(f"{c}::{n}", "")) for c, n in failed]
     held = held_out_targets(split, split.parent_tests)
-    if not failed or len(ids) > min(_DESELECT_MAX, run.tests // 50) or len(ids) != run.failures + run.errors \
+    if not failed or not few_enough(len(ids), run.tests) or len(ids) != run.failures + run.errors \
             or any(not run.files.get(f"{c}::{n}") for c, n in failed) \
             or any(i == t or i.startswith((t + "::", t + "[")) for i in ids for t in held):
         return []
