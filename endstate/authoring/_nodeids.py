@@ -221,9 +221,13 @@ def not_found_error(missing: list[str], collected: list[str], field: str, why: s
 _RAISED = re.compile(r"(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning)(?::\s.*)?)")
 
 
-def error_line(text: str) -> str:
-    """What a run's output or a failed test's report says was raised, in one line (`_error_lines`)."""
-    return " ".join(_error_lines(text).split())
+def error_line(report: str) -> str:
+    """What a failed test's report (`TestRun.messages`) says was raised, in one line: its last line that
+    names an exception other than a warning, else its first line (pytest's message: `assert 1 == 2`)."""
+    raised = [m[1].strip() for line in report.splitlines() if (m := _RAISED.fullmatch(line.strip()))]
+    errors = [line for line in raised if not line.split(":", 1)[0].endswith("Warning")]
+    first = report.strip().splitlines()[0] if report.strip() else ""
+    return " ".join((errors[-1] if errors else first).split())[:300]
 
 
 def _error_lines(tail: str) -> str:
