@@ -65,7 +65,7 @@ from endstate.authoring._nodeids import (
 )
 from endstate.authoring._offline import needs_the_network, network_host
 from endstate.authoring._swebenchdata import Selection
-from endstate.authoring._swebenchenv import python_deviation, swebench_env
+from endstate.authoring._swebenchenv import env_exports, python_deviation, swebench_env
 from endstate.authoring._swebenchimages import about, instance_image, write_layer
 from endstate.authoring._swebenchrecords import Instance, Skipped, log_fragments, read_instances, test_ids
 from endstate.authoring._systools import system_packages
@@ -156,10 +156,14 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
     ran_passing, ran_failing = counts or (len(passing), len(failing))
     runner = SWEBENCH_RUNNERS.get(instance.repo, "pytest")
 
+    exports = " ".join(env_exports(swebench_env(instance.repo, instance.version))[0])
+
     def args(ids: list[str], ran: int) -> dict:
         if runner == "pytest":
-            return {"command": _command(tested, ids, installed), "min_tests": ran}
-        return runner_args(runner, list(split.holdout), ids, str(instance.version or ""))
+            made = {"command": _command(tested, ids, installed), "min_tests": ran}
+        else:
+            made = runner_args(runner, list(split.holdout), ids, str(instance.version or ""))
+        return {**made, "command": f"{exports} {made['command']}".strip()}  # as SWE-bench's script exports them
 
     graders = [GraderSpec("endstate.grading:tests_pass", args(passing, ran_passing))] * bool(passing)
     graders += [
@@ -220,6 +224,8 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         pinned, installed = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
                                                 log=log, env=env, build=build)
     system = sorted({*system_packages(split.fixture), *apt}) if resolved else []
+    locales = env_exports(env)[1] if resolved else []  # the locale the tests run in, generated in the image
+    system = sorted({*system, "locales"}) if locales else system
     dockerfile = "image/Dockerfile" if pinned or system or own_dockerfile or own else None
     base = about(own, instance.eval_script) if own else []
     said = [f"PASS_TO_PASS: {', '.join(fragments)} left out, a fragment of a log line that SWE-bench's parser read "
@@ -230,7 +236,8 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
     try:
         folder.mkdir(parents=True)
         if pinned or system:
-            write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None, system)
+            write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None, system,
+                             locales)
         if build and backend is not None:  # its extension modules, built in its image, join the fixture
             split.fixture.update(built_fixture_products(folder, instance.instance_id, declared, version, log))
         solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
@@ -257,7 +264,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
                 pinned, _ = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
                                                 log=log, env=env, bounds=bounds, build=build)
                 shutil.rmtree(folder / "image")
-                write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
+                write_task_image(folder, pinned, project_metadata(split.fixture, version), system, locales)
                 return pinned
 
             passing, failing, counts, notes = held_back(lambda: _faithful_ids(folder, split, passing, failing,

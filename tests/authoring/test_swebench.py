@@ -411,3 +411,28 @@ def test_a_few_pass_to_pass_tests_that_need_the_network_are_left_out_and_said_so
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
     assert "test_get" not in args["tests_pass"]["command"] and "tests/test_online.py" in args["tests_pass"]["command"]
     assert args["tests_pass"]["min_tests"] == len(json.loads(shipped()[1]["PASS_TO_PASS"])) + 60
+
+
+def test_a_django_task_runs_its_tests_with_what_swebenchs_script_exports_and_its_image_has_the_locale(tmp_path):
+    """Django 3.0's evaluation script exports LANG, LANGUAGE and LC_ALL (en_US.UTF-8) before runtests.py."""
+    from endstate.authoring._fix import FixSplit
+    from endstate.authoring._swebench import _task_toml
+    from endstate.authoring._taskimage import write_task_image
+    from endstate.sandbox import FileEntry
+
+    raw = dict(shipped()[0], repo="django/django", version="3.0", PASS_TO_PASS=json.dumps(["test_a (a.tests.T)"]),
+               FAIL_TO_PASS=json.dumps(["test_b (a.tests.T)"]))
+    instance = read_instances(_write(tmp_path, [raw]))[0][0][1]
+    entry = FileEntry(0o644, b"x = 1\n")
+    split = FixSplit(base="b", head="b", subject="s", body="", fixture={"django/x.py": entry}, solution={},
+                     solution_deletes=[], holdout={"tests/a/tests.py": entry}, parent_tests={},
+                     fixed_paths=["django/x.py"])
+    manifest, _ = _task_toml(instance, split, ["tests/**"], ["test_a (a.tests.T)"], ["test_b (a.tests.T)"], None,
+                             "image/Dockerfile")
+    commands = {spec.name.rsplit(":", 1)[1]: spec.args["command"] for spec in manifest.graders if "command" in spec.args}
+    assert commands == {name: "LANG=en_US.UTF-8 LANGUAGE=en_US:en LC_ALL=en_US.UTF-8 ./tests/runtests.py --verbosity 2 "
+                              "--settings=test_sqlite --parallel 1 a.tests" for name in ("tests_pass", "holdout")}
+    write_task_image(tmp_path, "", None, ["git"], ["en_US.UTF-8"])
+    dockerfile = (tmp_path / "image" / "Dockerfile").read_text()
+    assert "RUN sed -i '/en_US.UTF-8/s/^# //g' /etc/locale.gen && locale-gen\n" in dockerfile
+    assert (tmp_path / "image" / "system-packages.txt").read_text().split() == ["git", "locales"]
