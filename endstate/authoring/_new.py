@@ -43,7 +43,8 @@ from endstate.authoring._fix import (
     suite_roots,
 )
 from endstate.authoring._installed import generated_files, project_metadata, project_version
-from endstate.authoring._nodeids import _node_id
+from endstate.authoring._nodeids import _node_id, error_line
+from endstate.authoring._offline import needs_the_network, network_host
 from endstate.authoring._systools import system_packages
 from endstate.authoring._taskimage import declared_requirements, pinned_requirements, release_before, write_task_image
 from endstate.authoring._testcommand import (
@@ -86,7 +87,7 @@ from endstate.task import (
     write_overlay_diff,
 )
 
-__all__ = ["new_task_from_fix", "fresh_folder", "held_back", "write_hacks"]
+__all__ = ["new_task_from_fix", "fresh_folder", "held_back", "write_hacks", "few_enough"]
 
 T = TypeVar("T")
 
@@ -260,6 +261,12 @@ def _prompt(split: FixSplit, tests_command: str, issue: str = "") -> str:
 _DESELECT_MAX = 10
 
 
+def few_enough(failed: int, tests: int) -> bool:
+    """Whether `failed` tests of the `tests` a run ran may be left out of a task for failing on its
+    solution in the sandbox (`_DESELECT_MAX`)."""
+    return failed <= min(_DESELECT_MAX, tests // 50)
+
+
 def _deselected(run: TestRun, split: FixSplit) -> list[str]:
     """The node ids of the tests that failed on the solution, to run the suite without: each a test the
     reference fix itself fails in the sandbox (requests' connect-timeout tests need a routable network),
@@ -267,11 +274,43 @@ def _deselected(run: TestRun, split: FixSplit) -> list[str]:
     failed = [(c, n) for c, n, outcome in run.cases if outcome in FAILING]
     ids = [_node_id(c, n, run.files.get(f"{c}::{n}", "")) for c, n in failed]
     held = held_out_targets(split, split.parent_tests)
-    if not failed or len(ids) > min(_DESELECT_MAX, run.tests // 50) or len(ids) != run.failures + run.errors \
+    if not failed or not few_enough(len(ids), run.tests) or len(ids) != run.failures + run.errors \
             or any(not run.files.get(f"{c}::{n}") for c, n in failed) \
             or any(i == t or i.startswith((t + "::", t + "[")) for i in ids for t in held):
         return []
     return ids
+
+
+def _failed_cases(run: TestRun) -> list[tuple[str, str]]:
+    """(name, what its report says was raised) of each case that failed or errored in `run`."""
+    return [(f"{c}::{n}" if c else n, run.messages.get(f"{c}::{n}", "")) for c, n, outcome in run.cases
+            if outcome in FAILING]
+
+
+def _for_want_of_the_network(run: TestRun) -> str:
+    """` (they need the network: HOST)` where every case that failed in `run` did for want of it, else ""."""
+    hosts = [network_host(message) for _, message in _failed_cases(run)]
+    if not hosts or None in hosts:
+        return ""
+    named = ", ".join(dict.fromkeys(h for h in hosts if h))
+    return f" (they need the network{f': {named}' if named else ''}, which the sandbox does not have)"
+
+
+def _failing_on_the_fix(run: TestRun, command: str) -> UserError:
+    """Why the fix's own run of `command` does not pass, in one line: the tests that fail, the first of
+    them with what its report says was raised, or that they need the network."""
+    failed = _failed_cases(run)
+    hosts = [network_host(message) for _, message in failed]
+    if failed and None not in hosts:
+        line = needs_the_network(failed[0][0], hosts[0] or "", len(failed) - 1, f"`{command}`'s tests")
+        return UserError(f"with the fix applied, {line}")
+    named = f" ({', '.join(n for n, _ in failed[:5])}{' ...' if len(failed) > 5 else ''})" if failed else ""
+    first = next(((n, error_line(m)) for n, m in failed if error_line(m)), None)
+    why = f"{first[0]}: {first[1]}" if first else run.output_tail
+    return UserError(f"with the fix applied, `{command}` has {run.failures} failure(s) and {run.errors} error(s) in "
+                     f"the sandbox{named}: {why}. The task's tests must pass on its solution: narrow --tests, say how "
+                     "the tests run (--test-command), or give the task an image that has what the tests need "
+                     "(--dockerfile)")
 
 
 def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_command: str,
@@ -294,7 +333,7 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
                 and not run.findings else []
             if deselect:
                 log(f"left out of the task's test command: {len(deselect)} test(s) that fail on the fix itself in the "
-                    f"sandbox: {', '.join(deselect)}")
+                    f"sandbox{_for_want_of_the_network(run)}: {', '.join(deselect)}")
                 commands[0] = tests_command + "".join(f" --deselect {shlex.quote(i)}" for i in deselect)
                 continue
             if run.timed_out:
@@ -304,12 +343,7 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
                 raise unknown_option_error(command, run.output_tail) or UserError(
                     f"`{command}` produced no test report in the sandbox (exit {run.exit_code}): {run.output_tail}")
             if run.failures or run.errors:
-                failed = [f"{c}::{n}" if c else n for c, n, outcome in run.cases if outcome in FAILING]
-                named = f" ({', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''})" if failed else ""
-                raise UserError(f"with the fix applied, `{command}` has {run.failures} failure(s) and {run.errors} "
-                                f"error(s) in the sandbox{named}: {run.output_tail}. The task's tests must pass on its "
-                                "solution: narrow --tests, say how the tests run (--test-command), or give the task "
-                                "an image that has what the tests need (--dockerfile)")
+                raise _failing_on_the_fix(run, command)
             if run.findings:
                 raise UserError(f"the harness's guard objects to `{command}` on the fix itself: "
                                 f"{'; '.join(run.findings[:3])}")

@@ -26,10 +26,10 @@ from pathlib import Path
 
 from endstate.authoring._testcommand import COUNT_TIMEOUT_S
 from endstate.errors import UserError
-from endstate.grading import Case, CaseOutcome
+from endstate.grading import FAILING, Case, CaseOutcome
 
 __all__ = ["match_ids", "collected_ids", "holds_the_clock", "with_whole_tests", "in_collected_order", "not_found_error", "NodeIdsNotFound", "whole_files", "COMMAND_MAX",
-           "reported_ids"]
+           "reported_ids", "error_line"]
 
 #: The longest test command a sandbox can be given: Linux caps one argument at 128 KiB (MAX_ARG_STRLEN),
 #: and the command is one argument of `bash -c`. A margin is left for the rest of the command.
@@ -222,6 +222,15 @@ def not_found_error(missing: list[str], collected: list[str], field: str, why: s
 _RAISED = re.compile(r"(?:E\s+)?((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning)(?::\s.*)?)")
 
 
+def error_line(report: str) -> str:
+    """What a failed test's report (`TestRun.messages`) says was raised, in one line: its last line that
+    names an exception other than a warning, else its first line (pytest's message: `assert 1 == 2`)."""
+    raised = [m[1].strip() for line in report.splitlines() if (m := _RAISED.fullmatch(line.strip()))]
+    errors = [line for line in raised if not line.split(":", 1)[0].endswith("Warning")]
+    first = report.strip().splitlines()[0] if report.strip() else ""
+    return " ".join((errors[-1] if errors else first).split())[:300]
+
+
 def _error_lines(tail: str) -> str:
     """What a run's last lines say went wrong: its last line that names a raised exception (a warning
     only where nothing else is named), else its lines from pytest's first `E   ` line, else the errors of
@@ -247,9 +256,10 @@ def _node_id(classname: str, name: str, file: str) -> str:
 
 
 def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image: str,
-                  log: Callable[[str], None] = lambda line: None) -> tuple[list[str], set[str], str]:
+                  log: Callable[[str], None] = lambda line: None) -> tuple[list[str], set[str], str, dict[str, str]]:
     """(every test id `command` reports on the task's solution with `holdout` staged, the ids of those
-    that ran and were not skipped, the run's last output lines), run the way grading runs them."""
+    that ran and were not skipped, the run's last output lines, and id -> what its report says was
+    raised for each that failed or errored there), run the way grading runs them."""
     from endstate.grading import prepare_grading_sandbox, run_tests, seal_overlay, stage_holdout
     from endstate.task import load_task, task_sandbox
 
@@ -263,7 +273,9 @@ def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image
         stage_holdout(grading, holdout)
         log(f"collecting node ids: {command}")
         run = run_tests(grading, command, timeout=COUNT_TIMEOUT_S)
-    return (*reported_ids(run.cases, run.files), run.output_tail)
+    failed = {_node_id(c, n, run.files[f"{c}::{n}"]): run.messages.get(f"{c}::{n}", "")
+              for c, n, outcome in run.cases if outcome in FAILING and run.files.get(f"{c}::{n}")}
+    return (*reported_ids(run.cases, run.files), run.output_tail, failed)
 
 
 def reported_ids(cases: list[Case], files: dict[str, str]) -> tuple[list[str], set[str]]:

@@ -47,6 +47,7 @@ from endstate.authoring._new import (
     _hacks,
     _reference_toml,
     _write_tree,
+    few_enough,
     fresh_folder,
     held_back,
     write_hacks,
@@ -54,6 +55,7 @@ from endstate.authoring._new import (
 from endstate.authoring._nodeids import (
     COMMAND_MAX,
     collected_ids,
+    error_line,
     holds_the_clock,
     in_collected_order,
     match_ids,
@@ -61,8 +63,9 @@ from endstate.authoring._nodeids import (
     whole_files,
     with_whole_tests,
 )
+from endstate.authoring._offline import needs_the_network, network_host
 from endstate.authoring._swebenchdata import Selection
-from endstate.authoring._swebenchenv import python_deviation, swebench_env
+from endstate.authoring._swebenchenv import env_exports, python_deviation, swebench_env
 from endstate.authoring._swebenchimages import about, instance_image, write_layer
 from endstate.authoring._swebenchrecords import Instance, Skipped, log_fragments, read_instances, test_ids
 from endstate.authoring._systools import system_packages
@@ -153,10 +156,14 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
     ran_passing, ran_failing = counts or (len(passing), len(failing))
     runner = SWEBENCH_RUNNERS.get(instance.repo, "pytest")
 
+    exports = " ".join(env_exports(swebench_env(instance.repo, instance.version))[0])
+
     def args(ids: list[str], ran: int) -> dict:
         if runner == "pytest":
-            return {"command": _command(tested, ids, installed), "min_tests": ran}
-        return runner_args(runner, list(split.holdout), ids, str(instance.version or ""))
+            made = {"command": _command(tested, ids, installed), "min_tests": ran}
+        else:
+            made = runner_args(runner, list(split.holdout), ids, str(instance.version or ""))
+        return {**made, "command": f"{exports} {made['command']}".strip()}  # as SWE-bench's script exports them
 
     graders = [GraderSpec("endstate.grading:tests_pass", args(passing, ran_passing))] * bool(passing)
     graders += [
@@ -217,6 +224,8 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         pinned, installed = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
                                                 log=log, env=env, build=build)
     system = sorted({*system_packages(split.fixture), *apt}) if resolved else []
+    locales = env_exports(env)[1] if resolved else []  # the locale the tests run in, generated in the image
+    system = sorted({*system, "locales"}) if locales else system
     dockerfile = "image/Dockerfile" if pinned or system or own_dockerfile or own else None
     base = about(own, instance.eval_script) if own else []
     said = [f"PASS_TO_PASS: {', '.join(fragments)} left out, a fragment of a log line that SWE-bench's parser read "
@@ -227,7 +236,8 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
     try:
         folder.mkdir(parents=True)
         if pinned or system:
-            write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None, system)
+            write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None, system,
+                             locales)
         if build and backend is not None:  # its extension modules, built in its image, join the fixture
             split.fixture.update(built_fixture_products(folder, instance.instance_id, declared, version, log))
         solution = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
@@ -254,7 +264,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
                 pinned, _ = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
                                                 log=log, env=env, bounds=bounds, build=build)
                 shutil.rmtree(folder / "image")
-                write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
+                write_task_image(folder, pinned, project_metadata(split.fixture, version), system, locales)
                 return pinned
 
             passing, failing, counts, notes = held_back(lambda: _faithful_ids(folder, split, passing, failing,
@@ -278,8 +288,8 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
     tested = {**split.fixture, **split.holdout}
     files = list(dict.fromkeys(i.split("::", 1)[0] for i in failing + passing))
     when = (datetime.datetime.now(), datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
-    collected, ran, tail = collected_ids(folder, split.holdout, _command(tested, files, installed),
-                                         backend, image, log)
+    collected, ran, tail, failed = collected_ids(folder, split.holdout, _command(tested, files, installed),
+                                                 backend, image, log)
     result, counts, notes = [], [], []
     for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
         mapped, missing = match_ids(ids, collected, claimed=[i for i in failing + passing if i not in ids])
@@ -292,6 +302,12 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
         # lists its ids sorted, and a suite whose tests leave state behind fails in another order (pydicom).
         named = in_collected_order([found for i in ids for found in mapped[i]], collected)
         named = with_whole_tests(named, collected, {c for c in named if any(holds_the_clock(c, t) for t in when)})
+        named, offline = _passing_on_the_fix(field, named, failed, len(collected))
+        if offline:  # a few of PASS_TO_PASS, for want of the network alone: left out, and said
+            notes.append(f"{field}: {len(offline)} of its tests left out, which fail on the solution in the sandbox "
+                         f"for want of the network ({_capped(', '.join(offline), 300)}): "
+                         f"{_hosts(offline, failed)}, which the sandbox does not have")
+            log(notes[-1])
         counts.append(sum(i in ran for i in named))
         if named and not counts[-1]:
             raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "
@@ -309,6 +325,31 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
                             f"{COMMAND_MAX // 1024} KiB a sandbox command can be, even with whole files named once")
         result.append(targets)
     return result[1], result[0], (counts[1], counts[0]), notes
+
+
+def _passing_on_the_fix(field: str, named: list[str], failed: dict[str, str], ran: int) -> tuple[list[str], list[str]]:
+    """(`named` less the tests of PASS_TO_PASS left out for needing the network, those left out), where
+    none of `named` fails on the solution in the counting run (`failed`: id -> what was raised) but a
+    few of PASS_TO_PASS that fail only for want of the network (`few_enough` of the `ran`); else a
+    UserError in one line naming the first test that fails and why: it needs the network, which no
+    fix can give it, or the line its report says was raised (an environment that is not SWE-bench's)."""
+    failing = [i for i in named if i in failed]
+    hosts = {i: network_host(failed[i]) for i in failing}
+    offline = [i for i in failing if hosts[i] is not None]
+    other = [i for i in failing if hosts[i] is None]
+    if other:
+        more = f" (and {len(other) - 1} more)" if len(other) > 1 else ""
+        raise UserError(f"field `{field}`: the gold patch fails {other[0]}{more} in the task's image: "
+                        f"{_capped(error_line(failed[other[0]]) or 'its report says no more', 300)}")
+    if offline and (field != "PASS_TO_PASS" or not few_enough(len(offline), ran)):
+        raise UserError(needs_the_network(offline[0], hosts[offline[0]] or "", len(offline) - 1, field))
+    return [i for i in named if i not in offline], offline
+
+
+def _hosts(ids: list[str], failed: dict[str, str]) -> str:
+    """`they need HOST, HOST` or `they need the network` for tests that failed for want of it."""
+    hosts = list(dict.fromkeys(h for i in ids if (h := network_host(failed[i]))))
+    return f"they reach {', '.join(hosts)}" if hosts else "they need the network"
 
 
 def _visible_files(ids: list[str], fixture: Tree) -> list[str]:

@@ -25,7 +25,7 @@ from endstate.authoring._installed import runtime_requirements
 from endstate.authoring._versions import requirement_name
 from endstate.sandbox import SANDBOX_PYTHON, PythonSource, Tree, python_source
 
-__all__ = ["ENV_DAY", "SwebenchEnv", "swebench_env", "env_python", "env_requirements", "python_deviation"]
+__all__ = ["ENV_DAY", "SwebenchEnv", "swebench_env", "env_exports", "env_python", "env_requirements", "python_deviation"]
 
 #: The day SWE-bench's environments stand for: its harness installs what the specification leaves
 #: unpinned at the newest PyPI holds when it builds an image, and SWE-bench Verified's lists were
@@ -49,6 +49,9 @@ class SwebenchEnv(msgspec.Struct, forbid_unknown_fields=True):
     apt: list[str] = []
     #: SWE-bench's pre-install edits of setup files (`sed -i ... setup.py`), run on a copy of those files.
     pre_install: list[str] = []
+    #: What SWE-bench's evaluation script exports before the tests run (`NAME=value`), set on the task's
+    #: test commands (`env_exports`).
+    exports: list[str] = []
 
 
 def _table() -> list[SwebenchEnv]:
@@ -134,3 +137,15 @@ def _refused_by_install(project: Tree, name: str, version: str, python: str) -> 
                 and not requirement.specifier.contains(version, prereleases=True):
             return line.strip()
     return ""
+
+
+#: Locales that need no generating: every Debian image has them.
+_BUILT_IN_LOCALES = ("C", "POSIX", "C.UTF-8", "C.utf8")
+
+
+def env_exports(env: SwebenchEnv | None) -> tuple[list[str], list[str]]:
+    """(the `NAME=value` words SWE-bench's evaluation script exports for the entry, which the task's test
+    commands carry; the locales they name, which the task's image must generate: `en_US.UTF-8`)."""
+    exports = list(env.exports) if env else []
+    named = [word.split("=", 1)[1] for word in exports if word.split("=", 1)[0] in ("LANG", "LC_ALL")]
+    return exports, list(dict.fromkeys(n for n in named if n not in _BUILT_IN_LOCALES))

@@ -427,11 +427,22 @@ RUN apt-get update -qq && xargs -a /tmp/endstate-system-packages.txt apt-get ins
 """
 
 
-def write_task_image(folder: Path, pinned: str, installed: Tree | None = None, system: Collection[str] = ()) -> str:
+def _locales(names: Collection[str]) -> str:
+    """The Dockerfile step that generates `names` (`en_US.UTF-8`), as SWE-bench's evaluation script does."""
+    if not names:
+        return ""
+    edits = " && ".join(f"sed -i '/{name}/s/^# //g' /etc/locale.gen" for name in names)
+    return f"# The locales SWE-bench's evaluation script sets for the tests ({', '.join(names)}).\nRUN {edits} && locale-gen\n"
+
+
+def write_task_image(folder: Path, pinned: str, installed: Tree | None = None, system: Collection[str] = (),
+                     locales: Collection[str] = ()) -> str:
     """Write the image folder (Dockerfile, pinned requirements.txt, `installed/`: files laid
-    into the image's site-packages, the project's own metadata, and `system`: Debian packages
-    of the programs its tests run) into the task folder; returns the Dockerfile's path relative
-    to the task folder, for task.toml."""
+    into the image's site-packages, the project's own metadata, `system`: Debian packages
+    of the programs its tests run, and `locales` generated, as `en_US.UTF-8`: Debian's `locales`
+    joins `system`) into the task folder; returns the Dockerfile's path relative to the task
+    folder, for task.toml."""
+    system = sorted({*system, "locales"} if locales else set(system))
     image = Path(folder) / "image"
     image.mkdir(parents=True, exist_ok=True)
     for path, entry in sorted((installed or {}).items()):
@@ -445,7 +456,7 @@ def write_task_image(folder: Path, pinned: str, installed: Tree | None = None, s
     dockerfile = dockerfile.replace(f"FROM {DEFAULT_IMAGE}\n", f"FROM {base}\n", 1)
     if system:
         (image / SYSTEM_PACKAGES).write_text("".join(f"{name}\n" for name in sorted(system)), encoding="utf-8")
-        dockerfile = dockerfile.replace(f"FROM {base}\n", f"FROM {base}\n" + _APT, 1)
+        dockerfile = dockerfile.replace(f"FROM {base}\n", f"FROM {base}\n" + _APT + _locales(locales), 1)
     (image / "Dockerfile").write_text(dockerfile, encoding="utf-8")
     if pinned:
         (image / "requirements.txt").write_text(pinned, encoding="utf-8")

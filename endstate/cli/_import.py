@@ -147,6 +147,9 @@ def cause_of(reason: str, instance_id: str) -> str:
     if " (instance " in text.split(": ", 1)[0]:  # a record of the file that does not decode
         text = text.split(": ", 1)[1] if ": " in text else text
     text = re.sub(r"holds (['\"]).*?\1(?=, which)", "holds an id", text)
+    # Which test: the instance's own (`test ID (and N more of FAIL_TO_PASS) needs the network`, `fails ID`).
+    text = re.sub(r"\btest \S+::\S+(?: \(and \d+ more of [^)]*\))? needs", "a test needs", text)
+    text = re.sub(r"\bfails \S+::\S+(?: \(and \d+ more\))?", "fails a test", text)
     head, _, rest = text.partition(": ")
     if re.fullmatch(r"field `\w+`", head) and rest:  # the field alone says too little: what is wrong with it
         head += ": " + re.sub(r"\d+", "N", re.split(r": | \(", rest, maxsplit=1)[0])

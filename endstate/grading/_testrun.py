@@ -66,6 +66,8 @@ SCRATCH_DIR = "/opt/endstate/scratch"
 WARM_DIR = "/opt/endstate/warm"
 #: A report larger than this is refused rather than read (700 tests with failures is ~1 MB).
 REPORT_MAX_BYTES = 64 * 1024 * 1024
+#: At most this many characters of what each failed case's report says (`TestRun.messages`).
+MESSAGE_MAX = 2000
 _MIB, _PAGE = 1024 * 1024, 4096
 
 _ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/home/agent", "TZ=UTC",
@@ -148,6 +150,9 @@ class TestRun(msgspec.Struct):
     cases: list[Case] = []
     #: Per case ("classname::name"), its file relative to the workspace, as the guard saw it.
     files: dict[str, str] = {}
+    #: Per case that failed or errored ("classname::name"), what its report says was raised: the
+    #: failure's message, then the first and the last lines of its text (about `MESSAGE_MAX` characters).
+    messages: dict[str, str] = {}
 
 
 #: Words that make a command a shell line rather than one program's run.
@@ -342,7 +347,7 @@ def run_tests(grading: Grading, command: str, *, timeout: float | None = None, p
     if parsed is None:  # what a report that is not there or does not read says is the guard's alone
         return run
     run.report_found = True
-    counts, run.cases = parsed[:5], parsed[5]
+    counts, run.cases, run.messages = parsed[:5], parsed[5], parsed[6]
     run.tests, run.failures, run.errors, run.skipped, run.canary = counts
     if not guard:
         run.canary = Canary.OFF
@@ -442,8 +447,10 @@ def _scratch_copy(grading: Grading, nonce: str, restage: dict[str, tuple[Tree, s
     return at
 
 
-def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, Canary, list[Case]] | None:
-    """(tests, failures, errors, skipped, canary outcome, cases) of a JUnit report, canaries left out.
+def _junit(xml_bytes: bytes, canaries: set[str]
+           ) -> tuple[int, int, int, int, Canary, list[Case], dict[str, str]] | None:
+    """(tests, failures, errors, skipped, canary outcome, cases, messages) of a JUnit report, canaries
+    left out (`messages`: see `TestRun.messages`).
 
     The canary outcome is "failed" when every collected canary failed, "missing" when
     none was collected, else the outcome of one that did not fail.
@@ -458,6 +465,7 @@ def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, Ca
     tests = failures = errors = skipped = 0
     seen: list[str] = []
     cases: list[Case] = []
+    messages: dict[str, str] = {}
     for suite in suites:
         for case in suite.iter("testcase"):
             kinds = {child.tag for child in case}
@@ -467,6 +475,13 @@ def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, Ca
                 seen.append(outcome)
                 continue
             cases.append((case.get("classname") or "", case.get("name") or "", outcome))
+            raised = case.find(outcome.value) if outcome in FAILING else None  # the element is named as the outcome
+            if raised is not None:
+                text = (raised.text or "").strip()
+                message = (raised.get("message") or "").strip()[:MESSAGE_MAX // 3]
+                if len(text) > MESSAGE_MAX * 2 // 3:  # the test's own lines, and where it ended
+                    text = f"{text[:MESSAGE_MAX // 3]}\n...\n{text[-MESSAGE_MAX // 3:]}"
+                messages[f"{cases[-1][0]}::{cases[-1][1]}"] = f"{message}\n{text}".strip()
             tests += 1
             failures += outcome == CaseOutcome.FAILURE
             errors += outcome == CaseOutcome.ERROR
@@ -479,7 +494,7 @@ def _junit(xml_bytes: bytes, canaries: set[str]) -> tuple[int, int, int, int, Ca
                 skipped += int(suite.get("skipped", "0"))
             except ValueError:  # not what a runner writes: the report does not read
                 return None
-    return tests, failures, errors, skipped, canary_of(seen), cases
+    return tests, failures, errors, skipped, canary_of(seen), cases, messages
 
 
 #: Closing lines of a runner whose counts include the canary; the verdict states its own counts.

@@ -195,5 +195,6 @@ def test_a_test_the_fix_fails_in_the_sandbox_is_deselected_by_id(tmp_path):
     args = {s.name.rsplit(":", 1)[1]: s.args for s in load_task(folder).manifest.graders}["tests_pass"]
     assert args == {"command": "python -m pytest -q tests --deselect tests/test_chunking.py::test_needs_a_network",
                     "min_tests": 65}
-    assert any("tests/test_chunking.py::test_needs_a_network" in line for line in said)
+    assert "left out of the task's test command: 1 test(s) that fail on the fix itself in the sandbox (they need " \
+        "the network, which the sandbox does not have): tests/test_chunking.py::test_needs_a_network" in said
     assert args["command"] in (folder / "prompt.md").read_text() and args["command"] in (folder / "reference.toml").read_text()

@@ -238,7 +238,8 @@ def test_failing_solution_tests_refuse_the_task_and_leave_nothing(repo, tmp_path
     (repo / "pkg/chunking.py").write_text(FIXED.replace("positive", "at least 1"))
     (repo / "tests/test_chunking.py").write_text(REGRESSION + "\n\ndef test_more():\n    pass\n")
     git(repo, "commit", "-q", "-am", "Reword")
-    with pytest.raises(UserError, match="1 failure"):
+    with pytest.raises(UserError, match=r"1 failure\(s\) and 0 error\(s\) in the sandbox \(tests\.test_other::test_broken\): "
+                                        r"tests\.test_other::test_broken: assert False\. The task's tests"):
         new_task_from_fix("bugfix-x", repo=repo, fix="HEAD", suite=tmp_path / "s", backend="docker",
                           image=DEFAULT_IMAGE)
     assert not (tmp_path / "s" / "bugfix-x").exists()

@@ -256,7 +256,7 @@ def test_min_tests_below_the_ids_listed_is_said_in_the_log_and_on_the_task(tmp_p
     skipping = passing[:2]  # as two tests skip for an optional package the task's image lacks
 
     def collected(folder, holdout, command, backend, image, log):  # what the image's pytest reports (no sandbox)
-        return failing + passing, {i for i in failing + passing if i not in skipping}, ""
+        return failing + passing, {i for i in failing + passing if i not in skipping}, "", {}
 
     monkeypatch.setattr(swebench, "collected_ids", collected)
     said = []
@@ -343,3 +343,89 @@ def test_instances_are_made_side_by_side_under_jobs_and_reported_in_the_files_or
     assert list(report.made) == [shipped()[0]["instance_id"], shipped()[1]["instance_id"]], report
     assert list(report.seconds) == list(report.made) and not report.skipped
     assert any(line.startswith(f"[{shipped()[1]['instance_id']}] wrote ") for line in said), said
+
+
+def _with_test_file(raw: dict, name: str, body: str) -> str:
+    """`raw`'s test_patch, adding the test file `name` whose lines are `body`'s."""
+    lines = body.splitlines()
+    return raw["test_patch"] + (f"diff --git a/{name} b/{name}\nnew file mode 100644\n--- /dev/null\n+++ b/{name}\n"
+                                f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
+
+
+#: As requests' tests before 2.10 reach httpbin.org: the sandbox has no network, so no name resolves.
+ONLINE = ("import urllib.request\n\nimport pytest\n\n\n@pytest.mark.parametrize('n', range(CASES))\n"
+          "def test_offline(n):\n    assert n >= 0\n\n\n"
+          "def test_get():\n    urllib.request.urlopen('http://httpbin.org/get', timeout=5)\n\n\n"
+          "def test_post():\n    urllib.request.urlopen('http://httpbin.org/post', data=b'x', timeout=5)\n\n\n"
+          "def test_local():\n    assert 'sandbox' == 'network', 'the local check fails'\n")
+
+
+def _online(tmp_path: Path, failing_added: list[str], passing_added: list[str], cases: int = 0) -> Instance:
+    """The boltons instance with ONLINE's tests (`cases` cases that pass) added to its lists, as named."""
+    raw = shipped()[1]
+    failing = [*json.loads(raw["FAIL_TO_PASS"]), *(f"tests/test_online.py::{t}" for t in failing_added)]
+    passing = [*json.loads(raw["PASS_TO_PASS"]), *(f"tests/test_online.py::{t}" for t in passing_added)]
+    added = _with_test_file(raw, "tests/test_online.py", ONLINE.replace("CASES", str(cases)))
+    return _instance(tmp_path, **{**raw, "test_patch": added, "FAIL_TO_PASS": json.dumps(failing),
+                                  "PASS_TO_PASS": json.dumps(passing)})
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("failing, passing, message", [
+    (["test_get"], [], "test tests/test_online.py::test_get needs the network (httpbin.org), which the sandbox does "
+                       "not have"),
+    ([], ["test_get", "test_post"], "test tests/test_online.py::test_get (and 1 more of PASS_TO_PASS) needs the "
+                                    "network (httpbin.org), which the sandbox does not have"),
+    ([], ["test_local"], "field `PASS_TO_PASS`: the gold patch fails tests/test_online.py::test_local in the task's "
+                         "image: AssertionError: the local check fails"),
+])
+def test_a_test_the_gold_patch_fails_in_the_sandbox_is_refused_in_one_line_naming_it_and_why(
+        tmp_path, repos, failing, passing, message):
+    from endstate.sandbox import DEFAULT_IMAGE
+
+    with pytest.raises(UserError) as raised:
+        write_instance(_online(tmp_path, failing, passing), repos, tmp_path / "out", backend="docker",
+                       image=DEFAULT_IMAGE)
+    assert str(raised.value).startswith(message) and "\n" not in str(raised.value), raised.value
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+@pytest.mark.docker
+def test_a_few_pass_to_pass_tests_that_need_the_network_are_left_out_and_said_so(tmp_path, repos):
+    from endstate.sandbox import DEFAULT_IMAGE
+
+    said: list[str] = []
+    cases = [f"test_offline[{n}]" for n in range(60)]
+    task = load_task(write_instance(_online(tmp_path, [], [*cases, "test_get"], cases=60), repos, tmp_path / "out",
+                                    said.append, backend="docker", image=DEFAULT_IMAGE))
+    note = ("PASS_TO_PASS: 1 of its tests left out, which fail on the solution in the sandbox for want of the network "
+            "(tests/test_online.py::test_get): they reach httpbin.org, which the sandbox does not have")
+    assert note in said and f"# {note}\n" in (task.root / "task.toml").read_text()
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    assert "test_get" not in args["tests_pass"]["command"] and "tests/test_online.py" in args["tests_pass"]["command"]
+    assert args["tests_pass"]["min_tests"] == len(json.loads(shipped()[1]["PASS_TO_PASS"])) + 60
+
+
+def test_a_django_task_runs_its_tests_with_what_swebenchs_script_exports_and_its_image_has_the_locale(tmp_path):
+    """Django 3.0's evaluation script exports LANG, LANGUAGE and LC_ALL (en_US.UTF-8) before runtests.py."""
+    from endstate.authoring._fix import FixSplit
+    from endstate.authoring._swebench import _task_toml
+    from endstate.authoring._taskimage import write_task_image
+    from endstate.sandbox import FileEntry
+
+    raw = dict(shipped()[0], repo="django/django", version="3.0", PASS_TO_PASS=json.dumps(["test_a (a.tests.T)"]),
+               FAIL_TO_PASS=json.dumps(["test_b (a.tests.T)"]))
+    instance = read_instances(_write(tmp_path, [raw]))[0][0][1]
+    entry = FileEntry(0o644, b"x = 1\n")
+    split = FixSplit(base="b", head="b", subject="s", body="", fixture={"django/x.py": entry}, solution={},
+                     solution_deletes=[], holdout={"tests/a/tests.py": entry}, parent_tests={},
+                     fixed_paths=["django/x.py"])
+    manifest, _ = _task_toml(instance, split, ["tests/**"], ["test_a (a.tests.T)"], ["test_b (a.tests.T)"], None,
+                             "image/Dockerfile")
+    commands = {spec.name.rsplit(":", 1)[1]: spec.args["command"] for spec in manifest.graders if "command" in spec.args}
+    assert commands == {name: "LANG=en_US.UTF-8 LANGUAGE=en_US:en LC_ALL=en_US.UTF-8 ./tests/runtests.py --verbosity 2 "
+                              "--settings=test_sqlite --parallel 1 a.tests" for name in ("tests_pass", "holdout")}
+    write_task_image(tmp_path, "", None, ["git"], ["en_US.UTF-8"])
+    dockerfile = (tmp_path / "image" / "Dockerfile").read_text()
+    assert "RUN sed -i '/en_US.UTF-8/s/^# //g' /etc/locale.gen && locale-gen\n" in dockerfile
+    assert (tmp_path / "image" / "system-packages.txt").read_text().split() == ["git", "locales"]

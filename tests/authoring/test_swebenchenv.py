@@ -143,3 +143,33 @@ def test_when_the_lock_files_versions_do_not_resolve_swebenchs_pins_still_hold()
     said: list[str] = []
     pinned = resolve_pinned(project, ["numpy", "six"], pins={"numpy": "1.26.4"}, log=said.append)
     assert re.search(r"^numpy==1\.26\.4 ", pinned, flags=re.MULTILINE), pinned
+
+
+def test_what_swebenchs_evaluation_script_exports_is_the_entrys_and_its_locale_is_generated():
+    """The published records' `eval_script` (tests/data/swebench/verified-slice.parquet: Django 3.0's
+    exports the en_US.UTF-8 locale, the other three nothing) against the entry of each."""
+    from endstate.authoring._swebenchenv import env_exports
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    records = pq.read_table(Path(__file__).resolve().parents[1] / "data" / "swebench" / "verified-slice.parquet")
+    seen = []
+    for record in records.to_pylist():
+        exported = [line.split(" ", 1)[1] for line in record["eval_script"].splitlines() if line.startswith("export ")]
+        assert env_exports(swebench_env(record["repo"], record["version"]))[0] == exported, record["instance_id"]
+        seen += exported
+    assert "LC_ALL=en_US.UTF-8" in seen
+    assert env_exports(swebench_env("django/django", "2.2"))[1] == ["en_US.UTF-8"]
+    assert env_exports(swebench_env("django/django", "4.0")) == ([], [])
+
+
+def test_each_entrys_exports_agree_with_swebenchs_own_specifications():
+    """Where the `swebench-specs` extra is installed (swebench<5, the last with the table)."""
+    from endstate.authoring._swebenchenv import env_exports
+
+    constants = pytest.importorskip("swebench.harness.constants")
+    specs = constants.MAP_REPO_VERSION_TO_SPECS_PY if hasattr(constants, "MAP_REPO_VERSION_TO_SPECS_PY") else \
+        pytest.skip("this swebench has no specifications table (5.x dropped it)")
+    disagree = [(repo, version) for repo, versions in specs.items() for version, spec in versions.items()
+                if env_exports(swebench_env(repo, version))[0] != [c.split(" ", 1)[1] for c in spec.get(
+                    "eval_commands", []) if c.startswith("export ")]]
+    assert not disagree, disagree

@@ -115,3 +115,26 @@ def test_a_runners_program_outlives_the_sandboxs_command_timeout():
         stage_holdout(sealed, slow)
         (_, verdict), *_ = grade(sealed, [_grader("holdout", "sympy", command, ["test_slow"])], Guards())
     assert verdict.outcome.value == "pass", verdict.reason
+
+
+@pytest.mark.slow
+def test_django_s_tests_run_in_the_locale_swebench_s_script_exports(tmp_path):
+    """SWE-bench's evaluation script for Django 1.7 to 3.2 exports LANG and LC_ALL=en_US.UTF-8: the task's
+    command carries them and its image generates that locale, so a test that sets the locale from the
+    environment runs in it (without it: `locale.Error: unsupported locale setting`)."""
+    from endstate.authoring._swebenchenv import env_exports, swebench_env
+    from endstate.authoring._taskimage import write_task_image
+    from endstate.sandbox import build_task_image
+
+    exports, locales = env_exports(swebench_env("django/django", "3.0"))
+    write_task_image(tmp_path, "", None, (), locales)
+    image = build_task_image(tmp_path / "image" / "Dockerfile", "django-locale")
+    held = files({"tests/ops_tests/tests.py": b"import locale\nfrom unittest import TestCase\n\n\nclass LocaleTests("
+                  b"TestCase):\n    def test_locale(self):\n        locale.setlocale(locale.LC_ALL, '')\n"
+                  b"        self.assertEqual(locale.getlocale(), ('en_US', 'UTF-8'))\n"})
+    grader = _grader("holdout", "django", " ".join([*exports, DJANGO_COMMAND]), ["test_locale (ops_tests.tests.LocaleTests)"])
+    with prepare_grading_sandbox("docker", image, SandboxLimits(command_timeout_s=60), "runners") as box:
+        sealed = seal_overlay(FIXTURE, FIXTURE, box, Guards())
+        stage_holdout(sealed, held)
+        (_, verdict), *_ = grade(sealed, [grader], Guards())
+    assert verdict.outcome.value == "pass", verdict.reason
