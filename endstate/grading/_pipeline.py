@@ -33,7 +33,7 @@ from endstate.grading._probe import PROBE
 from endstate.grading._resolve import Grader, run_grader
 from endstate.grading._state import Grading
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries, start_warm_runner
-from endstate.grading._twins import plan_twins, twin_seed
+from endstate.grading._twins import named_by_case, plan_twins, twin_seed
 from endstate.grading._verdict import Verdict
 from endstate.guards import Guards
 from endstate.sandbox import (
@@ -133,8 +133,9 @@ def stage_holdout(grading: Grading, holdout: Tree, graders: Sequence[Grader] = (
         _probe_first(grading, graders)
     staged = dict(holdout)
     if sealed_under.twins:  # drawn afresh per staging, from a secret no sandbox sees
+        commands = [g.args["command"] for g in graders if isinstance(g.args.get("command"), str)]
         grading.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash),
-                                       values=sealed_under.value_twins)
+                                       values=sealed_under.value_twins, named=named_by_case(commands))
     if sealed_under.tamper_guard:
         canaries = plant_canaries(set(sealed.paths()) | set(holdout))
         grading.canaries = [(name, marks) for name, _, marks in canaries.values()]

@@ -39,6 +39,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import random
+import shlex
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -86,11 +87,14 @@ class TwinPlan:
         return None
 
 
-def plan_twins(holdout: Tree, seed: bytes, values: bool = True) -> TwinPlan | None:
+def plan_twins(holdout: Tree, seed: bytes, values: bool = True, named: frozenset[str] = frozenset()
+               ) -> TwinPlan | None:
     """Turn one assertion of every held-out test that has one; None when none has.
 
     A test that can be turned by changing a value it expects always is (`values`; off, the
-    mutation check's weaker twins turn operators wherever they can)."""
+    mutation check's weaker twins turn operators wherever they can). A test a command names by
+    its cases' ids (`named`: "path::function" or "path::Class::function") keeps its `parametrize`
+    rows, whose values the ids are made of: its twin turns its body, or it has none."""
     rng = random.Random(seed)
     chosen: dict[str, dict[TestKey, Site]] = {}
     stems: dict[str, int] = {}
@@ -101,7 +105,8 @@ def plan_twins(holdout: Tree, seed: bytes, values: bool = True) -> TwinPlan | No
         entry = holdout[path]
         if entry.link or not is_test_module(path) or stems[path.rsplit("/", 1)[-1]] > 1:
             continue  # two files of one name would make their tests' keys ambiguous
-        sites = mutation_sites(path, entry.data)
+        sites = {key: kept for key, options in mutation_sites(path, entry.data).items()
+                 if (kept := [s for s in options if not (s.renames and _named(path, key) in named)])}
         if sites:
             chosen[path] = {key: rng.choice([s for s in options if s.value is values] or options)
                             for key, options in sites.items()}
@@ -117,6 +122,23 @@ def plan_twins(holdout: Tree, seed: bytes, values: bool = True) -> TwinPlan | No
             turned = [site for key, site in sites.items() if side[key] != half]
             halves[half][path] = FileEntry(holdout[path].mode, apply_sites(holdout[path].data, turned))
     return TwinPlan(halves, side, rng.randrange(2))
+
+
+def _named(path: str, key: TestKey) -> str:
+    return f"{path}::{key.cls}::{key.name}" if key.cls else f"{path}::{key.name}"
+
+
+def named_by_case(commands: list[str]) -> frozenset[str]:
+    """The tests ("path::function", "path::Class::function") whose cases `commands` name by their
+    parametrised ids (`tests/t.py::test_x[a-b]`)."""
+    named: set[str] = set()
+    for command in commands:
+        try:
+            words = shlex.split(command)
+        except ValueError:  # not a command a shell would run: the test run says so
+            continue
+        named.update(word.split("[", 1)[0] for word in words if "::" in word and "[" in word)
+    return frozenset(named)
 
 
 class Tally(NamedTuple):

@@ -39,6 +39,9 @@ class Site(NamedTuple):
     #: real one. A turned operator (`!=`, `not in`, `assert not`) is plain to see in the source
     #: a test process can read; a changed expected value is not.
     value: bool = False
+    #: The twin changes the rows of a `parametrize` list, and with them the ids pytest makes of
+    #: their values: a command that names those ids would find none of the twin's cases.
+    renames: bool = False
 
 
 _COMPLEMENT = {ast.Eq: "!=", ast.NotEq: "==", ast.Lt: ">=", ast.GtE: "<", ast.Gt: "<=", ast.LtE: ">",
@@ -207,7 +210,7 @@ def _param_sites(src: _Source, function: ast.FunctionDef, scope: Scope) -> list[
             else:
                 start = src.start(rows)
                 text = apply_sites(src.text(rows), [Site(e.start - start, e.end - start, e.text) for e in edits])
-                sites.append(Site(start, src.end(rows), text, True))
+                sites.append(Site(start, src.end(rows), text, True, renames=True))
     return sites
 
 

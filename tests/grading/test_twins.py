@@ -10,7 +10,15 @@ import types
 import pytest
 
 from endstate.grading._twincheck import validation_tree
-from endstate.grading._twins import TestKey, apply_sites, mutation_sites, plan_twins, tally, twin_seed
+from endstate.grading._twins import (
+    TestKey,
+    apply_sites,
+    mutation_sites,
+    named_by_case,
+    plan_twins,
+    tally,
+    twin_seed,
+)
 from endstate.sandbox import FileEntry
 
 HELD = b'''import pytest
@@ -315,6 +323,24 @@ def test_a_parameter_compared_only_as_an_expected_value_is_stepped_in_every_row(
     assert rows("test_expected_parameter") == ['[("0.005", "0.02"), ("7.865", "7.88")]']
     assert rows("test_parameter_also_an_input") == []  # changing it would change what the code is given
     assert rows("test_input_parameter") == []
+
+
+def test_a_test_a_command_names_by_its_cases_ids_keeps_its_rows():
+    """The ids pytest makes of the rows' values are what a command names (SWE-bench's
+    `tests/t.py::test_x[a-b]`): a twin that stepped the rows would leave the command none of its cases."""
+    holdout = {"tests_holdout/test_p.py": FileEntry(0o644, PARAMS)}
+    rows = b'[("0.005", "0.01"), ("7.865", "7.87")]'
+    command = "python -m pytest -q 'tests_holdout/test_p.py::test_expected_parameter[0.005-0.01]'"
+    named = named_by_case([command, "python -m pytest 'unclosed"])
+    assert named == {"tests_holdout/test_p.py::test_expected_parameter"}
+    stepped = kept = 0
+    for n in range(40):
+        for half in plan_twins(holdout, twin_seed(bytes([n]) * 32, "h")).halves:
+            stepped += rows not in half["tests_holdout/test_p.py"].data
+        plan = plan_twins(holdout, twin_seed(bytes([n]) * 32, "h"), named=named)
+        assert TestKey("test_p", "", "test_expected_parameter") in plan.side  # turned in its body instead
+        kept += all(rows in half["tests_holdout/test_p.py"].data for half in plan.halves)
+    assert stepped and kept == 40
 
 
 DATES = b'''from datetime import datetime
