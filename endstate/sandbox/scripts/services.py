@@ -19,6 +19,7 @@ started again and says why (`unrestartable`).
 import json
 import os
 import sys
+import time
 
 
 def _as_user(uid, gid, read):
@@ -112,7 +113,36 @@ def _groups(base):
     return []
 
 
+def _marked():
+    """{pid: (state, command line)} of the processes the agent started, as the kernel has them now."""
+    seen = {}
+    for name in os.listdir("/proc"):
+        try:
+            with open("/proc/" + name + "/oom_score_adj", "rb") as f:
+                if f.read().strip() != b"1000":
+                    continue
+            with open("/proc/" + name + "/stat", "rb") as f:
+                state = f.read().rsplit(b") ", 1)[1][:1]
+            with open("/proc/" + name + "/cmdline", "rb") as f:
+                seen[name] = (state, f.read())
+        except (OSError, IndexError):
+            continue
+    return seen
+
+
+def _settled(window=0.2, most=3.0):
+    """Wait until what the agent started stays as it is for `window` seconds (at most `most`): a
+    process just forked has yet to exec its program, and a daemon sets its title once it runs."""
+    last, since, start = _marked(), time.monotonic(), time.monotonic()
+    while time.monotonic() - since < window and time.monotonic() - start < most:
+        time.sleep(0.05)
+        now = _marked()
+        if now != last:
+            last, since = now, time.monotonic()
+
+
 def list_services():
+    _settled()
     found = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
