@@ -1,7 +1,7 @@
 """Third-party grader auditors (gradecheck, rlgate, from the venv `make peers` makes) against shipped
-tasks of two kinds, grading through `endstate grade`: none fooled, nothing found. A task of tasks/
-(pytest graders, held-out tests, about 95 s: each attack is a fresh grading container) and a Harbor
-task (its verifier script, about 10 s). `make audit` runs them over every shipped task
+tasks, grading through `endstate grade`: none fooled, nothing found. A task of tasks/ (pytest
+graders, held-out tests, about 95 s: each attack is a fresh grading container) and every Harbor
+task of tasks-harbor/ (its verifier script, about 10 s each). `make audit` runs them over every shipped task
 (docs/threat-model.md#third-party-auditors); a task of tasks-real/ takes about four minutes.
 """
 
@@ -19,15 +19,17 @@ pytestmark = [pytest.mark.peers, pytest.mark.docker]
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_gradecheck_and_rlgate_find_nothing_in_shipped_tasks_of_two_kinds():
-    tasks = [ROOT / "tasks" / "bugfix-lru-eviction", ROOT / "tasks-harbor" / "awk-status-summary"]
+def test_gradecheck_and_rlgate_find_nothing_in_a_pytest_task_and_every_harbor_task():
+    harbor = sorted(p.parent for p in (ROOT / "tasks-harbor").glob("*/task.toml"))
+    tasks = [ROOT / "tasks" / "bugfix-lru-eviction", *harbor]
     ran = subprocess.run([sys.executable, str(ROOT / "scripts" / "audit-graders"), os.environ["ENDSTATE_PEERS"],
-                          *map(str, tasks)], capture_output=True, text=True, timeout=1800)
+                          *map(str, tasks)], capture_output=True, text=True, timeout=2400)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    assert ran.stdout.splitlines() == [
-        "bugfix-lru-eviction: gradecheck: 7 verdicts, 0 fooled",
-        "bugfix-lru-eviction: rlgate: 0 finding(s)",
-        "awk-status-summary: gradecheck: 6 verdicts, 0 fooled",
-        "awk-status-summary: rlgate: 0 finding(s)",
-        "2 task(s) audited by gradecheck and rlgate: 0 fooled or found",
-    ]
+    lines = ran.stdout.splitlines()
+    assert lines[:2] == ["bugfix-lru-eviction: gradecheck: 7 verdicts, 0 fooled", "bugfix-lru-eviction: rlgate: 0 finding(s)"]
+    for task in harbor:  # each audited, or left out by name where `endstate grade` cannot take its tree
+        said = [line for line in lines if line.startswith(f"{task.name}: ")]
+        assert said in ([f"{task.name}: not audited: it seals files outside /workspace ([seal] paths)"],
+                        [said[0], f"{task.name}: rlgate: 0 finding(s)"]), said
+        assert said[0].endswith(("verdicts, 0 fooled", "([seal] paths)")), said
+    assert len(harbor) >= 5 and lines[-1] == f"{len(tasks)} task(s) audited by gradecheck and rlgate: 0 fooled or found"
