@@ -64,7 +64,8 @@ class MutantRow(msgspec.Struct):
 class RightFixRow(msgspec.Struct):
     #: "solution", "solutions/<name>" or "rewrite:<id>"
     case: str
-    outcome: Outcome
+    #: The Outcome's value ("pass", "fail", "error"), as it is printed and written.
+    outcome: str
     failing: list[str] = []
     diff: str = ""
     note: str = ""
@@ -149,7 +150,7 @@ def adequacy_of(task: Task, graders: list[Grader], *, backend: str, image: str, 
         for (case, _, diff), run in zip(right, right_runs):
             outcome, failing, note = run.result()
             shown = diff if outcome is not Outcome.PASS else ""
-            report.right.append(RightFixRow(case, outcome, failing, shown, note))
+            report.right.append(RightFixRow(case, outcome.value, failing, shown, note))
         for mutant in mutants:
             diff = file_diff(mutant.path, solution[mutant.path].data, mutant.source)
             if mutant.id in equivalents:
