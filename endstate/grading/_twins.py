@@ -39,12 +39,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import random
-import shlex
 from collections.abc import Callable
 from typing import NamedTuple
 
 from endstate.grading._state import Grading
-from endstate.grading._testrun import FAILING, WIPE, Case, CaseOutcome, TestRun
+from endstate.grading._testrun import FAILING, WIPE, Case, CaseOutcome, TestCommandError, TestRun, command_words
 from endstate.grading._twinsites import Site, TestKey, apply_sites, mutation_sites
 from endstate.sandbox import WORKDIR, FileEntry, Tree
 from endstate.task import is_test_module
@@ -134,8 +133,8 @@ def named_by_case(commands: list[str]) -> frozenset[str]:
     named: set[str] = set()
     for command in commands:
         try:
-            words = shlex.split(command)
-        except ValueError:  # not a command a shell would run: the test run says so
+            words, _ = command_words(command, "a test command")
+        except TestCommandError:  # not a command the harness runs: its test run says so
             continue
         named.update(word.split("[", 1)[0] for word in words if "::" in word and "[" in word)
     return frozenset(named)
