@@ -15,6 +15,7 @@ Debian packages; `pre_install`: `sed` edits of setup files) are taken by `_build
 
 from __future__ import annotations
 
+import functools
 import tomllib
 from collections.abc import Callable
 from importlib import resources
@@ -54,9 +55,11 @@ class SwebenchEnv(msgspec.Struct, forbid_unknown_fields=True):
     exports: list[str] = []
 
 
-def _table() -> list[SwebenchEnv]:
+@functools.cache
+def _table() -> tuple[SwebenchEnv, ...]:
+    """The table, read once: a dataset's every record asks it."""
     text = resources.files("endstate.authoring").joinpath("data/swebench_envs.toml").read_text(encoding="utf-8")
-    return msgspec.convert(tomllib.loads(text)["env"], type=list[SwebenchEnv])
+    return msgspec.convert(tomllib.loads(text)["env"], type=tuple[SwebenchEnv, ...])
 
 
 def swebench_env(repo: str, version: str | float | None) -> SwebenchEnv | None:

@@ -78,11 +78,37 @@ def test_every_repository_and_version_of_the_published_datasets_has_its_python()
     assert swebench_env("matplotlib/matplotlib", "3.0").python == "3.7"
 
 
-def test_each_python_agrees_with_swebenchs_own_specifications():
-    """Where the `swebench-specs` extra is installed (swebench<5, the last with the table)."""
-    constants = pytest.importorskip("swebench.harness.constants")
-    specs = constants.MAP_REPO_VERSION_TO_SPECS_PY if hasattr(constants, "MAP_REPO_VERSION_TO_SPECS_PY") else \
-        pytest.skip("this swebench has no specifications table (5.x dropped it)")
+@pytest.fixture(scope="module")
+def swebench_specs(tmp_path_factory) -> dict:
+    """SWE-bench's own specifications table (repository -> version -> spec): from the installed swebench where it
+    has one, else read from swebench 4.x's published wheel (5.x dropped the table), fetched from PyPI. Its module
+    imports nothing, so it is run on its own, never installed."""
+    import os
+    import subprocess
+    import sys
+    import zipfile
+
+    try:
+        from swebench.harness.constants import MAP_REPO_VERSION_TO_SPECS_PY
+        return MAP_REPO_VERSION_TO_SPECS_PY
+    except ImportError:
+        pass
+    where = tmp_path_factory.mktemp("swebench4")
+    got = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
+                          "-d", str(where), "swebench>=4.1,<5"], capture_output=True, text=True)
+    wheels = sorted(where.glob("swebench-4.*.whl"))
+    if got.returncode or not wheels:
+        why = f"swebench 4.x (the last with the specifications table) could not be fetched: {got.stderr[-300:]}"
+        if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+    table: dict = {}
+    exec(zipfile.ZipFile(wheels[-1]).read("swebench/harness/constants/python.py").decode(), table)
+    return table["MAP_REPO_VERSION_TO_SPECS_PY"]
+
+
+def test_each_python_agrees_with_swebenchs_own_specifications(swebench_specs):
+    specs = swebench_specs
     disagree = [(repo, version, spec["python"], getattr(swebench_env(repo, version), "python", None))
                 for repo, versions in specs.items() for version, spec in versions.items()
                 if getattr(swebench_env(repo, version), "python", None) != spec["python"]]
@@ -162,13 +188,10 @@ def test_what_swebenchs_evaluation_script_exports_is_the_entrys_and_its_locale_i
     assert env_exports(swebench_env("django/django", "4.0")) == ([], [])
 
 
-def test_each_entrys_exports_agree_with_swebenchs_own_specifications():
-    """Where the `swebench-specs` extra is installed (swebench<5, the last with the table)."""
+def test_each_entrys_exports_agree_with_swebenchs_own_specifications(swebench_specs):
     from endstate.authoring._swebenchenv import env_exports
 
-    constants = pytest.importorskip("swebench.harness.constants")
-    specs = constants.MAP_REPO_VERSION_TO_SPECS_PY if hasattr(constants, "MAP_REPO_VERSION_TO_SPECS_PY") else \
-        pytest.skip("this swebench has no specifications table (5.x dropped it)")
+    specs = swebench_specs
     disagree = [(repo, version) for repo, versions in specs.items() for version, spec in versions.items()
                 if env_exports(swebench_env(repo, version))[0] != [c.split(" ", 1)[1] for c in spec.get(
                     "eval_commands", []) if c.startswith("export ")]]
