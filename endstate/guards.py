@@ -28,6 +28,9 @@ class Guards(msgspec.Struct, frozen=True):
     full_snapshot: bool = True
     #: The guard plugin and canary test inside every graded test run.
     tamper_guard: bool = True
+    #: A canary test in every run of a runner other than pytest (Django's, sympy's), named among its arguments,
+    #: which the runner's output must report failed (off: its output is read as it comes).
+    log_canary: bool = True
     #: The end-state checks every task gets (escaping links, compiled code, source tripwires).
     end_state_checks: bool = True
     #: Impossible twins in every held-out run (see grading/_twins.py).

@@ -28,6 +28,7 @@ from endstate.grading._testrun import (
     HARNESS_DIR,
     REPORT_DIR,
     REPORT_MAX_BYTES,
+    Canary,
     CaseOutcome,
     TestRun,
     _scratch_copy,
@@ -38,7 +39,7 @@ from endstate.grading._testrun import (
     workspace_of,
 )
 from endstate.grading._verdict import Verdict
-from endstate.sandbox import WORKDIR
+from endstate.sandbox import WORKDIR, FileEntry
 
 __all__ = ["run_logged", "graded_by_log", "LOG_FILE"]
 
@@ -57,6 +58,12 @@ def run_logged(grading: Grading, runner: LogRunner, command: str, *, timeout: fl
     box, nonce = grading.box, secrets.token_hex(8)
     report_at, workspace = f"{REPORT_DIR}/{nonce}", workspace_of(grading, nonce)
     hidden = visible_only and bool(grading.visible) and bool(isolation(grading, []))
+    tree = grading.visible if hidden else grading.graded
+    canary = runner.canary(program[1:], set(tree) | set(grading.staged)) \
+        if grading.guards.log_canary and grading.graded else None
+    if canary is not None:  # staged with this run's copy alone, root's and read-only (it is code)
+        program = [*program, canary.argument]
+        tree = {**tree, canary.path: FileEntry(0o644, canary.source)}
     own = [workspace, report_at, *([f"{WORKDIR}={workspace}"] if hidden else [])]
     wrapper = isolation(grading, own)
     restage = {report_at: ({}, "agent")} if grading.graded else {}
@@ -66,7 +73,7 @@ def run_logged(grading: Grading, runner: LogRunner, command: str, *, timeout: fl
     bounds = run_bounds(grading, workspace, report_at)
     held = box.bound_folders(bounds)
     try:
-        _scratch_copy(grading, nonce, restage, kept=not held, tree=grading.visible if hidden else None)
+        _scratch_copy(grading, nonce, restage, kept=not held, tree=tree if hidden or canary else None)
         result = box.exec_wrapped(line, wrapper, timeout=timeout)
         run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr))
         try:
@@ -81,6 +88,9 @@ def run_logged(grading: Grading, runner: LogRunner, command: str, *, timeout: fl
         return run, {}, ""
     log = entry.data.decode("utf-8", errors="replace")
     status, reader = read_log(runner, log)
+    if canary is not None:
+        run.canary = _canary_state(canary.outcomes(status))
+        status = {test: outcome for test, outcome in status.items() if canary.word not in test}
     run.report_found = True
     run.output_tail = _tail(log) or run.output_tail
     run.cases = [("", test, _OUTCOMES.get(outcome, CaseOutcome.ERROR)) for test, outcome in status.items()]
@@ -88,6 +98,15 @@ def run_logged(grading: Grading, runner: LogRunner, command: str, *, timeout: fl
     run.tests, run.failures = len(outcomes), outcomes.count(CaseOutcome.FAILURE)
     run.errors, run.skipped = outcomes.count(CaseOutcome.ERROR), outcomes.count(CaseOutcome.SKIPPED)
     return run, status, reader
+
+
+def _canary_state(seen: list[str]) -> Canary:
+    """The canary's state from what the runner reported for it: FAILED when every report of it failed or
+    erred (its assertion, or an error on the way there), else the first other status, MISSING when none."""
+    wrong = [outcome for outcome in seen if outcome not in (FAILED, ERROR)]
+    if not seen:
+        return Canary.MISSING
+    return Canary.FAILED if not wrong else Canary.SKIPPED if wrong[0] == SKIPPED else Canary.PASSED
 
 
 def _listed(items: list[str], limit: int = 5) -> str:
@@ -102,7 +121,16 @@ def graded_by_log(grading: Grading, runner: LogRunner, command: str, min_tests: 
         return Verdict.fail(f"{what}: `{command}` timed out after {runner.timeout_s:.0f} s")
     if not run.report_found:
         return Verdict.fail(f"{what}: `{command}` left no output to read (exit {run.exit_code}): {run.output_tail}")
-    read = f"read by {reader}; {runner.name}'s runner, no in-process guard"
+    if run.canary in (Canary.PASSED, Canary.SKIPPED):
+        return Verdict.tampered(
+            f"{what}: test outcomes were rewritten inside the test process: the harness's canary test, which always "
+            f"fails, was read from {runner.name}'s output as {run.canary} (code in the end state tampers with the "
+            "runner or its output)")
+    if run.canary == Canary.MISSING and status:
+        return Verdict.fail(f"{what}: the harness's canary test, which always fails, is not in {runner.name}'s "
+                            f"output, which was cut short or rewritten (exit {run.exit_code}): {run.output_tail}")
+    read = f"read by {reader}; {runner.name}'s runner, no in-process guard" + \
+        ("; its canary failed as it must" if run.canary == Canary.FAILED else "")
     if tests is None:
         failing = [f"{test}: {outcome}" for test, outcome in status.items() if outcome in (FAILED, ERROR)]
         ran = sum(outcome == PASSED for outcome in status.values())

@@ -21,13 +21,14 @@ from __future__ import annotations
 import difflib
 import importlib
 import re
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Collection
 
 import msgspec
 
 from endstate.grading._testrun import TestCommandError, command_words
 
-__all__ = ["LogRunner", "LOG_RUNNERS", "log_runner", "read_log", "read_django", "read_sympy", "same_test",
+__all__ = ["LogRunner", "LogCanary", "LOG_RUNNERS", "log_runner", "read_log", "read_django", "read_sympy", "same_test",
            "find_tests", "SWEBENCH_TIMEOUT_S", "PASSED", "FAILED", "SKIPPED", "ERROR"]
 
 PASSED, FAILED, SKIPPED, ERROR = "PASSED", "FAILED", "SKIPPED", "ERROR"
@@ -48,6 +49,8 @@ class LogRunner(msgspec.Struct, frozen=True):
     #: SWE-bench's parser of its output (`swebench.harness.log_parsers.python`).
     parser: str
     reader: Callable[[str], dict[str, str]]
+    #: Where its canary goes among a run's arguments and what it is (see `LogCanary`).
+    canary: Callable[[list[str], Collection[str]], LogCanary | None]
     #: The time a graded run of it gets, whatever the sandbox's command timeout.
     timeout_s: float = SWEBENCH_TIMEOUT_S
 
@@ -128,9 +131,71 @@ def read_sympy(log: str) -> dict[str, str]:
     return status
 
 
+class LogCanary(msgspec.Struct, frozen=True):
+    """A test that always fails, staged beside a log run's tests and named among its arguments: its
+    name (`test_` and a random word) is all that tells it from any other. Code of the end state that
+    rewrites what the runner reports (a patched result class, an output rewritten at exit) has it
+    reported passed, or not at all."""
+
+    #: The file, relative to the project, and its source.
+    path: str
+    source: bytes
+    #: The argument that runs it, added after the run's own.
+    argument: str
+    #: The random word in its name, which every id the runner reports for it holds.
+    word: str
+
+    def outcomes(self, status: dict[str, str]) -> list[str]:
+        """What the runner reported for the canary (and nothing else), in the order it did."""
+        return [outcome for test, outcome in status.items() if self.word in test]
+
+
+def _canary_numbers() -> tuple[str, str, str]:
+    """A random word, and two numbers that differ: the canary asserts they are equal."""
+    return secrets.token_hex(4), str(secrets.randbelow(10**6)), str(10**6 + secrets.randbelow(10**6))
+
+
+#: Django's runner's options that take the next word as their value (`--verbosity 2`).
+_DJANGO_VALUED = frozenset({"-v", "--verbosity", "--settings", "--parallel", "--start-at", "--start-after", "-k",
+                            "--tag", "--exclude-tag", "--shuffle"})
+
+
+def _django_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
+    """A unittest case in the test app of the run's first label (`auth_tests.test_x` -> tests/auth_tests/),
+    named by its module's label: Django's runner imports the app with it, as it does the others."""
+    labels, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg.startswith("-"):
+            skip = arg in _DJANGO_VALUED
+        else:
+            labels.append(arg)
+    apps = [label.split(".", 1)[0] for label in labels if re.fullmatch(r"[A-Za-z_]\w*(\.\w+)*", label)]
+    app = next((a for a in apps if f"tests/{a}/__init__.py" in tree), None)
+    if app is None:
+        return None
+    word, left, right = _canary_numbers()
+    name = f"test_{word}"
+    source = (f"from unittest import TestCase\n\n\nclass Test{word.capitalize()}(TestCase):\n"
+              f"    def {name}(self):\n        self.assertEqual({left}, {right})\n")
+    return LogCanary(f"tests/{app}/{name}.py", source.encode(), f"{app}.{name}", word)
+
+
+def _sympy_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
+    """A test function in the folder of the run's first test file (bin/test takes its path)."""
+    files = [arg for arg in args if arg.endswith(".py") and arg in tree]
+    if not files:
+        return None
+    word, left, right = _canary_numbers()
+    folder = files[0].rpartition("/")[0]
+    path = f"{folder}/test_{word}.py" if folder else f"test_{word}.py"
+    return LogCanary(path, f"def test_{word}():\n    assert {left} == {right}\n".encode(), path, word)
+
+
 LOG_RUNNERS = {
-    "django": LogRunner("django", "tests/runtests.py", "parse_log_django", read_django),
-    "sympy": LogRunner("sympy", "bin/test", "parse_log_sympy", read_sympy),
+    "django": LogRunner("django", "tests/runtests.py", "parse_log_django", read_django, _django_canary),
+    "sympy": LogRunner("sympy", "bin/test", "parse_log_sympy", read_sympy, _sympy_canary),
 }
 
 

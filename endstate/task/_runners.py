@@ -9,7 +9,9 @@ states, in its grader's arguments, exactly which guards do not apply (`unguarded
 never implied, and copied onto the run's card. What still applies to every runner: the seal, the
 fresh grading container holding the sealed tree alone, held-out tests staged after sealing, the
 protected-path and skip-marker graders, the end-state checks, each test process in namespaces of
-its own, and each id found with the status wanted (`min_tests`).
+its own, each id found with the status wanted (`min_tests`), and a canary of the runner's own
+(`log_canary`): a test that always fails, staged beside the run's tests and named among its
+arguments, which the runner's output must report failed.
 """
 
 from __future__ import annotations

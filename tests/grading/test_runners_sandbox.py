@@ -96,6 +96,8 @@ def test_each_runner_reads_its_ids_from_its_own_output_in_the_grading_sandbox():
     assert dj_pass[1] == "pass" and "tests: 1 passed (read by " in dj_pass[2]
     assert "django's runner, no in-process guard" in dj_pass[2]
     assert dj_held[1] == "pass" and sy_pass[1] == "pass" and sy_held[1] == "pass", (dj_held, sy_pass, sy_held)
+    # Each run carried a canary of its runner's own, staged beside its tests and named among its arguments.
+    assert all("its canary failed as it must" in reason for _, _, reason in (dj_pass, dj_held, sy_pass, sy_held))
     assert missing[1] == "fail" and "1 of 1 test(s) not in sympy's report" in missing[2]
     assert "test_four (nearest: " in missing[2] and end_state[1] == "pass"
     dj_pass, dj_held, sy_pass, sy_held, *_ = _graded(FIXTURE)
@@ -103,6 +105,32 @@ def test_each_runner_reads_its_ids_from_its_own_output_in_the_grading_sandbox():
     assert dj_held[1] == "fail" and "test_two (ops_tests.tests.DoubleTests): FAILED" in dj_held[2]
     assert sy_pass[1] == "pass"  # double(1) is 2 either way
     assert sy_held[1] == "fail" and "test_three: FAILED" in sy_held[2]
+
+
+#: An end state that leaves the bug and has each runner report every failure as a pass: Django's through
+#: unittest's result class, sympy's through the `print` its runner writes each outcome with.
+REWRITES = files({"calc/__init__.py": b"""import builtins, unittest
+unittest.TextTestResult.addFailure = lambda self, test, err: unittest.TextTestResult.addSuccess(self, test)
+_print = builtins.print
+builtins.print = lambda *words, **kw: _print(*("ok" if w == "F" else w for w in words), **kw)
+"""})
+
+
+def test_each_runners_canary_fails_and_a_rewrite_of_every_outcome_is_tampering():
+    held = [_grader("holdout", "django", DJANGO_COMMAND, ["test_two (ops_tests.tests.DoubleTests)"]),
+            _grader("holdout", "sympy", SYMPY_COMMAND, ["test_three"])]
+
+    def graded(tree, guards: Guards):
+        with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "runners") as box:
+            sealed = seal_overlay(tree, FIXTURE, box, guards)
+            stage_holdout(sealed, HOLD)
+            return [verdict for _, verdict in grade(sealed, held, guards)][:2]  # the end-state check comes last
+
+    for verdict, runner in zip(graded({**FIXTURE, **REWRITES}, Guards()), ("django", "sympy")):
+        assert verdict.outcome.value == "fail" and verdict.tampering, verdict
+        assert f"canary test, which always fails, was read from {runner}'s output as passed" in verdict.reason
+    # Without the canary (the mutation check's mutant), the rewritten outputs read as passes.
+    assert [v.outcome.value for v in graded({**FIXTURE, **REWRITES}, Guards(log_canary=False))] == ["pass", "pass"]
 
 
 def test_a_runners_program_outlives_the_sandboxs_command_timeout():
