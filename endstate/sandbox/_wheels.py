@@ -137,6 +137,28 @@ def _left_out(wheels: Path, python: str) -> list[str]:
     return sorted(missing)
 
 
+def _markers_read(requirements: list[str], python: str) -> list[str]:
+    """`requirements` with their environment markers read as Python `python` reads them: one whose marker is
+    false there left out, the marker of the rest dropped. pip reads them for the Python it runs under, which
+    is the host's where no pip that has --uploaded-prior-to runs under `python` (3.8 and older): Django 4.0's
+    `backports.zoneinfo; python_version<"3.9"`, read on 3.11, left the image of its Python 3.8 without it."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    environment = {"python_version": python, "python_full_version": f"{python}.0", "extra": ""}
+    kept = []
+    for line in requirements:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            kept.append(line)
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate(environment):
+            continue
+        requirement.marker = None
+        kept.append(str(requirement))
+    return kept
+
+
 #: Where upload times are read to resolve as of a date (PEP 700's `upload-time`, which PyPI serves).
 DATED_INDEX = "https://pypi.org/simple"
 
@@ -145,9 +167,10 @@ def has_wheel(requirement: str, *, target: PythonSource | None = None) -> bool:
     """Whether PyPI holds a wheel of `requirement` (any version it allows, of any day) for the sandbox's Python,
     or `target`'s: False for a distribution released as sdists only (pywatchman), which no day resolves."""
     python, glibc = (target.python, target.glibc) if target else (SANDBOX_PYTHON, SANDBOX_GLIBC)
+    asked = _markers_read([requirement], python) if target else [requirement]
     with tempfile.TemporaryDirectory(prefix="endstate-wheel-") as tmp:
         try:
-            _pip(["--no-deps", "--dest", tmp, requirement], f"looking for a wheel of {requirement}", python, glibc)
+            _pip(["--no-deps", "--dest", tmp, *asked], f"looking for a wheel of {requirement}", python, glibc)
         except SandboxUnavailable:
             return False
     return True
@@ -174,7 +197,7 @@ def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: t
             _pip(["--no-deps", "--dest", links, "pip", *undated], f"downloading pip {' '.join(undated)}", python,
                  glibc, deadline)
             dated = ["--isolated", "--index-url", DATED_INDEX, "--uploaded-prior-to", as_of, "--find-links", links]
-        asked = ["pip", *requirements]
+        asked = ["pip", *(_markers_read(requirements, python) if target else requirements)]
         for _ in range(_ROUNDS):
             shutil.rmtree(tmp)
             _pip([*dated, "--dest", tmp, *asked],
