@@ -192,8 +192,8 @@ def test_a_requirement_no_day_has_a_wheel_of_is_left_out_and_the_environments_da
 
 
 def test_a_resolution_past_its_time_fails_in_one_line_without_a_looser_attempt():
-    """pip once backtracked for over 35 minutes on a Django 4.x image; each looser step after it would take as
-    long. Given no time at all, the first pip run is stopped and nothing else is tried."""
+    """A Django 4.x image's resolution once ran over 35 minutes; a looser step after a stopped one could take
+    as long. Given no time at all, the first pip run is stopped and nothing else is tried."""
     from endstate.authoring._versions import resolve_pinned
     from endstate.errors import ResolutionTimedOut
 
