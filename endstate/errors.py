@@ -10,6 +10,7 @@
     │   ├── CassetteError          a cassette that is missing, corrupt or foreign
     │   ├── AgentFileError         an agent file that does not decode, or an agent a task cannot use
     │   ├── SandboxUnavailable     the requested backend cannot run here
+    │   │   └── ResolutionTimedOut a task image's dependencies did not resolve in the time given
     │   └── WriteError             a folder endstate must write to refuses the bytes
     ├── SandboxError               the sandbox failed while a task ran
     │   ├── WorkspaceFull          the workspace grew past its size ceiling
@@ -39,6 +40,7 @@ __all__ = [
     "CassetteError",
     "AgentFileError",
     "SandboxUnavailable",
+    "ResolutionTimedOut",
     "WriteError",
     "cannot_write",
     "did_you_mean",
@@ -92,6 +94,11 @@ class AgentFileError(UserError):
 
 class SandboxUnavailable(UserError):
     """The sandbox backend asked for cannot run on this machine."""
+
+
+class ResolutionTimedOut(SandboxUnavailable):
+    """pip did not resolve a task image's requirements in the time a resolution is given: no later,
+    looser attempt is made (it would backtrack as long)."""
 
 
 class SandboxError(EndstateError):

@@ -219,10 +219,11 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
     if build and (changed := compiled_sources([*split.solution, *split.solution_deletes])):
         raise UserError(f"field `patch` changes a compiled source ({changed[0]}): the task's "
                         "build is made once, from the fixture, and a changed extension module fails `end_state`")
+    left_out: list[str] = []  # declared, no wheel resolves: the image is made without them
     if resolved:
         made = clone_git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
         pinned, installed = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
-                                                log=log, env=env, build=build)
+                                                log=log, env=env, build=build, left_out=left_out)
     system = sorted({*system_packages(split.fixture), *apt}) if resolved else []
     locales = env_exports(env)[1] if resolved else []  # the locale the tests run in, generated in the image
     system = sorted({*system, "locales"}) if locales else system
@@ -232,6 +233,10 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
             "as a test and that names none"] if (fragments := log_fragments(instance)) else []
     for line in said:
         log(line)
+    if left_out:  # said in the log as each went; on the task, for whoever reads its results
+        said.append(f"Left out of the task's image: {', '.join(left_out)}, which the project declares "
+                    "but of which no wheel resolves for its Python (the image installs wheels only); tests "
+                    "that import them fail or skip.")
     manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile, notes=said, about=base)
     try:
         folder.mkdir(parents=True)

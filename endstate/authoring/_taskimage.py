@@ -385,13 +385,14 @@ def _own_names(project: Tree) -> list[str]:
 def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str = "",
                         log: Callable[[str], None] = lambda line: None,
                         env: SwebenchEnv | None = None, bounds: Collection[str] = (),
-                        build: Collection[str] = ()) -> tuple[str, list[str]]:
+                        build: Collection[str] = (), left_out: list[str] | None = None) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
     The versions its lock file pins are taken where they resolve; else `made`, the date of the project's
     commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`).
-    `bounds`: requirements that hold a dependency back (`werkzeug<3`: `release_before`)."""
+    `bounds`: requirements that hold a dependency back (`werkzeug<3`: `release_before`). `left_out`: each
+    declared distribution the image is made without (no wheel resolves) is added to it."""
     target = env_python(env, log) if env else None
     also, pins, extras, files = env_requirements(env, project, target.python if target else SANDBOX_PYTHON, log) \
         if env else ([], {}, [], [])
@@ -406,7 +407,7 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
     asked += list(bounds) + list(build)  # build: what the project's build imports (`_build.build_requirements`)
     pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
-                            pins=pins, target=target, env_day=ENV_DAY if env else "")
+                            pins=pins, target=target, env_day=ENV_DAY if env else "", left_out=left_out)
     # A first line naming another Python is a comment, no distribution.
     return pinned, [name for name in map(requirement_name, pinned.splitlines()) if name]
 

@@ -12,22 +12,30 @@ The project's tests ran under the versions it resolved when the commit was made,
 - a dependency a newer release of which removed a name the tests import is held back to the release
   series before it (`release_before`).
 
-Each step falls back to the next where pip cannot resolve it (`resolve_pinned`).
+Each step falls back to the next where pip cannot resolve it (`resolve_pinned`). A declared
+distribution PyPI holds no wheel of on any day (pywatchman: sdists only) is left out without giving up
+the day. The whole resolution is given `RESOLUTION_SECONDS`: past them it fails in one line rather than
+try a looser step, which would backtrack as long.
 """
 
 from __future__ import annotations
 
 import re
+import time
 import tomllib
 from collections.abc import Callable, Collection
 
-from endstate.errors import SandboxUnavailable
+from endstate.errors import ResolutionTimedOut, SandboxUnavailable
 from endstate.sandbox import PythonSource, Tree
 
-__all__ = ["locked_versions", "pytest_of_its_time", "release_before", "requirement_name", "resolve_pinned"]
+__all__ = ["RESOLUTION_SECONDS", "locked_versions", "pytest_of_its_time", "release_before", "requirement_name",
+           "resolve_pinned"]
 
 #: How many declared distributions a resolution may leave out, one at a time, before it gives up.
 _DROPS = 3
+#: The time a task image's resolution is given, all its steps together. Django 4.x's test requirements
+#: take 50 to 230 s on two loaded cores; one run of an older resolution took over 35 minutes.
+RESOLUTION_SECONDS = 600.0
 
 
 def requirement_name(requirement: str) -> str:
@@ -105,16 +113,18 @@ def _cause(message: str) -> str:
 
 def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: Collection[str] = (),
                    log: Callable[[str], None] = lambda line: None, pins: dict[str, str] | None = None,
-                   target: PythonSource | None = None, env_day: str = "") -> str:
+                   target: PythonSource | None = None, env_day: str = "", left_out: list[str] | None = None,
+                   seconds: float = RESOLUTION_SECONDS) -> str:
     """The pinned requirements of `asked` (with the lock file's versions, else the pytest of `made`'s
     time, where they resolve); a declared distribution that has no wheel is left out, unless `needed`.
     `pins` (name -> version: SWE-bench's environment of the instance) win over the lock file's, and are
     offered whatever their date (they are often younger than the commit: sympy's mpmath==1.3.0).
     `env_day`: the environment stands for one resolved that day (SWE-bench's, resolved when its images were
     built, not on the commit's day): resolved as of then first.
-    `target`: the wheels are for that Python's image, not the sandbox's (`endstate.sandbox.python_source`)."""
+    `target`: the wheels are for that Python's image, not the sandbox's (`endstate.sandbox.python_source`).
+    `left_out`: each declared distribution left out is added to it. Past `seconds`, ResolutionTimedOut."""
     from endstate.authoring._sdists import build_wheel
-    from endstate.sandbox import resolve_requirements
+    from endstate.sandbox import has_wheel, resolve_requirements
 
     names = {requirement_name(r) for r in asked}
     own = {name: version for name, version in (pins or {}).items() if name in names}
@@ -122,6 +132,15 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
     dropped: list[str] = []
     built: set[str] = set()
     dated = bool(made.strip()[:10])
+    deadline = time.monotonic() + seconds
+
+    def never_a_wheel(message: str) -> bool:
+        """The failure names a declared distribution that may go and of which no day has a wheel."""
+        culprit = _unresolvable(message)
+        return bool(culprit) and culprit in names and culprit not in needed and culprit not in own \
+            and len(dropped) < _DROPS and not has_wheel(next(r for r in asked if requirement_name(r) == culprit),
+                                                        target=target)
+
     while True:
         pinned = [f"{name}=={locked[name]}" for name in sorted(names) if name in locked]
         bound = "" if "pytest" in locked else pytest_of_its_time(made)
@@ -139,14 +158,21 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
             undated = (_HARNESS_FLOOR if as_of[:10] < _FLOOR_DAY else ()) + tuple(f"{n}=={v}" for n, v in own.items())
             try:
                 text = resolve_requirements([r for r in attempt if requirement_name(r) not in dropped], as_of=as_of,
-                                            undated=undated if as_of else (), target=target)
+                                            undated=undated if as_of else (), target=target, deadline=deadline)
                 if as_of:
                     log(f"resolved as of {_day_said(as_of, env_day)} (PyPI's upload times)")
                 return text
+            except ResolutionTimedOut as exc:
+                raise ResolutionTimedOut(f"{exc} after {seconds:.0f} s, the time a task image's resolution is given "
+                                         "(pip was still choosing among versions): give the task an image of your own "
+                                         "(--dockerfile)") from None
             except SandboxUnavailable as exc:
                 if as_of and as_of == env_day and _unresolvable(str(exc)) in own:
                     failure = exc
                     break  # one of SWE-bench's pins is the cause: built or let go (below), then that day again
+                if as_of and never_a_wheel(str(exc)):
+                    failure = exc
+                    break  # pywatchman (sdists only, Django's test requirements): left out below, the day kept
                 if as_of:  # PyPI out of reach, or a wheel for this Python came later: the steps below
                     log(f"resolving as of {_day_said(as_of, env_day)} did not work ({_cause(str(exc))}): "
                         + ("taking the commit's date" if as_of == env_day and dated else
@@ -188,6 +214,8 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
         if not culprit or culprit in needed or culprit not in names or len(dropped) >= _DROPS:
             raise failure
         dropped.append(culprit)
+        if left_out is not None:
+            left_out.append(culprit)
         log(f"left out of the task's image: {culprit}, which the project declares but no wheel of which resolves "
             "for the task image's Python (tests that import it will fail or skip)")
 

@@ -17,15 +17,16 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
-from endstate.errors import SandboxUnavailable
+from endstate.errors import ResolutionTimedOut, SandboxUnavailable
 from endstate.sandbox._base import DEFAULT_IMAGE
 from endstate.sandbox._pythons import PythonSource, pip_for
 
-__all__ = ["SANDBOX_PYTHON", "SYSTEM_PACKAGES", "built_root", "python_of", "resolve_requirements", "wheelhouse",
-           "wheelhouse_root"]
+__all__ = ["SANDBOX_PYTHON", "SYSTEM_PACKAGES", "built_root", "has_wheel", "python_of", "resolve_requirements",
+           "wheelhouse", "wheelhouse_root"]
 
 #: The interpreter of endstate's sandbox image (Debian bookworm's python3).
 SANDBOX_PYTHON = "3.11"
@@ -77,14 +78,20 @@ def built_root() -> Path:
     return wheelhouse_root().parent / "built"
 
 
-def _pip(args: list[str], what: str, python: str = SANDBOX_PYTHON, glibc: tuple[int, int] = SANDBOX_GLIBC) -> None:
+def _pip(args: list[str], what: str, python: str = SANDBOX_PYTHON, glibc: tuple[int, int] = SANDBOX_GLIBC,
+         deadline: float | None = None) -> None:
+    """`pip download` of `args` for that Python; `deadline` (time.monotonic()): stopped then, ResolutionTimedOut."""
     built = [a for d in sorted(built_root().glob("*")) if d.is_dir() and "." not in d.name
              for a in ("--find-links", str(d))]
     with tempfile.TemporaryDirectory(prefix="endstate-pip-") as scratch:
         pip, env = pip_for(python, Path(scratch))  # under that Python where the host has it: its markers
-        done = subprocess.run([*pip, "download", "--disable-pip-version-check", "--progress-bar=off",
-                               *_target(python, glibc), *built, *args], capture_output=True, text=True, check=False,
-                              env=env)
+        try:
+            done = subprocess.run([*pip, "download", "--disable-pip-version-check", "--progress-bar=off",
+                                   *_target(python, glibc), *built, *args], capture_output=True, text=True,
+                                  check=False, env=env,
+                                  timeout=None if deadline is None else max(deadline - time.monotonic(), 0.0))
+        except subprocess.TimeoutExpired:
+            raise ResolutionTimedOut(f"{what} was stopped, unfinished") from None
     if done.returncode != 0:
         # What a conflict is caused by (`astroid 2.6.6 depends on wrapt<1.13 and >=1.11`: said on stdout), then
         # pip's last words.
@@ -130,12 +137,47 @@ def _left_out(wheels: Path, python: str) -> list[str]:
     return sorted(missing)
 
 
+def _markers_read(requirements: list[str], python: str) -> list[str]:
+    """`requirements` with their environment markers read as Python `python` reads them: one whose marker is
+    false there left out, the marker of the rest dropped. pip reads them for the Python it runs under, which
+    is the host's where no pip that has --uploaded-prior-to runs under `python` (3.8 and older): Django 4.0's
+    `backports.zoneinfo; python_version<"3.9"`, read on 3.11, left the image of its Python 3.8 without it."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    environment = {"python_version": python, "python_full_version": f"{python}.0", "extra": ""}
+    kept = []
+    for line in requirements:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            kept.append(line)
+            continue
+        if requirement.marker is not None and not requirement.marker.evaluate(environment):
+            continue
+        requirement.marker = None
+        kept.append(str(requirement))
+    return kept
+
+
 #: Where upload times are read to resolve as of a date (PEP 700's `upload-time`, which PyPI serves).
 DATED_INDEX = "https://pypi.org/simple"
 
 
+def has_wheel(requirement: str, *, target: PythonSource | None = None) -> bool:
+    """Whether PyPI holds a wheel of `requirement` (any version it allows, of any day) for the sandbox's Python,
+    or `target`'s: False for a distribution released as sdists only (pywatchman), which no day resolves."""
+    python, glibc = (target.python, target.glibc) if target else (SANDBOX_PYTHON, SANDBOX_GLIBC)
+    asked = _markers_read([requirement], python) if target else [requirement]
+    with tempfile.TemporaryDirectory(prefix="endstate-wheel-") as tmp:
+        try:
+            _pip(["--no-deps", "--dest", tmp, *asked], f"looking for a wheel of {requirement}", python, glibc)
+        except SandboxUnavailable:
+            return False
+    return True
+
+
 def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: tuple[str, ...] = (),
-                         target: PythonSource | None = None) -> str:
+                         target: PythonSource | None = None, deadline: float | None = None) -> str:
     """The text of a pinned requirements file (name==version --hash=sha256:...) for `requirements`
     and everything they need, plus pip itself (the build runs it from its wheel). The wheels
     are left in the wheelhouse of that text.
@@ -146,20 +188,20 @@ def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: t
     and `undated` (exact pins, without their dependencies) are fetched first, whatever their date,
     and offered beside it: the build needs a pip that runs on the sandbox's Python.
     `target`: the wheels are those of another Python's image (`endstate.sandbox._pythons`), which the
-    text's first line names."""
+    text's first line names. `deadline` (time.monotonic()): pip is stopped then, ResolutionTimedOut."""
     python, glibc = (target.python, target.glibc) if target else (SANDBOX_PYTHON, SANDBOX_GLIBC)
     with tempfile.TemporaryDirectory(prefix="endstate-resolve-") as tmp, \
             tempfile.TemporaryDirectory(prefix="endstate-undated-") as links:
         dated = []
         if as_of:
             _pip(["--no-deps", "--dest", links, "pip", *undated], f"downloading pip {' '.join(undated)}", python,
-                 glibc)
+                 glibc, deadline)
             dated = ["--isolated", "--index-url", DATED_INDEX, "--uploaded-prior-to", as_of, "--find-links", links]
-        asked = ["pip", *requirements]
+        asked = ["pip", *(_markers_read(requirements, python) if target else requirements)]
         for _ in range(_ROUNDS):
             shutil.rmtree(tmp)
             _pip([*dated, "--dest", tmp, *asked],
-                 f"resolving {', '.join(requirements)}{f' as of {as_of}' if as_of else ''}", python, glibc)
+                 f"resolving {', '.join(requirements)}{f' as of {as_of}' if as_of else ''}", python, glibc, deadline)
             missing = _left_out(Path(tmp), python) if target else []
             if not missing:
                 break

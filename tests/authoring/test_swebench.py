@@ -429,3 +429,27 @@ def test_a_django_task_runs_its_tests_with_what_swebenchs_script_exports_and_its
     dockerfile = (tmp_path / "image" / "Dockerfile").read_text()
     assert "RUN sed -i '/en_US.UTF-8/s/^# //g' /etc/locale.gen && locale-gen\n" in dockerfile
     assert (tmp_path / "image" / "system-packages.txt").read_text().split() == ["git", "locales"]
+
+
+def test_a_declared_distribution_the_image_is_made_without_is_said_on_the_task(tmp_path):
+    """Resolved from PyPI: Django's test requirements name pywatchman, of which PyPI holds no wheel. The image
+    is made without it, and the task's header says so, not the import's log alone."""
+    clone = tmp_path / "repos" / "me__calc"
+    (clone / "tests").mkdir(parents=True)
+    (clone / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (clone / "pyproject.toml").write_text('[project]\nname = "calc"\ndependencies = ["iniconfig", "pywatchman"]\n')
+    (clone / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n")
+    line = {
+        "instance_id": "me__calc-3", "repo": "me/calc", "base_commit": _committed(clone, "calc"),
+        "problem_statement": "add subtracts",
+        "patch": "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n",
+        "test_patch": "--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4,2 +4,6 @@\n def test_zero():\n"
+                      "     assert add(0, 0) == 0\n+\n+\n+def test_two():\n+    assert add(1, 1) == 2\n",
+        "FAIL_TO_PASS": ["tests/test_calc.py::test_two"], "PASS_TO_PASS": ["tests/test_calc.py::test_zero"],
+    }
+    task = load_task(write_instance(read_instances(_write(tmp_path, [line]))[0][0][1], tmp_path / "repos",
+                                    tmp_path / "out"))
+    header = (task.root / "task.toml").read_text()
+    assert "# Left out of the task's image: pywatchman, which the project declares but of which no wheel " in header
+    pinned = (task.root / "image" / "requirements.txt").read_text()
+    assert "pywatchman" not in pinned and "iniconfig==" in pinned, pinned

@@ -196,3 +196,35 @@ def test_each_entrys_exports_agree_with_swebenchs_own_specifications(swebench_sp
                 if env_exports(swebench_env(repo, version))[0] != [c.split(" ", 1)[1] for c in spec.get(
                     "eval_commands", []) if c.startswith("export ")]]
     assert not disagree, disagree
+
+
+def test_a_requirement_no_day_has_a_wheel_of_is_left_out_and_the_environments_day_kept():
+    """Resolved from PyPI: Django's test requirements name pywatchman, which PyPI holds as sdists only. The
+    resolution as of SWE-bench's day used to give that day up for today's newest of everything (iniconfig
+    2.3); it leaves pywatchman out and keeps the day (iniconfig 2.0.0, the one of 2024-08-13)."""
+    project = files({"tests/requirements/py3.txt": "iniconfig\npywatchman; sys.platform != 'win32'\n"})
+    said: list[str] = []
+    left_out: list[str] = []
+    pinned, installed = pinned_requirements(project, made="2022-03-01T10:00:00Z", log=said.append,
+                                            env=swebench_env("django/django", "4.1"), left_out=left_out)
+    assert "\niniconfig==2.0.0 " in pinned and "pywatchman" not in installed, pinned
+    assert left_out == ["pywatchman"]
+    assert "resolved as of 2024-08-13, the day the environment it stands for was resolved (PyPI's upload times)" \
+        in said, said
+    assert not any("did not work" in line for line in said), said
+
+
+def test_a_resolution_past_its_time_fails_in_one_line_without_a_looser_attempt():
+    """A Django 4.x image's resolution once ran over 35 minutes; a looser step after a stopped one could take
+    as long. Given no time at all, the first pip run is stopped and nothing else is tried."""
+    from endstate.authoring._versions import resolve_pinned
+    from endstate.errors import ResolutionTimedOut
+
+    said: list[str] = []
+    with pytest.raises(ResolutionTimedOut) as raised:
+        resolve_pinned({}, ["iniconfig"], made="2023-01-01T00:00:00Z", log=said.append, seconds=0)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("downloading pip ")
+    assert "was stopped, unfinished after 0 s, the time a task image's resolution is given" in message
+    assert message.endswith("give the task an image of your own (--dockerfile)")
+    assert said == []

@@ -136,3 +136,17 @@ def test_a_resolution_for_another_python_reads_markers_as_that_python():
                             target=python_source("3.10"))
     assert re.search(r"^numpy==1\.23\.0 ", pinned, flags=re.MULTILINE), pinned
     assert re.search(r"^pandas==1\.5\.3 ", pinned, flags=re.MULTILINE), pinned
+
+
+def test_the_projects_own_markers_are_read_as_the_images_python_whatever_python_pip_runs_under():
+    """Resolved from PyPI for Python 3.8 (Django 4.0's): no pip with --uploaded-prior-to runs under 3.8, so the
+    host's resolves, and it read Django's `backports.zoneinfo; python_version<"3.9"` as its own 3.11 does: the
+    image had no backports.zoneinfo, and no Django test module imported (django__django-14752)."""
+    from endstate.sandbox import PythonSource, has_wheel, resolve_requirements
+
+    python38 = PythonSource("3.8", "3.8", "host", "/nowhere", (2, 36))
+    pinned = resolve_requirements(['backports.zoneinfo; python_version<"3.9"', "tzdata", 'six; python_version>="3.9"'],
+                                  target=python38, as_of="2024-08-13")
+    assert re.search(r"^backports-zoneinfo==0\.2\.1 ", pinned, flags=re.MULTILINE), pinned
+    assert re.search(r"^tzdata==2024\.1 ", pinned, flags=re.MULTILINE) and "six" not in pinned, pinned
+    assert not has_wheel("pywatchman; sys_platform != 'win32'", target=python38)  # sdists only, on every day
