@@ -150,6 +150,8 @@ import _pytest
 ids = [a for a in sys.argv[1:] if not a.startswith("-")]
 print("=========================== short test summary info ============================")
 print("PASSED testing/test_x.py::test_plain")
+# pytest's own assertion-rewrite tests read the .pyc its rewriter writes: the run writes bytecode, as upstream's do.
+print(("FAILED" if sys.dont_write_bytecode else "PASSED") + " testing/test_x.py::test_writes_bytecode")
 print(("PASSED" if _pytest.FIXED else "FAILED") + " testing/test_x.py::test_fix - assert False")
 print("SKIPPED [1] testing/test_x.py:9: not here")
 """,
@@ -159,9 +161,10 @@ print("SKIPPED [1] testing/test_x.py:9: not here")
 
 def test_pytest_s_own_tree_is_run_by_its_own_pytest_and_read_by_id():
     """The tree's pytest runs its tests, from its src, not the image's: the fix to src/_pytest is what the
-    held-out id's status follows."""
+    held-out id's status follows; and it writes bytecode, as SWE-bench's runs do."""
     command = "PYTHONPATH=src pytest -rA testing/test_x.py"
-    graders = [_grader("tests_pass", "tree-pytest", command, ["testing/test_x.py::test_plain"]),
+    graders = [_grader("tests_pass", "tree-pytest", command, ["testing/test_x.py::test_plain",
+                                                              "testing/test_x.py::test_writes_bytecode"]),
                _grader("holdout", "tree-pytest", command, ["testing/test_x.py::test_fix"])]
     fixed = {**TREE_PYTEST, "src/_pytest/__init__.py": FileEntry(0o644, b"FIXED = True\n")}
     verdicts = {}
