@@ -179,7 +179,8 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
     if runner == "tree-pytest":  # the runner is the graded tree: what it prints is the end state's to say
         how = ("each id read from `pytest -rA`'s summary as SWE-bench reads it, printed by the graded tree's own "
                "pytest, which is the code under test: the harness's in-process guards are not in it and could not "
-               "be trusted there (`unguarded`)")
+               "be trusted there (`unguarded`), and end_state does not scan its changed source for the runner's "
+               "names, which are its own")
     header = [f"Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
               f"{instance.base_commit[:12]}.",
               f"tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, {how}.", *notes, *about,

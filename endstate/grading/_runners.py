@@ -54,6 +54,10 @@ class LogRunner(msgspec.Struct, frozen=True):
     #: The program is a module of the graded tree, run as `python -m PROGRAM` (found on its import
     #: folders, as an editable install finds it), not a file of it.
     module: bool = False
+    #: The graded tree is this test runner itself (pytest's own): its source names the runner's internals
+    #: and the import machinery by nature, so `end_state`'s scan of changed source for them cannot tell a
+    #: fix from tampering (5 of pytest's 34 records' fixes add one), and is not run for its tasks.
+    is_the_tree: bool = False
 
     def argv(self, command: str) -> tuple[list[str], list[str]]:
         """(the interpreter's arguments, NAME=value words) of a task's command for this runner:
@@ -160,7 +164,7 @@ LOG_RUNNERS = {
     "django": LogRunner("django", "tests/runtests.py", "parse_log_django", read_django),
     "sympy": LogRunner("sympy", "bin/test", "parse_log_sympy", read_sympy),
     # pytest's own tests exercise the tree's pytest (SWE-bench installs it in place): it runs them, not the image's.
-    "tree-pytest": LogRunner("tree-pytest", "pytest", "parse_log_pytest", read_pytest, module=True),
+    "tree-pytest": LogRunner("tree-pytest", "pytest", "parse_log_pytest", read_pytest, module=True, is_the_tree=True),
 }
 
 

@@ -196,3 +196,35 @@ def test_the_card_names_what_a_tasks_runner_goes_without():
     pytest_run = GraderSpec("endstate.grading:holdout", {"command": "python -m pytest -q tests"})
     assert unguarded_of([django, pytest_run]) == ("tamper_guard", "twins")
     assert unguarded_of([pytest_run]) == ()
+
+
+def test_canaries_are_planted_only_where_the_image_s_pytest_runs_the_tests():
+    """A canary is read by the image's pytest's guard alone; a project's own program would run it as one of its
+    tests (pytest's own copy_example copies an example folder with it, and counts it)."""
+    from endstate.grading import resolve
+    from endstate.grading._pipeline import _runs_the_images_pytest
+
+    def test_grader(name: str, runner: str):
+        return resolve(f"endstate.grading:{name}", {"command": "pytest -rA a.py", "runner": runner, "tests": ["a.py::t"],
+                                                    "unguarded": ["half_isolation", "tamper_guard", "twins",
+                                                                  "value_twins"]})
+
+    protected = resolve("endstate.grading:files_unchanged", {"paths": ["testing/**"]})
+    assert not _runs_the_images_pytest([test_grader("tests_pass", "tree-pytest"), protected,
+                                        test_grader("holdout", "tree-pytest")])
+    assert _runs_the_images_pytest([resolve("endstate.grading:holdout", {"command": "python -m pytest a.py"})])
+    assert _runs_the_images_pytest([protected])  # no test grader: a run may still come (a twins row, counting)
+    assert _runs_the_images_pytest([])
+
+
+def test_end_state_scans_changed_source_unless_a_test_grader_runs_the_tree_itself():
+    from endstate.grading import resolve
+    from endstate.grading._pipeline import _tests_the_runner
+
+    unguarded = ["half_isolation", "tamper_guard", "twins", "value_twins"]
+    tree = resolve("endstate.grading:holdout", {"command": "pytest -rA a.py", "runner": "tree-pytest",
+                                                "tests": ["a.py::t"], "unguarded": unguarded})
+    django = resolve("endstate.grading:holdout", {"command": "./tests/runtests.py a", "runner": "django",
+                                                  "tests": ["t (a.T)"], "unguarded": unguarded})
+    assert _tests_the_runner([tree]) and not _tests_the_runner([django])
+    assert not _tests_the_runner([resolve("endstate.grading:holdout", {"command": "python -m pytest a.py"})])

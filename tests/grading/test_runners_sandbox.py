@@ -145,7 +145,8 @@ def test_django_s_tests_run_in_the_locale_swebench_s_script_exports(tmp_path):
 TREE_PYTEST = files({
     "src/_pytest/__init__.py": b"FIXED = False\n",
     "src/pytest/__init__.py": b"",
-    "src/pytest/__main__.py": b"""import sys
+    "src/pytest/__main__.py": b"""import os
+import sys
 import _pytest
 ids = [a for a in sys.argv[1:] if not a.startswith("-")]
 print("=========================== short test summary info ============================")
@@ -154,6 +155,8 @@ print("PASSED testing/test_x.py::test_plain")
 print(("FAILED" if sys.dont_write_bytecode else "PASSED") + " testing/test_x.py::test_writes_bytecode")
 print(("PASSED" if _pytest.FIXED else "FAILED") + " testing/test_x.py::test_fix - assert False")
 print("SKIPPED [1] testing/test_x.py:9: not here")
+# No harness canary among its tests: no guard reads one here, and pytest's own copy_example would copy it.
+print(("PASSED" if sorted(os.listdir("testing")) == ["test_x.py"] else "FAILED") + " testing/test_x.py::test_no_canary")
 """,
     "testing/test_x.py": b"def test_plain():\n    pass\n",
 })
@@ -161,17 +164,19 @@ print("SKIPPED [1] testing/test_x.py:9: not here")
 
 def test_pytest_s_own_tree_is_run_by_its_own_pytest_and_read_by_id():
     """The tree's pytest runs its tests, from its src, not the image's: the fix to src/_pytest is what the
-    held-out id's status follows; and it writes bytecode, as SWE-bench's runs do."""
+    held-out id's status follows; it writes bytecode, as SWE-bench's runs do, and finds no canary among its
+    tests (pytest-dev__pytest-6202's test_collect_init_tests counted one, copied with an example folder)."""
     command = "PYTHONPATH=src pytest -rA testing/test_x.py"
     graders = [_grader("tests_pass", "tree-pytest", command, ["testing/test_x.py::test_plain",
-                                                              "testing/test_x.py::test_writes_bytecode"]),
+                                                              "testing/test_x.py::test_writes_bytecode",
+                                                              "testing/test_x.py::test_no_canary"]),
                _grader("holdout", "tree-pytest", command, ["testing/test_x.py::test_fix"])]
     fixed = {**TREE_PYTEST, "src/_pytest/__init__.py": FileEntry(0o644, b"FIXED = True\n")}
     verdicts = {}
     for name, tree in (("fixed", fixed), ("fixture", TREE_PYTEST)):
         with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "runners") as box:
             sealed = seal_overlay(tree, TREE_PYTEST, box, Guards())
-            stage_holdout(sealed, {})
+            stage_holdout(sealed, {}, graders)
             verdicts[name] = [(v.outcome.value, v.reason) for _, v in grade(sealed, graders, Guards())]
     (passing, _), (held, _), *_ = verdicts["fixed"]
     assert passing == held == "pass", verdicts["fixed"]
