@@ -137,12 +137,14 @@ def _command(tree: Tree, targets: list[str], installed: list[str] | None) -> str
     return project_test_command(tree, targets, installed=installed, pytest_ids=True)
 
 
-def _runs_here(fixture: Tree) -> None:
-    """UserError when the project's tests cannot run under endstate's harness as SWE-bench runs them."""
-    if any(f"{top}_pytest/__init__.py" in fixture for top in ("", "src/")):
+def _runs_here(fixture: Tree, runner: str) -> None:
+    """UserError when the project's tests cannot run under endstate's harness as SWE-bench runs them:
+    a pytest of the tree's own under the image's pytest (pytest-dev/pytest's is the `tree-pytest` runner's)."""
+    if runner == "pytest" and any(f"{top}_pytest/__init__.py" in fixture for top in ("", "src/")):
         raise UserError("the project is pytest itself: its tests exercise the tree's own pytest (SWE-bench installs "
                         "it in place), and endstate's harness runs the task image's pytest, never one from the "
-                        "graded tree, so the fix would never run")
+                        "graded tree, so the fix would never run (only pytest-dev/pytest's records run the "
+                        "tree's own, the `tree-pytest` runner)")
 
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
@@ -174,6 +176,11 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
     ]
     how = ("each by node id" if runner == "pytest" else f"each id read from the output of {runner}'s own runner as "
            f"SWE-bench reads it; pytest's in-process guards do not reach that runner (`unguarded`)")
+    if runner == "tree-pytest":  # the runner is the graded tree: what it prints is the end state's to say
+        how = ("each id read from `pytest -rA`'s summary as SWE-bench reads it, printed by the graded tree's own "
+               "pytest, which is the code under test: the harness's in-process guards are not in it and could not "
+               "be trusted there (`unguarded`), and end_state does not scan its changed source for the runner's "
+               "names, which are its own")
     header = [f"Imported by `endstate tasks import swebench`: {instance.instance_id}, {instance.repo} at "
               f"{instance.base_commit[:12]}.",
               f"tests_pass runs PASS_TO_PASS and holdout runs FAIL_TO_PASS, {how}.", *notes, *about,
@@ -205,7 +212,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
                                                       images, log)
     clone = find_clone(repos or Path("."), instance.repo) if own is None else Path(".")
     fixture = base_tree(clone, instance.base_commit, log) if own is None else dict(own.tree)
-    _runs_here(fixture)
+    _runs_here(fixture, SWEBENCH_RUNNERS.get(instance.repo, "pytest"))
     version = project_version(fixture, fallback=str(instance.version or ""))
     fixture.update(generated_files(fixture, version) if own is None else {})  # what the project's install writes
     split = _split(instance, fixture, log)

@@ -80,12 +80,17 @@ COPY wheels/ /tmp/endstate-wheels/
       --no-deps --ignore-installed --require-hashes --no-compile --disable-pip-version-check --quiet \\
       -r /tmp/endstate-requirements.txt \\
 {{place}} && rm -rf /tmp/endstate-wheels /tmp/endstate-requirements.txt \\
- && python3 -c "import pytest, sys; assert pytest.__file__.startswith('/usr/local/lib/'), pytest.__file__"
+ && python3 -c "{{check}}"
 """
+#: The image's pytest is the wheel pinned, in pip's folder; pytest's own tree has none (its tests run its own).
+_PYTEST_CHECK = "import pytest, sys; assert pytest.__file__.startswith('/usr/local/lib/'), pytest.__file__"
+_NO_PYTEST_CHECK = ("import importlib.util as u; assert not (u.find_spec('pytest') or u.find_spec('_pytest')), "
+                    "'a pytest other than the tree\\'s'")
 #: The line that puts the project's own metadata (a .dist-info endstate wrote) among the installed packages:
-#: beside pytest's, where pip installed (Debian's 3.9 names a sysconfig purelib that is not on its sys.path).
-_PLACE = (' && cp -R /tmp/endstate-installed/. "$(python3 -c \'import os, _pytest; '
-          'print(os.path.dirname(os.path.dirname(_pytest.__file__)))\')" '
+#: beside pytest's (pytest's own tree: beside pluggy's, which it needs), where pip installed (Debian's 3.9
+#: names a sysconfig purelib that is not on its sys.path).
+_PLACE = (' && cp -R /tmp/endstate-installed/. "$(python3 -c \'import os, {anchor}; '
+          'print(os.path.dirname(os.path.dirname({anchor}.__file__)))\')" '
           "\\\n && rm -rf /tmp/endstate-installed \\\n")
 
 
@@ -402,7 +407,8 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
         return "", []
     log(f"the project declares {', '.join(requirements) or 'no dependency'}: resolving wheels for the task's image")
     # The project's tests run under its own pytest: the version it pins, else the newest its pins allow.
-    names = {requirement_name(r) for r in requirements}
+    # pytest's own tree is the pytest its tests run (SWE-bench installs it in place): no other joins it.
+    names = {requirement_name(r) for r in [*requirements, *_own_names(project)]}
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
     asked += list(bounds) + list(build)  # build: what the project's build imports (`_build.build_requirements`)
@@ -451,9 +457,11 @@ def write_task_image(folder: Path, pinned: str, installed: Tree | None = None, s
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(entry.data)
     base = python_of(pinned)[2]  # the image of the Python the wheels are for
+    own_pytest = bool(pinned) and "pytest" not in map(requirement_name, pinned.splitlines())
     dockerfile = _DOCKERFILE.format(
         copy="COPY installed/ /tmp/endstate-installed/\n" if installed else "",
-        place=_PLACE if installed else "") if pinned else f"FROM {DEFAULT_IMAGE}\n"
+        place=_PLACE.format(anchor="pluggy" if own_pytest else "_pytest") if installed else "",
+        check=_NO_PYTEST_CHECK if own_pytest else _PYTEST_CHECK) if pinned else f"FROM {DEFAULT_IMAGE}\n"
     dockerfile = dockerfile.replace(f"FROM {DEFAULT_IMAGE}\n", f"FROM {base}\n", 1)
     if system:
         (image / SYSTEM_PACKAGES).write_text("".join(f"{name}\n" for name in sorted(system)), encoding="utf-8")

@@ -309,12 +309,17 @@ def unknown_option_error(command: str, output: str) -> UserError | None:
 
 # -- the runners SWE-bench reads by their log, not pytest's ------------------------------------------
 #: The repositories whose tests SWE-bench runs with their own program (its `log_parser` for them):
-#: Django's tests/runtests.py and sympy's bin/test. Every other repository's are pytest's.
-SWEBENCH_RUNNERS = {"django/django": "django", "sympy/sympy": "sympy"}
+#: Django's tests/runtests.py, sympy's bin/test, and pytest's own tree, whose tests exercise the
+#: pytest SWE-bench installs from it in place (the image's pytest would never run the fix). Every
+#: other repository's are the image's pytest's.
+SWEBENCH_RUNNERS = {"django/django": "django", "sympy/sympy": "sympy", "pytest-dev/pytest": "tree-pytest"}
 #: How SWE-bench's evaluation script calls each (its `test_cmd`); its Django 1.9 ran without --parallel.
+#: pytest's tree is imported from its `src` (the layout of every version SWE-bench holds, 4.4 on), where
+#: SWE-bench's editable install finds it.
 _RUNNER_COMMANDS = {
     "django": "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1",
     "sympy": "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning' bin/test -C --verbose",
+    "tree-pytest": "PYTHONPATH=src pytest -rA",
 }
 #: A Django id names its module and class: `name (module.Class)` (`name (module.Class.name)` from
 #: Python 3.11 on); an id that is a test's docstring names neither.
@@ -328,7 +333,7 @@ def runner_ids(runner: str, ids: list[str]) -> str | None:
     """What is wrong with the dataset's ids for `runner` (None: nothing): pytest's are node ids; sympy's
     test function names; Django's what its runner prints before ` ... ok` (`name (module.Class)` or a
     docstring)."""
-    if runner == "pytest":
+    if runner in ("pytest", "tree-pytest"):
         odd = next((i for i in ids if not _NODE_ID.fullmatch(i)), None)
         return f"holds {odd!r}, which is not a pytest node id (path/to/test_x.py::name)" if odd else None
     if runner == "sympy":
@@ -348,19 +353,20 @@ def runner_args(runner: str, test_files: Sequence[str], ids: list[str], version:
 def runner_command(runner: str, test_files: Sequence[str], ids: Sequence[str], version: str = "", *,
                    by_hand: bool = False) -> str:
     """The command SWE-bench's evaluation script runs for `runner` with the files its test patch
-    leaves (`test_files`): sympy's bin/test over the Python files, Django's runtests.py over their
-    modules (`tests/a/test_b.py` -> `a.test_b`). Where a Django test patch holds no Python file,
+    leaves (`test_files`): sympy's bin/test and pytest's own over the Python files, Django's runtests.py
+    over their modules (`tests/a/test_b.py` -> `a.test_b`). Where a Django test patch holds no Python file,
     SWE-bench runs the whole suite; here the modules its ids name, when every id names one.
     `by_hand`: as an agent types it in its sandbox, where the project is not installed (the
     harness puts it on the program's PYTHONPATH itself)."""
     base = _RUNNER_COMMANDS[runner]
     if by_hand:
-        base = "PYTHONPATH=. " + base.replace("./tests/runtests.py", "python3 tests/runtests.py").replace(
-            "bin/test", "python3 bin/test")
+        base = base.replace("./tests/runtests.py", "python3 tests/runtests.py").replace(
+            "bin/test", "python3 bin/test").replace("pytest -rA", "python3 -m pytest -rA")
+        base = base if base.startswith("PYTHONPATH=") else "PYTHONPATH=. " + base
     if runner == "django" and version == "1.9":
         base = base.replace(" --parallel 1", "")
     files = [f for f in test_files if f.endswith(".py")]
-    if runner == "sympy":
+    if runner != "django":
         return f"{base} {shlex.join(files)}".rstrip()
     labels = [f.removesuffix(".py").removeprefix("tests/").replace("/", ".") for f in files]
     if not labels:

@@ -143,14 +143,16 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
 
     while True:
         pinned = [f"{name}=={locked[name]}" for name in sorted(names) if name in locked]
-        bound = "" if "pytest" in locked else pytest_of_its_time(made)
+        # No pytest bound where none is asked for (pytest's own tree: its tests run the tree's).
+        free = "pytest" in locked or "pytest" not in names
+        bound = "" if free else pytest_of_its_time(made)
         # The last resort leaves out the lock file's versions and the pytest bound, never SWE-bench's pins (each of
         # those goes alone, below, when it is the one that does not resolve: xarray's numpy==1.23.0 kept numpy 1).
         held = [f"{name}=={version}" for name, version in sorted(own.items())]
         attempts = [(asked + pinned + [bound] if bound else asked + pinned, "")] + \
             ([(asked + held, "")] if sorted(pinned) != sorted(held) or bound else [])
         if dated:  # first, everything as the project's resolution had it the day of the commit, with a pytest the
-            floor = [] if "pytest" in locked or made.strip()[:10] >= _FLOOR_DAY else ["pytest>=7.4"]  # harness runs
+            floor = [] if free or made.strip()[:10] >= _FLOOR_DAY else ["pytest>=7.4"]  # harness runs
             attempts.insert(0, (asked + pinned + floor, made.strip()))
         if env_day:  # before it: as the environment the instance was validated in was resolved
             attempts.insert(0, (asked + pinned, env_day))

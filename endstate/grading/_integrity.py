@@ -153,8 +153,10 @@ def _loads_as_main(sandbox: SealedSandbox, paths: list[str]) -> bool:
     return any(main_block_lines(sandbox.read_text(p)) is None for p in paths)
 
 
-def end_state(sandbox: SealedSandbox) -> Verdict:
-    """The end state holds nothing that reaches past the graded tree or into the test run."""
+def end_state(sandbox: SealedSandbox, *, scan_source: bool = True) -> Verdict:
+    """The end state holds nothing that reaches past the graded tree or into the test run.
+    `scan_source` False: the graded tree is the test runner itself (`LogRunner.is_the_tree`), whose
+    changed source is not scanned for the runner's names; links and compiled code still are."""
     escaping = sandbox.escaping_links()
     if escaping:
         return Verdict.fail(f"symlinks lead out of the workspace: {', '.join(escaping[:5])}")
@@ -164,7 +166,7 @@ def end_state(sandbox: SealedSandbox) -> Verdict:
     if compiled:
         return Verdict.fail(f"compiled code added or changed: {', '.join(compiled[:5])}")
     reaching = []
-    sources = [p for p in changed if p.endswith(".py")]
+    sources = [p for p in changed if p.endswith(".py")] if scan_source else []
     main_exempt = not _loads_as_main(sandbox, sources)
     for path in sources:
         gained = _gained(sandbox, path, main_exempt=main_exempt)

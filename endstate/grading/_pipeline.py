@@ -31,6 +31,7 @@ from endstate.grading._integrity import end_state
 from endstate.grading._joint import plan_joint
 from endstate.grading._probe import PROBE
 from endstate.grading._resolve import Grader, run_grader
+from endstate.grading._runners import LOG_RUNNERS
 from endstate.grading._state import Grading
 from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries, start_warm_runner
 from endstate.grading._twins import named_by_case, plan_twins, twin_seed
@@ -136,7 +137,7 @@ def stage_holdout(grading: Grading, holdout: Tree, graders: Sequence[Grader] = (
         commands = [g.args["command"] for g in graders if isinstance(g.args.get("command"), str)]
         grading.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash),
                                        values=sealed_under.value_twins, named=named_by_case(commands))
-    if sealed_under.tamper_guard:
+    if sealed_under.tamper_guard and _runs_the_images_pytest(graders):
         canaries = plant_canaries(set(sealed.paths()) | set(holdout))
         grading.canaries = [(name, marks) for name, _, marks in canaries.values()]
         staged.update({path: source for path, (_, source, _) in canaries.items()})
@@ -152,6 +153,23 @@ def stage_holdout(grading: Grading, holdout: Tree, graders: Sequence[Grader] = (
         grading.visible = {**grading.graded, **{path: entry for path, entry in staged.items() if path not in hidden}}
         grading.graded = {**grading.graded, **staged}
     grading.stage_done = True
+
+
+def _runs_the_images_pytest(graders: Sequence[Grader]) -> bool:
+    """Whether a test run of `graders` is the harness's pytest's, whose guard reads the canaries: any but
+    built-in test graders that all name a log runner (`_runners.py`: no guard is in the project's own
+    program, which would run a canary as one of its tests: pytest's own `copy_example` copies a folder
+    of tests with the canary in it). Unknown graders (none given) are taken to run it."""
+    builtin = all(g.name.startswith("endstate.grading") for g in graders)
+    tests = [g for g in graders if g.short_name in ("tests_pass", "holdout")]
+    return not (builtin and tests and all(g.args.get("runner", "pytest") != "pytest" for g in tests))
+
+
+def _tests_the_runner(graders: Sequence[Grader]) -> bool:
+    """Whether a test grader of `graders` runs a runner that is the graded tree itself (pytest's own)."""
+    return any(g.name.startswith("endstate.grading") and g.short_name in ("tests_pass", "holdout")
+               and isinstance(g.args.get("runner"), str) and g.args["runner"] in LOG_RUNNERS
+               and LOG_RUNNERS[g.args["runner"]].is_the_tree for g in graders)
 
 
 def _apart(holdout: Tree, fixture: Iterable[str]) -> set[str]:
@@ -204,7 +222,7 @@ def grade(grading: Grading, graders: list[Grader], guards: Guards = Guards()) ->
     verdicts = [(g.short_name, early[i] if i in early else run_grader(g, sealed)) for i, g in enumerate(graders)]
     if guards.end_state_checks:
         try:
-            verdicts.append((INTEGRITY, end_state(sealed)))
+            verdicts.append((INTEGRITY, end_state(sealed, scan_source=not _tests_the_runner(graders))))
         except CommandWedged:
             raise  # a fault of the machinery (see run_grader)
         except SandboxError as exc:

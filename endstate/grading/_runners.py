@@ -1,17 +1,18 @@
-"""Test runners other than pytest, read as SWE-bench's log parsers read them.
+"""Test runners other than the image's pytest, read as SWE-bench's log parsers read them.
 
-A task's `tests_pass` or `holdout` may name a runner (`runner = "django"`, `"sympy"`; pytest is
-the default and keeps `_testrun.py`'s path). Each runner here is:
+A task's `tests_pass` or `holdout` may name a runner (`runner = "django"`, `"sympy"`, `"tree-pytest"`;
+pytest is the default and keeps `_testrun.py`'s path). Each runner here is:
 
 - the program the project runs its tests with, as SWE-bench's evaluation script calls it
   (`./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1 LABELS` for Django,
-  `PYTHONWARNINGS=... bin/test -C --verbose FILES` for sympy), run by the image's Python from
-  the harness's entry point (`harness/endstate_runner.py`, runner `program`), its output
-  written to the run's report folder;
+  `PYTHONWARNINGS=... bin/test -C --verbose FILES` for sympy, `pytest -rA FILES` for pytest's own
+  tree: the graded tree's pytest, `python -m pytest` from its import folders, as SWE-bench's
+  editable install runs it), run by the image's Python from the harness's entry point
+  (`harness/endstate_runner.py`, runner `program`), its output written to the run's report folder;
 - a reader of that output: each test id -> PASSED, FAILED, SKIPPED or ERROR, read as SWE-bench's
-  parser for the runner reads it (`parse_log_django`, `parse_log_sympy`). Where the `swebench`
-  package is installed (the `swebench` extra) its parser reads the output; else the reader
-  here, which a test holds to the same answers on real output of both runners.
+  parser for the runner reads it (`parse_log_django`, `parse_log_sympy`, `parse_log_pytest`). Where
+  the `swebench` package is installed (the `swebench` extra) its parser reads the output; else the
+  reader here, which a test holds to the same answers on real output of each runner.
 
 None of pytest's in-process guards reaches these processes (see `endstate.task._runners`).
 """
@@ -28,7 +29,8 @@ import msgspec
 
 from endstate.grading._testrun import TestCommandError, command_words
 
-__all__ = ["LogRunner", "LogCanary", "LOG_RUNNERS", "log_runner", "read_log", "read_django", "read_sympy", "same_test",
+__all__ = ["LogRunner", "LogCanary", "LOG_RUNNERS", "log_runner", "read_log", "read_django", "read_sympy", "read_pytest",
+           "same_test",
            "find_tests", "SWEBENCH_TIMEOUT_S", "PASSED", "FAILED", "SKIPPED", "ERROR"]
 
 PASSED, FAILED, SKIPPED, ERROR = "PASSED", "FAILED", "SKIPPED", "ERROR"
@@ -53,17 +55,26 @@ class LogRunner(msgspec.Struct, frozen=True):
     canary: Callable[[list[str], Collection[str]], LogCanary | None]
     #: The time a graded run of it gets, whatever the sandbox's command timeout.
     timeout_s: float = SWEBENCH_TIMEOUT_S
+    #: The program is a module of the graded tree, run as `python -m PROGRAM` (found on its import
+    #: folders, as an editable install finds it), not a file of it.
+    module: bool = False
+    #: The graded tree is this test runner itself (pytest's own): its source names the runner's internals
+    #: and the import machinery by nature, so `end_state`'s scan of changed source for them cannot tell a
+    #: fix from tampering (5 of pytest's 34 records' fixes add one), and is not run for its tasks.
+    is_the_tree: bool = False
 
     def argv(self, command: str) -> tuple[list[str], list[str]]:
-        """(program and its arguments, NAME=value words) of a task's command for this runner:
-        `[NAME=value ...] [python[3]] [./]PROGRAM ARGS`, nothing else."""
+        """(the interpreter's arguments, NAME=value words) of a task's command for this runner:
+        `[NAME=value ...] [python[3]] [./]PROGRAM ARGS` (a module's: `[python[3] -m] PROGRAM ARGS`), nothing else."""
         wanted = f"a run of the {self.name} runner, `{self.program} ARGS`, as SWE-bench's evaluation script calls it"
         words, env = command_words(command, wanted)
         if words and words[0] in _PYTHONS:
-            words.pop(0)
-        if not words or words[0].removeprefix("./") != self.program:
+            words = words[1:]
+            if self.module:  # `python -m PROGRAM`, never a file of that name
+                words = words[1:] if words[:1] == ["-m"] else []
+        if not words or (words[0] if self.module else words[0].removeprefix("./")) != self.program:
             raise TestCommandError(f"test command {command!r} is not {wanted}")
-        return [self.program, *words[1:]], env
+        return [*(["-m"] if self.module else []), self.program, *words[1:]], env
 
 
 def _after_marker(line: str, marker: str) -> str:
@@ -131,6 +142,28 @@ def read_sympy(log: str) -> dict[str, str]:
     return status
 
 
+#: The statuses `pytest -rA` starts a line of its short summary with (`PASSED path::name`), as SWE-bench's
+#: TestStatus lists them.
+_PYTEST_STATUSES = (FAILED, PASSED, SKIPPED, ERROR, "XFAIL")
+#: `SKIPPED [2] path:line: reason`: a count of skips in the summary, no test.
+_SKIP_COUNT = re.compile(r"\[\d+\]")
+
+
+def read_pytest(log: str) -> dict[str, str]:
+    """Each test of `pytest -rA`'s short summary (`PASSED id`, `FAILED id - message`), read as
+    SWE-bench's `parse_log_pytest` reads it: the line's second word is the id, whatever line it is
+    (a progress line's `[100%]` too), a later line overrides an earlier one, and `SKIPPED [N]` is no test."""
+    status: dict[str, str] = {}
+    for line in log.split("\n"):
+        word = next((s for s in _PYTEST_STATUSES if line.startswith(s)), None)
+        if word is None:
+            continue
+        words = (line.replace(" - ", " ") if word == FAILED else line).split()
+        if len(words) > 1 and not (words[0] == SKIPPED and _SKIP_COUNT.fullmatch(words[1])):
+            status[words[1]] = words[0]
+    return status
+
+
 class LogCanary(msgspec.Struct, frozen=True):
     """A test that always fails, staged beside a log run's tests and named among its arguments: its
     name (`test_` and a random word) is all that tells it from any other. Code of the end state that
@@ -182,9 +215,10 @@ def _django_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
     return LogCanary(f"tests/{app}/{name}.py", source.encode(), f"{app}.{name}", word)
 
 
-def _sympy_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
-    """A test function in the folder of the run's first test file (bin/test takes its path)."""
-    files = [arg for arg in args if arg.endswith(".py") and arg in tree]
+def _file_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
+    """A test function in the folder of the run's first test file (sympy's bin/test takes its path, pytest a
+    path or a node id in it), named by its path."""
+    files = [path for path in (arg.split("::", 1)[0] for arg in args) if path.endswith(".py") and path in tree]
     if not files:
         return None
     word, left, right = _canary_numbers()
@@ -195,7 +229,10 @@ def _sympy_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
 
 LOG_RUNNERS = {
     "django": LogRunner("django", "tests/runtests.py", "parse_log_django", read_django, _django_canary),
-    "sympy": LogRunner("sympy", "bin/test", "parse_log_sympy", read_sympy, _sympy_canary),
+    "sympy": LogRunner("sympy", "bin/test", "parse_log_sympy", read_sympy, _file_canary),
+    # pytest's own tests exercise the tree's pytest (SWE-bench installs it in place): it runs them, not the image's.
+    "tree-pytest": LogRunner("tree-pytest", "pytest", "parse_log_pytest", read_pytest, _file_canary, module=True,
+                             is_the_tree=True),
 }
 
 

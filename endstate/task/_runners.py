@@ -2,9 +2,11 @@
 
 `tests_pass` and `holdout` run pytest (or unittest) by default, with every guard of the harness.
 A task may name another runner for them (`runner = "django"`: Django's `tests/runtests.py`;
-`runner = "sympy"`: sympy's `bin/test`). The harness's in-process guards are pytest's: a plugin
+`runner = "sympy"`: sympy's `bin/test`; `runner = "tree-pytest"`: pytest's own tree, whose tests run
+under the graded tree's pytest). The harness's in-process guards are pytest's, the image's: a plugin
 loaded first in the test process, a canary test collected with the task's tests, impossible twins
-selected by node id. None of them reaches the process of another runner, so a task that names one
+selected by node id. None of them reaches the process of another runner (nor can be trusted in one
+whose pytest is the end state's own), so a task that names one
 states, in its grader's arguments, exactly which guards do not apply (`unguarded`): written out,
 never implied, and copied onto the run's card. What still applies to every runner: the seal, the
 fresh grading container holding the sealed tree alone, held-out tests staged after sealing, the
@@ -30,6 +32,7 @@ UNGUARDED: dict[str, tuple[str, ...]] = {
     "pytest": (),
     "django": ("half_isolation", "tamper_guard", "twins", "value_twins"),
     "sympy": ("half_isolation", "tamper_guard", "twins", "value_twins"),
+    "tree-pytest": ("half_isolation", "tamper_guard", "twins", "value_twins"),
 }
 TEST_RUNNERS = tuple(UNGUARDED)
 #: The built-in graders that run a task's tests (and so name a runner).

@@ -304,19 +304,41 @@ def test_a_log_fragment_in_pass_to_pass_is_left_out_and_said_on_the_task(tmp_pat
     assert note in (task.root / "task.toml").read_text() and any(line.startswith(note) for line in said)
 
 
-def test_pytest_itself_is_refused_in_one_line_naming_why(tmp_path):
-    """The harness runs the image's pytest, never the graded tree's: pytest's own fix would never run."""
-    clone = tmp_path / "repos" / "pytest-dev__pytest"
+def _pytest_record(tmp_path, repo: str) -> Instance:
+    """A record of a tree laid out as pytest's own (src/_pytest), its fix in src/_pytest."""
+    clone = tmp_path / "repos" / repo.replace("/", "__")
     (clone / "src" / "_pytest").mkdir(parents=True)
     (clone / "src" / "_pytest" / "__init__.py").write_text("X = 1\n")
     (clone / "testing").mkdir()
     (clone / "testing" / "test_x.py").write_text("def test_x():\n    pass\n")
+    (clone / "README.rst").write_text("pytest\n")
     base = _committed(clone, "pytest")
-    line = {"instance_id": "pytest-dev__pytest-1", "repo": "pytest-dev/pytest", "base_commit": base,
+    line = {"instance_id": "pytest-dev__pytest-1", "repo": repo, "base_commit": base,
             "problem_statement": "x", "patch": "--- a/src/_pytest/__init__.py\n+++ b/src/_pytest/__init__.py\n"
-            "@@ -1 +1 @@\n-X = 1\n+X = 2\n", "test_patch": "", "FAIL_TO_PASS": ["testing/test_x.py::test_x"],
-            "PASS_TO_PASS": []}
-    instance = read_instances(_write(tmp_path, [line]))[0][0][1]
+            "@@ -1 +1 @@\n-X = 1\n+X = 2\n", "test_patch": "--- a/testing/test_x.py\n+++ b/testing/test_x.py\n"
+            "@@ -1,2 +1,2 @@\n def test_x():\n-    pass\n+    assert __import__('_pytest').X == 2\n",
+            "FAIL_TO_PASS": ["testing/test_x.py::test_x"], "PASS_TO_PASS": []}
+    return read_instances(_write(tmp_path, [line]))[0][0][1]
+
+
+def test_pytest_s_own_records_run_the_graded_tree_s_pytest_and_say_what_it_goes_without(tmp_path):
+    """SWE-bench installs pytest's tree in place and runs `pytest -rA` over the test patch's files: the task's
+    graders name the tree-pytest runner (the tree's pytest, imported from src), with the ids to read passed
+    and the guards that cannot be in it stated, and the task's header says why."""
+    folder = write_instance(_pytest_record(tmp_path, "pytest-dev/pytest"), tmp_path / "repos", tmp_path / "out")
+    task = load_task(folder)
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    assert args["holdout"] == {"command": "PYTHONPATH=src pytest -rA testing/test_x.py", "runner": "tree-pytest",
+                               "tests": ["testing/test_x.py::test_x"], "min_tests": 1,
+                               "unguarded": ["half_isolation", "tamper_guard", "twins", "value_twins"]}
+    assert "printed by the graded tree's own pytest, which is the code under test" in (folder / "task.toml").read_text()
+    assert "PYTHONPATH=src python3 -m pytest -rA testing/test_x.py" in (folder / "reference.toml").read_text()
+
+
+def test_a_pytest_of_another_repository_s_tree_is_refused_in_one_line_naming_why(tmp_path):
+    """Only pytest-dev/pytest's records run the tree's own pytest: another repository holding a `_pytest`
+    package would be run by the image's pytest, and its fix would never run."""
+    instance = _pytest_record(tmp_path, "someone/pytest-fork")
     with pytest.raises(UserError, match=r"^the project is pytest itself: its tests exercise the tree's own pytest"):
         write_instance(instance, tmp_path / "repos", tmp_path / "out")
     assert not (tmp_path / "out" / "pytest-dev__pytest-1").exists()

@@ -127,6 +127,22 @@ def test_an_old_commits_image_pins_the_pytest_of_its_time():
     assert "pytest==8.3.5 " in pinned_new
 
 
+def test_pytest_s_own_tree_gets_no_other_pytest_in_its_image(tmp_path):
+    """pytest's tests run the tree's own pytest (SWE-bench installs it in place): its image holds what the tree
+    needs and no pytest of PyPI's, of its time or any other, and its build checks that none is importable.
+    Its metadata goes beside pluggy's, which every pytest needs."""
+    from endstate.authoring._installed import project_metadata
+
+    project = files({"pyproject.toml": '[project]\nname = "pytest"\nversion = "5.4.0"\ndependencies = ["pluggy"]\n'})
+    pinned, installed = pinned_requirements(project, made="2020-06-01")
+    assert "pluggy" in installed and "pytest" not in installed, pinned
+    write_task_image(tmp_path, pinned, project_metadata(project, "5.4.0"))
+    dockerfile = (tmp_path / "image/Dockerfile").read_text()
+    assert "import os, pluggy; print(os.path.dirname(os.path.dirname(pluggy.__file__)))" in dockerfile
+    assert "assert not (u.find_spec('pytest') or u.find_spec('_pytest'))" in dockerfile
+    assert "import pytest" not in dockerfile
+
+
 def test_poetry_dependencies_and_its_dev_group_in_pep_440():
     project = files({"pyproject.toml": '[tool.poetry]\nname = "tomlkit"\n[tool.poetry.dependencies]\n'
                                        'python = ">=3.9"\nattrs = "^0.4"\nlocal = { path = "../x" }\n'

@@ -185,6 +185,23 @@ def test_swebench_commands_of_djangos_and_sympys_runners():
     assert args["unguarded"] == ["half_isolation", "tamper_guard", "twins", "value_twins"]
 
 
+def test_swebench_command_of_pytest_s_own_tree():
+    """SWE-bench's `pytest -rA` over the test patch's Python files, run by the tree's pytest from its src (as its
+    editable install finds it); typed by hand, `python3 -m pytest` (the sandbox has no other pytest)."""
+    from endstate.authoring._testcommand import runner_args, runner_command, runner_ids
+
+    files = ["testing/test_skipping.py", "testing/example_scripts/x.txt", "testing/conftest.py"]
+    assert runner_command("tree-pytest", files, []) == "PYTHONPATH=src pytest -rA testing/test_skipping.py " \
+        "testing/conftest.py"
+    assert runner_command("tree-pytest", files[:1], [], by_hand=True) == (
+        "PYTHONPATH=src python3 -m pytest -rA testing/test_skipping.py")
+    args = runner_args("tree-pytest", files[:1], ["testing/test_skipping.py::test_a[x"])
+    assert args["runner"] == "tree-pytest" and args["tests"] == ["testing/test_skipping.py::test_a[x"]
+    assert args["unguarded"] == ["half_isolation", "tamper_guard", "twins", "value_twins"]
+    assert runner_ids("tree-pytest", ["test_x"]) == "holds 'test_x', which is not a pytest node id " \
+        "(path/to/test_x.py::name)"
+
+
 def test_a_plugin_pytest_or_the_project_itself_provides_needs_nothing():
     # pytest's own addopts load its built-in pytester; scikit-learn's load a module of its own.
     pytests = files({"src/_pytest/__init__.py": "", "testing/test_a.py": PYTEST_TEST,

@@ -38,6 +38,18 @@ def test_source_reaching_into_the_runner_fails_naming_the_file_and_names():
     assert check({"calc/ops.py": FileEntry(0o644, frames)}).outcome is Outcome.FAIL
 
 
+def test_the_test_runner_s_own_tree_is_not_scanned_for_its_names_but_for_links_and_compiled_code():
+    """pytest's own fix names TestReport and _pytest (pytest-dev__pytest-5787): that tree is the runner, so its
+    changed source is not scanned (`scan_source`, set for a tree-pytest task); links and compiled code still fail."""
+    base = {"src/_pytest/reports.py": FileEntry(0o644, b"class BaseReport:\n    pass\n")}
+    fixed = {"src/_pytest/reports.py": FileEntry(0o644, b"from _pytest.runner import CallInfo\n\n\nclass TestReport:\n"
+                                                       b"    pass\n")}
+    assert end_state(SealedSandbox(None, fixed, base)).outcome is Outcome.FAIL
+    assert end_state(SealedSandbox(None, fixed, base), scan_source=False).passed
+    linked = {**fixed, "src/_pytest/x.py": FileEntry.symlink("/etc/passwd")}
+    assert end_state(SealedSandbox(None, linked, base), scan_source=False).outcome is Outcome.FAIL
+
+
 def test_names_the_fixture_already_used_are_not_held_against_the_agent():
     legacy = {"calc/ops.py": FileEntry(0o644, b"import atexit\n" + SOURCE)}
     sealed = SealedSandbox(None, {**FIXTURE, "calc/ops.py": FileEntry(0o644, b"import atexit\n" + SOURCE + b"# fixed\n")},

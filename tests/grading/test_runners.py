@@ -1,5 +1,8 @@
-"""Django's and sympy's runners: their output read as SWE-bench's parsers read it, by id."""
+"""Django's, sympy's and pytest's own tree's runners: their output read as SWE-bench's parsers read it, by id."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ from endstate.grading._runners import (
     log_runner,
     read_django,
     read_log,
+    read_pytest,
     read_sympy,
     same_test,
 )
@@ -68,8 +72,70 @@ def test_the_readers_agree_with_swebench_on_made_up_edges():
               "test_e (m.T) ... Internal Server Error: /x/\nok\n")
     sympy = ("sympy/a/tests/test_b.py[3]\ntest_x ok\ntest_y F\n  test_z E\n"
              "______ sympy/a/tests/test_b.py:test_y ______\n")
+    tree_pytest = ("a.py::t PASSED [ 50%]\nPASSED [100%]\nFAILED a.py::t - AssertionError: x - y\nSKIPPED [2] a.py:3: why\n"
+                   "SKIPPED a.py::s\nXFAIL a.py::u - reason\nERROR a.py::v - RuntimeError\nFAILED\nPASSEDa.py::w\n")
     assert read_django(django) == parsers.parse_log_django(django, None)
     assert read_sympy(sympy) == parsers.parse_log_sympy(sympy, None)
+    assert read_pytest(tree_pytest) == parsers.parse_log_pytest(tree_pytest, None)
+    assert read_pytest(tree_pytest)["[100%]"] == "PASSED"  # a wrapped progress line: pytest-dev__pytest-5262's list
+
+
+#: A suite with each outcome pytest's short summary names, and a case whose id holds a space.
+PYTEST_SUITE = """import pytest
+
+
+def test_passes():
+    pass
+
+
+def test_fails():
+    assert 1 == 2
+
+
+@pytest.mark.skip(reason="not here")
+def test_skipped():
+    pass
+
+
+@pytest.mark.xfail(reason="known")
+def test_expected_failure():
+    assert 0
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("in setup")
+
+
+def test_errors(broken):
+    pass
+
+
+@pytest.mark.parametrize("text", ["a b", "c"])
+def test_cases(text):
+    assert text
+"""
+
+
+def _pytest_output(folder: Path) -> str:
+    """What a real pytest prints for PYTEST_SUITE under SWE-bench's `pytest -rA`."""
+    (folder / "test_suite.py").write_text(PYTEST_SUITE, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "test_suite.py"],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    return done.stdout
+
+
+def test_pytest_s_summary_is_read_by_id_as_swebench_reads_it(tmp_path):
+    """`pytest -rA`'s short summary, from a real pytest: each line's second word is the id (a case whose id
+    holds a space is cut there, as SWE-bench's datasets list it), and a skip's `[1]` count is no test."""
+    log = _pytest_output(tmp_path)
+    status = read_pytest(log)
+    assert status == parsers.parse_log_pytest(log, None)
+    assert read_log(LOG_RUNNERS["tree-pytest"], log)[0] == status
+    assert status == {"test_suite.py::test_passes": "PASSED", "test_suite.py::test_fails": "FAILED",
+                      "test_suite.py::test_expected_failure": "XFAIL", "test_suite.py::test_errors": "ERROR",
+                      "test_suite.py::test_cases[a": "PASSED", "test_suite.py::test_cases[c]": "PASSED"}
 
 
 def test_an_id_is_found_under_either_pythons_naming():
@@ -90,8 +156,20 @@ def test_a_runners_command_is_its_program_and_nothing_else():
     for bad in ("python -m pytest tests", "./tests/runtests.py a && rm -rf /", "bin/test"):
         with pytest.raises(TestCommandError, match="django runner"):
             django.argv(bad)
-    with pytest.raises(TestCommandError, match="name pytest, django, sympy"):
+    with pytest.raises(TestCommandError, match="name pytest, django, sympy, tree-pytest"):
         log_runner("nose")
+
+
+def test_the_tree_s_pytest_runs_as_a_module_of_the_tree():
+    """`pytest ARGS` (SWE-bench's command), or `python -m pytest ARGS`, is `python -m pytest ARGS` from the
+    tree's import folders: never a file named pytest, nor another program."""
+    runner = log_runner("tree-pytest")
+    assert runner.argv("PYTHONPATH=src pytest -rA testing/test_x.py") == (
+        ["-m", "pytest", "-rA", "testing/test_x.py"], ["PYTHONPATH=src"])
+    assert runner.argv("python3 -m pytest -rA a.py") == (["-m", "pytest", "-rA", "a.py"], [])
+    for bad in ("python3 pytest a.py", "./pytest a.py", "py.test a.py", "python3 -m unittest a", "pytest a | tee x"):
+        with pytest.raises(TestCommandError, match="tree-pytest runner"):
+            runner.argv(bad)
 
 
 def test_a_task_states_the_guards_its_runner_goes_without(tmp_path):
@@ -101,6 +179,10 @@ def test_a_task_states_the_guards_its_runner_goes_without(tmp_path):
     check_runners([grader(runner="sympy", unguarded=["half_isolation", "tamper_guard", "twins", "value_twins"],
                           tests=["test_x"])], tmp_path)
     check_runners([grader()], tmp_path)  # pytest's: every guard
+    check_runners([grader(runner="tree-pytest", unguarded=["half_isolation", "tamper_guard", "twins", "value_twins"],
+                          tests=["a.py::t"])], tmp_path)
+    with pytest.raises(ManifestError, match=r"tree-pytest runner goes without"):
+        check_runners([grader(runner="tree-pytest", unguarded=["twins"], tests=["a.py::t"])], tmp_path)
     with pytest.raises(ManifestError, match=r"graders\[0\]\.args\.unguarded.*sympy runner goes without"):
         check_runners([grader(runner="sympy", tests=["test_x"])], tmp_path)
     with pytest.raises(ManifestError, match=r"graders\[0\]\.args\.runner.*name one of pytest, django, sympy"):
@@ -114,3 +196,35 @@ def test_the_card_names_what_a_tasks_runner_goes_without():
     pytest_run = GraderSpec("endstate.grading:holdout", {"command": "python -m pytest -q tests"})
     assert unguarded_of([django, pytest_run]) == ("tamper_guard", "twins")
     assert unguarded_of([pytest_run]) == ()
+
+
+def test_canaries_are_planted_only_where_the_image_s_pytest_runs_the_tests():
+    """A canary is read by the image's pytest's guard alone; a project's own program would run it as one of its
+    tests (pytest's own copy_example copies an example folder with it, and counts it)."""
+    from endstate.grading import resolve
+    from endstate.grading._pipeline import _runs_the_images_pytest
+
+    def test_grader(name: str, runner: str):
+        return resolve(f"endstate.grading:{name}", {"command": "pytest -rA a.py", "runner": runner, "tests": ["a.py::t"],
+                                                    "unguarded": ["half_isolation", "tamper_guard", "twins",
+                                                                  "value_twins"]})
+
+    protected = resolve("endstate.grading:files_unchanged", {"paths": ["testing/**"]})
+    assert not _runs_the_images_pytest([test_grader("tests_pass", "tree-pytest"), protected,
+                                        test_grader("holdout", "tree-pytest")])
+    assert _runs_the_images_pytest([resolve("endstate.grading:holdout", {"command": "python -m pytest a.py"})])
+    assert _runs_the_images_pytest([protected])  # no test grader: a run may still come (a twins row, counting)
+    assert _runs_the_images_pytest([])
+
+
+def test_end_state_scans_changed_source_unless_a_test_grader_runs_the_tree_itself():
+    from endstate.grading import resolve
+    from endstate.grading._pipeline import _tests_the_runner
+
+    unguarded = ["half_isolation", "tamper_guard", "twins", "value_twins"]
+    tree = resolve("endstate.grading:holdout", {"command": "pytest -rA a.py", "runner": "tree-pytest",
+                                                "tests": ["a.py::t"], "unguarded": unguarded})
+    django = resolve("endstate.grading:holdout", {"command": "./tests/runtests.py a", "runner": "django",
+                                                  "tests": ["t (a.T)"], "unguarded": unguarded})
+    assert _tests_the_runner([tree]) and not _tests_the_runner([django])
+    assert not _tests_the_runner([resolve("endstate.grading:holdout", {"command": "python -m pytest a.py"})])

@@ -1,5 +1,5 @@
-"""Django's and sympy's runners in a real grading sandbox: a project laid out as each is, its own
-program run by the harness as the test user over a read-only tree, each id read from its output."""
+"""Django's, sympy's and pytest's own tree's runners in a real grading sandbox: a project laid out as each
+is, its own program run by the harness as the test user over a read-only tree, each id read from its output."""
 
 from __future__ import annotations
 
@@ -166,3 +166,48 @@ def test_django_s_tests_run_in_the_locale_swebench_s_script_exports(tmp_path):
         stage_holdout(sealed, held)
         (_, verdict), *_ = grade(sealed, [grader], Guards())
     assert verdict.outcome.value == "pass", verdict.reason
+
+
+#: A stand-in for pytest's own tree: `python -m pytest` finds the tree's package in src (the image has a pytest
+#: of its own, which must not be the one that runs), and prints `pytest -rA`'s summary for what its _pytest says.
+TREE_PYTEST = files({
+    "src/_pytest/__init__.py": b"FIXED = False\n",
+    "src/pytest/__init__.py": b"",
+    "src/pytest/__main__.py": b"""import os
+import sys
+import _pytest
+ids = [a for a in sys.argv[1:] if not a.startswith("-")]
+print("=========================== short test summary info ============================")
+print("PASSED testing/test_x.py::test_plain")
+# pytest's own assertion-rewrite tests read the .pyc its rewriter writes: the run writes bytecode, as upstream's do.
+print(("FAILED" if sys.dont_write_bytecode else "PASSED") + " testing/test_x.py::test_writes_bytecode")
+print(("PASSED" if _pytest.FIXED else "FAILED") + " testing/test_x.py::test_fix - assert False")
+print("SKIPPED [1] testing/test_x.py:9: not here")
+# No harness canary among its tests: no guard reads one here, and pytest's own copy_example would copy it.
+print(("PASSED" if sorted(os.listdir("testing")) == ["test_x.py"] else "FAILED") + " testing/test_x.py::test_no_canary")
+""",
+    "testing/test_x.py": b"def test_plain():\n    pass\n",
+})
+
+
+def test_pytest_s_own_tree_is_run_by_its_own_pytest_and_read_by_id():
+    """The tree's pytest runs its tests, from its src, not the image's: the fix to src/_pytest is what the
+    held-out id's status follows; it writes bytecode, as SWE-bench's runs do, and finds no canary among its
+    tests (pytest-dev__pytest-6202's test_collect_init_tests counted one, copied with an example folder)."""
+    command = "PYTHONPATH=src pytest -rA testing/test_x.py"
+    graders = [_grader("tests_pass", "tree-pytest", command, ["testing/test_x.py::test_plain",
+                                                              "testing/test_x.py::test_writes_bytecode",
+                                                              "testing/test_x.py::test_no_canary"]),
+               _grader("holdout", "tree-pytest", command, ["testing/test_x.py::test_fix"])]
+    fixed = {**TREE_PYTEST, "src/_pytest/__init__.py": FileEntry(0o644, b"FIXED = True\n")}
+    verdicts = {}
+    for name, tree in (("fixed", fixed), ("fixture", TREE_PYTEST)):
+        with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "runners") as box:
+            sealed = seal_overlay(tree, TREE_PYTEST, box, Guards())
+            stage_holdout(sealed, {}, graders)
+            verdicts[name] = [(v.outcome.value, v.reason) for _, v in grade(sealed, graders, Guards())]
+    (passing, _), (held, _), *_ = verdicts["fixed"]
+    assert passing == held == "pass", verdicts["fixed"]
+    assert "tree-pytest's runner, no in-process guard" in verdicts["fixed"][1][1]
+    (passing, _), (held, reason), *_ = verdicts["fixture"]
+    assert passing == "pass" and held == "fail" and "testing/test_x.py::test_fix: FAILED" in reason, reason
