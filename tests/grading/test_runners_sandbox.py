@@ -183,17 +183,23 @@ print("PASSED testing/test_x.py::test_plain")
 print(("FAILED" if sys.dont_write_bytecode else "PASSED") + " testing/test_x.py::test_writes_bytecode")
 print(("PASSED" if _pytest.FIXED else "FAILED") + " testing/test_x.py::test_fix - assert False")
 print("SKIPPED [1] testing/test_x.py:9: not here")
-# No harness canary among its tests: no guard reads one here, and pytest's own copy_example would copy it.
-print(("PASSED" if sorted(os.listdir("testing")) == ["test_x.py"] else "FAILED") + " testing/test_x.py::test_no_canary")
+# No guard's canary in its example folders: no guard reads one here, and pytest's own copy_example would copy it.
+print(("PASSED" if os.listdir("testing/example_scripts/ex") == ["test_ex.py"] else "FAILED")
+      + " testing/test_x.py::test_no_canary")
+# The runner's own canary, named among the arguments: a test of its file that fails, as pytest would report it.
+for path in [a for a in ids if a.endswith(".py") and a != "testing/test_x.py"]:
+    print("FAILED %s::%s - assert 1 == 2" % (path, os.path.basename(path)[:-3]))
 """,
     "testing/test_x.py": b"def test_plain():\n    pass\n",
+    "testing/example_scripts/ex/test_ex.py": b"def test_ex():\n    pass\n",
 })
 
 
 def test_pytest_s_own_tree_is_run_by_its_own_pytest_and_read_by_id():
     """The tree's pytest runs its tests, from its src, not the image's: the fix to src/_pytest is what the
-    held-out id's status follows; it writes bytecode, as SWE-bench's runs do, and finds no canary among its
-    tests (pytest-dev__pytest-6202's test_collect_init_tests counted one, copied with an example folder)."""
+    held-out id's status follows; it writes bytecode, as SWE-bench's runs do, and finds no guard's canary in its
+    example folders (pytest-dev__pytest-6202's test_collect_init_tests counted one, copied with an example folder);
+    the runner's own canary, named among its arguments, it reports failed."""
     command = "PYTHONPATH=src pytest -rA testing/test_x.py"
     graders = [_grader("tests_pass", "tree-pytest", command, ["testing/test_x.py::test_plain",
                                                               "testing/test_x.py::test_writes_bytecode",
@@ -208,6 +214,6 @@ def test_pytest_s_own_tree_is_run_by_its_own_pytest_and_read_by_id():
             verdicts[name] = [(v.outcome.value, v.reason) for _, v in grade(sealed, graders, Guards())]
     (passing, _), (held, _), *_ = verdicts["fixed"]
     assert passing == held == "pass", verdicts["fixed"]
-    assert "tree-pytest's runner, no in-process guard" in verdicts["fixed"][1][1]
+    assert "tree-pytest's runner, no in-process guard; its canary failed as it must" in verdicts["fixed"][1][1]
     (passing, _), (held, reason), *_ = verdicts["fixture"]
     assert passing == "pass" and held == "fail" and "testing/test_x.py::test_fix: FAILED" in reason, reason
