@@ -34,7 +34,7 @@ __all__ = ["RESOLUTION_SECONDS", "locked_versions", "pytest_of_its_time", "relea
 #: How many declared distributions a resolution may leave out, one at a time, before it gives up.
 _DROPS = 3
 #: The time a task image's resolution is given, all its steps together. Django 4.x's test requirements
-#: take 50 to 230 s on two loaded cores; one run of an older resolution took over 35 minutes.
+#: took 30 to 230 s on two loaded cores; one run of an older resolution took over 35 minutes.
 RESOLUTION_SECONDS = 600.0
 
 
