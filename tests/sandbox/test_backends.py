@@ -29,7 +29,7 @@ def test_public_names():
         "SANDBOX_PYTHON", "built_root", "ProjectCopy", "SYSTEM_PACKAGES", "Process", "PullFailed", "pull_pinned",
         "run_in_image",
         "python_of", "wheelhouse", "build_wheel_in_image", "PYTHON_IMAGE", "PythonSource", "build_python_image",
-        "python_source", "docker_cli",
+        "python_source", "docker_cli", "has_wheel",
     }
     assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
 
