@@ -75,7 +75,8 @@ def run_logged(grading: Grading, runner: LogRunner, command: str, *, timeout: fl
     try:
         _scratch_copy(grading, nonce, restage, kept=not held, tree=tree if hidden or canary else None)
         result = box.exec_wrapped(line, wrapper, timeout=timeout)
-        run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr))
+        said = result.stdout + result.stderr
+        run = TestRun(result.exit_code, result.timed_out, _tail(canary.scrubbed(said) if canary is not None else said))
         try:
             reports = box.read_folder(report_at, max_bytes=REPORT_MAX_BYTES)
         except (FileNotFoundError, FolderTooLarge):
@@ -92,7 +93,7 @@ def run_logged(grading: Grading, runner: LogRunner, command: str, *, timeout: fl
         run.canary = _canary_state(canary.outcomes(status))
         status = {test: outcome for test, outcome in status.items() if canary.word not in test}
     run.report_found = True
-    run.output_tail = _tail(log) or run.output_tail
+    run.output_tail = _tail(canary.scrubbed(log) if canary is not None else log) or run.output_tail
     run.cases = [("", test, _OUTCOMES.get(outcome, CaseOutcome.ERROR)) for test, outcome in status.items()]
     outcomes = [outcome for _, _, outcome in run.cases]
     run.tests, run.failures = len(outcomes), outcomes.count(CaseOutcome.FAILURE)

@@ -177,6 +177,14 @@ class LogCanary(msgspec.Struct, frozen=True):
     argument: str
     #: The random word in its name, which every id the runner reports for it holds.
     word: str
+    #: What else of it is random (its class's name, the numbers it compares): left out of any text kept.
+    marks: tuple[str, ...] = ()
+
+    def scrubbed(self, text: str) -> str:
+        """`text` without anything random of the canary's, so two runs of one end state say the same."""
+        for mark in (self.word, *self.marks):
+            text = text.replace(mark, "<canary>")
+        return text
 
     def outcomes(self, status: dict[str, str]) -> list[str]:
         """What the runner reported for the canary (and nothing else), in the order it did."""
@@ -212,7 +220,8 @@ def _django_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
     name = f"test_{word}"
     source = (f"from unittest import TestCase\n\n\nclass Test{word.capitalize()}(TestCase):\n"
               f"    def {name}(self):\n        self.assertEqual({left}, {right})\n")
-    return LogCanary(f"tests/{app}/{name}.py", source.encode(), f"{app}.{name}", word)
+    return LogCanary(f"tests/{app}/{name}.py", source.encode(), f"{app}.{name}", word,
+                     (word.capitalize(), left, right))
 
 
 def _file_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
@@ -224,7 +233,7 @@ def _file_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
     word, left, right = _canary_numbers()
     folder = files[0].rpartition("/")[0]
     path = f"{folder}/test_{word}.py" if folder else f"test_{word}.py"
-    return LogCanary(path, f"def test_{word}():\n    assert {left} == {right}\n".encode(), path, word)
+    return LogCanary(path, f"def test_{word}():\n    assert {left} == {right}\n".encode(), path, word, (left, right))
 
 
 LOG_RUNNERS = {

@@ -228,3 +228,17 @@ def test_end_state_scans_changed_source_unless_a_test_grader_runs_the_tree_itsel
                                                   "tests": ["t (a.T)"], "unguarded": unguarded})
     assert _tests_the_runner([tree]) and not _tests_the_runner([django])
     assert not _tests_the_runner([resolve("endstate.grading:holdout", {"command": "python -m pytest a.py"})])
+
+
+def test_a_runners_canary_is_random_yet_leaves_nothing_random_in_what_is_kept():
+    """Two canaries differ (name, numbers), and what a verdict keeps of a run's output says the same of both."""
+    from endstate.grading._runners import LOG_RUNNERS
+
+    made = [LOG_RUNNERS["django"].canary(["--verbosity", "2", "ops_tests.tests"], {"tests/ops_tests/__init__.py"})
+            for _ in range(2)]
+    assert made[0].source != made[1].source and made[0].argument != made[1].argument
+    assert made[0].scrubbed(made[0].source.decode()) == made[1].scrubbed(made[1].source.decode())
+    files = [LOG_RUNNERS["sympy"].canary(["a/tests/test_x.py"], {"a/tests/test_x.py"}) for _ in range(2)]
+    assert files[0].path.startswith("a/tests/test_") and files[0].path != files[1].path
+    assert files[0].scrubbed(files[0].source.decode() + files[0].path) == \
+        files[1].scrubbed(files[1].source.decode() + files[1].path)
