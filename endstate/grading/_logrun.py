@@ -5,7 +5,8 @@ carry: a fresh scratch copy of the graded tree, a clean environment, the harness
 (runner `program`: the project's program under the image's Python, the workspace and the task's
 import folders as its PYTHONPATH), namespaces of its own in a fresh grading container, everything
 it starts killed after it, and its output written to its report folder and read from there as a
-file whatever its size. No guard plugin, canary or twin is in it (the task says so: `unguarded`).
+file whatever its size. No guard plugin, guard canary or twin is in it (the task says so: `unguarded`); a
+canary of the runner's own is (`LogCanary`, `log_canary`): named among its arguments, it must read failed.
 It gets the runner's own time (`LogRunner.timeout_s`: what SWE-bench's harness gives an instance),
 not the sandbox's command timeout (a limit per command of the agent's): the program runs whole files.
 
