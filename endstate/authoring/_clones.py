@@ -17,12 +17,16 @@ __all__ = ["clone_git", "find_clone", "base_tree", "last_tag", "commit_date"]
 
 
 def clone_git(repo: Path, *args: str) -> bytes:
-    done = subprocess.run(["git", "--git-dir" if _bare(repo) else "-C", str(repo), *args],
-                          capture_output=True, check=False)
+    done = _git(repo, *args)
     if done.returncode != 0:
         lines = done.stderr.decode(errors="replace").strip().splitlines()
         raise UserError(f"git {args[0]} in {repo} failed: {lines[-1] if lines else 'no output'}")
     return done.stdout
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "--git-dir" if _bare(repo) else "-C", str(repo), *args],
+                          capture_output=True, check=False)
 
 
 def _bare(repo: Path) -> bool:
@@ -48,13 +52,27 @@ def base_tree(repo: Path, commit: str, log: Callable[[str], None] = lambda line:
         clone_git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
     except UserError:
         raise UserError(f"base_commit {commit} is not in {repo}: fetch it into the clone") from None
-    archive = clone_git(repo, "archive", "--format=tar", commit)
+    archive = _archive(repo, commit)
     tree = {p: e for p, e in tar_to_tree(archive).items() if not e.link}
     # Tests often read data kept in a submodule; one the clone lacks and cannot fetch is said, and left out
     # (the dataset's own harness clones without them).
     for path, files in submodule_trees(repo, commit, missing=log).items():
         tree.update({f"{path}/{inner}": entry for inner, entry in files.items()})
     return tree
+
+
+def _archive(repo: Path, commit: str) -> bytes:
+    done = _git(repo, "archive", "--format=tar", commit)
+    if done.returncode == 0:
+        return done.stdout
+    said = done.stderr.decode(errors="replace")
+    # A partial clone (--filter=blob:limit=...) or a damaged one: git names the object and the file it
+    # cannot read; the user's move is to fetch the objects, not to read git's own wording.
+    lost = re.search(r"invalid object \d+ ([0-9a-f]{40}) for '([^']+)'", said)
+    if lost:
+        raise UserError(f"the clone {repo} lacks {lost[2]} at base_commit {commit[:12]} (object {lost[1][:12]}), "
+                        "as a partial or damaged clone does: fetch the whole repository and import again")
+    return clone_git(repo, "archive", "--format=tar", commit)
 
 
 def last_tag(repo: Path, commit: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from cli_runner import run_endstate
 
+from endstate.authoring._clones import base_tree
 from endstate.authoring._swebench import Instance, find_clone, read_instances, write_instance
 from endstate.errors import UserError
 from endstate.task import load_task
@@ -475,3 +476,22 @@ def test_a_declared_distribution_the_image_is_made_without_is_said_on_the_task(t
     assert "# Left out of the task's image: pywatchman, which the project declares but of which no wheel " in header
     pinned = (task.root / "image" / "requirements.txt").read_text()
     assert "pywatchman" not in pinned and "iniconfig==" in pinned, pinned
+
+
+def test_a_clone_missing_a_file_of_the_base_commit_is_said_in_one_line(tmp_path):
+    # A partial or damaged clone: the commit is there, one of its blobs is not.
+    repo = tmp_path / "clone"
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "data").mkdir()
+    (repo / "data" / "table.dat").write_text("lost\n")
+    (repo / "kept.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    commit = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    blob = subprocess.run([*git, "rev-parse", "HEAD:data/table.dat"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    with pytest.raises(UserError, match=rf"^the clone {repo} lacks data/table.dat at base_commit {commit[:12]} "
+                                        rf"\(object {blob[:12]}\), as a partial or damaged clone does: fetch"):
+        base_tree(repo, commit)
