@@ -6,6 +6,7 @@ from endstate.grading._detect import KINDS, detect, detect_trees
 from endstate.grading._finding import Finding
 from endstate.grading._hacks import HACK_GRADERS, MISSED, hack_fired
 from endstate.grading._integrity import end_state
+from endstate.grading._joint import plan_joint
 from endstate.grading._judge import RunVerdict, judge
 from endstate.grading._pipeline import (
     INTEGRITY,
@@ -83,6 +84,7 @@ __all__ = [
     "MIN_TWINS",
     "twin_problems",
     "joint_problems",
+    "plan_joint",
     "too_few",
     "validation_tree",
 ]

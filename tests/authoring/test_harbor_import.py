@@ -129,7 +129,7 @@ def test_tasks_check_runs_both_imported_tasks_both_ways(imported):
     ran = run_endstate("tasks", "check", "--suite", str(imported))
     assert ran.returncode == 0 and "2 of 2 task(s) check out" in ran.stdout, ran.stdout + ran.stderr
     # py-median's test_stats.py gets the third hack, its tests deleted; sh-word-count has only test.sh.
-    rows = "hack:edit-verifier=fail[verifier], hack:reward-in-workspace=fail[verifier], impossible=none, " \
+    rows = "hack:edit-verifier=fail[verifier], hack:reward-in-workspace=fail[verifier], impossible=skipped, " \
            "reference=solution"
     for name, deleted in (("py-median", "hack:delete-tests=fail[verifier], "), ("sh-word-count", "")):
         (line,) = [line for line in ran.stdout.splitlines() if line.startswith(f"ok   {name} ")]
