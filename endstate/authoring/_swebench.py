@@ -42,7 +42,7 @@ from endstate.authoring._build import build_inputs, built_fixture_products, comp
 from endstate.authoring._clones import base_tree, clone_git, find_clone
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._gitapply import apply_field, strict_diff
-from endstate.authoring._installed import generated_files, project_metadata, project_version
+from endstate.authoring._installed import generated_files, project_metadata, project_version, runtime_requirements
 from endstate.authoring._new import (
     _hacks,
     _reference_toml,
@@ -69,7 +69,7 @@ from endstate.authoring._swebenchenv import env_exports, python_deviation, swebe
 from endstate.authoring._swebenchimages import about, instance_image, write_layer
 from endstate.authoring._swebenchrecords import Instance, Skipped, log_fragments, read_instances, test_ids
 from endstate.authoring._systools import system_packages
-from endstate.authoring._taskimage import pinned_requirements, write_task_image
+from endstate.authoring._taskimage import pinned_requirements, requirement_name, write_task_image
 from endstate.authoring._testcommand import (
     SWEBENCH_RUNNERS,
     command_timeout,
@@ -227,10 +227,11 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         raise UserError(f"field `patch` changes a compiled source ({changed[0]}): the task's "
                         "build is made once, from the fixture, and a changed extension module fails `end_state`")
     left_out: list[str] = []  # declared, no wheel resolves: the image is made without them
+    added = _declared_by_the_fix(split, log) if resolved else []
     if resolved:
         made = clone_git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
         pinned, installed = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
-                                                log=log, env=env, build=build, left_out=left_out)
+                                                log=log, env=env, build=build, left_out=left_out, added=added)
     system = sorted({*system_packages(split.fixture), *apt}) if resolved else []
     locales = env_exports(env)[1] if resolved else []  # the locale the tests run in, generated in the image
     system = sorted({*system, "locales"}) if locales else system
@@ -274,7 +275,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         if backend is not None and runner == "pytest":  # another runner's ids are read from its output as given
             def rebuild(bounds: list[str]) -> str:
                 pinned, _ = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
-                                                log=log, env=env, bounds=bounds, build=build)
+                                                log=log, env=env, bounds=bounds, build=build, added=added)
                 shutil.rmtree(folder / "image")
                 write_task_image(folder, pinned, project_metadata(split.fixture, version), system, locales)
                 return pinned
@@ -289,6 +290,19 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return folder
+
+
+def _declared_by_the_fix(split: FixSplit, log: Callable[[str], None]) -> list[str]:
+    """What the fix adds to the project's declared dependencies (pylint 4661's `appdirs>=1.4.0` in setup.cfg).
+    SWE-bench's records pass in its environment, where such a distribution was there by another way (an
+    environment commit after the fix, a tool's dependency); the task's image has it as a dependency."""
+    fixed = {p: e for p, e in {**split.fixture, **split.solution}.items() if p not in split.solution_deletes}
+    before = {requirement_name(r) for r in runtime_requirements(split.fixture)}
+    added = [r for r in runtime_requirements(fixed) if requirement_name(r) not in before]
+    if added:
+        log(f"the fix declares {', '.join(added)}, which the project at base_commit does not: the task's image "
+            "has it too, as SWE-bench's environment had")
+    return added
 
 
 def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: list[str], installed: list[str] | None,

@@ -390,18 +390,20 @@ def _own_names(project: Tree) -> list[str]:
 def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str = "",
                         log: Callable[[str], None] = lambda line: None,
                         env: SwebenchEnv | None = None, bounds: Collection[str] = (),
-                        build: Collection[str] = (), left_out: list[str] | None = None) -> tuple[str, list[str]]:
+                        build: Collection[str] = (), left_out: list[str] | None = None,
+                        added: Collection[str] = ()) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
     The versions its lock file pins are taken where they resolve; else `made`, the date of the project's
     commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`).
     `bounds`: requirements that hold a dependency back (`werkzeug<3`: `release_before`). `left_out`: each
-    declared distribution the image is made without (no wheel resolves) is added to it."""
+    declared distribution the image is made without (no wheel resolves) is added to it. `added`: what
+    the project needs beyond its own declarations (what a SWE-bench record's fix declares: `fix_declares`)."""
     target = env_python(env, log) if env else None
     also, pins, extras, files = env_requirements(env, project, target.python if target else SANDBOX_PYTHON, log) \
         if env else ([], {}, [], [])
-    requirements = declared_requirements(project, keep=keep, also=also, files=files, extras=extras)
+    requirements = declared_requirements(project, keep=keep, also=[*added, *also], files=files, extras=extras)
     # another Python's image needs pytest
     if not requirements and not build and not asks_for_metadata(project) and target is None:
         return "", []

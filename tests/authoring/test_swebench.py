@@ -495,3 +495,33 @@ def test_a_clone_missing_a_file_of_the_base_commit_is_said_in_one_line(tmp_path)
     with pytest.raises(UserError, match=rf"^the clone {repo} lacks data/table.dat at base_commit {commit[:12]} "
                                         rf"\(object {blob[:12]}\), as a partial or damaged clone does: fetch"):
         base_tree(repo, commit)
+
+
+def test_a_distribution_the_fix_declares_is_in_the_task_image(tmp_path):
+    """pylint 4661: the fix adds `appdirs` to setup.cfg and the held-out test imports it. SWE-bench's
+    environment had it (its record passes there); the task's image has it too, though the base does not ask."""
+    clone = tmp_path / "repos" / "me__calc"
+    (clone / "tests").mkdir(parents=True)
+    (clone / "calc.py").write_text("def home():\n    return '~'\n")
+    (clone / "setup.cfg").write_text("[metadata]\nname = calc\n\n[options]\ninstall_requires =\n    six\n")
+    (clone / "tests" / "test_calc.py").write_text("from calc import home\n\n\ndef test_home():\n    assert home()\n")
+    (clone / "README").write_text("calc\n")
+    line = {
+        "instance_id": "me__calc-4", "repo": "me/calc", "base_commit": _committed(clone, "calc"),
+        "problem_statement": "home is not a cache dir",
+        "patch": "--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,5 @@\n-def home():\n-    return '~'\n+import iniconfig\n+\n+\n"
+                 "+def home():\n+    return iniconfig.__name__\n"
+                 "--- a/setup.cfg\n+++ b/setup.cfg\n@@ -4,3 +4,4 @@\n [options]\n install_requires =\n     six\n"
+                 "+    iniconfig>=1.0\n",
+        "test_patch": "--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -4,2 +4,6 @@\n def test_home():\n"
+                      "     assert home()\n+\n+\n+def test_named():\n+    assert home() == 'iniconfig'\n",
+        "FAIL_TO_PASS": ["tests/test_calc.py::test_named"], "PASS_TO_PASS": ["tests/test_calc.py::test_home"],
+    }
+    said: list[str] = []
+    task = load_task(write_instance(read_instances(_write(tmp_path, [line]))[0][0][1], tmp_path / "repos",
+                                    tmp_path / "out", log=said.append))
+    pinned = (task.root / "image" / "requirements.txt").read_text()
+    assert "iniconfig==" in pinned and "six==" in pinned, pinned
+    assert "the fix declares iniconfig>=1.0, which the project at base_commit does not: the task's image has it too, " \
+           "as SWE-bench's environment had" in said
+    assert "import iniconfig" not in task.fixture()["calc.py"].data.decode()
