@@ -29,7 +29,7 @@ import tomllib
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from endstate.authoring._installed import asks_for_metadata, runtime_requirements
+from endstate.authoring._installed import asks_for_metadata, cfg_requirements, requirement_lines, runtime_requirements
 from endstate.authoring._swebenchenv import ENV_DAY, SwebenchEnv, env_python, env_requirements
 from endstate.authoring._versions import (
     locked_versions,
@@ -99,26 +99,6 @@ def _text(project: Tree, path: str) -> str | None:
     return entry.data.decode("utf-8", errors="replace") if entry is not None and not entry.link else None
 
 
-def _lines(value: str) -> list[str]:
-    """The requirements of a multi-line value or file: comments dropped, a line ending in a
-    backslash joined with the next (comment lines between them skipped, as pip reads them)."""
-    found, pending = [], ""
-    for raw in value.splitlines():
-        line = re.sub(r"(^|\s)#.*$", "", raw).strip()
-        if pending and not line:
-            continue
-        if line.endswith("\\"):
-            pending += line[:-1].strip() + " "
-            continue
-        line = (pending + line).strip()
-        pending = ""
-        if line:
-            found.append(line)
-    if pending.strip():
-        found.append(pending.strip())
-    return found
-
-
 def _requirements_file(project: Tree, path: str, seen: set[str]) -> list[str]:
     path = posixpath.normpath(path)
     if path in seen:
@@ -128,7 +108,7 @@ def _requirements_file(project: Tree, path: str, seen: set[str]) -> list[str]:
     if text is None:
         raise UserError(f"the project names the requirements file {path}, which its tree does not hold")
     found = []
-    for line in _lines(text):
+    for line in requirement_lines(text):
         if line.startswith(("-r", "--requirement")):
             name = line.split(None, 1)[1] if " " in line else line[2:]
             found += _requirements_file(project, posixpath.join(posixpath.dirname(path), name.strip()), seen)
@@ -231,9 +211,9 @@ def _setup_cfg(project: Tree, extras: tuple[str, ...] = TEST_EXTRAS) -> list[str
     parser = _ini(project, "setup.cfg")
     if parser is None:
         return []
-    found = _lines(parser.get("options", "install_requires", fallback=""))
+    found = cfg_requirements(parser.get("options", "install_requires", fallback=""))
     for key in extras:
-        found += _lines(parser.get("options.extras_require", key, fallback=""))
+        found += cfg_requirements(parser.get("options.extras_require", key, fallback=""))
     return [line for line in found if not line.startswith(("file:", "attr:"))]
 
 
@@ -304,7 +284,7 @@ def _tox_requirements(project: Tree, seen: set[str]) -> list[str]:
     except configparser.Error:
         return []
     found = []
-    for line in _lines(parser.get("testenv", "deps", fallback="")):
+    for line in requirement_lines(parser.get("testenv", "deps", fallback="")):
         factored = _FACTOR_LINE.fullmatch(line)
         if factored:
             if not _factors_hold(factored.group(1)):

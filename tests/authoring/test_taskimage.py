@@ -26,6 +26,15 @@ def test_pyproject_dependencies_and_test_extras():
     assert declared_requirements(project) == ["attrs>=20", "freezegun", "hypothesis", "pytest"]
 
 
+def test_a_one_line_list_of_setup_cfg_is_split_on_semicolons_as_setuptools_reads_it():
+    """astropy 3.x: `test = pytest-astropy; pytest-xdist; ...` is three requirements, not one with a marker."""
+    project = files({"setup.cfg": "[metadata]\nname = astropy\n[options]\ninstall_requires = numpy>=1.13\n"
+                                  "[options.extras_require]\ntest = pytest-astropy; pytest-xdist; objgraph\n"
+                                  "testing =\n    mock; python_version < '3.3'  # old\n"})
+    assert declared_requirements(project) == ["mock; python_version < '3.3'", "numpy>=1.13", "objgraph",
+                                              "pytest-astropy", "pytest-xdist"]
+
+
 def test_setup_cfg_setup_py_and_the_requirements_files_they_name():
     project = files({
         "setup.cfg": "[metadata]\nname = pkg\n[options]\ninstall_requires =\n    six\n"
