@@ -23,7 +23,7 @@ from endstate.grading._joint import joint_of, split_run
 from endstate.grading._resolve import Grader
 from endstate.grading._state import Grading
 from endstate.grading._testrun import FAILING, CaseOutcome, parse_test_command, run_tests
-from endstate.grading._twins import MIN_TWINS, pair_cases
+from endstate.grading._twins import MIN_TWINS, derived_from, pair_cases
 from endstate.grading._twinsites import TestKey, _Source, _tests, mutation_sites
 from endstate.sandbox import FileEntry, Tree
 from endstate.task import is_test_module, parse_python
@@ -33,9 +33,9 @@ __all__ = ["validation_tree", "validation_command", "twin_problems", "joint_prob
 _MARK = "__twin_"
 
 
-def _copies(path: str, data: bytes) -> tuple[bytes, dict[str, TestKey]]:
+def _copies(path: str, data: bytes, derived: frozenset[str]) -> tuple[bytes, dict[str, TestKey]]:
     """The file with every candidate twin written as a renamed copy after its test."""
-    sites = mutation_sites(path, data)
+    sites = mutation_sites(path, data, derived)
     if not sites:
         return data, {}
     src = _Source(data)
@@ -63,11 +63,11 @@ def _copies(path: str, data: bytes) -> tuple[bytes, dict[str, TestKey]]:
 
 def validation_tree(holdout: Tree) -> tuple[Tree, dict[str, TestKey]]:
     """The held-out tree with every candidate twin beside its test, and copy name -> test."""
-    tree, names = dict(holdout), {}
+    tree, names, derived = dict(holdout), {}, derived_from(holdout)
     for path, entry in holdout.items():
         if entry.link or not is_test_module(path):
             continue
-        data, found = _copies(path, entry.data)
+        data, found = _copies(path, entry.data, derived)
         tree[path] = FileEntry(entry.mode, data)
         names.update(found)
     return tree, names

@@ -44,11 +44,11 @@ from typing import NamedTuple
 
 from endstate.grading._state import Grading
 from endstate.grading._testrun import FAILING, WIPE, Case, CaseOutcome, TestCommandError, TestRun, command_words
-from endstate.grading._twinsites import Site, TestKey, apply_sites, mutation_sites
+from endstate.grading._twinsites import Site, TestKey, apply_sites, base_classes, mutation_sites
 from endstate.sandbox import WORKDIR, FileEntry, Tree
 from endstate.task import is_test_module
 
-__all__ = ["TestKey", "Site", "TwinPlan", "mutation_sites", "plan_twins", "twin_seed", "case_key", "WIPE",
+__all__ = ["TestKey", "Site", "TwinPlan", "mutation_sites", "derived_from", "plan_twins", "twin_seed", "case_key", "WIPE",
            "MIN_TWINS", "Tally", "tally", "pair_cases", "run_halves"]
 
 #: A task must yield at least this many twins per graded run (`tasks check` says so otherwise).
@@ -100,11 +100,12 @@ def plan_twins(holdout: Tree, seed: bytes, values: bool = True, named: frozenset
     for path in holdout:
         if is_test_module(path):
             stems[path.rsplit("/", 1)[-1]] = stems.get(path.rsplit("/", 1)[-1], 0) + 1
+    derived = derived_from(holdout)
     for path in sorted(holdout):
         entry = holdout[path]
         if entry.link or not is_test_module(path) or stems[path.rsplit("/", 1)[-1]] > 1:
             continue  # two files of one name would make their tests' keys ambiguous
-        sites = {key: kept for key, options in mutation_sites(path, entry.data).items()
+        sites = {key: kept for key, options in mutation_sites(path, entry.data, derived).items()
                  if (kept := [s for s in options if not (s.renames and _named(path, key) in named)])}
         if sites:
             chosen[path] = {key: rng.choice([s for s in options if s.value is values] or options)
@@ -121,6 +122,12 @@ def plan_twins(holdout: Tree, seed: bytes, values: bool = True, named: frozenset
             turned = [site for key, site in sites.items() if side[key] != half]
             halves[half][path] = FileEntry(holdout[path].mode, apply_sites(holdout[path].data, turned))
     return TwinPlan(halves, side, rng.randrange(2))
+
+
+def derived_from(holdout: Tree) -> frozenset[str]:
+    """Every class name a held-out test module derives a class from: no twin for their methods."""
+    return frozenset(name for path, entry in holdout.items() if not entry.link and is_test_module(path)
+                     for name in base_classes(entry.data))
 
 
 def _named(path: str, key: TestKey) -> str:

@@ -373,3 +373,37 @@ def test_cases_renamed_by_a_changed_parameter_are_paired_in_the_order_they_ran()
     assert pair_cases(real, {"test_x[0.005-0.02]": "failure"}) is None  # a case missing from one half
     assert pair_cases({"test_a": "passed"}, {"test_b": "failure"}) is None  # unparametrised names must match
     assert pair_cases({"test_a": "passed"}, {"test_a": "passed"}) == [("passed", "passed")]
+
+
+INHERITED = b'''from calc import double
+
+
+class DoubleChecks:
+    def test_seven(self):
+        assert double(7) == 14
+
+
+class TestInts(DoubleChecks):
+    def test_own(self):
+        assert double(2) == 4
+
+
+class TestFloats(DoubleChecks):
+    pass
+'''
+
+
+def test_a_method_subclasses_inherit_gets_no_twin_in_its_file_or_another():
+    """xarray 3095: `test_copy` is defined on a mixin and reported as `TestIndexVariable::test_copy[...]`.
+    Its twin could not be told from the real test in the half it ran in: the gold fix failed half the time."""
+    other = b"from tests.test_a import TestInts\n\n\nclass TestMore(TestInts):\n    pass\n"
+    holdout = {"tests/test_a.py": FileEntry(0o644, INHERITED), "tests/test_b.py": FileEntry(0o644, other)}
+    for seed in range(8):
+        plan = plan_twins(holdout, twin_seed(bytes([seed]), "tree"))
+        assert plan is None  # TestInts.test_own is inherited by TestMore, in the other file
+    alone = {"tests/test_a.py": FileEntry(0o644, INHERITED)}
+    plan = plan_twins(alone, twin_seed(b"s", "tree"))
+    assert plan is not None and set(plan.side) == {TestKey("test_a", "TestInts", "test_own")}
+    assert plan.key_of("tests.test_a.TestFloats", "test_seven") is None
+    _, names = validation_tree(alone)
+    assert set(names.values()) == {TestKey("test_a", "TestInts", "test_own")}
