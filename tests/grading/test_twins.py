@@ -407,3 +407,22 @@ def test_a_method_subclasses_inherit_gets_no_twin_in_its_file_or_another():
     assert plan.key_of("tests.test_a.TestFloats", "test_seven") is None
     _, names = validation_tree(alone)
     assert set(names.values()) == {TestKey("test_a", "TestInts", "test_own")}
+
+
+def test_a_loop_over_what_a_parameter_gives_yields_no_twin():
+    """xarray 6992: `for name in dropped: assert name not in reset.variables`, where one case's `dropped`
+    is empty: that case's twin passed, and the gold fix was read as tampering."""
+    source = b'''import pytest
+from calc import double
+
+
+@pytest.mark.parametrize("values", [[1, 2], []])
+def test_rows(values):
+    for value in values:
+        assert double(value) == 2 * value
+    for value in [1, 2]:
+        assert double(value) > value
+'''
+    sites = mutation_sites("t/test_calc.py", source)[TestKey("test_calc", "", "test_rows")]
+    literal_loop = source.index(b"for value in [1, 2]")
+    assert sites and all(site.start > literal_loop for site in sites)
