@@ -175,3 +175,27 @@ def test_a_second_build_in_one_image_takes_the_objects_the_first_compiled(tmp_pa
     faster = files({**CALC, "calc/_speed.c": SPEED_C.replace("a + b", "b + a")})
     third = build_products(faster, image, "1.0", said.append)
     assert "0 of 1 compilations taken" in said[5] and [e.data for e in third.values()] != [e.data for e in first.values()]
+
+
+#: A setup.py that, as scikit-learn's checks OpenMP, compiles a program in a temporary folder and runs it.
+RUNS_A_TEST_PROGRAM = """import os, subprocess, tempfile
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "test_program.c"), "w") as source:
+    source.write("int main(void) { return 0; }\\n")
+subprocess.check_call(["cc", "test_program.c", "-o", "test_program"], cwd=folder)
+subprocess.check_call(["./test_program"], cwd=folder)
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_build_runs_a_program_it_compiled_in_its_temporary_folder(tmp_path: Path, monkeypatch):
+    # The sandbox's /tmp is noexec: a build whose temporary folder were there would stop on
+    # `PermissionError: ./test_program` (scikit-learn 0.21 and 0.22).
+    write_task_image(tmp_path, resolve_requirements(["setuptools", "pytest"]), None, system_build_packages(files(CALC)))
+    image = build_task_image(tmp_path / "image" / "Dockerfile", "build-objects")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    said: list[str] = []
+    built = build_products(files({**CALC, "setup.py": RUNS_A_TEST_PROGRAM + SETUP}), image, "1.0", said.append)
+    # The module is built, and nothing of the build's temporary folder joins the fixture.
+    assert [p for p in built if p.endswith(".so")] and all(p.startswith("calc/") for p in built), (built, said)
