@@ -288,8 +288,22 @@ def build_inputs(project: Tree, env: SwebenchEnv | None,
         raise UserError(f"the project's build imports {submodule}, its git submodule, which the clone does not "
                         f"hold: run `git submodule update --init {submodule}` in the clone (with network) and "
                         "import again")
-    return declared, build_requirements(declared, log) or _imported_by_setup(declared), \
-        system_build_packages(project, apt)
+    build = build_requirements(declared, log) or _imported_by_setup(declared)
+    return declared, _cython_before_3(build, env.pins if env else [], log), system_build_packages(project, apt)
+
+
+def _cython_before_3(build: list[str], pins: Collection[str], log: Callable[[str], None]) -> list[str]:
+    """The build's requirements, with Cython below 3 where neither they nor SWE-bench's pins ask for 3 or
+    later. Cython 3.0 (2023-07) changed the language its `.pyx` files are read in (`language_level=3`, C
+    functions that propagate exceptions, `binding=True`), and a project written for 0.29 that bounds it from
+    below only (scikit-learn 0.22: `Cython>=0.28.5`; before it, no bound: `cython`) stops on a
+    `CompileError` under 3.x; 0.29 is in every such bound."""
+    cython = [r.split(";")[0] for r in [*build, *pins] if requirement_name(r) == "cython"]
+    if not cython or any(re.search(r"(==|>=|~=|>)\s*([3-9]|\d{2,})", r) for r in cython):
+        return build
+    log("the build's Cython is taken below 3 (cython<3): neither the project nor SWE-bench's environment asks "
+        "for 3, whose language defaults stop a .pyx written for 0.29")
+    return [*build, "cython<3"]
 
 
 def _imported_by_setup(project: Tree) -> list[str]:

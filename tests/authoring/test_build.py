@@ -113,7 +113,26 @@ def test_a_build_that_declares_no_requirements_still_gets_what_its_setup_imports
                      "sklearn/setup.py": "def configuration():\n    config.add_extension('_isotonic', sources=['_isotonic.pyx'])\n",
                      "sklearn/_isotonic.pyx": "def f():\n    pass\n"})
     _, build, _ = build_inputs(sklearn, None)
-    assert build == ["setuptools", "numpy", "cython"]
+    assert build == ["setuptools", "numpy", "cython", "cython<3"]
+
+
+def test_a_cython_bounded_from_below_only_is_taken_below_3():
+    # scikit-learn 0.22 asks `Cython>=0.28.5` and SWE-bench's environment `cython`: its .pyx stop on a
+    # CompileError under Cython 3 (`sklearn/neighbors/_ball_tree.pyx`), so the build takes 0.29.
+    sklearn = files({"pyproject.toml": '[build-system]\nrequires = ["setuptools", "Cython>=0.28.5"]\n',
+                     "setup.py": "from numpy.distutils.core import setup\nsetup()\n",
+                     "sklearn/setup.py": "config.add_extension('_isotonic', sources=['_isotonic.pyx'])\n",
+                     "sklearn/_isotonic.pyx": "def f():\n    pass\n"})
+    said: list[str] = []
+    _, build, _ = build_inputs(sklearn, swebench_env("scikit-learn/scikit-learn", "0.22"), said.append)
+    assert build == ["setuptools", "Cython>=0.28.5", "cython<3"] and any("below 3" in line for line in said)
+    # SWE-bench's pin of a Cython 3 (scikit-learn 1.3: cython==3.0.10), or a project's own bound at 3, stands.
+    _, build, _ = build_inputs(sklearn, swebench_env("scikit-learn/scikit-learn", "1.3"))
+    assert build == ["setuptools", "Cython>=0.28.5"]
+    three = {**sklearn, **files({"pyproject.toml": '[build-system]\nrequires = ["Cython>=3.0.8"]\n'})}
+    assert build_inputs(three, None)[1] == ["Cython>=3.0.8"]
+    # A build that uses no Cython gets none.
+    assert "cython<3" not in build_inputs(files(CALC), None)[1]
 
 
 def test_a_build_through_a_submodule_the_clone_lacks_is_refused_naming_it():
