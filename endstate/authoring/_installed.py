@@ -104,8 +104,8 @@ def _setup_keywords(project: Tree) -> dict[str, object]:
     for call in (n for n in ast.walk(module) if isinstance(n, ast.Call)):
         if getattr(call.func, "id", getattr(call.func, "attr", "")) != "setup":
             continue
-        spread = [k for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name) and k.value.id in dicts]
-        for keyword in [*call.keywords, *(k for s in spread for k in dicts[s.value.id].keywords)]:
+        spread = [k.value.id for k in call.keywords if k.arg is None and isinstance(k.value, ast.Name)]
+        for keyword in [*call.keywords, *(k for name in spread if name in dicts for k in dicts[name].keywords)]:
             if keyword.arg is None:
                 continue
             node = names.get(keyword.value.id, keyword.value) if isinstance(keyword.value, ast.Name) else keyword.value
