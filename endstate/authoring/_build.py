@@ -54,9 +54,12 @@ _STANDS_FOR = {"oldest-supported-numpy": "numpy"}
 #: The files SWE-bench's pre-install `sed` steps edit: the ones the project's install reads.
 _SETUP_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "requirements.txt")
 #: Where a build leaves what no import needs: its scratch folders and its egg-info.
-_SCRATCH = re.compile(r"^(build|dist|\.eggs|\.endstate-ccache)/|(^|/)[^/]+\.egg-info/|(^|/)mplsetup\.cfg$")
+_SCRATCH = re.compile(r"^(build|dist|\.eggs|\.endstate-ccache|\.endstate-tmp)/|(^|/)[^/]+\.egg-info/|(^|/)mplsetup\.cfg$")
 #: ccache's folder in the build's workspace, carried in from the host and back.
 _CCACHE = ".endstate-ccache"
+#: The build's temporary folder, in its workspace: the sandbox's /tmp is mounted noexec, and a build may run
+#: a program it compiled there (scikit-learn's setup.py compiles and runs a test of OpenMP in `mkdtemp()`).
+_BUILD_TMP = ".endstate-tmp"
 #: Debian's ccache: its folder of compiler names first on PATH, the compilers' own command lines unchanged.
 _WITH_CCACHE = (f"if [ -d /usr/lib/ccache ]; then export PATH=/usr/lib/ccache:$PATH CCACHE_DIR=$PWD/{_CCACHE} "
                 "CCACHE_MAXSIZE=1G CCACHE_COMPRESS=1; ccache -z >/dev/null; fi; ")
@@ -219,7 +222,8 @@ def build_products(project: Tree, image: str, version: str, log: Callable[[str],
         box.put_tree(tree)
         # No .git to read a version from: setuptools_scm is told the version the task states.
         scm = shlex.quote(version)
-        done = box.exec(f"export SETUPTOOLS_SCM_PRETEND_VERSION={scm} MAX_JOBS=2; {_WITH_CCACHE}"
+        done = box.exec(f"export SETUPTOOLS_SCM_PRETEND_VERSION={scm} MAX_JOBS=2 TMPDIR=$PWD/{_BUILD_TMP}; "
+                        f"mkdir -p {_BUILD_TMP}; {_WITH_CCACHE}"
                         f"{command} 2>&1 | tail -12 | cut -c1-1000; status=${{PIPESTATUS[0]}}; [ $status = 0 ] && {_CCACHE_COUNTS}; "
                         "exit $status", timeout=BUILD_TIMEOUT_S)
         if done.exit_code != 0:
@@ -284,8 +288,22 @@ def build_inputs(project: Tree, env: SwebenchEnv | None,
         raise UserError(f"the project's build imports {submodule}, its git submodule, which the clone does not "
                         f"hold: run `git submodule update --init {submodule}` in the clone (with network) and "
                         "import again")
-    return declared, build_requirements(declared, log) or _imported_by_setup(declared), \
-        system_build_packages(project, apt)
+    build = build_requirements(declared, log) or _imported_by_setup(declared)
+    return declared, _cython_before_3(build, env.pins if env else [], log), system_build_packages(project, apt)
+
+
+def _cython_before_3(build: list[str], pins: Collection[str], log: Callable[[str], None]) -> list[str]:
+    """The build's requirements, with Cython below 3 where neither they nor SWE-bench's pins ask for 3 or
+    later. Cython 3.0 (2023-07) changed the language its `.pyx` files are read in (`language_level=3`, C
+    functions that propagate exceptions, `binding=True`), and a project written for 0.29 that bounds it from
+    below only (scikit-learn 0.22: `Cython>=0.28.5`; before it, no bound: `cython`) stops on a
+    `CompileError` under 3.x; 0.29 is in every such bound."""
+    cython = [r.split(";")[0] for r in [*build, *pins] if requirement_name(r) == "cython"]
+    if not cython or any(re.search(r"(==|>=|~=|>)\s*([3-9]|\d{2,})", r) for r in cython):
+        return build
+    log("the build's Cython is taken below 3 (cython<3): neither the project nor SWE-bench's environment asks "
+        "for 3, whose language defaults stop a .pyx written for 0.29")
+    return [*build, "cython<3"]
 
 
 def _imported_by_setup(project: Tree) -> list[str]:

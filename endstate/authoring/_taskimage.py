@@ -29,7 +29,13 @@ import tomllib
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from endstate.authoring._installed import asks_for_metadata, cfg_requirements, requirement_lines, runtime_requirements
+from endstate.authoring._installed import (
+    asks_for_metadata,
+    cfg_requirements,
+    requirement_lines,
+    runtime_requirements,
+    setup_literal,
+)
 from endstate.authoring._swebenchenv import ENV_DAY, SwebenchEnv, env_python, env_requirements
 from endstate.authoring._versions import (
     locked_versions,
@@ -238,7 +244,7 @@ def _setup_py(project: Tree, seen: set[str], extras: tuple[str, ...] = TEST_EXTR
         for keyword in call.keywords:
             node = names.get(keyword.value.id, keyword.value) if isinstance(keyword.value, ast.Name) else keyword.value
             try:
-                value = ast.literal_eval(node)
+                value = setup_literal(node, names)
             except ValueError:
                 continue
             if keyword.arg in ("install_requires", "tests_require") and isinstance(value, (list, tuple)):

@@ -113,7 +113,26 @@ def test_a_build_that_declares_no_requirements_still_gets_what_its_setup_imports
                      "sklearn/setup.py": "def configuration():\n    config.add_extension('_isotonic', sources=['_isotonic.pyx'])\n",
                      "sklearn/_isotonic.pyx": "def f():\n    pass\n"})
     _, build, _ = build_inputs(sklearn, None)
-    assert build == ["setuptools", "numpy", "cython"]
+    assert build == ["setuptools", "numpy", "cython", "cython<3"]
+
+
+def test_a_cython_bounded_from_below_only_is_taken_below_3():
+    # scikit-learn 0.22 asks `Cython>=0.28.5` and SWE-bench's environment `cython`: its .pyx stop on a
+    # CompileError under Cython 3 (`sklearn/neighbors/_ball_tree.pyx`), so the build takes 0.29.
+    sklearn = files({"pyproject.toml": '[build-system]\nrequires = ["setuptools", "Cython>=0.28.5"]\n',
+                     "setup.py": "from numpy.distutils.core import setup\nsetup()\n",
+                     "sklearn/setup.py": "config.add_extension('_isotonic', sources=['_isotonic.pyx'])\n",
+                     "sklearn/_isotonic.pyx": "def f():\n    pass\n"})
+    said: list[str] = []
+    _, build, _ = build_inputs(sklearn, swebench_env("scikit-learn/scikit-learn", "0.22"), said.append)
+    assert build == ["setuptools", "Cython>=0.28.5", "cython<3"] and any("below 3" in line for line in said)
+    # SWE-bench's pin of a Cython 3 (scikit-learn 1.3: cython==3.0.10), or a project's own bound at 3, stands.
+    _, build, _ = build_inputs(sklearn, swebench_env("scikit-learn/scikit-learn", "1.3"))
+    assert build == ["setuptools", "Cython>=0.28.5"]
+    three = {**sklearn, **files({"pyproject.toml": '[build-system]\nrequires = ["Cython>=3.0.8"]\n'})}
+    assert build_inputs(three, None)[1] == ["Cython>=3.0.8"]
+    # A build that uses no Cython gets none.
+    assert "cython<3" not in build_inputs(files(CALC), None)[1]
 
 
 def test_a_build_through_a_submodule_the_clone_lacks_is_refused_naming_it():
@@ -175,3 +194,27 @@ def test_a_second_build_in_one_image_takes_the_objects_the_first_compiled(tmp_pa
     faster = files({**CALC, "calc/_speed.c": SPEED_C.replace("a + b", "b + a")})
     third = build_products(faster, image, "1.0", said.append)
     assert "0 of 1 compilations taken" in said[5] and [e.data for e in third.values()] != [e.data for e in first.values()]
+
+
+#: A setup.py that, as scikit-learn's checks OpenMP, compiles a program in a temporary folder and runs it.
+RUNS_A_TEST_PROGRAM = """import os, subprocess, tempfile
+folder = tempfile.mkdtemp()
+with open(os.path.join(folder, "test_program.c"), "w") as source:
+    source.write("int main(void) { return 0; }\\n")
+subprocess.check_call(["cc", "test_program.c", "-o", "test_program"], cwd=folder)
+subprocess.check_call(["./test_program"], cwd=folder)
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_build_runs_a_program_it_compiled_in_its_temporary_folder(tmp_path: Path, monkeypatch):
+    # The sandbox's /tmp is noexec: a build whose temporary folder were there would stop on
+    # `PermissionError: ./test_program` (scikit-learn 0.21 and 0.22).
+    write_task_image(tmp_path, resolve_requirements(["setuptools", "pytest"]), None, system_build_packages(files(CALC)))
+    image = build_task_image(tmp_path / "image" / "Dockerfile", "build-objects")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    said: list[str] = []
+    built = build_products(files({**CALC, "setup.py": RUNS_A_TEST_PROGRAM + SETUP}), image, "1.0", said.append)
+    # The module is built, and nothing of the build's temporary folder joins the fixture.
+    assert [p for p in built if p.endswith(".so")] and all(p.startswith("calc/") for p in built), (built, said)

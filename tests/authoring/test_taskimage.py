@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from endstate.authoring._installed import project_name, runtime_requirements
 from endstate.authoring._taskimage import (
     declared_requirements,
     locked_versions,
@@ -47,6 +48,19 @@ def test_setup_cfg_setup_py_and_the_requirements_files_they_name():
     })
     assert declared_requirements(project) == ["certifi", "chardet", "idna>=2", "mock", "nose", "pytest-cov", "six",
                                               "toml"]
+
+
+def test_setup_py_install_requires_formatted_from_its_constants_in_a_dict_it_spreads():
+    # scikit-learn 0.22: `setup(**metadata)`, `metadata = dict(install_requires=['joblib>={}'.format(...)])`
+    # in a function; NUMPY_MIN_VERSION is set in a branch (PyPy's or not), so its bound is not known.
+    setup_py = ("JOBLIB_MIN_VERSION = '0.11'\nif PYPY:\n    NUMPY_MIN_VERSION = '1.14.0'\nelse:\n"
+                "    NUMPY_MIN_VERSION = '1.11.0'\n\n\ndef setup_package():\n"
+                "    metadata = dict(name='scikit-learn', install_requires=[\n"
+                "        'numpy>={}'.format(NUMPY_MIN_VERSION), 'joblib>={}'.format(JOBLIB_MIN_VERSION)])\n"
+                "    setup(**metadata)\n")
+    project = files({"setup.py": setup_py})
+    assert declared_requirements(project) == ["joblib>=0.11", "numpy"]
+    assert runtime_requirements(project) == ["numpy", "joblib>=0.11"] and project_name(project) == "scikit-learn"
 
 
 def test_a_test_extra_that_names_the_projects_own_extras_takes_them_in():
