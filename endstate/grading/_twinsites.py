@@ -245,9 +245,12 @@ def _tests(module: ast.Module):
 def base_classes(data: bytes) -> set[str]:
     """The names a test file's classes derive from (`class TestIndex(VariableSubclassobjects)`, `mod.Base`)."""
     try:
-        module = parse_python(data)
+        return _bases(parse_python(data))
     except (SyntaxError, ValueError):
         return set()
+
+
+def _bases(module: ast.Module) -> set[str]:
     return {base.id if isinstance(base, ast.Name) else base.attr for node in ast.walk(module)
             if isinstance(node, ast.ClassDef) for base in node.bases if isinstance(base, (ast.Name, ast.Attribute))}
 
@@ -267,7 +270,7 @@ def mutation_sites(path: str, data: bytes, derived_from: frozenset[str] = frozen
     stem = path.rsplit("/", 1)[-1].removesuffix(".py")
     found: dict[TestKey, list[Site]] = {}
     scope = scope_of(module)
-    inherited = derived_from | base_classes(data)
+    inherited = derived_from | _bases(module)
     for cls, function in _tests(module):
         if cls and cls in inherited:
             continue
