@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import email
 import json
+import subprocess
+import sys
 
-from endstate.authoring._installed import asks_for_metadata, generated_files, project_metadata, project_version
+from endstate.authoring._installed import (
+    asks_for_metadata,
+    generated_files,
+    namespace_lines,
+    project_metadata,
+    project_version,
+)
 from endstate.sandbox._tree import FileEntry, Tree
 
 
@@ -64,3 +72,29 @@ def test_code_that_reads_installed_metadata():
     assert asks_for_metadata(files({"f/__init__.py": "from importlib.metadata import version\n"}))
     assert asks_for_metadata(files({"f/__init__.py": "import pkg_resources\n"}))
     assert not asks_for_metadata(files({"f/__init__.py": "import os\n"}))
+
+
+def test_a_declared_namespace_is_made_at_startup_without_running_its_init(tmp_path):
+    """matplotlib's `mpl_toolkits/__init__.py` imports pkg_resources, whose DeprecationWarning fails every test
+    module under `filterwarnings = error`; its editable install never runs that file, and neither does the image."""
+    project = files({"setup.py": "from setuptools import setup\nsetup(name='mpl', package_dir={'': 'lib'},\n"
+                                 "      namespace_packages=['kits', 'deep.er'])\n"})
+    made = project_metadata(project, "3.6.0")
+    pth = "__editable__.mpl-3.6.0-nspkg.pth"
+    assert pth in made and f"{pth},," in text(made, "mpl-3.6.0.dist-info/RECORD")
+    root = tmp_path / "workspace"
+    for package in ("kits", "deep", "deep/er"):
+        (root / "lib" / package).mkdir(parents=True)
+        (root / "lib" / package / "__init__.py").write_text("raise RuntimeError('ran')\n")
+    (root / "lib/kits/tool.py").write_text("NAME = 'tool'\n")
+    (root / "lib/deep/er/leaf.py").write_text("NAME = 'leaf'\n")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / pth).write_text(namespace_lines(project, root=str(root)))
+    probe = f"import site; site.addsitedir({str(site)!r}); import kits.tool, deep.er.leaf; print(kits.tool.NAME, deep.er.leaf.NAME)"
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, "tool leaf\n", "")
+    # setup.cfg's spelling; nothing declared, nothing written
+    cfg = files({"setup.cfg": "[metadata]\nname = n\n[options]\npackage_dir =\n    =src\nnamespace_packages = ns\n"})
+    assert "os.path.join('/workspace/src', *('ns',))" in namespace_lines(cfg)
+    assert namespace_lines(files({"setup.py": "setup(name='plain')\n"})) == ""
