@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from importlib import resources
 
 import msgspec
@@ -92,10 +92,11 @@ def python_deviation(env: SwebenchEnv | None) -> str:
 
 
 def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
-                     log: Callable[[str], None] = lambda line: None) -> tuple[list[str], dict[str, str], list[str],
-                                                                              list[str]]:
+                     log: Callable[[str], None] = lambda line: None,
+                     build: Collection[str] = ()) -> tuple[list[str], dict[str, str], list[str], list[str]]:
     """(requirements to add, name -> version pins, extras of the project to add, requirements files of
-    the project to add) for `env`, with a log line for each part of it that the sandbox cannot honour."""
+    the project to add) for `env`, with a log line for each part of it that the sandbox cannot honour.
+    `build`: what the project's build needs, which the image's one environment holds too."""
     label = f"SWE-bench's environment for {env.repo} (versions {env.versions[0]}..{env.versions[-1]})"
     log(f"{label}: honoured (its pins, requirements and extras)")
     if env.python != sandbox_python:
@@ -112,11 +113,16 @@ def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
     for spec in env.pins:
         name, _, version = spec.partition("==")
         if version and requirement_name(name) == requirement_name(spec):
-            refused = _refused_by_install(project, requirement_name(name), version.strip(), env.python)
+            refused = _refused_by(runtime_requirements(project), requirement_name(name), version.strip(), env.python)
             if refused:  # SWE-bench installs its pins first; the project's own install then takes what it asks
                 log(f"{label}: its pin {spec} gives way to the project's own `{refused}` (its install, after the "
                     "pins, takes what the project asks)")
                 continue  # nor is its name asked bare: the project's requirement, with its bound, stands
+            refused = _refused_by(build, requirement_name(name), version.strip(), env.python)
+            if refused:  # matplotlib 3.5's setup_requires `setuptools_scm>=4,<7` beside the pin setuptools-scm==7.1.0
+                log(f"{label}: its pin {spec} gives way to the project's build requirement `{refused}` (SWE-bench's "
+                    "install builds in an environment of its own; here the build runs in the image's one)")
+                continue
             pins[requirement_name(name)] = version.strip()
         wanted.append(spec if not version else requirement_name(name))
     found = next((path for path in env.requirements if path in project), None)
@@ -125,12 +131,13 @@ def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
     return wanted, pins, list(env.extras), [found] if found else []
 
 
-def _refused_by_install(project: Tree, name: str, version: str, python: str) -> str:
-    """The project's own requirement of `name` (what `pip install -e .` installs) that `version` does not
-    satisfy on `python`, "" when none: pylint 3.0 asks `astroid>=3.0.0a8`, SWE-bench pins astroid==3.0.0a6."""
+def _refused_by(requirements: Iterable[str], name: str, version: str, python: str) -> str:
+    """The requirement of `name` among the project's own (what `pip install -e .` installs, or what its build
+    needs) that `version` does not satisfy on `python`, "" when none: pylint 3.0 asks `astroid>=3.0.0a8`,
+    SWE-bench pins astroid==3.0.0a6."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    for line in runtime_requirements(project):
+    for line in requirements:
         try:
             requirement = Requirement(line)
         except InvalidRequirement:

@@ -387,7 +387,8 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     declared distribution the image is made without (no wheel resolves) is added to it. `added`: what
     the project needs beyond its own declarations (what a SWE-bench record's fix declares: `fix_declares`)."""
     target = env_python(env, log) if env else None
-    also, pins, extras, files = env_requirements(env, project, target.python if target else SANDBOX_PYTHON, log) \
+    also, pins, extras, files = env_requirements(env, project, target.python if target else SANDBOX_PYTHON, log,
+                                                 build) \
         if env else ([], {}, [], [])
     requirements = declared_requirements(project, keep=keep, also=[*added, *also], files=files, extras=extras)
     # another Python's image needs pytest

@@ -160,6 +160,22 @@ def test_a_pin_the_projects_own_install_does_not_satisfy_gives_way_to_what_it_as
     assert kept["astroid"] == "3.0.0a6"
 
 
+def test_a_pin_the_projects_build_excludes_gives_way_to_the_build():
+    """matplotlib 3.5's setup.py asks `setuptools_scm>=4,<7` for its build, and SWE-bench's environment pins
+    setuptools-scm==7.1.0: SWE-bench builds apart from the runtime; here both are the image's one environment,
+    and the two together made every resolution of matplotlib 3.5's records impossible."""
+    project = files({"setup.py": "setup(name='matplotlib', install_requires=['numpy>=1.17'])\n"})
+    said: list[str] = []
+    wanted, pins, _, _ = env_requirements(swebench_env("matplotlib/matplotlib", "3.5"), project, "3.11", said.append,
+                                          build=["setuptools_scm>=4,<7", "certifi>=2020.06.20"])
+    assert "setuptools-scm" not in pins and "setuptools-scm" not in wanted and pins["numpy"] == "1.25.2"
+    assert any("its pin setuptools-scm==7.1.0 gives way to the project's build requirement `setuptools_scm>=4,<7`"
+               in line for line in said), said
+    _, kept, _, _ = env_requirements(swebench_env("matplotlib/matplotlib", "3.5"), project, "3.11",
+                                     build=["setuptools_scm>=7"])
+    assert kept["setuptools-scm"] == "7.1.0"
+
+
 def test_when_the_lock_files_versions_do_not_resolve_swebenchs_pins_still_hold():
     """Resolved from PyPI: the newest the declarations allow was taken with no pin at all, SWE-bench's
     among them (pydata__xarray-6744 got numpy 2.2 for its pin 1.23.0, and no test module imported)."""
