@@ -243,13 +243,13 @@ def project_metadata(project: Tree, version: str) -> Tree:
     return {path: FileEntry(0o644, text.encode()) for path, text in made.items()}
 
 
-#: setuptools' namespace line (`setuptools.namespaces.Installer`, as its editable install writes it): the
-#: namespace's module is made from its spec, never executed, and the folder joins its __path__.
-_NSPKG_LINE = ("import sys, types, os;has_mfs = sys.version_info > (3, 5);p = os.path.join({root!r}, *{parts!r});"
-               "importlib = has_mfs and __import__('importlib.util');has_mfs and __import__('importlib.machinery');"
-               "m = has_mfs and sys.modules.setdefault({name!r}, importlib.util.module_from_spec("
-               "importlib.machinery.PathFinder.find_spec({name!r}, [os.path.dirname(p)])));"
-               "m = m or sys.modules.setdefault({name!r}, types.ModuleType({name!r}));"
+#: setuptools' namespace line (`setuptools.namespaces.Installer`, as its editable install writes it), for a
+#: Python of 3.5 or later: the namespace's module is made from its spec, never executed, and the folder joins
+#: its __path__. Unlike setuptools', a folder that is not there (the image's own build, before any tree is in
+#: /workspace) makes nothing rather than an error at every interpreter's start.
+_NSPKG_LINE = ("import sys, os, importlib.util, importlib.machinery;p = os.path.join({root!r}, *{parts!r});"
+               "s = importlib.machinery.PathFinder.find_spec({name!r}, [os.path.dirname(p)]);"
+               "m = s and sys.modules.setdefault({name!r}, importlib.util.module_from_spec(s));"
                "mp = (m or []) and m.__dict__.setdefault('__path__',[]);(p not in mp) and mp.append(p){parent}\n")
 
 
@@ -270,7 +270,8 @@ def namespace_lines(project: Tree, root: str = "/workspace") -> str:
                                                        re.fullmatch(r"\w+(\.\w+)*", n)) for i in range(1, len(parts) + 1)})
     return "".join(_NSPKG_LINE.format(
         root=top, parts=tuple(name.split(".")), name=name,
-        parent=";m and setattr(sys.modules[{!r}], {!r}, m)".format(*name.rsplit(".", 1)) if "." in name else "")
+        parent=";m and {0!r} in sys.modules and setattr(sys.modules[{0!r}], {1!r}, m)".format(*name.rsplit(".", 1))
+        if "." in name else "")
         for name in every)
 
 

@@ -94,6 +94,13 @@ def test_a_declared_namespace_is_made_at_startup_without_running_its_init(tmp_pa
     probe = f"import site; site.addsitedir({str(site)!r}); import kits.tool, deep.er.leaf; print(kits.tool.NAME, deep.er.leaf.NAME)"
     ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "tool leaf\n", "")
+    # before the tree is there (the image's own build), an interpreter starts with nothing said
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / pth).write_text(namespace_lines(project, root=str(tmp_path / "absent")))
+    started = subprocess.run([sys.executable, "-c", f"import site; site.addsitedir({str(empty)!r}); import sys; "
+                              "print('kits' in sys.modules)"], capture_output=True, text=True, check=False)
+    assert (started.returncode, started.stdout, started.stderr) == (0, "False\n", "")
     # setup.cfg's spelling; nothing declared, nothing written
     cfg = files({"setup.cfg": "[metadata]\nname = n\n[options]\npackage_dir =\n    =src\nnamespace_packages = ns\n"})
     assert "os.path.join('/workspace/src', *('ns',))" in namespace_lines(cfg)
