@@ -4,6 +4,7 @@ the tag and date of a commit, which `tasks new` reads of its repository too."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 import subprocess
 from collections.abc import Callable
@@ -11,9 +12,9 @@ from pathlib import Path
 
 from endstate.authoring._fix import submodule_trees
 from endstate.errors import UserError
-from endstate.sandbox import Tree, tar_to_tree
+from endstate.sandbox import FileEntry, Tree, tar_to_tree
 
-__all__ = ["clone_git", "find_clone", "base_tree", "last_tag", "commit_date"]
+__all__ = ["clone_git", "find_clone", "base_tree", "last_tag", "commit_date", "requirements_at"]
 
 
 def clone_git(repo: Path, *args: str) -> bytes:
@@ -59,6 +60,29 @@ def base_tree(repo: Path, commit: str, log: Callable[[str], None] = lambda line:
     for path, files in submodule_trees(repo, commit, missing=log).items():
         tree.update({f"{path}/{inner}": entry for inner, entry in files.items()})
     return tree
+
+
+def requirements_at(repo: Path, commit: str, paths: list[str], log: Callable[[str], None]) -> Tree:
+    """The first of `paths` that `commit` holds, with the files its `-r` lines name (relative to its folder), as
+    that commit has them: SWE-bench reads a version's requirements at its environment_setup_commit, not at each
+    record's base_commit. Empty, and said, when the clone lacks the commit."""
+    if _git(repo, "cat-file", "-e", f"{commit}^{{commit}}").returncode != 0:
+        log(f"environment_setup_commit {commit[:12]} is not in {repo}: the requirements files are read at "
+            "base_commit (fetch it into the clone to read them as SWE-bench does)")
+        return {}
+    for path in paths:
+        shown = _git(repo, "show", f"{commit}:{path}")
+        if shown.returncode != 0:
+            continue
+        found = {path: FileEntry(0o644, shown.stdout)}
+        for line in shown.stdout.decode("utf-8", errors="replace").splitlines():
+            if line.strip().startswith("-r"):
+                named = posixpath.normpath(posixpath.join(posixpath.dirname(path), line.strip()[2:].strip()))
+                included = _git(repo, "show", f"{commit}:{named}")
+                if included.returncode == 0:
+                    found[named] = FileEntry(0o644, included.stdout)
+        return found
+    return {}
 
 
 def _archive(repo: Path, commit: str) -> bytes:

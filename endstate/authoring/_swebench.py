@@ -39,7 +39,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.authoring._build import build_inputs, built_fixture_products, compiled_sources
-from endstate.authoring._clones import base_tree, clone_git, find_clone
+from endstate.authoring._clones import base_tree, clone_git, find_clone, requirements_at
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._gitapply import apply_field, strict_diff
 from endstate.authoring._installed import generated_files, project_metadata, project_version, runtime_requirements
@@ -65,7 +65,7 @@ from endstate.authoring._nodeids import (
 )
 from endstate.authoring._offline import needs_the_network, network_host
 from endstate.authoring._swebenchdata import Selection
-from endstate.authoring._swebenchenv import env_exports, python_deviation, swebench_env
+from endstate.authoring._swebenchenv import SwebenchEnv, env_exports, python_deviation, swebench_env
 from endstate.authoring._swebenchimages import about, instance_image, write_layer
 from endstate.authoring._swebenchrecords import Instance, Skipped, log_fragments, read_instances, test_ids
 from endstate.authoring._systools import system_packages
@@ -223,6 +223,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
     env = swebench_env(instance.repo, instance.version)
     resolved = own_dockerfile is None and own is None  # the image is made here, from what the project declares
     declared, build, apt = build_inputs(split.fixture, env, log) if resolved else (split.fixture, [], [])
+    asks = _at_setup_commit(instance, clone, declared, env, log) if resolved else declared
     if build and (changed := compiled_sources([*split.solution, *split.solution_deletes])):
         raise UserError(f"field `patch` changes a compiled source ({changed[0]}): the task's "
                         "build is made once, from the fixture, and a changed extension module fails `end_state`")
@@ -230,7 +231,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
     added = _declared_by_the_fix(split, log) if resolved else []
     if resolved:
         made = clone_git(clone, "show", "-s", "--format=%cI", instance.base_commit).decode().strip()
-        pinned, installed = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
+        pinned, installed = pinned_requirements(asks, keep=plugin_distributions(split.fixture), made=made,
                                                 log=log, env=env, build=build, left_out=left_out, added=added)
     system = sorted({*system_packages(split.fixture), *apt}) if resolved else []
     locales = env_exports(env)[1] if resolved else []  # the locale the tests run in, generated in the image
@@ -274,7 +275,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         load_task(folder)
         if backend is not None and runner == "pytest":  # another runner's ids are read from its output as given
             def rebuild(bounds: list[str]) -> str:
-                pinned, _ = pinned_requirements(declared, keep=plugin_distributions(split.fixture), made=made,
+                pinned, _ = pinned_requirements(asks, keep=plugin_distributions(split.fixture), made=made,
                                                 log=log, env=env, bounds=bounds, build=build, added=added)
                 shutil.rmtree(folder / "image")
                 write_task_image(folder, pinned, project_metadata(split.fixture, version), system, locales)
@@ -290,6 +291,21 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return folder
+
+
+def _at_setup_commit(instance: Instance, clone: Path, declared: Tree, env: SwebenchEnv | None,
+                     log: Callable[[str], None]) -> Tree:
+    """`declared` with the requirements files SWE-bench's environment installs as its environment_setup_commit
+    has them (SWE-bench reads them there, once per version, not at each record's base_commit)."""
+    commit = str(instance.environment_setup_commit or "")
+    if env is None or not env.requirements or not commit or commit == instance.base_commit:
+        return declared
+    files = requirements_at(clone, commit, env.requirements, log)
+    changed = sorted(path for path, entry in files.items() if path not in declared or declared[path].data != entry.data)
+    if changed:
+        log(f"requirements read at environment_setup_commit {commit[:12]}, as SWE-bench's environment reads them: "
+            f"{', '.join(changed)} differ from base_commit's")
+    return {**declared, **files}
 
 
 def _declared_by_the_fix(split: FixSplit, log: Callable[[str], None]) -> list[str]:

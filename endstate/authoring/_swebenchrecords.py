@@ -39,9 +39,10 @@ class Instance(msgspec.Struct, forbid_unknown_fields=True):
     # parser its harness reads the test run with (parse_log_django, parse_log_pytest...): the runner.
     image: str | None = None
     log_parser: str | None = None
+    # The commit whose requirements files SWE-bench's environment of the version installs (read there).
+    environment_setup_commit: str | None = None
     # Present in the published datasets; not used here (eval_script: the bash the harness runs to grade;
     # with --images swebench its test line is written on the task).
-    environment_setup_commit: str | None = None
     hints_text: str | None = None
     created_at: str | None = None
     difficulty: str | None = None

@@ -12,11 +12,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import msgspec
 import pytest
 from cli_runner import run_endstate
 
 from endstate.authoring._clones import base_tree
-from endstate.authoring._swebench import Instance, find_clone, read_instances, write_instance
+from endstate.authoring._swebench import Instance, _at_setup_commit, find_clone, read_instances, write_instance
+from endstate.authoring._swebenchenv import swebench_env
 from endstate.errors import UserError
 from endstate.task import load_task
 
@@ -525,3 +527,34 @@ def test_a_distribution_the_fix_declares_is_in_the_task_image(tmp_path):
     assert "the fix declares iniconfig>=1.0, which the project at base_commit does not: the task's image has it too, " \
            "as SWE-bench's environment had" in said
     assert "import iniconfig" not in task.fixture()["calc.py"].data.decode()
+
+
+def test_the_requirements_files_are_read_at_the_environment_setup_commit_as_swebench_reads_them(tmp_path):
+    """SWE-bench installs a version's requirements files as its environment_setup_commit has them (Django's
+    tests/requirements/py3.txt, Flask's requirements/dev.txt), whatever the record's base_commit holds."""
+    clone = tmp_path / "flask"
+    (clone / "requirements").mkdir(parents=True)
+    (clone / "requirements" / "dev.txt").write_text("-r tests.txt\nsix\n")
+    (clone / "requirements" / "tests.txt").write_text("pytest\n")
+    base = _committed(clone, "base")
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (clone / "requirements" / "dev.txt").write_text("-r tests.txt\nsix\nattrs\n")
+    (clone / "requirements" / "tests.txt").write_text("pytest\niniconfig\n")
+    subprocess.run([*git, "commit", "-qam", "later"], check=True)
+    later = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    declared = base_tree(clone, base)
+    record = Instance(instance_id="pallets__flask-1", repo="pallets/flask", base_commit=base, patch="", test_patch="",
+                      problem_statement="", FAIL_TO_PASS=[], PASS_TO_PASS=[], version="2.3",
+                      environment_setup_commit=later)
+    said: list[str] = []
+    asks = _at_setup_commit(record, clone, declared, swebench_env("pallets/flask", "2.3"), said.append)
+    assert asks["requirements/dev.txt"].data == b"-r tests.txt\nsix\nattrs\n"
+    assert asks["requirements/tests.txt"].data == b"pytest\niniconfig\n"
+    assert declared["requirements/tests.txt"].data == b"pytest\n"  # the fixture's own files are the base's
+    assert said == [f"requirements read at environment_setup_commit {later[:12]}, as SWE-bench's environment reads "
+                    "them: requirements/dev.txt, requirements/tests.txt differ from base_commit's"]
+    gone = msgspec.structs.replace(record, environment_setup_commit="f" * 40)
+    said.clear()
+    assert _at_setup_commit(gone, clone, declared, swebench_env("pallets/flask", "2.3"), said.append) == declared
+    assert said == [f"environment_setup_commit ffffffffffff is not in {clone}: the requirements files are read at "
+                    "base_commit (fetch it into the clone to read them as SWE-bench does)"]
