@@ -9,7 +9,7 @@ names, its requirements file, its extras) and the pins, which win over the proje
 over the pytest of the commit's time. `env_python` is where the entry's Python comes from (the task's
 image is built on it: `endstate.sandbox.python_source`). What cannot be had here is said in a log line,
 never silently dropped: another Python than the entry's where no source serves it (the nearest newer),
-a conda environment file, pre-install shell steps the table does not spell out. Those it does (`apt`:
+what a conda environment file names that PyPI lacks (`_condaenv`), pre-install shell steps the table does not spell out. Those it does (`apt`:
 Debian packages; `pre_install`: `sed` edits of setup files) are taken by `_build.build_inputs`.
 """
 
@@ -103,7 +103,8 @@ def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
         log(f"{label} is Python {env.python}; the task's image has Python {sandbox_python}: its pins are taken "
             f"where they have wheels for {sandbox_python}, else the newest the project's declarations allow")
     if env.conda_env:
-        log(f"{label} builds from the conda file {env.conda_env}: not used here (PyPI wheels only)")
+        log(f"{label} builds from the conda file {env.conda_env}: what PyPI has of it is added where it resolves "
+            "beside the rest (PyPI wheels only)")
     if env.steps and not (env.apt or env.pre_install):
         log(f"{label} runs {env.steps} pre-install shell step(s) (system packages, edits of setup files): not run")
     elif env.apt or env.pre_install:

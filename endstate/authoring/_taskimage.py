@@ -29,6 +29,7 @@ import tomllib
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from endstate.authoring._condaenv import conda_requirements, with_conda_packages
 from endstate.authoring._installed import (
     asks_for_metadata,
     cfg_requirements,
@@ -403,8 +404,21 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     asked += list(bounds) + list(build)  # build: what the project's build imports (`_build.build_requirements`)
     pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
                             pins=pins, target=target, env_day=ENV_DAY if env else "", left_out=left_out)
+    conda = _text(project, env.conda_env) if env and env.conda_env else None
+    if conda:  # SWE-bench's environment is that file's, then its pins: what PyPI has of it joins
+        pinned = with_conda_packages(pinned, _conda_wanted(conda_requirements(conda)), as_of=ENV_DAY, target=target,
+                                     log=log)
     # A first line naming another Python is a comment, no distribution.
     return pinned, [name for name in map(requirement_name, pinned.splitlines()) if name]
+
+
+def _conda_wanted(requirements: list[str]) -> list[str]:
+    """A conda file's packages that the tests may import: its tools around the tests (docs, lint, release),
+    pytest and its plugins (the project's configuration names those it needs: `plugin_distributions`) left out."""
+    def around(name: str) -> bool:
+        return is_tooling(name) or name.startswith("pytest") or "sphinx" in name or name.endswith("-theme") \
+            or name in ("numpydoc", "coverage")
+    return [r for r in requirements if not around(requirement_name(r))]
 
 
 def _imports_pkg_resources(project: Tree) -> bool:
