@@ -295,12 +295,14 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
 
 def _at_setup_commit(instance: Instance, clone: Path, declared: Tree, env: SwebenchEnv | None,
                      log: Callable[[str], None]) -> Tree:
-    """`declared` with the requirements files SWE-bench's environment installs as its environment_setup_commit
-    has them (SWE-bench reads them there, once per version, not at each record's base_commit)."""
+    """`declared` with the requirements files (and conda environment file) SWE-bench's environment installs as
+    its environment_setup_commit has them (SWE-bench reads them there, once per version, not at each record's
+    base_commit)."""
     commit = str(instance.environment_setup_commit or "")
-    if env is None or not env.requirements or not commit or commit == instance.base_commit:
+    if env is None or not (env.requirements or env.conda_env) or not commit or commit == instance.base_commit:
         return declared
-    files = requirements_at(clone, commit, env.requirements, log)
+    files = {**requirements_at(clone, commit, env.requirements, log),
+             **(requirements_at(clone, commit, [env.conda_env], lambda line: None) if env.conda_env else {})}
     changed = sorted(path for path, entry in files.items() if path not in declared or declared[path].data != entry.data)
     if changed:
         log(f"requirements read at environment_setup_commit {commit[:12]}, as SWE-bench's environment reads them: "
@@ -344,11 +346,16 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
         # lists its ids sorted, and a suite whose tests leave state behind fails in another order (pydicom).
         named = in_collected_order([found for i in ids for found in mapped[i]], collected)
         named = with_whole_tests(named, collected, {c for c in named if any(holds_the_clock(c, t) for t in when)})
-        named, offline = _passing_on_the_fix(field, named, failed, len(collected))
+        named, offline, drawn = _passing_on_the_fix(field, named, failed, len(collected),
+                                                    fonts=_MATPLOTLIB_FONTS if _system_freetype(split) else "")
         if offline:  # a few of PASS_TO_PASS, for want of the network alone: left out, and said
             notes.append(f"{field}: {len(offline)} of its tests left out, which fail on the solution in the sandbox "
                          f"for want of the network ({_capped(', '.join(offline), 300)}): "
                          f"{_hosts(offline, failed)}, which the sandbox does not have")
+            log(notes[-1])
+        if drawn:  # a few of PASS_TO_PASS whose baseline images hold text drawn by another FreeType
+            notes.append(f"{field}: {len(drawn)} of its tests left out, whose image comparisons fail on the solution "
+                         f"in the task's image ({_capped(', '.join(drawn), 300)}): {_MATPLOTLIB_FONTS}")
             log(notes[-1])
         counts.append(sum(i in ran for i in named))
         if named and not counts[-1]:
@@ -369,23 +376,40 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
     return result[1], result[0], (counts[1], counts[0]), notes
 
 
-def _passing_on_the_fix(field: str, named: list[str], failed: dict[str, str], ran: int) -> tuple[list[str], list[str]]:
-    """(`named` less the tests of PASS_TO_PASS left out for needing the network, those left out), where
-    none of `named` fails on the solution in the counting run (`failed`: id -> what was raised) but a
-    few of PASS_TO_PASS that fail only for want of the network (`few_enough` of the `ran`); else a
-    UserError in one line naming the first test that fails and why: it needs the network, which no
-    fix can give it, or the line its report says was raised (an environment that is not SWE-bench's)."""
+#: Why a matplotlib image comparison can fail on the gold patch in a task's image and not in SWE-bench's.
+_MATPLOTLIB_FONTS = ("matplotlib's baseline images draw their text with the FreeType 2.6.1 its build downloads; the "
+                     "task image's build has no network and links Debian's FreeType, whose glyphs differ")
+
+
+def _system_freetype(split: FixSplit) -> bool:
+    """Whether the task's image builds matplotlib against the system's FreeType (`_build.build_products`)."""
+    return "mplsetup.cfg.template" in split.fixture
+
+
+def _passing_on_the_fix(field: str, named: list[str], failed: dict[str, str], ran: int, fonts: str = ""
+                        ) -> tuple[list[str], list[str], list[str]]:
+    """(`named` less the tests of PASS_TO_PASS left out, those left out for needing the network, those left
+    out for an image comparison that `fonts` explains), where none of `named` fails on the solution in the
+    counting run (`failed`: id -> what was raised) but a few of PASS_TO_PASS (`few_enough` of the `ran`)
+    that fail only for want of the network, or (with `fonts`) only by an image comparison; else a UserError
+    in one line naming the first test that fails and why: it needs the network, which no fix can give it,
+    or the line its report says was raised (an environment that is not SWE-bench's)."""
     failing = [i for i in named if i in failed]
     hosts = {i: network_host(failed[i]) for i in failing}
     offline = [i for i in failing if hosts[i] is not None]
-    other = [i for i in failing if hosts[i] is None]
+    drawn = [i for i in failing if hosts[i] is None and fonts and "ImageComparisonFailure" in failed[i]]
+    other = [i for i in failing if hosts[i] is None and i not in drawn]
     if other:
         more = f" (and {len(other) - 1} more)" if len(other) > 1 else ""
         raise UserError(f"field `{field}`: the gold patch fails {other[0]}{more} in the task's image: "
                         f"{_capped(error_line(failed[other[0]]) or 'its report says no more', 300)}")
-    if offline and (field != "PASS_TO_PASS" or not few_enough(len(offline), ran)):
+    if offline and (field != "PASS_TO_PASS" or not few_enough(len(offline) + len(drawn), ran)):
         raise UserError(needs_the_network(offline[0], hosts[offline[0]] or "", len(offline) - 1, field))
-    return [i for i in named if i not in offline], offline
+    if drawn and (field != "PASS_TO_PASS" or not few_enough(len(offline) + len(drawn), ran)):
+        more = f" (and {len(drawn) - 1} more)" if len(drawn) > 1 else ""
+        raise UserError(f"field `{field}`: the gold patch fails {drawn[0]}{more} in the task's image, an image "
+                        f"comparison: {fonts}")
+    return [i for i in named if i not in offline and i not in drawn], offline, drawn
 
 
 def _hosts(ids: list[str], failed: dict[str, str]) -> str:

@@ -17,7 +17,15 @@ import pytest
 from cli_runner import run_endstate
 
 from endstate.authoring._clones import base_tree
-from endstate.authoring._swebench import Instance, _at_setup_commit, find_clone, read_instances, write_instance
+from endstate.authoring._swebench import (
+    _MATPLOTLIB_FONTS,
+    Instance,
+    _at_setup_commit,
+    _passing_on_the_fix,
+    find_clone,
+    read_instances,
+    write_instance,
+)
 from endstate.authoring._swebenchenv import swebench_env
 from endstate.errors import UserError
 from endstate.task import load_task
@@ -558,3 +566,24 @@ def test_the_requirements_files_are_read_at_the_environment_setup_commit_as_sweb
     assert _at_setup_commit(gone, clone, declared, swebench_env("pallets/flask", "2.3"), said.append) == declared
     assert said == [f"environment_setup_commit ffffffffffff is not in {clone}: the requirements files are read at "
                     "base_commit (fetch it into the clone to read them as SWE-bench does)"]
+
+
+def test_a_few_image_comparisons_another_freetype_fails_are_left_out_of_pass_to_pass_and_said():
+    """matplotlib's baselines draw text with the FreeType 2.6.1 its build downloads; the task image's build has
+    no network and links Debian's (matplotlib 24970's stand-in: the gold patch failed two colorbar images)."""
+    compared = "matplotlib.testing.exceptions.ImageComparisonFailure: images not close (RMS 2.231): result.png"
+    ids = [f"lib/matplotlib/tests/test_colors.py::test_{n}" for n in ("a", "b", "c")]
+    failed = {ids[1]: compared}
+    assert _passing_on_the_fix("PASS_TO_PASS", ids, failed, 250, fonts=_MATPLOTLIB_FONTS) == \
+        ([ids[0], ids[2]], [], [ids[1]])
+    with pytest.raises(UserError, match=r"the gold patch fails .*test_b in the task's image: .*ImageComparisonFailure: images not close"):
+        _passing_on_the_fix("PASS_TO_PASS", ids, failed, 250)  # no FreeType of another build: not excused
+    with pytest.raises(UserError, match=r"^field `FAIL_TO_PASS`: the gold patch fails .*test_b in the task's image, "
+                                        r"an image comparison: matplotlib's baseline images draw their text"):
+        _passing_on_the_fix("FAIL_TO_PASS", ids, failed, 250, fonts=_MATPLOTLIB_FONTS)
+    with pytest.raises(UserError, match=r"\(and 9 more\) in the task's image, an image comparison"):
+        many = {f"t::{n}": compared for n in range(10)}
+        _passing_on_the_fix("PASS_TO_PASS", list(many), many, 250, fonts=_MATPLOTLIB_FONTS)
+    other = {ids[1]: "AssertionError: assert 1 == 2"}
+    with pytest.raises(UserError, match="assert 1 == 2"):
+        _passing_on_the_fix("PASS_TO_PASS", ids, other, 250, fonts=_MATPLOTLIB_FONTS)
