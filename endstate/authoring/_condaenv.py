@@ -6,7 +6,7 @@ A task's image installs wheels from PyPI only. `conda_requirements` reads the fi
 conda-forge names are PyPI's under another name (`dask-core`, `matplotlib-base`, `iris`), and what conda
 ships that is no Python distribution on PyPI (`hdf5`, `gtk3`, compilers, the interpreter) is left out.
 `with_conda_packages` adds them to a resolution that already holds: every version it chose stays as it
-was, the file's packages are resolved around them as of the environment's day, and any of them that
+was, the file's packages are solved around them by uv as of the environment's day, and any of them that
 cannot be had (no wheel for the image's Python, no version that fits) is left out and said. Tests that
 need one skip as before; the rest run as they ran in SWE-bench's environment instead of skipping.
 """
@@ -14,8 +14,12 @@ need one skip as before; the rest run as they ran in SWE-bench's environment ins
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from endstate.authoring._versions import requirement_name
 from endstate.errors import ResolutionTimedOut, SandboxUnavailable
@@ -34,7 +38,7 @@ _PYPI_NAME: dict[str, str | None] = {
         "cmake", "c-compiler", "cxx-compiler", "fortran-compiler", "compilers", "pkg-config", "freetype", "qhull",
         "libpng", "zlib", "geos", "proj", "gdal", "libgdal", "eccodes", "texlive-core", "pandoc", "git")},
 }
-#: How long the file's packages are given, past the resolution they join (two loaded cores: xarray's ~30).
+#: How long the file's packages are given, past the resolution they join (xarray's: four solves of uv, ~90 s).
 CONDA_SECONDS = 420.0
 _DROPS = 12
 
@@ -98,48 +102,88 @@ def conda_requirements(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _uv() -> str | None:
+    """uv's program: beside this Python's (the `swebench` extra installs it), else on PATH."""
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.is_file() else shutil.which("uv")
+
+
+def _platform(glibc: tuple[int, int]) -> str:
+    """uv's name of the newest manylinux platform the image's glibc runs."""
+    minor = max((m for m in _MANYLINUX if m <= glibc[1]), default=17)
+    return f"x86_64-manylinux_2_{minor}"
+
+
+_MANYLINUX = (17, 28, *range(31, 41))
+
+
+def _solve(uv: str, requirements: list[str], fixed: list[str], *, as_of: str, python: str, glibc: tuple[int, int],
+           deadline: float) -> tuple[list[str] | None, str]:
+    """uv's resolution of `requirements` as of `as_of` for the image's Python and glibc, wheels only ((exact pins,
+    "") or (None, why not)). `fixed` are taken whatever their date, as pip's resolution took them."""
+    from endstate.sandbox import DATED_INDEX
+
+    exempt = [f"--exclude-newer-package={requirement_name(f)}=2100-01-01T00:00:00Z" for f in fixed]
+    try:
+        done = subprocess.run(
+            [uv, "pip", "compile", "-", "--quiet", "--no-config", "--no-header", "--no-annotate",
+             "--index-url", DATED_INDEX, "--exclude-newer", as_of or "2100-01-01T00:00:00Z", *exempt,
+             "--python-version", python, "--python-platform", _platform(glibc), "--only-binary", ":all:"],
+            input="\n".join(requirements) + "\n", capture_output=True, text=True,
+            timeout=max(1.0, deadline - time.monotonic()), check=False)
+    except subprocess.TimeoutExpired:
+        return None, "timed out"
+    if done.returncode != 0:
+        return None, done.stderr
+    return [line.strip() for line in done.stdout.splitlines() if "==" in line and not line.startswith("#")], ""
+
+
 def with_conda_packages(pinned: str, wanted: list[str], *, as_of: str, target: PythonSource | None,
                         log: Callable[[str], None], seconds: float = CONDA_SECONDS) -> str:
     """`pinned` (a resolution's text) with `wanted` resolved beside it, its own versions unchanged; each of
-    `wanted` that cannot be had is left out and said, and past `seconds` the file's packages are left out."""
-    from endstate.sandbox import resolve_requirements
+    `wanted` that no version of can be had beside them is left out and said. uv solves (pip's resolver
+    backtracks for many minutes over aiobotocore's and boto3's botocore pins); pip then fetches the wheels of
+    what uv chose, every version given."""
+    from endstate.sandbox import SANDBOX_GLIBC, SANDBOX_PYTHON, resolve_requirements
 
     fixed = [line.split(" --hash", 1)[0].strip() for line in pinned.splitlines()
-             if line.strip() and not line.startswith("#")]
-    have = {requirement_name(line) for line in fixed}
+             if line.strip() and not line.startswith("#") and requirement_name(line) != "pip"]
+    have = {requirement_name(line) for line in fixed} | {"pip"}
     extra = [w for w in wanted if requirement_name(w) not in have]
     if not extra:
         return pinned
+    uv = _uv()
+    if uv is None:
+        log("the conda file's packages are left out: uv, which solves them beside the rest, is not installed "
+            "(pip install 'endstate[swebench]')")
+        return pinned
+    python, glibc = (target.python, target.glibc) if target else (SANDBOX_PYTHON, SANDBOX_GLIBC)
     deadline = time.monotonic() + seconds
     left: list[str] = []
     while extra:
-        try:
-            text = resolve_requirements(fixed + extra, as_of=as_of, undated=tuple(fixed), target=target,
-                                        deadline=deadline)
-        except ResolutionTimedOut:
-            log(f"the conda file's packages did not resolve beside the rest in {seconds:.0f} s: the image is made "
-                "without them")
+        chosen, why = _solve(uv, fixed + extra, fixed, as_of=as_of, python=python, glibc=glibc, deadline=deadline)
+        if chosen is not None:
+            break
+        required = {requirement_name(m) for m in re.findall(r"you require ([A-Za-z0-9][A-Za-z0-9._-]*)", why)}
+        culprits = [e for e in extra if requirement_name(e) in required]
+        if not culprits or len(left) + len(culprits) > _DROPS:
+            lines = [line.strip() for line in why.splitlines() if line.strip()]
+            log(f"the conda file's packages do not resolve beside the rest ({(lines or ['no reason given'])[-1][:200]}): "
+                "the image is made without them")
             return pinned
-        except SandboxUnavailable as exc:
-            message = str(exc)
-            named = {requirement_name(m) for m in re.findall(
-                r"(?:No matching distribution found for|Could not find a version that satisfies the requirement)"
-                r" ([A-Za-z0-9][A-Za-z0-9._-]*)", message)}
-            culprits = [e for e in extra if requirement_name(e) in named] or \
-                [e for e in extra if re.search(rf"(?<![\w.-]){re.escape(requirement_name(e))}(?![\w.-])",
-                                               message.split("conflict is caused by", 1)[-1].lower())
-                 and "conflict is caused by" in message]
-            if not culprits or len(left) + len(culprits) > _DROPS:
-                log(f"the conda file's packages do not resolve beside the rest ({message.split(' | ')[-1][:160]}): "
-                    "the image is made without them")
-                return pinned
-            left += culprits
-            extra = [e for e in extra if e not in culprits]
-            continue
-        taken = sorted({requirement_name(line) for line in text.splitlines() if line and not line.startswith("#")}
-                       - have)
-        log(f"the conda file's packages that PyPI has: {len(taken)} distribution(s) added beside the rest"
-            + (f"; left out (no wheel, or no version that fits): {', '.join(left)}" if left else ""))
-        return text
-    log(f"none of the conda file's packages can be had from PyPI beside the rest: {', '.join(left)} left out")
-    return pinned
+        left += culprits
+        extra = [e for e in extra if e not in culprits]
+    else:
+        log(f"none of the conda file's packages can be had from PyPI beside the rest: {', '.join(left)} left out")
+        return pinned
+    try:
+        text = resolve_requirements(chosen, as_of=as_of, undated=tuple(fixed), target=target, deadline=deadline)
+    except (SandboxUnavailable, ResolutionTimedOut) as exc:
+        log(f"the conda file's packages, as uv chose them, were not fetched ({str(exc).split(' | ')[-1][:200]}): "
+            "the image is made without them")
+        return pinned
+    taken = sorted({requirement_name(line) for line in text.splitlines() if line and not line.startswith("#")}
+                   - have)
+    log(f"the conda file's packages that PyPI has: {len(taken)} distribution(s) added beside the rest"
+        + (f"; left out (no wheel, or no version that fits): {', '.join(left)}" if left else ""))
+    return text

@@ -80,6 +80,8 @@ if TYPE_CHECKING:
     from endstate.sandbox._pythons import PYTHON_IMAGE, PythonSource, python_source
     from endstate.sandbox._reaper import LABEL, RUN_LABEL, reap, remove_run_containers
     from endstate.sandbox._wheels import (
+        DATED_INDEX,
+        SANDBOX_GLIBC,
         SANDBOX_PYTHON,
         SYSTEM_PACKAGES,
         built_root,
@@ -164,6 +166,8 @@ __all__ = [
     "reap",
     "resolve_requirements",
     "has_wheel",
+    "DATED_INDEX",
+    "SANDBOX_GLIBC",
     "SANDBOX_PYTHON",
     "SYSTEM_PACKAGES",
     "built_root",
@@ -199,6 +203,8 @@ _LAZY = {
     "remove_run_containers": "_reaper",
     "resolve_requirements": "_wheels",
     "has_wheel": "_wheels",
+    "DATED_INDEX": "_wheels",
+    "SANDBOX_GLIBC": "_wheels",
     "SANDBOX_PYTHON": "_wheels",
     "SYSTEM_PACKAGES": "_wheels",
     "built_root": "_wheels",

@@ -52,12 +52,13 @@ def test_its_packages_join_a_resolution_that_holds_its_versions_kept_and_what_py
     """Resolved from PyPI as of SWE-bench's day: the resolution that held keeps every version it chose."""
     pinned = resolve_requirements(["six==1.16.0"], as_of=ENV_DAY)
     said: list[str] = []
-    fuller = with_conda_packages(pinned, ["six", "iniconfig<2.1", "endstate-no-such-distribution-xyz"],
+    # docopt has no wheel, so no release of pydap can be had: pip says "Cannot install pydap==3.2.2, ..."
+    fuller = with_conda_packages(pinned, ["six", "iniconfig<2.1", "endstate-no-such-distribution-xyz", "pydap<3.5"],
                                  as_of=ENV_DAY, target=None, log=said.append)
     assert "\nsix==1.16.0 " in "\n" + fuller and "\niniconfig==2.0.0 " in "\n" + fuller, fuller
-    assert "endstate-no-such" not in fuller
+    assert "endstate-no-such" not in fuller and "pydap" not in fuller
     assert said == ["the conda file's packages that PyPI has: 1 distribution(s) added beside the rest; left out "
-                    "(no wheel, or no version that fits): endstate-no-such-distribution-xyz"]
+                    "(no wheel, or no version that fits): endstate-no-such-distribution-xyz, pydap<3.5"]
     said.clear()
     assert with_conda_packages(pinned, ["endstate-no-such-distribution-xyz"], as_of=ENV_DAY, target=None,
                                log=said.append) == pinned
