@@ -246,10 +246,12 @@ def project_metadata(project: Tree, version: str) -> Tree:
 #: setuptools' namespace line (`setuptools.namespaces.Installer`, as its editable install writes it), for a
 #: Python of 3.5 or later: the namespace's module is made from its spec, never executed, and the folder joins
 #: its __path__. Unlike setuptools', a folder that is not there (the image's own build, before any tree is in
-#: /workspace) makes nothing rather than an error at every interpreter's start.
+#: /workspace) makes nothing rather than an error at every interpreter's start, and nor does an extension
+#: module in the namespace's place (making its module runs it: the tree's code, at a test run's start).
 _NSPKG_LINE = ("import sys, os, importlib.util, importlib.machinery;p = os.path.join({root!r}, *{parts!r});"
                "s = importlib.machinery.PathFinder.find_spec({name!r}, [os.path.dirname(p)]);"
-               "m = s and sys.modules.setdefault({name!r}, importlib.util.module_from_spec(s));"
+               "m = s and not isinstance(s.loader, importlib.machinery.ExtensionFileLoader) and "
+               "sys.modules.setdefault({name!r}, importlib.util.module_from_spec(s));"
                "mp = (m or []) and m.__dict__.setdefault('__path__',[]);(p not in mp) and mp.append(p){parent}\n")
 
 

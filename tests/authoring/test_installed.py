@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email
+import importlib.machinery
 import json
 import subprocess
 import sys
@@ -101,6 +102,12 @@ def test_a_declared_namespace_is_made_at_startup_without_running_its_init(tmp_pa
     started = subprocess.run([sys.executable, "-c", f"import site; site.addsitedir({str(empty)!r}); import sys; "
                               "print('kits' in sys.modules)"], capture_output=True, text=True, check=False)
     assert (started.returncode, started.stdout, started.stderr) == (0, "False\n", "")
+    # an extension module where the namespace's __init__ was: making its module would run it; nothing is made
+    (root / "lib/kits/__init__.py").unlink()
+    (root / "lib/kits" / f"__init__{importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"not an ELF")
+    planted = subprocess.run([sys.executable, "-c", f"import site; site.addsitedir({str(site)!r}); import sys; "
+                              "print('kits' in sys.modules)"], capture_output=True, text=True, check=False)
+    assert (planted.returncode, planted.stdout, planted.stderr) == (0, "False\n", "")
     # setup.cfg's spelling; nothing declared, nothing written
     cfg = files({"setup.cfg": "[metadata]\nname = n\n[options]\npackage_dir =\n    =src\nnamespace_packages = ns\n"})
     assert "os.path.join('/workspace/src', *('ns',))" in namespace_lines(cfg)
