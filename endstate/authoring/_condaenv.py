@@ -33,7 +33,7 @@ _PYPI_NAME: dict[str, str | None] = {
     "dask-core": "dask", "matplotlib-base": "matplotlib", "iris": "scitools-iris", "pytables": "tables",
     "python-graphviz": "graphviz", "pseudonetcdf": "PseudoNetCDF",
     **{name: None for name in (
-        "python", "pip", "hdf5", "libnetcdf", "netcdf-fortran", "cdms2", "pynio", "gtk3", "graphviz", "ffmpeg",
+        "python", "pip", "hdf5", "libnetcdf", "netcdf-fortran", "cdms2", "pynio", "gtk3", "gtk4", "graphviz", "ffmpeg",
         "imagemagick", "ghostscript", "cairo", "tk", "qt", "pyqt", "pygobject", "wxpython", "nodejs", "make",
         "cmake", "c-compiler", "cxx-compiler", "fortran-compiler", "compilers", "pkg-config", "freetype", "qhull",
         "libpng", "zlib", "geos", "proj", "gdal", "libgdal", "eccodes", "texlive-core", "pandoc", "git")},
@@ -167,9 +167,9 @@ def with_conda_packages(pinned: str, wanted: list[str], *, as_of: str, target: P
         required = {requirement_name(m) for m in re.findall(r"you require ([A-Za-z0-9][A-Za-z0-9._-]*)", why)}
         culprits = [e for e in extra if requirement_name(e) in required]
         if not culprits or len(left) + len(culprits) > _DROPS:
-            lines = [line.strip() for line in why.splitlines() if line.strip()]
-            log(f"the conda file's packages do not resolve beside the rest ({(lines or ['no reason given'])[-1][:200]}): "
-                "the image is made without them")
+            last = ([line.strip() for line in why.splitlines() if line.strip()] or ["no reason given"])[-1]
+            log(f"the conda file's packages do not resolve beside the rest ({last[:200]}): the image is made "
+                "without them")
             return pinned
         left += culprits
         extra = [e for e in extra if e not in culprits]

@@ -274,16 +274,33 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         write_manifest(folder, *manifest)
         load_task(folder)
         if backend is not None and runner == "pytest":  # another runner's ids are read from its output as given
-            def rebuild(bounds: list[str]) -> str:
+            def rebuild(bounds: list[str], conda: bool = True) -> str:
                 pinned, _ = pinned_requirements(asks, keep=plugin_distributions(split.fixture), made=made,
-                                                log=log, env=env, bounds=bounds, build=build, added=added)
+                                                log=log, env=env, bounds=bounds, build=build, added=added,
+                                                conda=conda)
                 shutil.rmtree(folder / "image")
                 write_task_image(folder, pinned, project_metadata(split.fixture, version), system, locales)
                 return pinned
 
-            passing, failing, counts, notes = held_back(lambda: _faithful_ids(folder, split, passing, failing,
-                                                                              installed, backend, image, log),
-                                                        rebuild, split.fixture, pinned, log)
+            def faithful(conda: bool) -> tuple[list[str], list[str], tuple[int, int], list[str]]:
+                return held_back(lambda: _faithful_ids(folder, split, passing, failing, installed, backend, image,
+                                                       log), lambda bounds: rebuild(bounds, conda), split.fixture,
+                                 pinned, log)
+
+            try:
+                passing, failing, counts, notes = faithful(conda=True)
+            except UserError as exc:
+                if env is None or not env.conda_env or env.conda_env not in asks:
+                    raise
+                # A package the conda file adds can break what would skip without it (xarray's cfgrib raises
+                # RuntimeError, not ImportError, where conda's ecCodes library is not there): made again without.
+                why = f"with the conda file's packages, {_capped(str(exc), 300)}"
+                log(f"{why}: the task's image is made again without them")
+                pinned = rebuild([], conda=False)
+                installed = [name for name in map(requirement_name, pinned.splitlines()) if name]
+                passing, failing, counts, notes = faithful(conda=False)
+                notes.append(f"The task's image is made without the packages of SWE-bench's conda file "
+                             f"{env.conda_env}: {why}.")
             write_manifest(folder, *_task_toml(instance, split, protected, passing, failing, installed,
                                               dockerfile, counts, [*said, *notes], about=base))
             load_task(folder)

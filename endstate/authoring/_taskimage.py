@@ -378,7 +378,7 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
                         log: Callable[[str], None] = lambda line: None,
                         env: SwebenchEnv | None = None, bounds: Collection[str] = (),
                         build: Collection[str] = (), left_out: list[str] | None = None,
-                        added: Collection[str] = ()) -> tuple[str, list[str]]:
+                        added: Collection[str] = (), conda: bool = True) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
@@ -386,7 +386,8 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     commit (ISO 8601), bounds its pytest (`pytest_of_its_time`; see `_versions.resolve_pinned`).
     `bounds`: requirements that hold a dependency back (`werkzeug<3`: `release_before`). `left_out`: each
     declared distribution the image is made without (no wheel resolves) is added to it. `added`: what
-    the project needs beyond its own declarations (what a SWE-bench record's fix declares: `fix_declares`)."""
+    the project needs beyond its own declarations (what a SWE-bench record's fix declares: `fix_declares`).
+    `conda`: what SWE-bench's conda environment file names joins, where PyPI has it (`_condaenv`)."""
     target = env_python(env, log) if env else None
     also, pins, extras, files = env_requirements(env, project, target.python if target else SANDBOX_PYTHON, log,
                                                  build) \
@@ -404,9 +405,9 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     asked += list(bounds) + list(build)  # build: what the project's build imports (`_build.build_requirements`)
     pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
                             pins=pins, target=target, env_day=ENV_DAY if env else "", left_out=left_out)
-    conda = _text(project, env.conda_env) if env and env.conda_env else None
-    if conda:  # SWE-bench's environment is that file's, then its pins: what PyPI has of it joins
-        pinned = with_conda_packages(pinned, _conda_wanted(conda_requirements(conda)), as_of=ENV_DAY, target=target,
+    text = _text(project, env.conda_env) if conda and env and env.conda_env else None
+    if text:  # SWE-bench's environment is that file's, then its pins: what PyPI has of it joins
+        pinned = with_conda_packages(pinned, _conda_wanted(conda_requirements(text)), as_of=ENV_DAY, target=target,
                                      log=log)
     # A first line naming another Python is a comment, no distribution.
     return pinned, [name for name in map(requirement_name, pinned.splitlines()) if name]
