@@ -14,6 +14,7 @@ need one skip as before; the rest run as they ran in SWE-bench's environment ins
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from endstate.authoring._versions import requirement_name
 from endstate.errors import ResolutionTimedOut, SandboxUnavailable
 from endstate.sandbox import PythonSource
 
-__all__ = ["conda_requirements", "with_conda_packages"]
+__all__ = ["conda_requirements", "with_conda_packages", "broken_imports"]
 
 #: conda-forge names that PyPI knows by another; None: conda ships it, PyPI has no wheel of it to offer
 #: (system libraries, the interpreter, GUI toolkits built against them, programs).
@@ -187,3 +188,55 @@ def with_conda_packages(pinned: str, wanted: list[str], *, as_of: str, target: P
     log(f"the conda file's packages that PyPI has: {len(taken)} distribution(s) added beside the rest"
         + (f"; left out (no wheel, or no version that fits): {', '.join(left)}" if left else ""))
     return text
+
+
+#: Run in the task's image by its Python: each installed distribution named, its top-level modules imported;
+#: those whose import raises something other than ImportError (what a test's skip helper takes) are printed.
+_PROBE = """\
+import importlib, json, sys
+try:
+    import importlib.metadata as metadata
+except ImportError:
+    print("{}"); sys.exit(0)
+broken = {}
+for name in sys.argv[1:]:
+    try:
+        dist = metadata.distribution(name)
+    except Exception:
+        continue
+    tops = (dist.read_text("top_level.txt") or "").split()
+    if not tops:
+        tops = sorted({str(f).split("/")[0].split(".")[0] for f in dist.files or []
+                       if str(f).endswith(".py") and not str(f).split("/")[0].endswith((".dist-info", ".data"))})
+    for top in tops:
+        if top.startswith("_") or not top.isidentifier():
+            continue
+        try:
+            importlib.import_module(top)
+        except ImportError:
+            pass
+        except BaseException as exc:
+            broken[name] = (top + ": " + type(exc).__name__ + ": " + str(exc))[:200]
+            break
+print(json.dumps(broken))
+"""
+
+
+def broken_imports(folder: Path, names: list[str], backend: str, image: str,
+                   log: Callable[[str], None]) -> dict[str, str]:
+    """name -> why, for each of `names` installed in the task's image (built from `folder`) whose import raises
+    something other than ImportError there: what a test's skip helper does not take for "not installed"."""
+    import json
+
+    from endstate.sandbox import open_sandbox
+    from endstate.task import load_task, task_sandbox
+
+    where = task_sandbox(load_task(folder), backend, image, log=log)
+    with open_sandbox(backend, image=where.image, limits=where.limits, name_hint="imports") as box:
+        done = box.exec(f"cd / && python3 -c {shlex.quote(_PROBE)} {' '.join(map(shlex.quote, names))} "
+                        "2>/dev/null | tail -1", timeout=600)
+    try:
+        found = json.loads(done.stdout.strip() or "{}")
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}

@@ -33,13 +33,14 @@ import concurrent.futures
 import datetime
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
 import msgspec
 
 from endstate.authoring._build import build_inputs, built_fixture_products, compiled_sources
 from endstate.authoring._clones import base_tree, clone_git, find_clone, requirements_at
+from endstate.authoring._condaenv import broken_imports
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._gitapply import apply_field, strict_diff
 from endstate.authoring._installed import generated_files, project_metadata, project_version, runtime_requirements
@@ -274,18 +275,19 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
         write_manifest(folder, *manifest)
         load_task(folder)
         if backend is not None and runner == "pytest":  # another runner's ids are read from its output as given
-            def rebuild(bounds: list[str], conda: bool = True) -> str:
+            def rebuild(bounds: list[str], conda: bool = True, broken: Collection[str] = ()) -> str:
                 pinned, _ = pinned_requirements(asks, keep=plugin_distributions(split.fixture), made=made,
                                                 log=log, env=env, bounds=bounds, build=build, added=added,
-                                                conda=conda)
+                                                conda=conda, conda_broken=broken)
                 shutil.rmtree(folder / "image")
                 write_task_image(folder, pinned, project_metadata(split.fixture, version), system, locales)
                 return pinned
 
-            def faithful(conda: bool) -> tuple[list[str], list[str], tuple[int, int], list[str]]:
+            def faithful(conda: bool, broken: Collection[str] = ()
+                         ) -> tuple[list[str], list[str], tuple[int, int], list[str]]:
                 return held_back(lambda: _faithful_ids(folder, split, passing, failing, installed, backend, image,
-                                                       log), lambda bounds: rebuild(bounds, conda), split.fixture,
-                                 pinned, log)
+                                                       log), lambda bounds: rebuild(bounds, conda, broken),
+                                 split.fixture, pinned, log)
 
             try:
                 passing, failing, counts, notes = faithful(conda=True)
@@ -293,14 +295,28 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
                 if env is None or not env.conda_env or env.conda_env not in asks:
                     raise
                 # A package the conda file adds can break what would skip without it (xarray's cfgrib raises
-                # RuntimeError, not ImportError, where conda's ecCodes library is not there): made again without.
+                # RuntimeError, not ImportError, where conda's ecCodes library is not there): those whose import
+                # raises so in the image are left out; where none does, or that is not enough, all of them.
                 why = f"with the conda file's packages, {_capped(str(exc), 300)}"
-                log(f"{why}: the task's image is made again without them")
-                pinned = rebuild([], conda=False)
-                installed = [name for name in map(requirement_name, pinned.splitlines()) if name]
-                passing, failing, counts, notes = faithful(conda=False)
-                notes.append(f"The task's image is made without the packages of SWE-bench's conda file "
-                             f"{env.conda_env}: {why}.")
+                broken = broken_imports(folder, installed or [], backend, image, log)
+                attempts: list[tuple[bool, list[str]]] = [(True, sorted(broken))] if broken else []
+                for conda, leaving in [*attempts, (False, [])]:
+                    said_why = "; ".join(f"{name} ({broken[name]})" for name in leaving)
+                    log(f"{why}: the task's image is made again without "
+                        + (f"those whose import raises there: {said_why}" if conda else "them"))
+                    pinned = rebuild([], conda, leaving)
+                    installed = [name for name in map(requirement_name, pinned.splitlines()) if name]
+                    try:
+                        passing, failing, counts, notes = faithful(conda, leaving)
+                    except UserError as again:
+                        if not conda:
+                            raise
+                        why = f"with the conda file's packages but {', '.join(leaving)}, {_capped(str(again), 300)}"
+                        continue
+                    notes.append("The task's image is made without "
+                                 + (f"{said_why}, of SWE-bench's conda file {env.conda_env}: " if conda else
+                                    f"the packages of SWE-bench's conda file {env.conda_env}: ") + f"{why}.")
+                    break
             write_manifest(folder, *_task_toml(instance, split, protected, passing, failing, installed,
                                               dockerfile, counts, [*said, *notes], about=base))
             load_task(folder)

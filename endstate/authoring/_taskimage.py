@@ -378,7 +378,8 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
                         log: Callable[[str], None] = lambda line: None,
                         env: SwebenchEnv | None = None, bounds: Collection[str] = (),
                         build: Collection[str] = (), left_out: list[str] | None = None,
-                        added: Collection[str] = (), conda: bool = True) -> tuple[str, list[str]]:
+                        added: Collection[str] = (), conda: bool = True,
+                        conda_broken: Collection[str] = ()) -> tuple[str, list[str]]:
     """The pinned requirements.txt of the task's own image (empty when the project declares nothing
     that applies to the sandbox's Python) and the distributions it installs. The wheels are
     downloaded (PyPI) into the host's wheelhouse, from which the image builds offline.
@@ -387,7 +388,8 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     `bounds`: requirements that hold a dependency back (`werkzeug<3`: `release_before`). `left_out`: each
     declared distribution the image is made without (no wheel resolves) is added to it. `added`: what
     the project needs beyond its own declarations (what a SWE-bench record's fix declares: `fix_declares`).
-    `conda`: what SWE-bench's conda environment file names joins, where PyPI has it (`_condaenv`)."""
+    `conda`: what SWE-bench's conda environment file names joins, where PyPI has it (`_condaenv`), less
+    `conda_broken` (distributions whose import raises in the image: `broken_imports`)."""
     target = env_python(env, log) if env else None
     also, pins, extras, files = env_requirements(env, project, target.python if target else SANDBOX_PYTHON, log,
                                                  build) \
@@ -407,8 +409,9 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
                             pins=pins, target=target, env_day=ENV_DAY if env else "", left_out=left_out)
     text = _text(project, env.conda_env) if conda and env and env.conda_env else None
     if text:  # SWE-bench's environment is that file's, then its pins: what PyPI has of it joins
-        pinned = with_conda_packages(pinned, _conda_wanted(conda_requirements(text)), as_of=ENV_DAY, target=target,
-                                     log=log)
+        broken = {requirement_name(name) for name in conda_broken}
+        wanted = [r for r in _conda_wanted(conda_requirements(text)) if requirement_name(r) not in broken]
+        pinned = with_conda_packages(pinned, wanted, as_of=ENV_DAY, target=target, log=log)
     # A first line naming another Python is a comment, no distribution.
     return pinned, [name for name in map(requirement_name, pinned.splitlines()) if name]
 

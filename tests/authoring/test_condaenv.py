@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from endstate.authoring._condaenv import conda_requirements, with_conda_packages
+import json
+import os
+import subprocess
+import sys
+
+from endstate.authoring._condaenv import _PROBE, conda_requirements, with_conda_packages
 from endstate.authoring._swebenchenv import ENV_DAY
 from endstate.authoring._taskimage import _conda_wanted
 from endstate.sandbox import resolve_requirements
@@ -64,3 +69,19 @@ def test_its_packages_join_a_resolution_that_holds_its_versions_kept_and_what_py
                                log=said.append) == pinned
     assert said == ["none of the conda file's packages can be had from PyPI beside the rest: "
                     "endstate-no-such-distribution-xyz left out"]
+
+
+def test_the_image_probe_names_what_raises_at_import_other_than_import_error(tmp_path):
+    """cfgrib without conda's ecCodes library raises RuntimeError at import: a test's skip helper takes only
+    ImportError for "not installed", so such a package breaks what would skip without it."""
+    for name, body in (("badlib", "raise RuntimeError('ecCodes library not found')\n"),
+                       ("missinglib", "import endstate_no_such_module\n"), ("finelib", "X = 1\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(body)
+        info = tmp_path / f"{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (info / "top_level.txt").write_text(f"{name}\n")
+    ran = subprocess.run([sys.executable, "-c", _PROBE, "badlib", "missinglib", "finelib", "not-installed"],
+                         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert json.loads(ran.stdout.splitlines()[-1]) == {"badlib": "badlib: RuntimeError: ecCodes library not found"}
