@@ -37,7 +37,10 @@ _PYPI_NAME: dict[str, str | None] = {
         "python", "pip", "hdf5", "libnetcdf", "netcdf-fortran", "cdms2", "pynio", "gtk3", "gtk4", "graphviz", "ffmpeg",
         "imagemagick", "ghostscript", "cairo", "tk", "qt", "pyqt", "pygobject", "wxpython", "nodejs", "make",
         "cmake", "c-compiler", "cxx-compiler", "fortran-compiler", "compilers", "pkg-config", "freetype", "qhull",
-        "libpng", "zlib", "geos", "proj", "gdal", "libgdal", "eccodes", "texlive-core", "pandoc", "git")},
+        "libpng", "zlib", "geos", "proj", "gdal", "libgdal", "eccodes", "texlive-core", "pandoc", "git",
+        # PyPI's release imports only beside conda's library: cfgrib raises RuntimeError without ecCodes
+        # (xarray's files name it in every version; `broken_imports` finds such a package, a build later)
+        "cfgrib")},
 }
 #: How long the file's packages are given, past the resolution they join (xarray's: four solves of uv, ~90 s).
 CONDA_SECONDS = 420.0
