@@ -12,7 +12,7 @@ running any of its code or its build:
   of the project is in the image: its tests import it from the graded tree, always.
 - `namespace_lines`: the `-nspkg.pth` an editable install writes for the pkg_resources-style namespaces
   the project declares (`namespace_packages`, matplotlib's `mpl_toolkits`). It makes each namespace's
-  module at startup without running its `__init__.py`, which imports pkg_resources; under a
+  module without running its `__init__.py`, which imports pkg_resources; under a
   `filterwarnings = error` configuration that import's DeprecationWarning would fail every test
   module that imports the namespace, in an environment SWE-bench's harness passes.
 - `generated_files`: the version files its build backend would write, where the tree lacks them.
@@ -27,7 +27,6 @@ from __future__ import annotations
 import ast
 import configparser
 import json
-import posixpath
 import re
 import tomllib
 
@@ -243,38 +242,47 @@ def project_metadata(project: Tree, version: str) -> Tree:
     return {path: FileEntry(0o644, text.encode()) for path, text in made.items()}
 
 
-#: setuptools' namespace line (`setuptools.namespaces.Installer`, as its editable install writes it), for a
-#: Python of 3.5 or later: the namespace's module is made from its spec, never executed, and the folder joins
-#: its __path__. Unlike setuptools', a folder that is not there (the image's own build, before any tree is in
-#: /workspace) makes nothing rather than an error at every interpreter's start, and nor does an extension
-#: module in the namespace's place (making its module runs it: the tree's code, at a test run's start).
-_NSPKG_LINE = ("import sys, os, importlib.util, importlib.machinery;p = os.path.join({root!r}, *{parts!r});"
-               "s = importlib.machinery.PathFinder.find_spec({name!r}, [os.path.dirname(p)]);"
-               "m = s and not isinstance(s.loader, importlib.machinery.ExtensionFileLoader) and "
-               "sys.modules.setdefault({name!r}, importlib.util.module_from_spec(s));"
-               "mp = (m or []) and m.__dict__.setdefault('__path__',[]);(p not in mp) and mp.append(p){parent}\n")
+#: The `-nspkg.pth` line: a finder, first on sys.meta_path, that makes each declared namespace's module as
+#: setuptools' editable install does (its spec found on sys.path as any import finds it, the module made and
+#: never executed: its `__init__.py` does not run), and leaves every other name to the usual finders. Found
+#: on sys.path at import time, not in a folder fixed at build: a graded run's tests run in a scratch copy of
+#: the tree, and a module of `/workspace` would not be the one pytest collects there (an import file
+#: mismatch). A spec of anything but a package of source (an extension module in the namespace's place:
+#: making its module would load it) is left to the usual import.
+_NSPKG_CODE = """\
+import importlib.abc, importlib.machinery, sys
+class Loader(importlib.abc.Loader):
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        pass
+class Namespaces(importlib.abc.MetaPathFinder):
+    names = frozenset({names!r})
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name not in cls.names:
+            return None
+        found = importlib.machinery.PathFinder.find_spec(name, path)
+        if found is None or type(found.loader) is not importlib.machinery.SourceFileLoader \\
+                or found.submodule_search_locations is None:
+            return None
+        spec = importlib.machinery.ModuleSpec(name, Loader(), origin=found.origin, is_package=True)
+        spec.submodule_search_locations = list(found.submodule_search_locations)
+        spec.has_location = True
+        return spec
+sys.meta_path.insert(0, Namespaces)
+"""
 
 
-def namespace_lines(project: Tree, root: str = "/workspace") -> str:
+def namespace_lines(project: Tree) -> str:
     """The `-nspkg.pth` text of the namespaces the project declares (setup.py's literal `namespace_packages`
-    or setup.cfg's), rooted where its `package_dir` puts the top level ("" when it declares none)."""
-    keywords = _setup_keywords(project)
-    declared = keywords.get("namespace_packages")
+    or setup.cfg's) and their parents ("" when it declares none)."""
+    declared = _setup_keywords(project).get("namespace_packages")
     names = [str(n) for n in declared] if isinstance(declared, (list, tuple)) else \
         cfg_requirements(_cfg(project).get("options", "namespace_packages", fallback="").replace(",", "\n"))
-    folders = keywords.get("package_dir")
-    if not isinstance(folders, dict):  # setup.cfg's `package_dir =\n    =lib`
-        pairs = (line.split("=", 1) for line in _cfg(project).get("options", "package_dir", fallback="").splitlines())
-        folders = {name.strip(): folder.strip() for name, folder in (p for p in pairs if len(p) == 2)}
-    top = str(folders.get("", "."))
-    top = posixpath.normpath(posixpath.join(root, top.strip() or "."))
     every = sorted({".".join(parts[:i]) for parts in (n.split(".") for n in names if
                                                        re.fullmatch(r"\w+(\.\w+)*", n)) for i in range(1, len(parts) + 1)})
-    return "".join(_NSPKG_LINE.format(
-        root=top, parts=tuple(name.split(".")), name=name,
-        parent=";m and {0!r} in sys.modules and setattr(sys.modules[{0!r}], {1!r}, m)".format(*name.rsplit(".", 1))
-        if "." in name else "")
-        for name in every)
+    return f"import sys; exec({_NSPKG_CODE.format(names=every)!r}, {{}})\n" if every else ""
 
 
 def _version_files(project: Tree) -> list[tuple[str, str | None]]:
