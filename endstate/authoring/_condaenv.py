@@ -75,7 +75,7 @@ def conda_requirements(text: str) -> list[str]:
     """The PyPI requirements a conda environment file's `dependencies` name (its `pip:` list as written, less
     installs of the project itself)."""
     found: list[str] = []
-    inside, pip_indent, top_indent = False, -1, -1
+    inside, pip_indent = False, -1
     for raw in text.splitlines():
         line = raw.split("#", 1)[0].rstrip()
         if not line.strip():
@@ -84,14 +84,12 @@ def conda_requirements(text: str) -> list[str]:
         if not inside:
             inside = line.strip() == "dependencies:" and indent == 0
             continue
-        if indent == 0:
-            break  # the next top-level key
         item = line.strip()
+        if indent == 0 and not item.startswith("-"):
+            break  # the next top-level key (the list itself may sit at the key's indentation)
         if not item.startswith("-"):
             continue
         value = item[1:].strip()
-        if top_indent < 0:
-            top_indent = indent
         if value.rstrip(":").strip() == "pip" and value.endswith(":"):
             pip_indent = indent
             continue

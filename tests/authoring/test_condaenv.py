@@ -51,6 +51,9 @@ def test_a_conda_files_dependencies_read_as_pypi_requirements():
         "bottleneck", "dask", "scitools-iris", "lxml", "matplotlib", "numpy==1.19.*", "scipy==1.5.3",
         "pandas==1.2.*", "pint>=0.22", "numbagg>=0.1", "toolz"]
     assert conda_requirements("name: x\nchannels:\n  - conda-forge\n") == []
+    # the list at the key's own indentation, as YAML allows
+    assert conda_requirements("dependencies:\n- numpy>=1.20\n- pip:\n  - numbagg\n- toolz\nchannels:\n- x\n") == [
+        "numpy>=1.20", "numbagg", "toolz"]
 
 
 def test_its_packages_join_a_resolution_that_holds_its_versions_kept_and_what_pypi_lacks_left_out():
