@@ -86,7 +86,7 @@ def locked_versions(project: Tree) -> dict[str, str]:
 def _unresolvable(message: str) -> str:
     """The distribution pip's failure names as the one it could not have ("" when it names none)."""
     match = re.search(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)", message) \
-        or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*)==", message) \
+        or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*)(?:==|[<>~!]=?)", message) \
         or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*) and \1==", message)
     return requirement_name(match.group(1).rstrip(".")) if match else ""  # pip ends the sentence with a dot
 
@@ -96,6 +96,14 @@ def _unresolvable(message: str) -> str:
 #: and tomli: pytest needs them below Python 3.11, and neither was out before 2021).
 _HARNESS_FLOOR = ("pytest==7.4.4", "iniconfig==2.0.0", "exceptiongroup==1.2.0", "tomli==2.0.1")
 _FLOOR_DAY = "2023-06-20"  # pytest 7.4.0 reached PyPI
+
+
+def _not_found(message: str) -> list[str]:
+    """The requirement pip's failure found no distribution for (`contextvars>=2.1`: asked by a dependency, and
+    released as an sdist only), as a list of one, or none."""
+    match = re.search(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]*\])?"
+                      r"(?:\s*[<>=!~]=?\s*[\w.*+!-]+(?:\s*,\s*[<>=!~]=?\s*[\w.*+!-]+)*)?)", message)
+    return [match.group(1).rstrip(".")] if match else []
 
 
 def _depended_on(message: str) -> list[str]:
@@ -129,6 +137,7 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
     names = {requirement_name(r) for r in asked}
     own = {name: version for name, version in (pins or {}).items() if name in names}
     locked = {**locked_versions(project), **own}
+    near: dict[str, str] = {}  # a pin of SWE-bench's that has no wheel here -> the releases nearest it (`_nearer`)
     dropped: list[str] = []
     built: set[str] = set()
     dated = bool(made.strip()[:10])
@@ -141,14 +150,17 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
             and len(dropped) < _DROPS and not has_wheel(next(r for r in asked if requirement_name(r) == culprit),
                                                         target=target)
 
+    def pin(name: str) -> str:
+        return f"{name}{near[name]}" if name in near else f"{name}=={locked[name]}"
+
     while True:
-        pinned = [f"{name}=={locked[name]}" for name in sorted(names) if name in locked]
+        pinned = [pin(name) for name in sorted(names) if name in locked]
         # No pytest bound where none is asked for (pytest's own tree: its tests run the tree's).
         free = "pytest" in locked or "pytest" not in names
         bound = "" if free else pytest_of_its_time(made)
         # The last resort leaves out the lock file's versions and the pytest bound, never SWE-bench's pins (each of
         # those goes alone, below, when it is the one that does not resolve: xarray's numpy==1.23.0 kept numpy 1).
-        held = [f"{name}=={version}" for name, version in sorted(own.items())]
+        held = [pin(name) for name in sorted(own)]
         attempts = [(asked + pinned + [bound] if bound else asked + pinned, "")] + \
             ([(asked + held, "")] if sorted(pinned) != sorted(held) or bound else [])
         if dated:  # first, everything as the project's resolution had it the day of the commit, with a pytest the
@@ -157,7 +169,7 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
         if env_day:  # before it: as the environment the instance was validated in was resolved
             attempts.insert(0, (asked + pinned, env_day))
         for number, (attempt, as_of) in enumerate(attempts, start=1):
-            undated = (_HARNESS_FLOOR if as_of[:10] < _FLOOR_DAY else ()) + tuple(f"{n}=={v}" for n, v in own.items())
+            undated = (_HARNESS_FLOOR if as_of[:10] < _FLOOR_DAY else ()) + tuple(pin(n) for n in own)
             try:
                 text = resolve_requirements([r for r in attempt if requirement_name(r) not in dropped], as_of=as_of,
                                             undated=undated if as_of else (), target=target, deadline=deadline)
@@ -198,13 +210,21 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
                 log(f"built {wheel.name} from the sdist of {culprit}=={own[culprit]}, which has no wheel (kept by the "
                     "sdist's sha256)")
                 continue
-        if culprit in own:  # one pin of SWE-bench's environment, made for another Python: that one goes
+        if culprit in own:  # one pin of SWE-bench's environment, made for another Python: the releases nearest
+            nearer = _nearer(own[culprit], near.get(culprit, ""))  # it, then that one goes
+            if nearer:
+                log(f"SWE-bench's pin {culprit}=={own[culprit]} does not resolve for the task image's Python: "
+                    f"the nearest releases that may are asked for ({culprit}{nearer})")
+                near[culprit] = nearer
+                continue
             log(f"SWE-bench's pin {culprit}=={own.pop(culprit)} does not resolve for the task image's Python: "
                 "the version its other pins and the project's declarations allow is taken")
             locked.pop(culprit)
+            near.pop(culprit, None)
             continue
         exact = [r for r in asked if requirement_name(r) == culprit and re.search(r"==\s*[\w.!+-]+\s*(;|$)", r)]
-        sdists = exact[:1] + [r for r in _depended_on(str(failure)) if requirement_name(r) not in names]
+        sdists = exact[:1] + [r for r in _depended_on(str(failure)) if requirement_name(r) not in names] \
+            + ([] if culprit in names else _not_found(str(failure)))  # a dependency's: contextvars>=2.1 on 3.6
         if sdists and culprit not in built:
             built.add(culprit)  # a release PyPI holds as an sdist only (blinker==1.4, a dependency's wrapt 1.12):
             wheels = [w for w in (build_wheel(r, target=target) for r in sdists) if w is not None]  # built once
@@ -220,6 +240,20 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
             left_out.append(culprit)
         log(f"left out of the task's image: {culprit}, which the project declares but no wheel of which resolves "
             "for the task image's Python (tests that import it will fail or skip)")
+
+
+def _nearer(version: str, tried: str) -> str:
+    """The releases nearest a pin that has no wheel for the task image's Python, one step looser than `tried`:
+    its series (`numpy==1.19.2` -> `>=1.19.2,<1.20`, which has Python 3.9's wheels from 1.19.3 on), then its
+    major version (`>=1.19.2,<2`); "" past that, or for a version that is not numbers. SWE-bench's conda
+    environment holds the pin itself (conda builds it for that Python); the newest PyPI allows instead takes
+    what the tree was never built against (numpy 2 removed the `cnp.int_t` scikit-learn 1.3 compiles with)."""
+    match = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)*", version)
+    if not match:
+        return ""
+    major, minor = int(match.group(1)), int(match.group(2))
+    steps = [f">={version},<{major}.{minor + 1}", f">={version},<{major + 1}"]
+    return next((step for earlier, step in zip(["", *steps], steps) if earlier == tried), "")
 
 
 def _day_said(as_of: str, env_day: str) -> str:

@@ -245,3 +245,30 @@ def test_a_resolution_past_its_time_fails_in_one_line_without_a_looser_attempt()
     assert "was stopped, unfinished after 0 s, the time a task image's resolution is given" in message
     assert message.endswith("give the task an image of your own (--dockerfile)")
     assert said == []
+
+
+def test_a_pin_with_no_wheel_for_the_images_python_takes_the_releases_nearest_it():
+    """Resolved from PyPI: numpy 1.23.0 has no wheel for Python 3.11 (1.23.2 on have). The newest the declarations
+    allowed was taken before, numpy 2, whose headers lack what a tree built against numpy 1 compiles with
+    (scikit-learn 1.3's `cnp.int_t`, its environment's numpy==1.19.2 on Python 3.9): the pin's series is taken."""
+    from endstate.authoring._versions import _nearer, resolve_pinned
+
+    assert _nearer("1.19.2", "") == ">=1.19.2,<1.20" and _nearer("1.19.2", ">=1.19.2,<1.20") == ">=1.19.2,<2"
+    assert _nearer("1.19.2", ">=1.19.2,<2") == "" and _nearer("0.0.0a0", "") == "" and _nearer("1.0", "") == ">=1.0,<1.1"
+    said: list[str] = []
+    pinned = resolve_pinned(files({}), ["numpy"], pins={"numpy": "1.23.0"}, log=said.append)
+    assert re.search(r"^numpy==1\.23\.5 ", pinned, flags=re.MULTILINE), pinned
+    assert any("SWE-bench's pin numpy==1.23.0 does not resolve for the task image's Python: the nearest releases "
+               "that may are asked for (numpy>=1.23.0,<1.24)" in line for line in said), said
+
+
+def test_a_dependency_pip_finds_no_wheel_of_is_named_to_be_built_from_its_sdist():
+    """astropy 1.3's environment on Python 3.6: a dependency asks `contextvars>=2.1`, released as an sdist only;
+    the requirement pip names is built (`_sdists.build_wheel`) where before the resolution failed."""
+    from endstate.authoring._versions import _not_found
+
+    said = ("ERROR: Could not find a version that satisfies the requirement contextvars>=2.1 (from versions: none) | "
+            "ERROR: No matching distribution found for contextvars>=2.1. The task image needs every dependency")
+    assert _not_found(said) == ["contextvars>=2.1"]
+    assert _not_found("No matching distribution found for zope.interface[test]>=5,<6 | x") == ["zope.interface[test]>=5,<6"]
+    assert _not_found("Cannot install a==1 and b==2") == []
