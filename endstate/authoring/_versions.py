@@ -211,7 +211,8 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
                     "sdist's sha256)")
                 continue
         if culprit in own:  # one pin of SWE-bench's environment, made for another Python: the releases nearest
-            nearer = _nearer(own[culprit], near.get(culprit, ""))  # it, then that one goes
+            nearer = "" if culprit in near else next(  # it (which has a wheel here), then that one goes
+                (step for step in _nearer(own[culprit]) if has_wheel(f"{culprit}{step}", target=target)), "")
             if nearer:
                 log(f"SWE-bench's pin {culprit}=={own[culprit]} does not resolve for the task image's Python: "
                     f"the nearest releases that may are asked for ({culprit}{nearer})")
@@ -242,18 +243,17 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
             "for the task image's Python (tests that import it will fail or skip)")
 
 
-def _nearer(version: str, tried: str) -> str:
-    """The releases nearest a pin that has no wheel for the task image's Python, one step looser than `tried`:
-    its series (`numpy==1.19.2` -> `>=1.19.2,<1.20`, which has Python 3.9's wheels from 1.19.3 on), then its
-    major version (`>=1.19.2,<2`); "" past that, or for a version that is not numbers. SWE-bench's conda
-    environment holds the pin itself (conda builds it for that Python); the newest PyPI allows instead takes
-    what the tree was never built against (numpy 2 removed the `cnp.int_t` scikit-learn 1.3 compiles with)."""
+def _nearer(version: str) -> list[str]:
+    """The releases nearest a pin that has no wheel for the task image's Python, nearest first: its series
+    (`numpy==1.19.2` -> `>=1.19.2,<1.20`, which has Python 3.9's wheels from 1.19.3 on), then its major version
+    (`>=1.19.2,<2`); none for a version that is not numbers. SWE-bench's conda environment holds the pin itself
+    (conda builds it for that Python); the newest PyPI allows instead takes what the tree was never built
+    against (numpy 2 removed the `cnp.int_t` scikit-learn 1.3 compiles with)."""
     match = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)*", version)
     if not match:
-        return ""
+        return []
     major, minor = int(match.group(1)), int(match.group(2))
-    steps = [f">={version},<{major}.{minor + 1}", f">={version},<{major + 1}"]
-    return next((step for earlier, step in zip(["", *steps], steps) if earlier == tried), "")
+    return [f">={version},<{major}.{minor + 1}", f">={version},<{major + 1}"]
 
 
 def _day_said(as_of: str, env_day: str) -> str:

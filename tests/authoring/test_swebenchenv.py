@@ -253,8 +253,8 @@ def test_a_pin_with_no_wheel_for_the_images_python_takes_the_releases_nearest_it
     (scikit-learn 1.3's `cnp.int_t`, its environment's numpy==1.19.2 on Python 3.9): the pin's series is taken."""
     from endstate.authoring._versions import _nearer, resolve_pinned
 
-    assert _nearer("1.19.2", "") == ">=1.19.2,<1.20" and _nearer("1.19.2", ">=1.19.2,<1.20") == ">=1.19.2,<2"
-    assert _nearer("1.19.2", ">=1.19.2,<2") == "" and _nearer("0.0.0a0", "") == "" and _nearer("1.0", "") == ">=1.0,<1.1"
+    assert _nearer("1.19.2") == [">=1.19.2,<1.20", ">=1.19.2,<2"] and _nearer("1.0")[0] == ">=1.0,<1.1"
+    assert _nearer("0.0.0a0") == []
     said: list[str] = []
     pinned = resolve_pinned(files({}), ["numpy"], pins={"numpy": "1.23.0"}, log=said.append)
     assert re.search(r"^numpy==1\.23\.5 ", pinned, flags=re.MULTILINE), pinned
