@@ -150,6 +150,19 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
             and len(dropped) < _DROPS and not has_wheel(next(r for r in asked if requirement_name(r) == culprit),
                                                         target=target)
 
+    def built_for_a_dependency(message: str) -> bool:
+        """The failure names a dependency's requirement (not a declared one) of which PyPI holds no wheel for
+        this Python, and a wheel of it is built now from its sdist."""
+        culprit = _unresolvable(message)
+        if not culprit or culprit in names or culprit in built:
+            return False
+        built.add(culprit)
+        wheels = [(w, r) for w, r in ((build_wheel(r, target=target), r) for r in _not_found(message)) if w]
+        for wheel, requirement in wheels:
+            log(f"built {wheel.name} from the sdist of {requirement}, which a dependency asks for and which has no "
+                "wheel (kept by the sdist's sha256)")
+        return bool(wheels)
+
     def pin(name: str) -> str:
         return f"{name}{near[name]}" if name in near else f"{name}=={locked[name]}"
 
@@ -168,6 +181,7 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
             attempts.insert(0, (asked + pinned + floor, made.strip()))
         if env_day:  # before it: as the environment the instance was validated in was resolved
             attempts.insert(0, (asked + pinned, env_day))
+        failure: SandboxUnavailable | None = None
         for number, (attempt, as_of) in enumerate(attempts, start=1):
             undated = (_HARNESS_FLOOR if as_of[:10] < _FLOOR_DAY else ()) + tuple(pin(n) for n in own)
             try:
@@ -187,6 +201,9 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
                 if as_of and never_a_wheel(str(exc)):
                     failure = exc
                     break  # pywatchman (sdists only, Django's test requirements): left out below, the day kept
+                if as_of and built_for_a_dependency(str(exc)):
+                    failure = None
+                    break  # contextvars>=2.1 on Python 3.6, an sdist only: built, that day again
                 if as_of:  # PyPI out of reach, or a wheel for this Python came later: the steps below
                     log(f"resolving as of {_day_said(as_of, env_day)} did not work ({_cause(str(exc))}): "
                         + ("taking the commit's date" if as_of == env_day and dated else
@@ -202,6 +219,8 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
                 if number < len(attempts):
                     log("the versions the project's lock file or the commit's time give do not resolve for the "
                         "task image's Python: taking the newest its declarations allow")
+        if failure is None:
+            continue
         culprit = _unresolvable(str(failure))
         if culprit in own and culprit not in built:  # SWE-bench's pin of a release PyPI holds as an sdist only
             built.add(culprit)  # (pytest's atomicwrites==1.4.1): built, then taken as a wheel

@@ -272,3 +272,33 @@ def test_a_dependency_pip_finds_no_wheel_of_is_named_to_be_built_from_its_sdist(
     assert _not_found(said) == ["contextvars>=2.1"]
     assert _not_found("No matching distribution found for zope.interface[test]>=5,<6 | x") == ["zope.interface[test]>=5,<6"]
     assert _not_found("Cannot install a==1 and b==2") == []
+
+
+def test_a_dependencys_sdist_only_requirement_is_built_and_the_environments_day_kept(monkeypatch, tmp_path):
+    """The day SWE-bench's environment stands for failed on `contextvars>=2.1` (asked by a dependency on Python
+    3.6, sdists only) and was given up for the commit's day, which failed on the harness's pytest: the
+    requirement is built and that day tried again."""
+    import endstate.authoring._sdists as sdists
+    import endstate.sandbox as sandbox
+    from endstate.authoring._versions import resolve_pinned
+    from endstate.errors import SandboxUnavailable
+
+    wheel = tmp_path / "contextvars-2.4-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    built: list[str] = []
+    asked: list[str] = []
+
+    def resolve(requirements, *, as_of="", undated=(), target=None, deadline=None):
+        asked.append(as_of)
+        if not built:
+            raise SandboxUnavailable("resolving x failed: ERROR: No matching distribution found for contextvars>=2.1")
+        return "x==1.0 --hash=sha256:00\n"
+
+    monkeypatch.setattr(sandbox, "resolve_requirements", resolve)
+    monkeypatch.setattr(sdists, "build_wheel", lambda requirement, target=None: built.append(requirement) or wheel)
+    said: list[str] = []
+    assert resolve_pinned(files({}), ["x"], made="2018-04-04", env_day="2024-08-13T00:00:00Z", log=said.append) \
+        == "x==1.0 --hash=sha256:00\n"
+    assert built == ["contextvars>=2.1"] and asked == ["2024-08-13T00:00:00Z"] * 2, (built, asked)
+    assert "resolved as of 2024-08-13, the day the environment it stands for was resolved (PyPI's upload times)" \
+        in said, said
