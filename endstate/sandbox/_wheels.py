@@ -95,11 +95,17 @@ def _pip(args: list[str], what: str, python: str = SANDBOX_PYTHON, glibc: tuple[
     if done.returncode != 0:
         # What a conflict is caused by (`astroid 2.6.6 depends on wrapt<1.13 and >=1.11`: said on stdout), then
         # pip's last words.
+        # pip's list of versions "that require a different python version" (hundreds of them) says nothing of the
+        # cause and would bury it: left out.
         causes = [line.strip() for line in done.stdout.splitlines() if " depends on " in line][:3]
-        tail = " | ".join(causes + done.stderr.strip().splitlines()[-3:])
+        said = [line for line in done.stderr.strip().splitlines() if not line.startswith(_IGNORED)]
+        tail = " | ".join(causes + said[-3:])
         raise SandboxUnavailable(f"{what} failed: {tail or 'pip said nothing'}. The task image needs every "
                                  f"dependency as a wheel for Python {python}; give the task an image "
                                  "of your own (--dockerfile) where one has none")
+
+
+_IGNORED = "ERROR: Ignored the following versions that require a different python version"
 
 
 def _wheel_name(filename: str) -> tuple[str, str]:
@@ -201,7 +207,7 @@ def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: t
         for _ in range(_ROUNDS):
             shutil.rmtree(tmp)
             _pip([*dated, "--dest", tmp, *asked],
-                 f"resolving {', '.join(requirements)}{f' as of {as_of}' if as_of else ''}", python, glibc, deadline)
+                 f"resolving {_listed(requirements)}{f' as of {as_of}' if as_of else ''}", python, glibc, deadline)
             missing = _left_out(Path(tmp), python) if target else []
             if not missing:
                 break
@@ -217,6 +223,13 @@ def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: t
         if not house.exists():
             _fill(house, Path(tmp))
     return text
+
+
+def _listed(requirements: list[str], most: int = 8) -> str:
+    """The requirements a resolution was asked for, as its failure names them: a long list (astropy 1.3's
+    environment: 60) is cut, so that what pip said of the cause is read."""
+    shown = ", ".join(requirements[:most])
+    return shown if len(requirements) <= most else f"{shown} and {len(requirements) - most} more"
 
 
 def _house_of(text: str) -> Path:

@@ -150,3 +150,21 @@ def test_the_projects_own_markers_are_read_as_the_images_python_whatever_python_
     assert re.search(r"^backports-zoneinfo==0\.2\.1 ", pinned, flags=re.MULTILINE), pinned
     assert re.search(r"^tzdata==2024\.1 ", pinned, flags=re.MULTILINE) and "six" not in pinned, pinned
     assert not has_wheel("pywatchman; sys_platform != 'win32'", target=python38)  # sdists only, on every day
+
+
+def test_a_failed_resolution_says_pips_cause_not_its_list_of_versions_for_other_pythons(monkeypatch):
+    """pip's line of the versions it ignored for another Python (hundreds, for a Python 3.6 image) came before its
+    cause, and a refusal cut at its length named no cause at all (astropy 1.3's environment)."""
+    import subprocess
+
+    ignored = "ERROR: Ignored the following versions that require a different python version: " + "; ".join(
+        f"{n}.0 Requires-Python >=3.7" for n in range(300))
+    stderr = f"{ignored}\nERROR: Could not find a version that satisfies the requirement contextvars>=2.1 " \
+             "(from versions: none)\nERROR: No matching distribution found for contextvars>=2.1\n"
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, "", stderr))
+    with pytest.raises(SandboxUnavailable) as raised:
+        _wheels.resolve_requirements([f"pin-{n}==1.0" for n in range(40)])
+    said = str(raised.value)
+    assert "Ignored the following" not in said and len(said) < 700, said
+    assert said.startswith("resolving pin-0==1.0, pin-1==1.0") and "and 32 more failed: " in said, said
+    assert "No matching distribution found for contextvars>=2.1" in said, said
