@@ -38,7 +38,7 @@ from pathlib import Path
 
 import msgspec
 
-from endstate.authoring._build import build_inputs, built_fixture_products, compiled_sources
+from endstate.authoring._build import build_inputs, builds_matplotlib, built_fixture_products, compiled_sources
 from endstate.authoring._clones import base_tree, clone_git, find_clone, requirements_at
 from endstate.authoring._condaenv import broken_imports
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
@@ -416,7 +416,7 @@ _MATPLOTLIB_FONTS = ("matplotlib's baseline images draw their text with the Free
 
 def _system_freetype(split: FixSplit) -> bool:
     """Whether the task's image builds matplotlib against the system's FreeType (`_build.build_products`)."""
-    return "mplsetup.cfg.template" in split.fixture
+    return builds_matplotlib(split.fixture)
 
 
 def _passing_on_the_fix(field: str, named: list[str], failed: dict[str, str], ran: int, fonts: str = ""

@@ -16,6 +16,7 @@ from endstate.authoring._build import (
     build_inputs,
     build_products,
     build_requirements,
+    builds_matplotlib,
     compiled_sources,
     needs_build,
     objects_folder,
@@ -206,6 +207,15 @@ subprocess.check_call(["./test_program"], cwd=folder)
 """
 
 
+READS_ITS_OPTIONS = """\
+import configparser, os
+config = configparser.ConfigParser()
+config.read(os.environ.get("MPLSETUPCFG") or "setup.cfg")
+if not config.getboolean("libs", "system_freetype", fallback=False):
+    raise SystemExit("error: Failed to download any of the following: freetype-2.6.1.tar.gz")
+"""
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 def test_a_build_runs_a_program_it_compiled_in_its_temporary_folder(tmp_path: Path, monkeypatch):
@@ -217,4 +227,11 @@ def test_a_build_runs_a_program_it_compiled_in_its_temporary_folder(tmp_path: Pa
     said: list[str] = []
     built = build_products(files({**CALC, "setup.py": RUNS_A_TEST_PROGRAM + SETUP}), image, "1.0", said.append)
     # The module is built, and nothing of the build's temporary folder joins the fixture.
+    assert [p for p in built if p.endswith(".so")] and all(p.startswith("calc/") for p in built), (built, said)
+    # matplotlib 3.4 and older (`setup.cfg.template` beside `setupext.py`) read their build options from setup.cfg or
+    # the file MPLSETUPCFG names; unless told to take the system's freetype, the build downloads FreeType 2.6.1.
+    shaped = files({**CALC, "setup.cfg.template": "[libs]\n#system_freetype = False\n", "setupext.py": "",
+                    "setup.py": READS_ITS_OPTIONS + SETUP})
+    assert builds_matplotlib(shaped) and {"libfreetype6-dev", "libqhull-dev"} <= set(system_build_packages(shaped))
+    built = build_products(shaped, image, "1.0", said.append)
     assert [p for p in built if p.endswith(".so")] and all(p.startswith("calc/") for p in built), (built, said)
