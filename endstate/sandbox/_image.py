@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -375,8 +376,14 @@ def build_wheel_in_image(source: PythonSource, sdist: Path, out: Path, *, enviro
         environment["PIP_CERT"] = "/etc/endstate-host-certificates.crt"
     client = connect(timeout=1800)
     try:
-        client.containers.run(source.tag, ["python3", f"/pip/{pip.name}/pip", "wheel", "--no-deps", "--quiet",
-                                           "--disable-pip-version-check", "--wheel-dir", "/out", f"/in/{sdist.name}"],
+        # pip installed from its wheel first: run from the zip, it cannot start its PEP 517 hooks (`can't find
+        # '__main__' module in .../_in_process.py`). An image without setuptools (a Python the host's pyenv built)
+        # builds an sdist with no pyproject.toml in an isolated environment, as for one with it (contextvars 2.4).
+        script = (f"python3 /pip/{pip.name}/pip install --quiet --no-index --disable-pip-version-check --target "
+                  f"/tmp/endstate-pip /pip/{pip.name} && isolated= && {{ python3 -c 'import setuptools' 2>/dev/null "
+                  "|| isolated=--use-pep517; } && PYTHONPATH=/tmp/endstate-pip python3 -m pip wheel $isolated "
+                  f"--no-deps --quiet --disable-pip-version-check --wheel-dir /out /in/{shlex.quote(sdist.name)}")
+        client.containers.run(source.tag, ["sh", "-c", script],
                               network_mode="host", user=f"{os.getuid()}:{os.getgid()}", remove=True,
                               environment=environment, volumes=volumes, labels=one_off_labels())
         return True

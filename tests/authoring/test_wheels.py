@@ -168,3 +168,18 @@ def test_a_failed_resolution_says_pips_cause_not_its_list_of_versions_for_other_
     assert "Ignored the following" not in said and len(said) < 700, said
     assert said.startswith("resolving pin-0==1.0, pin-1==1.0") and "and 32 more failed: " in said, said
     assert "No matching distribution found for contextvars>=2.1" in said, said
+
+
+@pytest.mark.docker
+def test_an_sdist_with_no_pyproject_builds_for_a_python_whose_image_has_no_setuptools(tmp_path, monkeypatch):
+    """Resolved from PyPI: contextvars 2.4 (a dependency asks `contextvars>=2.1` on Python 3.6: sdists only) has a
+    setup.py and no pyproject.toml. Python 3.6's last pip (21.3) builds such an sdist with the image's setuptools,
+    which the image of a Python the host holds does not carry, and cannot start a PEP 517 build run from its
+    wheel: it built nothing, and astropy 1.3's environment did not resolve."""
+    from endstate.authoring._sdists import build_wheel
+    from endstate.sandbox import python_source
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # nothing built yet
+    source = python_source("3.6")  # pyenv's on this machine kind, else the nearest newer a source here serves
+    wheel = build_wheel("contextvars==2.4", target=source)
+    assert wheel is not None and wheel.name == "contextvars-2.4-py3-none-any.whl", wheel
