@@ -249,7 +249,12 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
                     "that import them fail or skip.")
     manifest = _task_toml(instance, split, protected, passing, failing, installed, dockerfile, notes=said, about=base)
     try:
-        folder.mkdir(parents=True)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir()
+    except FileExistsError:  # another import writing into the same folder meanwhile: its folder, never removed here
+        raise UserError(f"{folder} was made meanwhile, by another import into {folder.parent}: give each import its "
+                        "own --out") from None
+    try:
         if pinned or system:
             write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None, system,
                              locales)

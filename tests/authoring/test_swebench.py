@@ -587,3 +587,24 @@ def test_a_few_image_comparisons_another_freetype_fails_are_left_out_of_pass_to_
     other = {ids[1]: "AssertionError: assert 1 == 2"}
     with pytest.raises(UserError, match="assert 1 == 2"):
         _passing_on_the_fix("PASS_TO_PASS", ids, other, 250, fonts=_MATPLOTLIB_FONTS)
+
+
+def test_a_folder_another_import_made_meanwhile_is_one_line_and_left_alone(tmp_path, repos, monkeypatch):
+    """Two imports into one --out: the second to make an instance's folder raised FileExistsError (a traceback),
+    and a failing import then removed the other's folder under its image build."""
+    import endstate.authoring._swebench as swebench
+
+    raw = shipped()[1]
+    instance = read_instances(_write(tmp_path, [raw]))[0][0][1]
+    out = tmp_path / "out"
+    made = swebench._task_toml
+
+    def meanwhile(*args, **kwargs):
+        (out / instance.instance_id).mkdir(parents=True, exist_ok=True)
+        (out / instance.instance_id / "theirs").write_text("x")
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(swebench, "_task_toml", meanwhile)
+    with pytest.raises(UserError, match=r"was made meanwhile, by another import into .*: give each import its own --out"):
+        write_instance(instance, repos, out)
+    assert (out / instance.instance_id / "theirs").read_text() == "x"
