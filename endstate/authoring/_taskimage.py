@@ -405,6 +405,10 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     asked = requirements + [extra for extra, name in (("pytest", "pytest"), ("setuptools<81", "setuptools"))
                             if name not in names and (name == "pytest" or _imports_pkg_resources(project))]
     asked += list(bounds) + list(build)  # build: what the project's build imports (`_build.build_requirements`)
+    if target and tuple(map(int, target.python.split("."))) < (3, 8) and "importlib-metadata" not in names:
+        # The harness's runner reads the image's pytest plugins through it before 3.8; pytest 6 and 7 depend on it
+        # there, the pytest 3.3.1 SWE-bench pins for astropy 1.3 does not.
+        asked.append("importlib-metadata")
     pinned = resolve_pinned(project, asked, made=made, needed={"pytest", *map(requirement_name, keep)}, log=log,
                             pins=pins, target=target, env_day=ENV_DAY if env else "", left_out=left_out)
     text = _text(project, env.conda_env) if conda and env and env.conda_env else None

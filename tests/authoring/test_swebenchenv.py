@@ -302,3 +302,17 @@ def test_a_dependencys_sdist_only_requirement_is_built_and_the_environments_day_
     assert built == ["contextvars>=2.1"] and asked == ["2024-08-13T00:00:00Z"] * 2, (built, asked)
     assert "resolved as of 2024-08-13, the day the environment it stands for was resolved (PyPI's upload times)" \
         in said, said
+
+
+def test_an_image_of_a_python_before_3_8_holds_importlib_metadata_whatever_pytest_it_pins():
+    """Resolved from PyPI for Python 3.6 (pyenv's here, else the nearest newer): the harness's runner reads the
+    image's pytest plugins through importlib_metadata before 3.8. pytest 6 and 7 depend on it there; astropy 1.3's
+    environment pins pytest 3.3.1, which does not, and every graded run stopped on `No module named
+    'importlib_metadata'`."""
+    project = files({"setup.py": "from setuptools import setup\nsetup(name='demo', install_requires=['pytest==3.3.1'])\n"})
+    said: list[str] = []
+    pinned, _ = pinned_requirements(project, made="2018-04-04T00:00:00Z", log=said.append,
+                                    env=swebench_env("django/django", "3.0"))
+    assert re.search(r"^pytest==3\.3\.1 ", pinned, flags=re.MULTILINE), pinned
+    if pinned.startswith(("# python 3.6", "# python 3.7")):  # this machine kind: pyenv's 3.6
+        assert re.search(r"^importlib-metadata==", pinned, flags=re.MULTILINE), pinned
