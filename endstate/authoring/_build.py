@@ -14,8 +14,8 @@ endstate builds them once, when the task is made, before any agent runs:
 - those files join the fixture: the agent's workspace starts from them, the seal hashes them as
   the fixture's, and a change to one is a change of the end state like any other file's.
 
-matplotlib's build is pointed at Debian's freetype and qhull (`mplsetup.cfg` from 3.5 on, before it
-`setup.cfg` or the file `MPLSETUPCFG` names), since it would otherwise download their sources. The compilers run through Debian's ccache, its folder kept on the
+matplotlib's build is pointed at Debian's freetype and qhull (its options in the file `MPLSETUPCFG` names,
+which every release since 3.1 reads), since it would otherwise download their sources. The compilers run through Debian's ccache, its folder kept on the
 host per project (`compiled_objects_root`): the next instance of that project compiles only what
 differs, in whichever of its images (ccache's key is the preprocessed source with every header it
 includes, the compiler and its flags, so an object taken from it is the one the compiler would make). An edit to a `.pyx` or `.c` file takes effect only when the
@@ -208,10 +208,11 @@ def build_products(project: Tree, image: str, version: str, log: Callable[[str],
     ccache folder kept as `objects` (the image's own, unnamed); UserError naming the build's last lines
     when it fails."""
     tree = dict(project)
-    if "mplsetup.cfg.template" in project:
-        tree["mplsetup.cfg"] = FileEntry(0o644, _MPLSETUP)
-    elif builds_matplotlib(project):  # 3.4 and older read setup.cfg, or the file MPLSETUPCFG names: one of the build's
-        tree[f"{_BUILD_TMP}/mplsetup.cfg"] = FileEntry(0o644, _MPLSETUP)  # scratch, never the tree's own setup.cfg
+    # matplotlib reads its build options from the file MPLSETUPCFG names, else mplsetup.cfg (3.5 on) or setup.cfg (3.4
+    # and older): the build's scratch holds it, never the tree's own setup.cfg.
+    options = f"MPLSETUPCFG=$PWD/{_BUILD_TMP}/mplsetup.cfg " if builds_matplotlib(project) else ""
+    if options:
+        tree[f"{_BUILD_TMP}/mplsetup.cfg"] = FileEntry(0o644, _MPLSETUP)
     home = compiled_objects_root() / (objects or image_id(image).removeprefix("sha256:")[:32])
     kept = _kept_objects(home)
     tree.update(kept)
@@ -224,8 +225,7 @@ def build_products(project: Tree, image: str, version: str, log: Callable[[str],
         box.put_tree(tree)
         # No .git to read a version from: setuptools_scm is told the version the task states.
         scm = shlex.quote(version)
-        done = box.exec(f"export SETUPTOOLS_SCM_PRETEND_VERSION={scm} MAX_JOBS=2 TMPDIR=$PWD/{_BUILD_TMP} "
-                        f"MPLSETUPCFG=$PWD/{_BUILD_TMP}/mplsetup.cfg; "
+        done = box.exec(f"export {options}SETUPTOOLS_SCM_PRETEND_VERSION={scm} MAX_JOBS=2 TMPDIR=$PWD/{_BUILD_TMP}; "
                         f"mkdir -p {_BUILD_TMP}; {_WITH_CCACHE}"
                         f"{command} 2>&1 | tail -12 | cut -c1-1000; status=${{PIPESTATUS[0]}}; [ $status = 0 ] && {_CCACHE_COUNTS}; "
                         "exit $status", timeout=BUILD_TIMEOUT_S)

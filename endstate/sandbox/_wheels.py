@@ -96,9 +96,10 @@ def _pip(args: list[str], what: str, python: str = SANDBOX_PYTHON, glibc: tuple[
         # What a conflict is caused by (`astroid 2.6.6 depends on wrapt<1.13 and >=1.11`: said on stdout), then
         # pip's last words.
         # pip's list of versions "that require a different python version" (hundreds of them) says nothing of the
-        # cause and would bury it: left out.
+        # cause and would bury it: left out, and its warnings (an extra index it cannot read) where it says errors.
         causes = [line.strip() for line in done.stdout.splitlines() if " depends on " in line][:3]
         said = [line for line in done.stderr.strip().splitlines() if not line.startswith(_IGNORED)]
+        said = [line for line in said if line.startswith("ERROR:")] or said
         tail = " | ".join(causes + said[-3:])
         raise SandboxUnavailable(f"{what} failed: {tail or 'pip said nothing'}. The task image needs every "
                                  f"dependency as a wheel for Python {python}; give the task an image "

@@ -235,3 +235,8 @@ def test_a_build_runs_a_program_it_compiled_in_its_temporary_folder(tmp_path: Pa
     assert builds_matplotlib(shaped) and {"libfreetype6-dev", "libqhull-dev"} <= set(system_build_packages(shaped))
     built = build_products(shaped, image, "1.0", said.append)
     assert [p for p in built if p.endswith(".so")] and all(p.startswith("calc/") for p in built), (built, said)
+    # 3.5 on: mplsetup.cfg, or the file MPLSETUPCFG names, which the build sets for either.
+    newer = files({**CALC, "mplsetup.cfg.template": "[libs]\n#system_freetype = False\n", "setupext.py": "",
+                   "setup.py": READS_ITS_OPTIONS.replace('"setup.cfg"', '"mplsetup.cfg"') + SETUP})
+    built = build_products(newer, image, "1.0", said.append)
+    assert [p for p in built if p.endswith(".so")] and all(p.startswith("calc/") for p in built), (built, said)
