@@ -86,7 +86,7 @@ def locked_versions(project: Tree) -> dict[str, str]:
 def _unresolvable(message: str) -> str:
     """The distribution pip's failure names as the one it could not have ("" when it names none)."""
     match = re.search(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)", message) \
-        or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*)(?:==|[<>~!]=?)", message) \
+        or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*)==", message) \
         or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*) and \1==", message)
     return requirement_name(match.group(1).rstrip(".")) if match else ""  # pip ends the sentence with a dot
 
@@ -221,7 +221,8 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
                         "task image's Python: taking the newest its declarations allow")
         if failure is None:
             continue
-        culprit = _unresolvable(str(failure))
+        culprit = _unresolvable(str(failure)) or next(  # the releases nearest a pin, in conflict with the rest
+            (name for name in near if re.search(rf"Cannot install {re.escape(name)}[<>]", str(failure), re.I)), "")
         if culprit in own and culprit not in built:  # SWE-bench's pin of a release PyPI holds as an sdist only
             built.add(culprit)  # (pytest's atomicwrites==1.4.1): built, then taken as a wheel
             wheel = build_wheel(f"{culprit}=={own[culprit]}", target=target)

@@ -316,3 +316,34 @@ def test_an_image_of_a_python_before_3_8_holds_importlib_metadata_whatever_pytes
     assert re.search(r"^pytest==3\.3\.1 ", pinned, flags=re.MULTILINE), pinned
     if pinned.startswith(("# python 3.6", "# python 3.7")):  # this machine kind: pyenv's 3.6
         assert re.search(r"^importlib-metadata==", pinned, flags=re.MULTILINE), pinned
+
+
+def test_the_nearest_releases_of_a_pin_in_conflict_with_the_rest_let_the_pin_go(monkeypatch):
+    """The pin's series has a wheel but the rest cannot have it (pip: `Cannot install numpy<1.20,>=1.19.2 and
+    ...`): the pin goes, as before its nearest releases were tried; a declared requirement named so is not
+    taken for the culprit."""
+    import endstate.sandbox as sandbox
+    from endstate.authoring._versions import _unresolvable, resolve_pinned
+    from endstate.errors import SandboxUnavailable
+
+    asked: list[list[str]] = []
+
+    def resolve(requirements, *, as_of="", undated=(), target=None, deadline=None):
+        asked.append(sorted(requirements))
+        if "numpy==1.19.2" in requirements:
+            raise SandboxUnavailable("resolving x failed: ERROR: No matching distribution found for numpy==1.19.2")
+        if "numpy>=1.19.2,<1.20" in requirements:
+            raise SandboxUnavailable("resolving x failed: ERROR: Cannot install numpy>=1.19.2,<1.20 and pandas==1.5.3 "
+                                     "because these package versions have conflicting dependencies.")
+        return "numpy==1.26.4 --hash=sha256:00\n"
+
+    monkeypatch.setattr(sandbox, "resolve_requirements", resolve)
+    monkeypatch.setattr(sandbox, "has_wheel", lambda requirement, target=None: True)
+    said: list[str] = []
+    assert resolve_pinned(files({}), ["numpy", "pandas"], pins={"numpy": "1.19.2"}, log=said.append) \
+        == "numpy==1.26.4 --hash=sha256:00\n"
+    assert [line.split(": ", 1)[1] for line in said if line.startswith("SWE-bench's pin")] == [
+        "the nearest releases that may are asked for (numpy>=1.19.2,<1.20)",
+        "the version its other pins and the project's declarations allow is taken"], said
+    assert asked[-1] == ["numpy", "pandas"], asked
+    assert _unresolvable("ERROR: Cannot install numpy>=1.17 and pandas==1.5.3 because ...") == ""
