@@ -13,6 +13,9 @@ need one skip as before; the rest run as they ran in SWE-bench's environment ins
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import shlex
 import shutil
@@ -140,6 +143,26 @@ def _solve(uv: str, requirements: list[str], fixed: list[str], *, as_of: str, py
     return [line.strip() for line in done.stdout.splitlines() if "==" in line and not line.startswith("#")], ""
 
 
+def _solve_leaving_out(uv: str, fixed: list[str], extra: list[str], *, as_of: str, python: str,
+                       glibc: tuple[int, int], deadline: float) -> tuple[list[str] | None, list[str], str]:
+    """uv's solution of `extra` beside `fixed`, leaving out each of `extra` uv names as impossible (at most
+    `_DROPS`): (its exact pins, what was left out, "") or (None, what was left out, why, as the log says it)."""
+    left: list[str] = []
+    while extra:
+        chosen, why = _solve(uv, fixed + extra, fixed, as_of=as_of, python=python, glibc=glibc, deadline=deadline)
+        if chosen is not None:
+            return chosen, left, ""
+        required = {requirement_name(m) for m in re.findall(r"you require ([A-Za-z0-9][A-Za-z0-9._-]*)", why)}
+        culprits = [e for e in extra if requirement_name(e) in required]
+        if not culprits or len(left) + len(culprits) > _DROPS:
+            last = ([line.strip() for line in why.splitlines() if line.strip()] or ["no reason given"])[-1]
+            return None, left, (f"the conda file's packages do not resolve beside the rest ({last[:200]}): the image "
+                                "is made without them")
+        left += culprits
+        extra = [e for e in extra if e not in culprits]
+    return None, left, f"none of the conda file's packages can be had from PyPI beside the rest: {', '.join(left)} left out"
+
+
 def with_conda_packages(pinned: str, wanted: list[str], *, as_of: str, target: PythonSource | None,
                         log: Callable[[str], None], seconds: float = CONDA_SECONDS) -> str:
     """`pinned` (a resolution's text) with `wanted` resolved beside it, its own versions unchanged; each of
@@ -161,23 +184,18 @@ def with_conda_packages(pinned: str, wanted: list[str], *, as_of: str, target: P
         return pinned
     python, glibc = (target.python, target.glibc) if target else (SANDBOX_PYTHON, SANDBOX_GLIBC)
     deadline = time.monotonic() + seconds
-    left: list[str] = []
-    while extra:
-        chosen, why = _solve(uv, fixed + extra, fixed, as_of=as_of, python=python, glibc=glibc, deadline=deadline)
-        if chosen is not None:
-            break
-        required = {requirement_name(m) for m in re.findall(r"you require ([A-Za-z0-9][A-Za-z0-9._-]*)", why)}
-        culprits = [e for e in extra if requirement_name(e) in required]
-        if not culprits or len(left) + len(culprits) > _DROPS:
-            last = ([line.strip() for line in why.splitlines() if line.strip()] or ["no reason given"])[-1]
-            log(f"the conda file's packages do not resolve beside the rest ({last[:200]}): the image is made "
-                "without them")
-            return pinned
-        left += culprits
-        extra = [e for e in extra if e not in culprits]
+    solved = _solved_before(fixed, extra, as_of, python, glibc)
+    if solved is not None:  # the records of one environment ask the same: uv's answer, as of a fixed day, is kept
+        chosen, left = solved
+        log("the conda file's packages as uv solved them beside the same resolution for an earlier record")
     else:
-        log(f"none of the conda file's packages can be had from PyPI beside the rest: {', '.join(left)} left out")
-        return pinned
+        answer, left, failed = _solve_leaving_out(uv, fixed, extra, as_of=as_of, python=python, glibc=glibc,
+                                                  deadline=deadline)
+        if answer is None:
+            log(failed)
+            return pinned
+        chosen = answer
+        _keep_solved(fixed, extra, as_of, python, glibc, chosen, left)
     try:
         text = resolve_requirements(chosen, as_of=as_of, undated=tuple(fixed), target=target, deadline=deadline)
     except (SandboxUnavailable, ResolutionTimedOut) as exc:
@@ -189,6 +207,36 @@ def with_conda_packages(pinned: str, wanted: list[str], *, as_of: str, target: P
     log(f"the conda file's packages that PyPI has: {len(taken)} distribution(s) added beside the rest"
         + (f"; left out (no wheel, or no version that fits): {', '.join(left)}" if left else ""))
     return text
+
+
+def _solved_path(fixed: list[str], extra: list[str], as_of: str, python: str, glibc: tuple[int, int]) -> Path:
+    asked = json.dumps([sorted(fixed), sorted(extra), as_of, python, list(glibc)]).encode()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "endstate" / "conda-solves" / f"{hashlib.sha256(asked).hexdigest()[:32]}.json"
+
+
+def _solved_before(fixed: list[str], extra: list[str], as_of: str, python: str,
+                   glibc: tuple[int, int]) -> tuple[list[str], list[str]] | None:
+    """(uv's choice, what it left out) for the same question asked before, if it was kept; only a dated question
+    (`as_of`) has one answer."""
+    if not as_of:
+        return None
+    try:
+        kept = json.loads(_solved_path(fixed, extra, as_of, python, glibc).read_text(encoding="utf-8"))
+        return [str(c) for c in kept["chosen"]], [str(c) for c in kept["left"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _keep_solved(fixed: list[str], extra: list[str], as_of: str, python: str, glibc: tuple[int, int],
+                 chosen: list[str], left: list[str]) -> None:
+    if not as_of:
+        return
+    path = _solved_path(fixed, extra, as_of, python, glibc)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps({"chosen": chosen, "left": left}), encoding="utf-8")
+    partial.replace(path)
 
 
 #: Run in the task's image by its Python: each installed distribution named, its top-level modules imported;

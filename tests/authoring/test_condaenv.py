@@ -56,8 +56,13 @@ def test_a_conda_files_dependencies_read_as_pypi_requirements():
         "numpy>=1.20", "numbagg", "toolz"]
 
 
-def test_its_packages_join_a_resolution_that_holds_its_versions_kept_and_what_pypi_lacks_left_out():
-    """Resolved from PyPI as of SWE-bench's day: the resolution that held keeps every version it chose."""
+def test_its_packages_join_a_resolution_that_holds_its_versions_kept_and_what_pypi_lacks_left_out(
+        tmp_path, monkeypatch):
+    """Resolved from PyPI as of SWE-bench's day: the resolution that held keeps every version it chose. The next
+    record of the environment asks uv nothing: its answer as of that day is kept."""
+    import endstate.authoring._condaenv as condaenv
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     pinned = resolve_requirements(["six==1.16.0"], as_of=ENV_DAY)
     said: list[str] = []
     # docopt has no wheel, so no release of pydap can be had: pip says "Cannot install pydap==3.2.2, ..."
@@ -67,6 +72,16 @@ def test_its_packages_join_a_resolution_that_holds_its_versions_kept_and_what_py
     assert "endstate-no-such" not in fuller and "pydap" not in fuller
     assert said == ["the conda file's packages that PyPI has: 1 distribution(s) added beside the rest; left out "
                     "(no wheel, or no version that fits): endstate-no-such-distribution-xyz, pydap<3.5"]
+    said.clear()
+
+    def asked_again(*args, **kwargs):
+        raise AssertionError("uv asked again")
+
+    monkeypatch.setattr(condaenv, "_solve", asked_again)
+    assert with_conda_packages(pinned, ["six", "iniconfig<2.1", "endstate-no-such-distribution-xyz", "pydap<3.5"],
+                               as_of=ENV_DAY, target=None, log=said.append) == fuller
+    assert said[0] == "the conda file's packages as uv solved them beside the same resolution for an earlier record"
+    monkeypatch.undo()
     said.clear()
     assert with_conda_packages(pinned, ["endstate-no-such-distribution-xyz"], as_of=ENV_DAY, target=None,
                                log=said.append) == pinned
