@@ -27,7 +27,7 @@ from pathlib import Path
 
 from endstate.authoring._versions import requirement_name
 from endstate.errors import ResolutionTimedOut, SandboxUnavailable
-from endstate.sandbox import PythonSource
+from endstate.sandbox import PythonSource, built_root
 
 __all__ = ["conda_requirements", "with_conda_packages", "broken_imports"]
 
@@ -211,8 +211,7 @@ def with_conda_packages(pinned: str, wanted: list[str], *, as_of: str, target: P
 
 def _solved_path(fixed: list[str], extra: list[str], as_of: str, python: str, glibc: tuple[int, int]) -> Path:
     asked = json.dumps([sorted(fixed), sorted(extra), as_of, python, list(glibc)]).encode()
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "endstate" / "conda-solves" / f"{hashlib.sha256(asked).hexdigest()[:32]}.json"
+    return built_root().parent / "conda-solves" / f"{hashlib.sha256(asked).hexdigest()[:32]}.json"
 
 
 def _solved_before(fixed: list[str], extra: list[str], as_of: str, python: str,

@@ -201,9 +201,9 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
                 if as_of and never_a_wheel(str(exc)):
                     failure = exc
                     break  # pywatchman (sdists only, Django's test requirements): left out below, the day kept
-                if as_of and built_for_a_dependency(str(exc)):
+                if built_for_a_dependency(str(exc)):
                     failure = None
-                    break  # contextvars>=2.1 on Python 3.6, an sdist only: built, that day again
+                    break  # contextvars>=2.1 on Python 3.6, an sdist only: built, that attempt again
                 if as_of:  # PyPI out of reach, or a wheel for this Python came later: the steps below
                     log(f"resolving as of {_day_said(as_of, env_day)} did not work ({_cause(str(exc))}): "
                         + ("taking the commit's date" if as_of == env_day and dated else
@@ -244,8 +244,7 @@ def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: C
             near.pop(culprit, None)
             continue
         exact = [r for r in asked if requirement_name(r) == culprit and re.search(r"==\s*[\w.!+-]+\s*(;|$)", r)]
-        sdists = exact[:1] + [r for r in _depended_on(str(failure)) if requirement_name(r) not in names] \
-            + ([] if culprit in names else _not_found(str(failure)))  # a dependency's: contextvars>=2.1 on 3.6
+        sdists = exact[:1] + [r for r in _depended_on(str(failure)) if requirement_name(r) not in names]
         if sdists and culprit not in built:
             built.add(culprit)  # a release PyPI holds as an sdist only (blinker==1.4, a dependency's wrapt 1.12):
             wheels = [w for w in (build_wheel(r, target=target) for r in sdists) if w is not None]  # built once
