@@ -6,7 +6,9 @@ same work even when the harness now answers it differently), negative controls, 
 a foreign agent's recording played into its model proxy after a hostile program's
 requests. A control run with every guard in place fixes what each probe gives
 normally; a mutant is killed when every one of its probes then comes out
-differently, and survives otherwise.
+differently (a probe that came out as the control's is tried up to three times:
+an attack that races the harness may lose its race on a loaded machine), and
+survives otherwise.
 """
 
 from __future__ import annotations
@@ -299,8 +301,9 @@ def run_mutation_check(
     # Longest first: the two -j slots then end together instead of one waiting on a long last run.
     plans.sort(key=cost, reverse=True)
 
-    def run(plan: tuple[str, Guards, Probe]) -> TaskResult:
+    def run(plan: tuple[str, Guards, Probe], attempt: int = 1) -> TaskResult:
         label, guards, probe = plan
+        label = label if attempt == 1 else f"{label}-try{attempt}"
         if isinstance(probe, ProxyProbe):
             outcome, reason = probe_proxy(probe.agent, probe.cassette(replayed), probe.task,
                                           out_dir / label / f"proxy-{probe.agent}-{probe.task}",
@@ -318,8 +321,18 @@ def run_mutation_check(
     progress(f"control and {len(mutants)} mutant(s): {len(plans)} one-task runs, -j {config.jobs}")
     with ThreadPoolExecutor(max_workers=max(1, config.jobs)) as pool:
         outcomes = dict(zip(((label, probe) for label, _, probe in plans), pool.map(run, plans)))
-    control = {p: outcomes[("control", p)] for p in [*needed, *crash_needed, *hack_needed, *proxy_needed,
-                                                     *detect_needed]}
+        control = {p: outcomes[("control", p)] for p in [*needed, *crash_needed, *hack_needed, *proxy_needed,
+                                                         *detect_needed]}
+        # An attack that races the harness (a service writing the reward every 10 ms, a process rewriting a
+        # file once the held-out tests appear) may lose its race on a loaded machine: a mutant's probe that
+        # came out as the control's is run again, up to twice. One win shows the guard is what stops it.
+        tries = {(label, probe): 1 for label, _, probe in plans}
+        for attempt in (2, 3):
+            again = [plan for plan in plans if plan[0] != "control"
+                     and outcomes[(plan[0], plan[2])].outcome == control[plan[2]].outcome]
+            for plan, result in zip(again, pool.map(lambda plan: run(plan, attempt), again)):
+                outcomes[(plan[0], plan[2])] = result
+                tries[(plan[0], plan[2])] = attempt
     expected: dict[Probe, str] = {p: "pass" for p in needed}
     expected.update({c: "error" for c in crash_needed})
     expected.update({h: "fail" for h in hack_needed})
@@ -332,12 +345,17 @@ def run_mutation_check(
     for mutant in mutants:
         ids = _probes(mutant)
         rows = [(names[p], control[p].outcome, outcomes[(mutant.name, p)].outcome,
-                 _why(outcomes[(mutant.name, p)])) for p in ids]
+                 _noted(tries[(mutant.name, p)], _why(outcomes[(mutant.name, p)]))) for p in ids]
         killed = all(after != before for _, before, after, _ in rows)
         reports.append(MutantResult(mutant.name, mutant.description, killed, rows))
         progress(f"{'killed  ' if killed else 'SURVIVED'} {mutant.name}: " +
                  "; ".join(f"{p} {b}->{a}" + (f" ({w})" if w else "") for p, b, a, w in rows))
     return MutationReport(control_ok, control_rows, reports)
+
+
+def _noted(attempt: int, why: str) -> str:
+    """Why a probe came out as it did, with the try it took where that was not the first."""
+    return ", ".join(part for part in (f"on try {attempt} of 3" if attempt > 1 else "", why) if part)
 
 
 def _suites(tasks: list[Task], suite_root: Path, mutants: list[Mutant]) -> dict[str, dict[str, Task]]:
