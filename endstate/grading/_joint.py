@@ -130,8 +130,10 @@ def _share(run: TestRun, cases: list[Case], clean: int) -> TestRun:
     failures, errors = outcomes.count(CaseOutcome.FAILURE), outcomes.count(CaseOutcome.ERROR)
     own_clean = 1 if run.canary == Canary.FAILED or failures or errors else 0
     # The output holds both shares' cases (twins among them, drawn per run): a verdict names cases instead.
+    # A run that wrote no report collected none: what it said (pytest's own crash) is the one clue.
     return msgspec.structs.replace(run, cases=cases, tests=len(cases), failures=failures, errors=errors,
-                                   skipped=outcomes.count(CaseOutcome.SKIPPED), output_tail="",
+                                   skipped=outcomes.count(CaseOutcome.SKIPPED),
+                                   output_tail=run.output_tail if not run.report_found else "",
                                    exit_code=own_clean if run.exit_code == clean else run.exit_code)
 
 

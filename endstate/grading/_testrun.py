@@ -325,7 +325,8 @@ def run_tests(grading: Grading, command: str, *, timeout: float | None = None, p
     try:
         _scratch_copy(grading, nonce, restage, kept=not held, tree=grading.visible if hidden else None)
         result = box.exec_wrapped(line, wrapper, timeout=timeout)
-        run = TestRun(result.exit_code, result.timed_out, _tail(result.stdout + result.stderr, marks))
+        said = (result.stdout + result.stderr).replace(workspace + "/", "/workspace/")  # the nonce is per run
+        run = TestRun(result.exit_code, result.timed_out, _tail(said, marks))
         try:
             reports = box.read_folder(report_at, max_bytes=REPORT_MAX_BYTES)
         except FileNotFoundError:

@@ -41,8 +41,15 @@ OTHER = "import doctest\n\n\ndef pytest_configure(config):\n    doctest.OutputCh
 CHECKS = "import doctest\n\n\ndef test_checker():\n    assert doctest.OutputChecker.__name__ == {name!r}\n"
 
 
-def _image_python(tmp_path: Path) -> Path:
-    """A Python whose own site-packages hold pytest (this one's, linked) and the image's plugins."""
+#: A plugin of the image whose module imports the project under test, as pytest-astropy-header 0.1 imports astropy.
+HEADER = "import proj\n\n\ndef pytest_report_header(config):\n    return 'proj ' + proj.VERSION\n"
+SEES_HEADER = ("def test_header(pytestconfig):\n    assert pytestconfig.pluginmanager.get_plugin('projheader') is not None\n"
+               "    assert 'projheader' in {dist.project_name for _, dist in pytestconfig.pluginmanager.list_plugin_distinfo()}\n")
+
+
+def _image_python(tmp_path: Path, plugins: dict[str, str] | None = None) -> Path:
+    """A Python whose own site-packages hold pytest (this one's, linked) and the image's plugins
+    (`plugins`: entry point name -> module source, each a distribution of its own, beside fakeplus)."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "image")], check=True)
     python = tmp_path / "image" / "bin" / "python"
     site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
@@ -59,11 +66,24 @@ def _image_python(tmp_path: Path) -> Path:
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplus\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[pytest11]\nfakeplus = fakeplus.plugin\n")
+    for name, source in (plugins or {}).items():
+        (site / f"{name}.py").write_text(source)
+        info = site / f"{name}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[pytest11]\n{name} = {name}\n")
     return python
 
 
 def _guarded_run(tmp_path: Path, python: Path, files: dict[str, str], changed: list[str]) -> tuple[int, list[str]]:
     """Run the workspace's tests as the harness does, with the guard; (exit status, its findings)."""
+    run = _run(tmp_path, python, files, changed)
+    guard = tmp_path / "reports" / "n1" / "guard.json"
+    assert guard.exists(), run.stdout[-2000:] + run.stderr[-2000:]
+    return run.returncode, json.loads(guard.read_text())["findings"]
+
+
+def _run(tmp_path: Path, python: Path, files: dict[str, str], changed: list[str]) -> subprocess.CompletedProcess:
     harness, workspace, reports = tmp_path / "harness", tmp_path / "ws", tmp_path / "reports"
     for folder in (harness, workspace, reports):
         shutil.rmtree(folder, ignore_errors=True)
@@ -74,12 +94,9 @@ def _guarded_run(tmp_path: Path, python: Path, files: dict[str, str], changed: l
     for path, text in files.items():
         (workspace / path).parent.mkdir(parents=True, exist_ok=True)
         (workspace / path).write_text(text)
-    run = subprocess.run([python, "-s", "-B", str(harness / "endstate_runner.py"), "pytest", str(reports), "n1",
-                          "guard", str(workspace), "", "--", "-q", "tests"],
-                         cwd=workspace, capture_output=True, text=True, timeout=120)
-    guard = reports / "n1" / "guard.json"
-    assert guard.exists(), run.stdout[-2000:] + run.stderr[-2000:]
-    return run.returncode, json.loads(guard.read_text())["findings"]
+    return subprocess.run([python, "-s", "-B", str(harness / "endstate_runner.py"), "pytest", str(reports), "n1",
+                           "guard", str(workspace), "", "--", "-q", "tests"],
+                          cwd=workspace, capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +134,29 @@ def test_an_image_plugins_class_put_in_place_by_the_end_states_code_is_caught(tm
                         "fakeplus.plugin.pytest_configure(Config())\n")
     code, findings = _guarded_run(tmp_path, image_python, files, changed=["calc.py"])
     assert code == 0 and "doctest.OutputChecker was replaced" in findings, findings
+
+
+def test_an_image_plugin_that_imports_the_project_loads_once_the_workspace_is_on_sys_path(tmp_path):
+    python = _image_python(tmp_path / "python", {"projheader": HEADER})
+    files = {"pytest.ini": "[pytest]\n", "proj/__init__.py": "VERSION = '1.3'\n", "tests/test_header.py": SEES_HEADER}
+    assert _guarded_run(tmp_path, python, files, changed=[]) == (0, [])
+    # `-p no:NAME` keeps it out, unloaded: the project is never imported for it.
+    files["pytest.ini"] = "[pytest]\naddopts = -p no:projheader\n"
+    files["proj/__init__.py"] = "raise SystemExit('the project was imported for a blocked plugin')\n"
+    files["tests/test_header.py"] = "def test_blocked(pytestconfig):\n    assert not pytestconfig.pluginmanager.has_plugin('projheader')\n"
+    assert _guarded_run(tmp_path, python, files, changed=[]) == (0, [])
+    # The project broken by the end state: the run fails with pytest's own error for it, and writes no report.
+    files = {"pytest.ini": "[pytest]\n", "proj/__init__.py": "raise ImportError('broken by the end state')\n",
+             "tests/test_header.py": SEES_HEADER}
+    run = _run(tmp_path, python, files, changed=["proj/__init__.py"])
+    assert run.returncode != 0 and "broken by the end state" in run.stderr, run.stderr[-2000:]
+    assert not (tmp_path / "reports" / "n1" / "report.xml").exists()
+
+
+def test_an_image_plugin_that_needs_a_module_nowhere_fails_the_run_before_any_of_the_workspace_is_imported(tmp_path):
+    python = _image_python(tmp_path / "python", {"needsgone": "import gone_from_everywhere\n"})
+    files = {"pytest.ini": "[pytest]\n", "conftest.py": "raise SystemExit('the workspace was imported')\n",
+             "tests/test_x.py": "def test_x():\n    pass\n"}
+    run = _run(tmp_path, python, files, changed=[])
+    assert run.returncode != 0 and "No module named 'gone_from_everywhere'" in run.stderr, run.stderr[-2000:]
+    assert "the workspace was imported" not in run.stdout + run.stderr

@@ -131,3 +131,63 @@ def test_the_oldest_python_a_source_here_serves_grades_as_the_sandboxs_does(tmp_
     forged = verdicts(dict(FIXTURE, **files({"calc/ops.py": BUGGY + REPORT_PATCH})))
     assert forged["end_state"].outcome is Outcome.FAIL and "_pytest" in forged["end_state"].reason, forged
     assert forged["tests_pass"].outcome is Outcome.FAIL and forged["holdout"].outcome is Outcome.FAIL, forged
+
+
+#: A plugin of the image whose module imports the project under test (SWE-bench's astropy 1.3 environment
+#: pins pytest-astropy-header 0.1, which imports astropy), as a distribution of its own with its entry point.
+HEADER_PLUGIN = {
+    "calcheader.py": "import calc.ops\n\n\ndef pytest_report_header(config):\n    return 'calc ' + calc.ops.__name__\n",
+    "calcheader-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: calcheader\nVersion: 1.0\n",
+    "calcheader-1.0.dist-info/entry_points.txt": "[pytest11]\ncalcheader = calcheader\n",
+    "calcheader-1.0.dist-info/RECORD": "",
+}
+SEES_HEADER = (b"def test_header(pytestconfig):\n"
+               b"    assert pytestconfig.pluginmanager.get_plugin('calcheader') is not None\n"
+               b"    assert 'calcheader' in {d.project_name for _, d in pytestconfig.pluginmanager.list_plugin_distinfo()}\n")
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_pytest_3_loads_an_image_plugin_that_imports_the_project_once_the_workspace_is_on_sys_path(tmp_path):
+    """SWE-bench's astropy 1.3 environment: Python 3.6, pytest 3.3.1 and pluggy 0.6 (which keeps each plugin's
+    distribution as pkg_resources', read by `project_name`), and an image plugin importing the project. The
+    harness imports the image's plugins before the workspace joins sys.path: that one failed to import, and every
+    astropy 1.3 record was refused at collection. Now it is loaded once the workspace is there; a project the end
+    state broke fails the run."""
+    from calc_project import FIXED, calc_graders, calc_trees, files
+
+    from endstate.authoring._taskimage import write_task_image
+    from endstate.grading import Outcome, grade, prepare_grading_sandbox, seal_overlay, stage_holdout
+    from endstate.guards import Guards
+    from endstate.sandbox import SandboxLimits, build_task_image, python_source, resolve_requirements
+
+    source = python_source("3.6")
+    # As SWE-bench pins them (attrs: 3.3.1 uses `convert`; setuptools: pkg_resources vendors six, which installs an
+    # import hook when pytest loads the plugins through it).
+    pins = ["pytest==3.3.1", "pluggy<0.7", "attrs==17.3.0", "setuptools==38.2.4", "importlib-metadata"]
+    write_task_image(tmp_path, resolve_requirements(pins, target=source))
+    for path, text in HEADER_PLUGIN.items():
+        (tmp_path / "image" / "plugin" / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "image" / "plugin" / path).write_text(text)
+    with (tmp_path / "image" / "Dockerfile").open("a") as dockerfile:
+        dockerfile.write("COPY plugin/ /tmp/endstate-plugin/\nRUN cp -r /tmp/endstate-plugin/. "
+                         "\"$(python3 -c 'import sysconfig; print(sysconfig.get_path(\"purelib\"))')\" "
+                         "&& rm -rf /tmp/endstate-plugin\n")
+    image = build_task_image(tmp_path / "image" / "Dockerfile", f"harness-pytest3-{source.python}")
+    fixture, held = calc_trees(SEES_HEADER)
+    tests_pass, holdout = calc_graders(visible=1, held_out=1)
+
+    def verdicts(tree):
+        with prepare_grading_sandbox("docker", image, SandboxLimits(command_timeout_s=120), "test") as box:
+            sealed = seal_overlay(tree, fixture, box, Guards())
+            stage_holdout(sealed, held)
+            return dict(grade(sealed, [tests_pass, holdout], Guards()))
+
+    right = verdicts(dict(fixture, **files({"calc/ops.py": FIXED})))
+    assert {name: v.outcome for name, v in right.items()} == dict.fromkeys(["tests_pass", "holdout", "end_state"],
+                                                                            Outcome.PASS), right
+    # The end state's doing: a FAIL that names its error, never an error of the machinery.
+    broken = verdicts(dict(fixture, **files({"calc/ops.py": b"raise ImportError('broken by the end state')\n"})))
+    assert broken["tests_pass"].outcome is Outcome.FAIL, broken
+    assert "ImportError: broken by the end state" in broken["tests_pass"].reason, broken
+    assert not any(v.outcome is Outcome.ERROR for v in broken.values()), broken

@@ -291,7 +291,8 @@ _junit_names: list = []
 def pytest_configure(config) -> None:  # noqa: ANN001
     from _pytest.junitxml import mangle_test_address
 
-    _junit_names[:] = [mangle_test_address, getattr(config.option, "junitprefix", None), str(config.rootpath)]
+    root = getattr(config, "rootpath", None) or config.rootdir  # rootpath is pytest 6.1's
+    _junit_names[:] = [mangle_test_address, getattr(config.option, "junitprefix", None), str(root)]
 
 
 def _place(nodeid: str) -> None:

@@ -92,7 +92,25 @@ def _import_pytest():
             importlib.import_module("_pytest." + name)
         except ImportError:
             pass
+    if _autoloads(pytest):
+        # It loads the plugins itself, through pkg_resources: imported now, its working set is the image's
+        # folders' alone (a distribution of the end state is never loaded), and the import hook its vendored
+        # six installs is in place before the guard's snapshot.
+        try:
+            import pkg_resources  # type: ignore[import-untyped]  # noqa: F401
+        except ImportError:
+            pass
     return pytest, _image_plugins()
+
+
+def _autoloads(pytest):
+    """Whether this pytest loads the `pytest11` entry points whatever the environment says
+    (PYTEST_DISABLE_PLUGIN_AUTOLOAD is 3.7's; SWE-bench's astropy 1.3 environment pins 3.3.1)."""
+    try:
+        major, minor = (int(part) for part in pytest.__version__.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) < (3, 7)
 
 
 def _image_plugins():
@@ -114,30 +132,93 @@ def _image_plugins():
             if entry.group != "pytest11" or entry.name in names:
                 continue
             names.add(entry.name)
-            found.append((entry.name, entry.load(), dist))
+            try:
+                plugin = entry.load()
+            except ImportError as exc:
+                if not _of_the_workspace(exc):
+                    raise
+                plugin = _LoadedLater(entry)
+            found.append((entry.name, plugin, dist))
     return found
+
+
+class _LoadedLater:
+    """An image plugin whose module imports the project under test (pytest-astropy-header 0.1 imports
+    astropy): in the project's own environment pytest loads it with the project importable, so it is
+    loaded once the workspace is on sys.path, when the image's other plugins are registered."""
+
+    def __init__(self, entry):
+        self.entry = entry
+
+
+def _of_the_workspace(exc):
+    """Whether an image plugin failed to import for want of a module the workspace holds (the
+    project itself), as opposed to one that is nowhere, which fails the run as it always did."""
+    root = (getattr(exc, "name", None) or "").split(".")[0]
+    if not root:
+        return False
+    for folder in [WORKSPACE] + [os.path.join(WORKSPACE, p) for p in _paths]:
+        if os.path.isfile(os.path.join(folder, root, "__init__.py")) or os.path.isfile(os.path.join(folder, root + ".py")):
+            return True
+    return False
+
+
+class _DistFacade:
+    """An importlib distribution as a pluggy before 0.13 reads one (pkg_resources' `project_name`)."""
+
+    def __init__(self, dist):
+        self._dist = dist
+
+    @property
+    def project_name(self):
+        return self._dist.metadata["name"]
+
+    def __getattr__(self, attr):
+        return getattr(self._dist, attr)
 
 
 def _plugin_loader(pytest, plugins, args):
     """A plugin that registers the image's plugins the way pytest's autoload does (by entry point
     name, with their distribution), once the command line's `-p no:NAME` is known and before the
-    configuration's is read (which unregisters what it blocks), then takes itself out."""
+    configuration's is read (which unregisters what it blocks), then takes itself out. One whose
+    module imports the project waits for the point where pytest autoloads (the configuration's
+    `-p no:NAME` known too), so a plugin blocked there never imports the project."""
     named = {args[i + 1] for i in range(len(args) - 1) if args[i] == "-p"}
     try:
         from pluggy._manager import DistFacade
     except ImportError:  # pluggy before 1.1
-        from pluggy.manager import DistFacade
+        try:
+            from pluggy.manager import DistFacade
+        except ImportError:  # before 0.13 (pytest 3's): it keeps pkg_resources' distributions, read by project_name
+            DistFacade = _DistFacade
+
+    def register(pluginmanager, name, plugin, dist):
+        if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None:
+            return
+        if isinstance(plugin, _LoadedLater):  # the workspace is on sys.path now; a failure is the end state's
+            plugin = plugin.entry.load()
+        if pluginmanager.is_registered(plugin) or getattr(plugin, "__name__", None) in named:
+            return
+        pluginmanager.register(plugin, name=name)
+        pluginmanager._plugin_distinfo.append((plugin, DistFacade(dist)))
 
     class ImagePlugins:
         @pytest.hookimpl(tryfirst=True)
         def pytest_cmdline_parse(self, pluginmanager, args):
+            later = [entry for entry in plugins if isinstance(entry[1], _LoadedLater)]
+            if not later:
+                pluginmanager.unregister(self)
+            for name, plugin, dist in plugins:
+                if not isinstance(plugin, _LoadedLater):
+                    register(pluginmanager, name, plugin, dist)
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_load_initial_conftests(self, early_config):
+            pluginmanager = early_config.pluginmanager
             pluginmanager.unregister(self)
             for name, plugin, dist in plugins:
-                if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None \
-                        or pluginmanager.is_registered(plugin) or getattr(plugin, "__name__", None) in named:
-                    continue
-                pluginmanager.register(plugin, name=name)
-                pluginmanager._plugin_distinfo.append((plugin, DistFacade(dist)))
+                if isinstance(plugin, _LoadedLater):
+                    register(pluginmanager, name, plugin, dist)
 
     return ImagePlugins()
 
