@@ -141,6 +141,12 @@ HEADER_PLUGIN = {
     "calcheader-1.0.dist-info/entry_points.txt": "[pytest11]\ncalcheader = calcheader\n",
     "calcheader-1.0.dist-info/RECORD": "",
 }
+#: What the agent could leave in the tree: a distribution whose pytest plugin ends every test.
+PLANTED = {
+    "planted-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: planted\nVersion: 1.0\n",
+    "planted-1.0.dist-info/entry_points.txt": b"[pytest11]\nplanted = planted_plugin\n",
+    "planted_plugin.py": b"def pytest_runtest_call(item):\n    raise SystemExit('the planted plugin ran')\n",
+}
 SEES_HEADER = (b"def test_header(pytestconfig):\n"
                b"    assert pytestconfig.pluginmanager.get_plugin('calcheader') is not None\n"
                b"    assert 'calcheader' in {d.project_name for _, d in pytestconfig.pluginmanager.list_plugin_distinfo()}\n")
@@ -186,6 +192,9 @@ def test_pytest_3_loads_an_image_plugin_that_imports_the_project_once_the_worksp
     right = verdicts(dict(fixture, **files({"calc/ops.py": FIXED})))
     assert {name: v.outcome for name, v in right.items()} == dict.fromkeys(["tests_pass", "holdout", "end_state"],
                                                                             Outcome.PASS), right
+    # pytest 3.3 loads plugins itself, through pkg_resources: a distribution the end state adds is never among them.
+    planted = verdicts(dict(fixture, **files({"calc/ops.py": FIXED, **PLANTED})))
+    assert all(v.outcome is Outcome.PASS for v in planted.values()), planted
     # The end state's doing: a FAIL that names its error, never an error of the machinery.
     broken = verdicts(dict(fixture, **files({"calc/ops.py": b"raise ImportError('broken by the end state')\n"})))
     assert broken["tests_pass"].outcome is Outcome.FAIL, broken
