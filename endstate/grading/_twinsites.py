@@ -110,7 +110,9 @@ def _assert_sites(src: _Source, test: ast.expr, scope: Scope) -> list[Site]:
             for side in (test.left, right):
                 sites += _value_sites(src, side, scope)
     elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        sites.append(Site(src.start(test), src.start(test.operand), b""))
+        # The keyword alone goes: `not (a == b)` keeps its parentheses (they end after the operand).
+        keyword = re.match(rb"not\s*", src.data[src.start(test):src.start(test.operand)])
+        sites.append(Site(src.start(test), src.start(test) + (keyword.end() if keyword else 3), b""))
     else:
         text = src.text(test)
         turned = b"not " + text if isinstance(test, _TIGHT) else b"not (" + text + b")"

@@ -83,6 +83,21 @@ def test_each_kind_of_assertion_is_turned_into_its_opposite():
     assert key("test_raises_only", "TestMore") not in sites and key("helper") not in sites
 
 
+def test_a_negation_loses_its_keyword_and_keeps_its_parentheses():
+    """astropy 7606's `assert not (u.m == u.s)` was turned into `assert u.m == u.s)`: a syntax error, so the half
+    holding that twin collected nothing of the module and the real tests read as tampered with."""
+    source = (b"def test_not():\n    assert not (m == s)\n    assert not(m)\n    assert not  m\n"
+              b"    assert not \\\n        (m ==\n         s)\n")
+    texts = [apply_sites(source, [site]).decode() for site in mutation_sites("test_n.py", source)[TestKey("test_n", "", "test_not")]]
+    assert [t.splitlines()[1:4] for t in texts[:3]] == [
+        ["    assert (m == s)", "    assert not(m)", "    assert not  m"],
+        ["    assert not (m == s)", "    assert (m)", "    assert not  m"],
+        ["    assert not (m == s)", "    assert not(m)", "    assert m"]]
+    for text in texts:
+        ast.parse(text)
+    assert len(texts) == 4
+
+
 def test_unittest_assertions_and_strings_keep_their_look():
     source = (b"import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
               b"        self.assertEqual(f(), \"abc\")\n        self.assertTrue(g())\n")
