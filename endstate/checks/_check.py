@@ -320,11 +320,12 @@ def _holdout_command(task: Task) -> str | None:
 
 def _twins_row(plan: _Plan, backend: str) -> CheckRow:
     """Every candidate impossible twin of the held-out tests fails on solution/, and a run gets enough."""
-    tree, names = validation_tree(plan.holdout)
+    command = _holdout_command(plan.task)
+    tree, names = validation_tree(plan.holdout, command)
     with prepare_grading_sandbox(backend, plan.where.image, plan.where.limits, f"twins-{plan.task.id}") as box:
         grading = seal_overlay(plan.task.solution(), plan.fixture, box, Guards(twins=False))
         stage_holdout(grading, tree)
-        count, problems = twin_problems(grading, validation_command(_holdout_command(plan.task), names), names)
+        count, problems = twin_problems(grading, validation_command(command, names), names)
         problems += joint_problems(grading, plan.graders)
     return CheckRow("twins", f">= {MIN_TWINS} failing on solution", f"{count} per run", ok=not problems,
                     note="; ".join(problems[:5]) or too_few(count))

@@ -9,7 +9,7 @@ import types
 
 import pytest
 
-from endstate.grading._twincheck import validation_tree
+from endstate.grading._twincheck import validation_command, validation_tree
 from endstate.grading._twins import (
     TestKey,
     apply_sites,
@@ -184,6 +184,20 @@ def test_validation_writes_every_candidate_beside_its_test():
     assert names["test_equal__twin_1"] == key("test_equal") and "double(7) == 15" in seen["test_equal__twin_1"]
     assert names["test_method__twin_0"] == key("test_method", "TestMore")
     assert len(names) == sum(len(v) for v in mutation_sites("t/test_calc.py", HELD).values())
+
+
+def test_validation_writes_only_the_copies_of_the_tests_a_command_selects_by_node_id():
+    """astropy 6938's held-out command names two tests of modules holding 87 twinnable tests: copies of all of
+    them (2416) made a module pytest 3.3 took past a gigabyte and the command's time to rewrite."""
+    held = {"tests_holdout/test_calc.py": FileEntry(0o644, HELD)}
+    command = "python -m pytest -q tests_holdout/test_calc.py::test_equal tests_holdout/test_calc.py::TestMore::test_method"
+    tree, names = validation_tree(held, command)
+    assert set(names.values()) == {key("test_equal"), key("test_method", "TestMore")}
+    assert "test_compare__twin_0" not in functions(tree["tests_holdout/test_calc.py"].data)
+    assert validation_command(command, names).split()[-1].startswith("tests_holdout/test_calc.py::TestMore::test_method__twin_")
+    # A command that selects a file (or anything but node ids) runs every test: every copy is written.
+    for whole in ("python -m pytest -q tests_holdout", "python -m pytest -q tests_holdout/test_calc.py::test_equal -k x"):
+        assert validation_tree(held, whole)[1] == validation_tree(held)[1]
 
 
 def test_every_shipped_task_yields_at_least_three_twins_per_run():
