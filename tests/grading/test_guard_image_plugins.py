@@ -151,6 +151,13 @@ def test_an_image_plugin_that_imports_the_project_loads_once_the_workspace_is_on
     run = _run(tmp_path, python, files, changed=["proj/__init__.py"])
     assert run.returncode != 0 and "broken by the end state" in run.stderr, run.stderr[-2000:]
     assert not (tmp_path / "reports" / "n1" / "report.xml").exists()
+    # A module of the plugin's name in the workspace, found first once it joins sys.path: never loaded as the
+    # image's plugin (it would be trusted as one), the run fails instead.
+    files = {"pytest.ini": "[pytest]\n", "proj/__init__.py": "VERSION = '1.3'\n", "tests/test_header.py": SEES_HEADER,
+             "projheader.py": "def pytest_report_header(config):\n    return 'not the image'\n"}
+    run = _run(tmp_path, python, files, changed=["projheader.py"])
+    assert run.returncode != 0 and "was shadowed by a module of the workspace" in run.stderr, run.stderr[-2000:]
+    assert not (tmp_path / "reports" / "n1" / "report.xml").exists()
 
 
 def test_an_image_plugin_that_needs_a_module_nowhere_fails_the_run_before_any_of_the_workspace_is_imported(tmp_path):

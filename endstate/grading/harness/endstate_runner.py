@@ -145,10 +145,31 @@ def _image_plugins():
 class _LoadedLater:
     """An image plugin whose module imports the project under test (pytest-astropy-header 0.1 imports
     astropy): in the project's own environment pytest loads it with the project importable, so it is
-    loaded once the workspace is on sys.path, when the image's other plugins are registered."""
+    loaded once the workspace is on sys.path, when the image's other plugins are registered. Where its
+    top-level module is found now, from the image's folders alone, is kept: loaded later, it must be
+    the same one, never a module of the same name the workspace holds."""
 
     def __init__(self, entry):
         self.entry = entry
+        self.top = entry.value.split(":", 1)[0].strip().split(".")[0]
+        self.where = _found_at(self.top)
+
+    def load(self):
+        plugin = self.entry.load()
+        module = sys.modules.get(self.top)
+        now = getattr(module, "__spec__", None)
+        if now is None or (now.origin, list(now.submodule_search_locations or [])) != self.where:
+            raise ImportError("the image's pytest plugin %s (%s) was shadowed by a module of the workspace"
+                              % (self.entry.name, self.top), name=self.top)
+        return plugin
+
+
+def _found_at(top):
+    """Where the import system finds the module `top` on sys.path as it stands: (origin, search locations)."""
+    import importlib.machinery
+
+    spec = importlib.machinery.PathFinder.find_spec(top, sys.path)
+    return (spec.origin, list(spec.submodule_search_locations or [])) if spec is not None else (None, [])
 
 
 def _of_the_workspace(exc):
@@ -196,7 +217,7 @@ def _plugin_loader(pytest, plugins, args):
         if pluginmanager.is_blocked(name) or pluginmanager.get_plugin(name) is not None:
             return
         if isinstance(plugin, _LoadedLater):  # the workspace is on sys.path now; a failure is the end state's
-            plugin = plugin.entry.load()
+            plugin = plugin.load()
         if pluginmanager.is_registered(plugin) or getattr(plugin, "__name__", None) in named:
             return
         pluginmanager.register(plugin, name=name)
