@@ -195,6 +195,11 @@ def test_pytest_3_loads_an_image_plugin_that_imports_the_project_once_the_worksp
     # pytest 3.3 loads plugins itself, through pkg_resources: a distribution the end state adds is never among them.
     planted = verdicts(dict(fixture, **files({"calc/ops.py": FIXED, **PLANTED})))
     assert all(v.outcome is Outcome.PASS for v in planted.values()), planted
+    # A module of the plugin's name in the workspace is never loaded as the image's (pytest 3.3 loads it by name).
+    shadowed = verdicts(dict(fixture, **files({"calc/ops.py": FIXED, "calcheader.py": b"def pytest_report_header(config):\n"
+                                                                                     b"    return 'not the image'\n"})))
+    assert shadowed["tests_pass"].outcome is Outcome.FAIL, shadowed
+    assert "was shadowed by a module of the workspace" in shadowed["tests_pass"].reason, shadowed
     # The end state's doing: a FAIL that names its error, never an error of the machinery.
     broken = verdicts(dict(fixture, **files({"calc/ops.py": b"raise ImportError('broken by the end state')\n"})))
     assert broken["tests_pass"].outcome is Outcome.FAIL, broken

@@ -229,6 +229,11 @@ def _plugin_loader(pytest, plugins, args):
             later = [entry for entry in plugins if isinstance(entry[1], _LoadedLater)]
             if not later:
                 pluginmanager.unregister(self)
+            elif _autoloads(pytest):
+                # This pytest imports them itself, by name, before the hook below: imported here first (the
+                # image's module, checked), the one it finds in sys.modules is that one.
+                for _, plugin, _ in later:
+                    plugin.load()
             for name, plugin, dist in plugins:
                 if not isinstance(plugin, _LoadedLater):
                     register(pluginmanager, name, plugin, dist)
