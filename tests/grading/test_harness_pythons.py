@@ -92,6 +92,18 @@ def test_the_harness_compiles_and_imports_on_an_old_python(python):
     assert re.fullmatch(r"3\.[68]\n", done.stdout), done.stdout
 
 
+def _graded(image, fixture, held, graders, tree):
+    """{grader: verdict} of `tree` graded in `image` against `fixture`, with `held` staged."""
+    from endstate.grading import grade, prepare_grading_sandbox, seal_overlay, stage_holdout
+    from endstate.guards import Guards
+    from endstate.sandbox import SandboxLimits
+
+    with prepare_grading_sandbox("docker", image, SandboxLimits(command_timeout_s=120), "test") as box:
+        sealed = seal_overlay(tree, fixture, box, Guards())
+        stage_holdout(sealed, held)
+        return dict(grade(sealed, graders, Guards()))
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 def test_the_oldest_python_a_source_here_serves_grades_as_the_sandboxs_does(tmp_path):
@@ -99,9 +111,8 @@ def test_the_oldest_python_a_source_here_serves_grades_as_the_sandboxs_does(tmp_
     the host has pyenv's (this machine kind), else the nearest newer, Debian bullseye's 3.9 (CI). A
     right end state passes, a wrong one fails, and one that rewrites pytest's reports is caught."""
     from endstate.authoring._taskimage import write_task_image
-    from endstate.grading import Outcome, grade, prepare_grading_sandbox, seal_overlay, stage_holdout
-    from endstate.guards import Guards
-    from endstate.sandbox import SandboxLimits, build_task_image, python_source, resolve_requirements
+    from endstate.grading import Outcome
+    from endstate.sandbox import build_task_image, python_source, resolve_requirements
     from tests.grading.test_grading_sandbox import (
         BUGGY,
         FIXED,
@@ -118,10 +129,7 @@ def test_the_oldest_python_a_source_here_serves_grades_as_the_sandboxs_does(tmp_
     image = build_task_image(tmp_path / "image" / "Dockerfile", f"harness-python-{source.python}")
 
     def verdicts(tree):
-        with prepare_grading_sandbox("docker", image, SandboxLimits(command_timeout_s=120), "test") as box:
-            sealed = seal_overlay(tree, FIXTURE, box, Guards())
-            stage_holdout(sealed, HOLD)
-            return dict(grade(sealed, [TESTS_PASS, HOLDOUT_PASS], Guards()))
+        return _graded(image, FIXTURE, HOLD, [TESTS_PASS, HOLDOUT_PASS], tree)
 
     right = verdicts(dict(FIXTURE, **files({"calc/ops.py": FIXED})))
     assert all(v.outcome is Outcome.PASS for v in right.values()), right
@@ -141,12 +149,6 @@ HEADER_PLUGIN = {
     "calcheader-1.0.dist-info/entry_points.txt": "[pytest11]\ncalcheader = calcheader\n",
     "calcheader-1.0.dist-info/RECORD": "",
 }
-#: What the agent could leave in the tree: a distribution whose pytest plugin ends every test.
-PLANTED = {
-    "planted-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: planted\nVersion: 1.0\n",
-    "planted-1.0.dist-info/entry_points.txt": b"[pytest11]\nplanted = planted_plugin\n",
-    "planted_plugin.py": b"def pytest_runtest_call(item):\n    raise SystemExit('the planted plugin ran')\n",
-}
 SEES_HEADER = (b"def test_header(pytestconfig):\n"
                b"    assert pytestconfig.pluginmanager.get_plugin('calcheader') is not None\n"
                b"    assert 'calcheader' in {d.project_name for _, d in pytestconfig.pluginmanager.list_plugin_distinfo()}\n")
@@ -163,9 +165,11 @@ def test_pytest_3_loads_an_image_plugin_that_imports_the_project_once_the_worksp
     from calc_project import FIXED, calc_graders, calc_trees, files
 
     from endstate.authoring._taskimage import write_task_image
-    from endstate.grading import Outcome, grade, prepare_grading_sandbox, seal_overlay, stage_holdout
-    from endstate.guards import Guards
-    from endstate.sandbox import SandboxLimits, build_task_image, python_source, resolve_requirements
+    from endstate.grading import Outcome
+    from endstate.sandbox import build_task_image, python_source, resolve_requirements
+    from tests.grading.test_image_plugins import (
+        PLANTED,  # a distribution the agent could leave, its plugin failing every test
+    )
 
     source = python_source("3.6")
     # As SWE-bench pins them (attrs: 3.3.1 uses `convert`; setuptools: pkg_resources vendors six, which installs an
@@ -184,10 +188,7 @@ def test_pytest_3_loads_an_image_plugin_that_imports_the_project_once_the_worksp
     tests_pass, holdout = calc_graders(visible=1, held_out=1)
 
     def verdicts(tree):
-        with prepare_grading_sandbox("docker", image, SandboxLimits(command_timeout_s=120), "test") as box:
-            sealed = seal_overlay(tree, fixture, box, Guards())
-            stage_holdout(sealed, held)
-            return dict(grade(sealed, [tests_pass, holdout], Guards()))
+        return _graded(image, fixture, held, [tests_pass, holdout], tree)
 
     right = verdicts(dict(fixture, **files({"calc/ops.py": FIXED})))
     assert {name: v.outcome for name, v in right.items()} == dict.fromkeys(["tests_pass", "holdout", "end_state"],
