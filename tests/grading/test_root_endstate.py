@@ -198,15 +198,25 @@ def test_no_python_of_the_image_starts_in_the_harness():
 #: Once the verifier has come and gone, stops every process of the harness's runtime, again and again.
 STOP_AFTER = (f"while ! pgrep -f 'bash .harbor/tests/test.s[h]' >/dev/null; do sleep 0.05; done; "
               f"while pgrep -f 'bash .harbor/tests/test.s[h]' >/dev/null; do sleep 0.05; done; "
-              f"while :; do pkill -STOP -f '^{RUNTIME}/bin/[p]ython3'; sleep 0.05; done")
+              f"while :; do pkill -STOP -f '^{RUNTIME}/bin/[p]ython3'; sleep 0.01; done")
 
 
 def test_a_service_that_stops_the_harness_once_the_verifier_ended_fails_as_tampering():
     """The verifier's FAIL (no reward) stays a FAIL however the harness is stopped after it: reading the
-    reward, undoing the bounds."""
-    service = Process(["bash", "-c", STOP_AFTER], "/", 0, 0, PATH, exe="/usr/bin/bash")
-    verdict, _ = _graded("root-stop-after", processes=[service], test_sh="#!/bin/bash\nsleep 1\nexit 0\n")
-    assert verdict.outcome is Outcome.FAIL and verdict.tampering, verdict
+    reward, undoing the bounds. The service races the harness's last few commands (a loaded machine's
+    pgrep can miss them all: the plain FAIL is then right), so it gets three tries to land its stop;
+    every try must be a FAIL."""
+    verdicts = []
+    for attempt in range(3):
+        service = Process(["bash", "-c", STOP_AFTER], "/", 0, 0, PATH, exe="/usr/bin/bash")
+        verdict, _ = _graded(f"root-stop-after-{attempt}", processes=[service],
+                             test_sh="#!/bin/bash\nsleep 1\nexit 0\n")
+        verdicts.append(verdict)
+        assert verdict.outcome is Outcome.FAIL, verdicts
+        if verdict.tampering:
+            break
+        assert "without writing" in verdict.reason, verdicts  # the stop missed: the verifier's own FAIL
+    assert verdicts[-1].tampering and "interfered" in verdicts[-1].reason, verdicts
 
 
 def test_a_service_that_stops_the_services_starter_fails_as_tampering():
