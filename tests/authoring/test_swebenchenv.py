@@ -274,6 +274,28 @@ def test_a_dependency_pip_finds_no_wheel_of_is_named_to_be_built_from_its_sdist(
     assert _not_found("Cannot install a==1 and b==2") == []
 
 
+def test_a_resolution_that_did_not_work_is_said_with_its_cause_not_pips_link():
+    """Each Django 1.11-4.0 import said `did not work (ERROR: ResolutionImpossible: for help visit https://...)`,
+    pip's last line; the conflict pip printed before it was cut away."""
+    from endstate.authoring._versions import _cause
+
+    failed = ("resolving geoip2, numpy failed: geoip2 4.8.0 depends on aiohttp<4.0.0 and >=3.6.2 | "
+              "maxminddb 2.2.0 depends on setuptools>=68 | ERROR: Cannot install geoip2 because these package "
+              "versions have conflicting dependencies. | ERROR: ResolutionImpossible: for help visit "
+              "https://pip.pypa.io/en/latest/topics/dependency-resolution/#dealing-with-dependency-conflicts. "
+              "The task image needs every dependency as a wheel")
+    assert _cause(failed) == ("geoip2 4.8.0 depends on aiohttp<4.0.0 and >=3.6.2; "
+                              "maxminddb 2.2.0 depends on setuptools>=68")
+    assert _cause("resolving x failed: ERROR: Could not find a version that satisfies the requirement x>=9 "
+                  "(from versions: 1.0) | ERROR: No matching distribution found for x>=9. The task image needs "
+                  "every dependency") == "No matching distribution found for x>=9"
+    assert _cause("resolving x failed: pip said nothing. The task image needs every dependency") == "pip said nothing"
+    assert _cause("resolving y failed: ERROR: Cannot install y==1 and z==2 because these package versions have "
+                  "conflicting dependencies. | ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/x. "
+                  "The task image needs") == ("Cannot install y==1 and z==2 because these package versions have "
+                                              "conflicting dependencies.")
+
+
 def test_a_dependencys_sdist_only_requirement_is_built_and_the_environments_day_kept(monkeypatch, tmp_path):
     """The day SWE-bench's environment stands for failed on `contextvars>=2.1` (asked by a dependency on Python
     3.6, sdists only) and was given up for the commit's day, which failed on the harness's pytest: the
