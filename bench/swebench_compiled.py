@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import argparse
 import collections
+import datetime
 import itertools
 import json
+import os
 import random
 import subprocess
 import tarfile
@@ -37,8 +39,10 @@ COMPILED = ("astropy/astropy", "matplotlib/matplotlib", "scikit-learn/scikit-lea
 CLONED = {"astropy/astropy"}
 
 
-def git(repo: Path, *args: str, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([*GIT, "-C", str(repo), *args], input=stdin, capture_output=True, check=check)
+def git(repo: Path, *args: str, stdin: bytes | None = None, check: bool = True, day: str = "") -> subprocess.CompletedProcess:
+    """`day` (ISO 8601): the commit's author and committer date, else now."""
+    env = {**os.environ, "GIT_AUTHOR_DATE": day, "GIT_COMMITTER_DATE": day} if day else None
+    return subprocess.run([*GIT, "-C", str(repo), *args], input=stdin, capture_output=True, check=check, env=env)
 
 
 class Sdists:
@@ -46,6 +50,9 @@ class Sdists:
 
     def __init__(self, folder: Path, scratch: Path):
         self.folder, self.scratch, self.trees = folder, scratch, {}
+        #: Each unpacked tree's release day (its newest file's time): its commits are dated then, as the import
+        #: resolves the dependencies "as of the commit's date".
+        self.days: dict[Path, str] = {}
 
     def of(self, name: str, version: str = "") -> list[Path]:
         """The sdists of project `name` (any case), those of release `version` (X.Y, X.Y.Z) first."""
@@ -60,10 +67,12 @@ class Sdists:
         if sdist not in self.trees:
             work = Path(tempfile.mkdtemp(prefix="sdist-", dir=self.scratch))
             with tarfile.open(sdist) as tar:
+                newest = max(member.mtime for member in tar.getmembers())
                 tar.extractall(work, filter="tar")
             root = next(work.iterdir())
+            self.days[root] = datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).isoformat()
             for args in (["init", "-q"], ["add", "-A", "-f"], ["commit", "-qm", sdist.name]):
-                git(root, *args)
+                git(root, *args, day=self.days[root])
             self.trees[sdist] = root
         return self.trees[sdist]
 
@@ -80,7 +89,7 @@ def stand_in(record: dict, sdists: Sdists, repos: Path) -> dict | None:
         for field in ("test_patch", "patch"):
             git(root, "apply", "-R", stdin=record[field].encode())
         git(root, "add", "-A", "-f")
-        git(root, "commit", "-qm", f"{record['instance_id']}: {sdist.name} less its gold patches")
+        git(root, "commit", "-qm", f"{record['instance_id']}: {sdist.name} less its gold patches", day=sdists.days[root])
         base = git(root, "rev-parse", "HEAD").stdout.decode().strip()
         bare = repos / record["repo"].replace("/", "__")
         if not bare.exists():

@@ -150,6 +150,7 @@ def cause_of(reason: str, instance_id: str) -> str:
     # Which test: the instance's own (`test ID (and N more of FAIL_TO_PASS) needs the network`, `fails ID`).
     text = re.sub(r"\btest \S+::\S+(?: \(and \d+ more of [^)]*\))? needs", "a test needs", text)
     text = re.sub(r"\bfails \S+::\S+(?: \(and \d+ more\))?", "fails a test", text)
+    text = re.sub(r"(needs the network) \([^)]*\)", r"\1", text)  # whichever host it names
     head, _, rest = text.partition(": ")
     if re.fullmatch(r"field `\w+`", head) and rest:  # the field alone says too little: what is wrong with it
         head += ": " + re.sub(r"\d+", "N", re.split(r": | \(", rest, maxsplit=1)[0])

@@ -146,9 +146,10 @@ def test_the_summary_counts_the_refused_by_cause():
                      "node id (path/to/test_x.py::name)", i) for n, i, t in ((1, "a", "test_a (m.T)"), (2, "b", "t"))} \
         == {"field `FAIL_TO_PASS` holds an id, which is not a pytest node id"}
     # A test the gold fix fails in the sandbox: one cause whichever test it is.
-    assert {cause_of(f"instance {i}: test t.py::T::test_{i}{more} needs the network (httpbin.org), which the sandbox "
-                     "does not have", i) for i, more in (("a", ""), ("b", " (and 5 more of FAIL_TO_PASS)"))} == \
-        {"a test needs the network"}
+    assert {cause_of(f"instance {i}: test t.py::T::test_{i}{more} needs the network{host}, which the sandbox "
+                     "does not have", i) for i, more, host in (("a", "", " (httpbin.org)"),
+                                                               ("b", " (and 5 more of FAIL_TO_PASS)", ""))} == \
+        {"a test needs the network, which the sandbox does not have"}  # with the host it names or none
     assert {cause_of(f"instance {i}: field `PASS_TO_PASS`: the gold patch fails t.py::test_{i}{more} in the task's "
                      "image: AssertionError: x", i) for i, more in (("a", ""), ("b", " (and 2 more)"))} == \
         {"field `PASS_TO_PASS`: the gold patch fails a test in the task's image"}
