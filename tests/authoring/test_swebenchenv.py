@@ -37,6 +37,12 @@ def test_what_cannot_be_had_here_is_said_and_the_rest_is_taken():
     _, _, _, found = env_requirements(swebench_env("pallets/flask", "2.3"), files({"requirements/dev.txt": "x\n"}),
                                       "3.11", said.append)
     assert found == ["requirements/dev.txt"] and not any("Python" in line for line in said)
+    # Django 1.7-2.2's three steps install and generate the locale its exports name: taken, not "not run".
+    said.clear()
+    env_requirements(swebench_env("django/django", "2.2"), files({"tests/requirements/py3.txt": "x\n"}), "3.6",
+                     said.append)
+    assert any("its pre-install steps taken (Debian packages locales" in line for line in said), said
+    assert not any("not run" in line for line in said), said
 
 
 def test_the_environments_extras_and_requirements_file_join_what_the_project_declares():
