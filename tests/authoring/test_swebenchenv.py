@@ -281,7 +281,7 @@ def test_a_dependency_pip_finds_no_wheel_of_is_named_to_be_built_from_its_sdist(
 
 
 def test_a_resolution_that_did_not_work_is_said_with_its_cause_not_pips_link():
-    """Each Django 1.11-4.0 import said `did not work (ERROR: ResolutionImpossible: for help visit https://...)`,
+    """Each Django 1.11-3.2 import (Python 3.6) said `did not work (ERROR: ResolutionImpossible: for help visit https://...)`,
     pip's last line; the conflict pip printed before it was cut away."""
     from endstate.authoring._versions import _cause
 
