@@ -117,11 +117,11 @@ def _cause(message: str) -> str:
     """What a failed resolution was caused by (`_wheels._pip` joins pip's lines with " | "): the conflict's
     `X depends on Y` lines, else the distribution it found none of, else pip's last line (its bare
     `ResolutionImpossible: for help visit ...` names no cause)."""
-    said = message.split(" failed: ", 1)[-1].split(". The task image needs", 1)[0].split(" | ")
-    causes = [line for line in said if " depends on " in line] or \
-        [line.removeprefix("ERROR: ") for line in said if "No matching distribution found for" in line]
-    said = [line for line in said if "ResolutionImpossible: for help" not in line] or said
-    return ("; ".join(causes) or said[-1].removeprefix("ERROR: "))[:200]
+    lines = message.split(" failed: ", 1)[-1].split(". The task image needs", 1)[0].split(" | ")
+    causes = [line for line in lines if " depends on " in line] or \
+        [line.removeprefix("ERROR: ") for line in lines if "No matching distribution found for" in line]
+    last = next((line for line in reversed(lines) if "ResolutionImpossible: for help" not in line), lines[-1])
+    return ("; ".join(causes) or last.removeprefix("ERROR: "))[:200]
 
 
 def resolve_pinned(project: Tree, asked: list[str], *, made: str = "", needed: Collection[str] = (),
