@@ -42,11 +42,17 @@ from endstate.authoring._fix import (
     split_fix,
     suite_roots,
 )
-from endstate.authoring._installed import generated_files, project_metadata, project_version
+from endstate.authoring._installed import generated_files, project_version
 from endstate.authoring._nodeids import _node_id, error_line
 from endstate.authoring._offline import needs_the_network, network_host
 from endstate.authoring._systools import system_packages
-from endstate.authoring._taskimage import declared_requirements, pinned_requirements, release_before, write_task_image
+from endstate.authoring._taskimage import (
+    declared_requirements,
+    image_files,
+    pinned_requirements,
+    release_before,
+    write_task_image,
+)
 from endstate.authoring._testcommand import (
     COUNT_TIMEOUT_S,
     command_timeout,
@@ -453,7 +459,7 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     reference = _reference_toml(split, tests_command)
     try:
         folder.mkdir(parents=True)
-        image_file = write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None,
+        image_file = write_task_image(folder, pinned, image_files(split.fixture, version) if pinned else None,
                                       system) if pinned or system else None
         if build:  # its extension modules, built in its image, join the fixture
             split.fixture.update(built_fixture_products(folder, task_id, split.fixture, version, log))
@@ -475,7 +481,7 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         def rebuild(bounds: list[str]) -> str:
             pinned, _ = pinned_requirements(split.fixture, keep=plugins, made=made, log=log, bounds=bounds, build=build)
             shutil.rmtree(folder / "image")
-            write_task_image(folder, pinned, project_metadata(split.fixture, version), system)
+            write_task_image(folder, pinned, image_files(split.fixture, version), system)
             return pinned
 
         tests, held, counted = held_back(lambda: _count_tests(folder, split, tests_command, holdout_command, backend,

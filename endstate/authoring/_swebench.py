@@ -43,7 +43,8 @@ from endstate.authoring._clones import base_tree, clone_git, find_clone, require
 from endstate.authoring._condaenv import broken_imports
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._gitapply import apply_field, strict_diff
-from endstate.authoring._installed import generated_files, project_metadata, project_version, runtime_requirements
+from endstate.authoring._installed import generated_files, project_version, runtime_requirements
+from endstate.authoring._loopback import LOOPBACK_SAID, reads_httpbin_url
 from endstate.authoring._new import (
     _hacks,
     _reference_toml,
@@ -70,7 +71,7 @@ from endstate.authoring._swebenchenv import SwebenchEnv, env_exports, python_dev
 from endstate.authoring._swebenchimages import about, instance_image, write_layer
 from endstate.authoring._swebenchrecords import Instance, Skipped, log_fragments, read_instances, test_ids
 from endstate.authoring._systools import system_packages
-from endstate.authoring._taskimage import pinned_requirements, requirement_name, write_task_image
+from endstate.authoring._taskimage import image_files, pinned_requirements, requirement_name, write_task_image
 from endstate.authoring._testcommand import (
     SWEBENCH_RUNNERS,
     command_timeout,
@@ -243,6 +244,8 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
             "as a test and that names none"] if (fragments := log_fragments(instance)) else []
     for line in said:
         log(line)
+    if resolved and reads_httpbin_url(split.fixture):
+        said.append(LOOPBACK_SAID)
     if left_out:  # said in the log as each went; on the task, for whoever reads its results
         said.append(f"Left out of the task's image: {', '.join(left_out)}, which the project declares "
                     "but of which no wheel resolves for its Python (the image installs wheels only); tests "
@@ -256,7 +259,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
                         "own --out") from None
     try:
         if pinned or system:
-            write_task_image(folder, pinned, project_metadata(split.fixture, version) if pinned else None, system,
+            write_task_image(folder, pinned, image_files(split.fixture, version) if pinned else None, system,
                              locales)
         if build and backend is not None:  # its extension modules, built in its image, join the fixture
             split.fixture.update(built_fixture_products(folder, instance.instance_id, declared, version, log))
@@ -285,7 +288,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
                                                 log=log, env=env, bounds=bounds, build=build, added=added,
                                                 conda=conda, conda_broken=broken)
                 shutil.rmtree(folder / "image")
-                write_task_image(folder, pinned, project_metadata(split.fixture, version), system, locales)
+                write_task_image(folder, pinned, image_files(split.fixture, version), system, locales)
                 return pinned
 
             def faithful(conda: bool, broken: Collection[str] = ()

@@ -33,10 +33,12 @@ from endstate.authoring._condaenv import conda_requirements, with_conda_packages
 from endstate.authoring._installed import (
     asks_for_metadata,
     cfg_requirements,
+    project_metadata,
     requirement_lines,
     runtime_requirements,
     setup_literal,
 )
+from endstate.authoring._loopback import loopback_files, loopback_requirements
 from endstate.authoring._swebenchenv import ENV_DAY, SwebenchEnv, env_python, env_requirements
 from endstate.authoring._versions import (
     locked_versions,
@@ -49,7 +51,7 @@ from endstate.errors import UserError
 from endstate.sandbox import DEFAULT_IMAGE, SANDBOX_PYTHON, SYSTEM_PACKAGES, Tree, python_of
 from endstate.task import parse_python
 
-__all__ = ["TEST_EXTRAS", "declared_requirements", "release_before", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
+__all__ = ["TEST_EXTRAS", "declared_requirements", "image_files", "release_before", "is_tooling", "locked_versions", "pinned_requirements", "pytest_of_its_time", "requirement_name", "write_task_image"]
 
 #: Extras and dependency groups that hold what a project's tests need.
 TEST_EXTRAS = ("test", "tests", "testing")
@@ -394,7 +396,10 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     also, pins, extras, files = env_requirements(env, project, target.python if target else SANDBOX_PYTHON, log,
                                                  build) \
         if env else ([], {}, [], [])
-    requirements = declared_requirements(project, keep=keep, also=[*added, *also], files=files, extras=extras)
+    loopback = loopback_requirements(project)
+    if loopback:
+        log(f"the project's code reads HTTPBIN_URL: the task's image serves httpbin on loopback ({', '.join(loopback)})")
+    requirements = declared_requirements(project, keep=keep, also=[*added, *also, *loopback], files=files, extras=extras)
     # another Python's image needs pytest
     if not requirements and not build and not asks_for_metadata(project) and target is None:
         return "", []
@@ -451,6 +456,12 @@ def _locales(names: Collection[str]) -> str:
         return ""
     edits = " && ".join(f"sed -i '/{name}/s/^# //g' /etc/locale.gen" for name in names)
     return f"# The locales SWE-bench's evaluation script sets for the tests ({', '.join(names)}).\nRUN {edits} && locale-gen\n"
+
+
+def image_files(project: Tree, version: str) -> Tree:
+    """The files the task's image lays into its site-packages: the project's own metadata (`project_metadata`)
+    and, where its code reads `HTTPBIN_URL`, the plugin that serves httpbin on loopback (`_loopback`)."""
+    return {**project_metadata(project, version), **loopback_files(project)}
 
 
 def write_task_image(folder: Path, pinned: str, installed: Tree | None = None, system: Collection[str] = (),
