@@ -30,25 +30,105 @@ _DIST = "endstate_loopback_httpbin"
 _VERSION = "1"
 _PLUGIN = f'''\
 """endstate's loopback httpbin: serves PyPI's httpbin on {LOOPBACK_HTTPBIN[0]} from this test process and
-points HTTPBIN_URL at it, for tests that would otherwise reach httpbin.org (the sandbox has no network)."""
-import logging
+points HTTPBIN_URL at it, for tests that would otherwise reach httpbin.org (the sandbox has no network).
+Served by the standard library's WSGI server, keeping connections as httpbin.org's did."""
+import io
 import os
 import threading
+from socketserver import ThreadingMixIn
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
 import httpbin
-from werkzeug.serving import make_server
 
 _served = []
 
 
-def _server():
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    for port in ({LOOPBACK_HTTPBIN[1]}, 0):  # another free port where it is taken by another test process here
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # a client gone mid-request is the test's business, not a traceback on its output
+
+
+class _Response(ServerHandler):
+    """HTTP/1.1, the connection kept and said kept (`Connection: keep-alive`) as httpbin.org's server did,
+    where the client asked no close and the response has a length; else said closed, and closed."""
+
+    http_version = "1.1"
+
+    def cleanup_headers(self):
+        super().cleanup_headers()
+        asker = self.request_handler
+        keep = not asker.close_connection and "Content-Length" in self.headers
+        self.headers["Connection"] = "keep-alive" if keep else "close"
+        asker.close_connection = not keep
+
+    def write(self, data):
+        super().write(bytes(data))  # httpbin's /bytes answers a bytearray, which wsgiref refuses
+
+
+class _Handler(WSGIRequestHandler):
+    """Reads each request's body whole before httpbin sees it, as the proxy in front of httpbin.org did: a
+    chunked upload is handed over with its length (httpbin refuses chunked input from any server but
+    gunicorn), and no unread body is left on a kept connection."""
+
+    protocol_version = "HTTP/1.1"
+
+    def handle(self):
+        self.close_connection = True
+        self.handle_one()
+        while not self.close_connection:
+            self.handle_one()
+
+    def handle_one(self):
+        self.close_connection = True
+        self.raw_requestline = self.rfile.readline(65537)
+        if not self.raw_requestline or len(self.raw_requestline) > 65536 or not self.parse_request():
+            return
+        environ = self.get_environ()
         try:
-            return make_server({LOOPBACK_HTTPBIN[0]!r}, port, httpbin.app, threaded=True)
-        except OSError:
-            if port == 0:
-                raise
+            if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                body = self._dechunked()
+                environ.pop("HTTP_TRANSFER_ENCODING", None)
+            else:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        except ValueError:
+            self.send_error(400, "malformed body")
+            self.close_connection = True
+            return
+        environ["CONTENT_LENGTH"] = str(len(body))
+        response = _Response(io.BytesIO(body), self.wfile, self.get_stderr(), environ, multithread=True)
+        response.request_handler = self
+        response.run(self.server.get_app())
+
+    def _dechunked(self):
+        body = b""
+        while True:
+            size = int(self.rfile.readline(65537).split(b";")[0].strip(), 16)
+            if not size:
+                while self.rfile.readline(65537).strip():  # trailers
+                    pass
+                return body
+            body += self.rfile.read(size)
+            self.rfile.readline()
+
+    def log_message(self, *args):
+        pass
+
+
+def _server():
+    try:
+        server = _Server(({LOOPBACK_HTTPBIN[0]!r}, {LOOPBACK_HTTPBIN[1]}), _Handler)
+    except OSError:  # taken by another test process in this network namespace
+        server = _Server(({LOOPBACK_HTTPBIN[0]!r}, 0), _Handler)
+    app = httpbin.app
+    if app.config.get("JSONIFY_PRETTYPRINT_REGULAR") is not None and hasattr(app, "json"):
+        # Flask 2.2 warns of that key at each JSON response: under a project's `filterwarnings = error` the
+        # warning, raised in this thread, would be a 500 of httpbin's. Said the way Flask asks instead.
+        app.json.compact = not app.config["JSONIFY_PRETTYPRINT_REGULAR"]
+        app.config["JSONIFY_PRETTYPRINT_REGULAR"] = None
+    server.set_app(app)
+    return server
 
 
 def pytest_configure(config):
@@ -75,8 +155,9 @@ def reads_httpbin_url(project: Tree) -> bool:
 
 def loopback_requirements(project: Tree) -> list[str]:
     """What the task's image installs for the loopback httpbin, where the project reads `HTTPBIN_URL`."""
-    # flasgger 0.9.5, httpbin's dependency (its last wheel), imports what Flask 2.3 removed (flask.Markup).
-    return ["httpbin", "flask<2.3"] if reads_httpbin_url(project) else []
+    # flasgger 0.9.5, httpbin's dependency (its last wheel), imports what Flask 2.3 removed (flask.Markup); Flask
+    # 2.2 with the Werkzeug of its time (Werkzeug 3 removed what Flask 2.2's test client reads).
+    return ["httpbin", "flask<2.3", "werkzeug<2.3"] if reads_httpbin_url(project) else []
 
 
 def loopback_files(project: Tree) -> Tree:

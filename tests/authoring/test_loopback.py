@@ -44,9 +44,18 @@ def test_only_a_project_that_reads_httpbin_url_gets_it():
 #: A client of 2014's shape: its tests call httpbin at HTTPBIN_URL, else httpbin.org.
 FETCH = ("import json\nimport urllib.request\n\n\ndef args_of(url):\n"
          "    with urllib.request.urlopen(url, timeout=10) as response:\n        return {}\n")
-TESTS = ("import os\nimport urllib.request\n\nfrom fetch import args_of\n\n"
+TESTS = ("import http.client\nimport json\nimport os\nimport urllib.parse\nimport urllib.request\n\nfrom fetch import args_of\n\n"
          "HTTPBIN = os.environ.get('HTTPBIN_URL', 'http://httpbin.org/')\n\n\n"
          "def test_status():\n    assert urllib.request.urlopen(HTTPBIN + 'status/204', timeout=10).status == 204\n\n\n"
+         "def test_kept_alive():  # as httpbin.org said it (requests 0.14's test_connection_keepalive_and_close)\n"
+         "    connection = http.client.HTTPConnection(urllib.parse.urlsplit(HTTPBIN).netloc, timeout=10)\n"
+         "    for path in ('/get', '/bytes/3', '/get'):\n        connection.request('GET', path)\n"
+         "        response = connection.getresponse()\n        response.read()\n"
+         "        assert response.getheader('Connection') == 'keep-alive', response.getheaders()\n\n\n"
+         "def test_chunked_upload():  # httpbin takes it from gunicorn alone; httpbin.org's took it\n"
+         "    asked = urllib.request.Request(HTTPBIN + 'post', data=iter([b'a', b'b']), method='POST',\n"
+         "                                   headers={'Content-Type': 'application/octet-stream'})\n"
+         "    assert json.load(urllib.request.urlopen(asked, timeout=10))['data'] == 'ab'\n\n\n"
          "def test_served_here():\n    assert HTTPBIN == 'http://%s:%d/'\n" % LOOPBACK_HTTPBIN)
 
 
@@ -73,7 +82,8 @@ def test_a_record_whose_tests_call_httpbin_checks_out_against_the_loopback_one(t
         "problem_statement": "args_of ignores the response",
         "patch": _diff(clone, "fetch.py", fixed), "test_patch": _diff(clone, "tests/test_fetch.py", added),
         "FAIL_TO_PASS": ["tests/test_fetch.py::test_args"],
-        "PASS_TO_PASS": ["tests/test_fetch.py::test_status", "tests/test_fetch.py::test_served_here"],
+        "PASS_TO_PASS": ["tests/test_fetch.py::test_status", "tests/test_fetch.py::test_kept_alive",
+                         "tests/test_fetch.py::test_chunked_upload", "tests/test_fetch.py::test_served_here"],
     }
     said: list[str] = []
     task = load_task(write_instance(read_instances(_write(tmp_path, [line]))[0][0][1], tmp_path / "repos",
@@ -81,7 +91,7 @@ def test_a_record_whose_tests_call_httpbin_checks_out_against_the_loopback_one(t
     assert f"# {LOOPBACK_SAID}\n" in (task.root / "task.toml").read_text()
     assert "httpbin==" in (task.root / "image" / "requirements.txt").read_text()
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
-    assert args["tests_pass"]["min_tests"] == 2 and args["holdout"]["min_tests"] == 1, json.dumps(args)
+    assert args["tests_pass"]["min_tests"] == 4 and args["holdout"]["min_tests"] == 1, json.dumps(args)
     # Graded for real: the fixture fails the held-out test, the gold patch passes every test, in namespaces
     # of its own (a loopback of its own) under the harness's guarded runner.
     report = check_task(task, resolve_graders(task), "docker", DEFAULT_IMAGE)
