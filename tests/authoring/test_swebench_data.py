@@ -153,3 +153,23 @@ def test_the_summary_counts_the_refused_by_cause():
     assert {cause_of(f"instance {i}: field `PASS_TO_PASS`: the gold patch fails t.py::test_{i}{more} in the task's "
                      "image: AssertionError: x", i) for i, more in (("a", ""), ("b", " (and 2 more)"))} == \
         {"field `PASS_TO_PASS`: the gold patch fails a test in the task's image"}
+
+
+def test_a_base_commit_that_passes_its_records_tests_is_said_so_in_the_refusal():
+    """requests 863 and 1724: FAIL_TO_PASS lists tests SWE-bench's run of the base commit saw fail against
+    httpbin.org, none the fix's; the fixture passes them, so an empty patch would. The line says so."""
+    from endstate.checks._check import CheckRow, TaskCheck
+    from endstate.cli._import import _PASSING_BASE, cause_of, why_not
+
+    check = TaskCheck("psf__requests-863", rows=[
+        CheckRow("fixture", "fail", "pass", note="every grader passed"), CheckRow("solution", "pass", "pass", ok=True),
+        CheckRow("hack:special-case", "fail", "pass", note="expected holdout to catch it")])
+    said = why_not(check, _PASSING_BASE)
+    assert said == (f"fixture: expected fail, got pass ({_PASSING_BASE}); "
+                    "hack:special-case: expected fail, got pass (expected holdout to catch it)")
+    assert why_not(check) == ("fixture: expected fail, got pass (every grader passed); "
+                              "hack:special-case: expected fail, got pass (expected holdout to catch it)")
+    # a fixture that errs is not one that passes
+    erring = TaskCheck("t", rows=[CheckRow("fixture", "fail", "error", note="ImportError")])
+    assert why_not(erring, _PASSING_BASE) == "fixture: expected fail, got error (ImportError)"
+    assert cause_of(f"instance t does not check out: {said}", "t") == "does not check out (fixture)"
