@@ -35,10 +35,13 @@ Served by the standard library's WSGI server, keeping connections as httpbin.org
 import io
 import os
 import threading
+import warnings
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer
 
-import httpbin
+with warnings.catch_warnings():  # Werkzeug 2.2 compiles httpbin's routes with what Python 3.12 deprecates
+    warnings.simplefilter("ignore")
+    import httpbin
 
 _served = []
 
