@@ -21,9 +21,13 @@ _UNREACHABLE = re.compile(
     r"|Network is unreachable|No route to host|Connection refused|Failed to establish a new connection"
     r"|NewConnectionError|Max retries exceeded|URLError|urlopen error|ConnectionError|ConnectTimeout"
     r"|\[Errno -[235]\]|\[Errno 1(?:01|11|13)\]")
-#: Where a report names the host it could not reach, most telling first.
-_HOST = (re.compile(r"\bhost\s*=\s*['\"]([^'\"]+)['\"]"), re.compile(r"Failed to resolve ['\"]([^'\"]+)['\"]"),
-         re.compile(r"https?://(?:[^@/\s'\"]*@)?(\[[^\]]+\]|[^:/\s'\"<>)]+)"))
+#: Where a report names the host it could not reach, most telling first (a quote escaped, as a string's repr in
+#: an assertion's message writes it: `host=\\'www.google.com\\'`).
+_HOST = (re.compile(r"\bhost\s*=\s*\\?['\"]([^'\"\\]+)\\?['\"]"), re.compile(r"Failed to resolve \\?['\"]([^'\"\\]+)"),
+         re.compile(r"https?://(?:[^@/\s'\"]*@)?(\[[^\]]+\]|[^:/\s'\"<>)\\]+)"))
+#: What a host can be: a name of labels, or an address (pytest cuts a long string's repr in its middle, `www.sphin...n.x`).
+_HOSTNAME = re.compile(r"\[?[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*\]?"
+                       r"|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*")
 _LOOPBACK = re.compile(r"localhost|127(?:\.\d+){3}|\[?::1\]?|0\.0\.0\.0|\[?::\]?")
 
 
@@ -33,7 +37,7 @@ def network_host(message: str) -> str | None:
     if not _UNREACHABLE.search(message):
         return None
     for pattern in _HOST:
-        hosts = [h for h in pattern.findall(message)]
+        hosts = [h for h in pattern.findall(message) if _HOSTNAME.fullmatch(h)]
         if hosts:
             remote = [h for h in hosts if not _LOOPBACK.fullmatch(h)]
             return remote[0] if remote else None

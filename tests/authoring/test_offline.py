@@ -21,6 +21,16 @@ from endstate.authoring._offline import needs_the_network, network_host
     # the standard library, the host only in the test's own line
     ("urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>\n"
      ">       urllib.request.urlopen('https://example.com/x', timeout=5)", "example.com"),
+    # a string's repr in an assertion's message, its quotes escaped
+    ("AssertionError: assert 'x' in 'links.txt:9: [broken] https://www.google.com/image.png: HTTPSConnectionPool("
+     "host=\\'www.google.com\\', port=443): Max retries exceeded with url: /image.png (Caused by NewConnectionError("
+     "\\'<urllib3.connection.HTTPSConnection object at 0x7f>: Failed to establish a new connection: [Errno -3] "
+     "Temporary failure in name resolution\\'))'", "www.google.com"),
+    # cut in its middle by pytest (sphinx 7985's linkcheck output): what is cut names no host, the next that does
+    ("AssertionError: assert 'Not Found for url: https://www.google.com/image.png' in \"links.txt:9: [broken] "
+     "https://www.sphinx-doc.org/x: HTTPSConnectionPool(host='www.sphin...n.HTTPSConnection object at 0x7f30ac81d3a0>: "
+     "Failed to establish a new connection: [Errno 111] Connection refused'))\\n\"", "www.google.com"),
+    ("ConnectionError: HTTPConnectionPool(host='www.exa...', port=80): Max retries exceeded", ""),
     ("socket.gaierror: [Errno -3] Temporary failure in name resolution", ""),
     ("OSError: [Errno 101] Network is unreachable", ""),
 ])
@@ -35,6 +45,7 @@ def test_a_failure_to_reach_a_host_is_the_network_s_and_names_the_host(message, 
     "with url: / (Caused by NewConnectionError('...: Failed to establish a new connection: [Errno 111] Connection "
     "refused'))",
     "ConnectionRefusedError: [Errno 111] Connection refused\n>   urlopen('http://localhost:5000/')",
+    "requests.exceptions.ConnectionError: HTTPConnectionPool(host='::1', port=8080): Max retries exceeded",
     "",
 ])
 def test_any_other_failure_is_not_the_network_s(message):
