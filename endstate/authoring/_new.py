@@ -93,7 +93,7 @@ from endstate.task import (
     write_overlay_diff,
 )
 
-__all__ = ["new_task_from_fix", "fresh_folder", "held_back", "write_hacks", "few_enough"]
+__all__ = ["DESELECT_MAX", "new_task_from_fix", "fresh_folder", "held_back", "write_hacks", "few_enough"]
 
 T = TypeVar("T")
 
@@ -264,13 +264,13 @@ def _prompt(split: FixSplit, tests_command: str, issue: str = "") -> str:
 # -- counting tests ------------------------------------------------------------------------------
 #: At most this many of a suite's tests (and 2% of them) may fail on the solution in the sandbox and be
 #: deselected (`_deselected`); more says the environment is wrong, not a test or two.
-_DESELECT_MAX = 10
+DESELECT_MAX = 10
 
 
 def few_enough(failed: int, tests: int) -> bool:
     """Whether `failed` tests of the `tests` a run ran may be left out of a task for failing on its
-    solution in the sandbox (`_DESELECT_MAX`)."""
-    return failed <= min(_DESELECT_MAX, tests // 50)
+    solution in the sandbox (`DESELECT_MAX`)."""
+    return failed <= min(DESELECT_MAX, tests // 50)
 
 
 def _deselected(run: TestRun, split: FixSplit) -> list[str]:

@@ -390,6 +390,8 @@ ONLINE = ("import urllib.request\n\nimport pytest\n\n\n@pytest.mark.parametrize(
           "def test_offline(n):\n    assert n >= 0\n\n\n"
           "def test_get():\n    urllib.request.urlopen('http://httpbin.org/get', timeout=5)\n\n\n"
           "def test_post():\n    urllib.request.urlopen('http://httpbin.org/post', data=b'x', timeout=5)\n\n\n"
+          "@pytest.mark.parametrize('n', range(11))\n"
+          "def test_fetch(n):\n    urllib.request.urlopen('http://httpbin.org/get?n=%d' % n, timeout=5)\n\n\n"
           "def test_local():\n    assert 'sandbox' == 'network', 'the local check fails'\n")
 
 
@@ -407,8 +409,10 @@ def _online(tmp_path: Path, failing_added: list[str], passing_added: list[str], 
 @pytest.mark.parametrize("failing, passing, message", [
     (["test_get"], [], "test tests/test_online.py::test_get needs the network (httpbin.org), which the sandbox does "
                        "not have"),
-    ([], ["test_get", "test_post"], "test tests/test_online.py::test_get (and 1 more of PASS_TO_PASS) needs the "
-                                    "network (httpbin.org), which the sandbox does not have"),
+    # more than `tasks new` ever deselects (two of 45 are few: `test_a_few_pass_to_pass_tests_...`)
+    ([], [f"test_fetch[{n}]" for n in range(11)], "test tests/test_online.py::test_fetch[0] (and 10 more of "
+                                                  "PASS_TO_PASS) needs the network (httpbin.org), which the sandbox "
+                                                  "does not have"),
     ([], ["test_local"], "field `PASS_TO_PASS`: the gold patch fails tests/test_online.py::test_local in the task's "
                          "image: AssertionError: the local check fails"),
 ])
@@ -587,6 +591,26 @@ def test_a_few_image_comparisons_another_freetype_fails_are_left_out_of_pass_to_
     other = {ids[1]: "AssertionError: assert 1 == 2"}
     with pytest.raises(UserError, match="assert 1 == 2"):
         _passing_on_the_fix("PASS_TO_PASS", ids, other, 250, fonts=_MATPLOTLIB_FONTS)
+
+
+def test_pass_to_pass_tests_that_need_the_network_are_few_under_half_of_the_list_and_ten_at_most():
+    """sphinx 8269: PASS_TO_PASS is twelve tests of one file, three of which reach www.google.com. One per fifty
+    run would keep none; fewer than half of the list, and ten at most, are left out."""
+    unreachable = ("requests.exceptions.ConnectionError: HTTPSConnectionPool(host='www.google.com', port=443): Max "
+                   "retries exceeded with url: / (Caused by NewConnectionError('...: [Errno -3] Temporary failure in "
+                   "name resolution'))")
+    ids = [f"tests/test_build_linkcheck.py::test_{n}" for n in range(12)]
+    failed = {i: unreachable for i in ids[:3]}
+    assert _passing_on_the_fix("PASS_TO_PASS", ids, failed, 12) == (ids[3:], ids[:3], [])
+    with pytest.raises(UserError, match=r"test_0 \(and 5 more of PASS_TO_PASS\) needs the network \(www.google.com\)"):
+        _passing_on_the_fix("PASS_TO_PASS", ids, {i: unreachable for i in ids[:6]}, 12)  # half of them
+    many = [f"t.py::test_{n}" for n in range(100)]
+    with pytest.raises(UserError, match=r"\(and 10 more of PASS_TO_PASS\)"):
+        _passing_on_the_fix("PASS_TO_PASS", many, {i: unreachable for i in many[:11]}, 100)
+    # one per fifty tests run, as before, whatever the list's length
+    assert _passing_on_the_fix("PASS_TO_PASS", ids[:2], {ids[0]: unreachable}, 100) == ([ids[1]], [ids[0]], [])
+    with pytest.raises(UserError, match=r"^test .*test_0 needs the network"):
+        _passing_on_the_fix("FAIL_TO_PASS", ids, {ids[0]: unreachable}, 12)
 
 
 def test_a_folder_another_import_made_meanwhile_is_one_line_and_left_alone(tmp_path, repos, monkeypatch):
