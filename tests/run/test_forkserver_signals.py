@@ -16,8 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _start(script: str) -> subprocess.Popen[str]:
+    # As a terminal starts it: SIGINT not ignored, whatever this process inherited (a suite started in the
+    # background of a script inherits SIGINT ignored, and Python then leaves it ignored).
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def test_a_ctrl_c_while_the_fork_server_imports_prints_no_traceback():
