@@ -108,9 +108,10 @@ def tasks_import_swebench(source: str, repos: Path | None, images: str | None, i
 
     def checked(check) -> None:
         show_check(check)
-        keep_checked(report, check.task_id, None if check.ok else why_not(check, _PASSING_BASE))
+        why = None if check.ok else why_not(check, _PASSING_BASE)
+        keep_checked(report, check.task_id, why)
         _outcome(check.task_id, report.seconds.get(check.task_id, 0.0) + check.seconds,
-                 None if check.ok else f"does not check out: {why_not(check, _PASSING_BASE)}")
+                 None if why is None else f"does not check out: {why}")
 
     check_tasks(tasks, {t.id: resolve_graders(t) for t in tasks}, backend=backend, image=image, jobs=jobs,
                 progress=checked)
