@@ -21,6 +21,7 @@ vcrpy sessions as for endstate's own loop:
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -83,6 +84,12 @@ class _Stream:
         self._raw.sendall(len(encoded).to_bytes(4, "big") + encoded + body)
 
     def close(self) -> None:
+        """Shut the socket down, then close it: a close alone does not wake a thread blocked in
+        `recv` on it (Linux), which then waited out its join's timeout on every run."""
+        try:
+            self._raw.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         try:
             self._sock.close()
         except OSError:

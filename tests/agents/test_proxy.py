@@ -170,3 +170,27 @@ def test_volatile_text_is_made_fixed_before_it_is_sent(upstream):
                     "<output>\n5 passed in <duration>\nat 0x<addr>\n</output>")
     assert "Authorization" not in seen[0][1]
     proxy.close()
+
+
+def test_closing_the_stream_ends_the_thread_that_serves_it():
+    """The proxy closes its end of the forwarder's stream when the agent's command has ended; the thread
+    blocked reading it must end then, not at its join's timeout (ten idle seconds on every run)."""
+    import socket
+
+    from endstate.agents._proxy import _Stream
+
+    ours, theirs = socket.socketpair()
+    stream = _Stream(ours)
+    ended = threading.Event()
+
+    def serve() -> None:
+        with pytest.raises((EOFError, OSError)):
+            stream.receive()
+        ended.set()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert not ended.wait(0.2)  # blocked in recv: nothing was sent
+    stream.close()
+    assert ended.wait(5), "the thread reading the stream is still blocked after close()"
+    theirs.close()
