@@ -150,6 +150,12 @@ def _runs_here(fixture: Tree, runner: str) -> None:
                         "tree's own, the `tree-pytest` runner)")
 
 
+#: The memory of an imported instance's sandbox, in MB. SWE-bench's harness sets its containers no limit, and
+#: a record's tests (a compiled project's, pytest 3's rewrite of a large module's twins) can outgrow the
+#: sandbox's default of 1 GiB, which would refuse the record for a limit of endstate's own.
+MEMORY_MB = 4096
+
+
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
                failing: list[str], installed: list[str] | None, dockerfile: str | None,
                counts: tuple[int, int] | None = None, notes: list[str] = (),
@@ -190,7 +196,8 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
               *([] if about else filter(None, [python_deviation(swebench_env(instance.repo, instance.version))]))]
     return Manifest(
         id=instance.instance_id, category=Category.BUGFIX, description=split.subject,
-        sandbox=SandboxSpec(dockerfile=dockerfile, command_timeout=command_timeout(ran_passing) or None),
+        sandbox=SandboxSpec(dockerfile=dockerfile, command_timeout=command_timeout(ran_passing) or None,
+                            memory_mb=MEMORY_MB),
         graders=graders), header
 
 

@@ -134,6 +134,7 @@ def test_a_task_is_the_base_tree_the_patch_and_the_test_patch_by_node_id(tmp_pat
     hacks = task.hacks()
     assert sorted(hacks) == ["delete-unrelated", "edit-tests", "skip-failing", "special-case"]
     assert all((h.folder / "overlay.diff").is_file() for n, h in hacks.items() if n != "delete-unrelated")
+    assert task.manifest.sandbox.memory_mb == 4096  # SWE-bench's harness sets none; the default 1 GiB is ours
 
 
 def _instance(tmp_path: Path, **change) -> Instance:
