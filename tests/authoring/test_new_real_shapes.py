@@ -176,6 +176,25 @@ def test_a_python_the_tests_start_imports_the_project_from_src(tmp_path):
     assert args == {"command": "PYTHONPATH=src python -m pytest -q tests", "min_tests": 6}
 
 
+# -- a flat layout whose tests start a Python elsewhere (pylint's `python -m pylint` in a tmpdir) ---------
+@pytest.mark.docker
+def test_a_python_the_tests_start_in_another_folder_imports_the_project_at_the_top(tmp_path):
+    """SWE-bench installs the project, so a Python its tests start in a scratch folder imports it; here the
+    workspace is the tests' PYTHONPATH, as `src` is for a src layout."""
+    child = ("import subprocess, sys\n\n\ndef test_child_imports_the_project(tmp_path):\n"
+             "    subprocess.run([sys.executable, '-c', 'import pkg.chunking'], check=True, cwd=tmp_path)\n")
+    repo = _project(tmp_path / "repo", {"pkg/__init__.py": "", "pkg/chunking.py": BUGGY,
+                                        "tests/test_child.py": child, "tests/test_chunking.py": TESTS,
+                                        "README.md": "# pkg\n"})
+    (repo / "pkg/chunking.py").write_text(FIXED)
+    (repo / "tests/test_chunking.py").write_text(REGRESSION)
+    git(repo, "commit", "-q", "-am", "Keep the short last chunk")
+    folder = new_task_from_fix("bugfix-child-flat", repo=repo, fix="HEAD", suite=tmp_path / "suite",
+                               backend="docker", image=DEFAULT_IMAGE)
+    args = {s.name.rsplit(":", 1)[1]: s.args for s in load_task(folder).manifest.graders}["tests_pass"]
+    assert args == {"command": "python -m pytest -q tests", "min_tests": 6}  # the child's test not deselected
+
+
 # -- a test the fix itself fails in the sandbox (requests' connect-timeout tests need a network) ----------
 @pytest.mark.docker
 def test_a_test_the_fix_fails_in_the_sandbox_is_deselected_by_id(tmp_path):

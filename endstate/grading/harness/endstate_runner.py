@@ -42,12 +42,12 @@ _paths = []
 
 def _join_workspace():
     """The workspace, then the task's own import folders, at the front of sys.path; a Python the
-    tests start (click's import test runs `sys.executable -c "import click"`) is given those folders
-    as its PYTHONPATH, as the project's own environment gives it its installed package."""
+    tests start (click's import test runs `sys.executable -c "import click"`, pylint's runs `python -m
+    pylint` in a scratch folder) is given those folders, or the workspace where there are none, as its
+    PYTHONPATH, as the project's own environment gives it its installed package."""
     folders = [os.path.join(WORKSPACE, p) for p in _paths]
     sys.path[0:0] = [WORKSPACE] + folders
-    if folders:
-        os.environ["PYTHONPATH"] = os.pathsep.join(folders)
+    os.environ["PYTHONPATH"] = os.pathsep.join(folders or [WORKSPACE])
 
 
 def _imported_guard(enabled):
