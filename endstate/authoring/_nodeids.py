@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from endstate.authoring._offline import network_host
 from endstate.authoring._testcommand import COUNT_TIMEOUT_S
 from endstate.errors import UserError
 from endstate.grading import FAILING, Case, CaseOutcome
@@ -268,14 +269,28 @@ def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image
     # The run only names the tests, and its last lines are what explains a file that cannot be collected:
     # pytest's warnings summary, printed after the error, would push the error's own lines out of them.
     command += " --disable-warnings"
+    # What a failing test printed, in its report: sphinx logs an image it could not fetch, then fails an
+    # assertion on the page, and only the log says it was the network (pytest before 3.5 writes it anyway).
+    # Passing tests' too: pytest writes a failed test's teardown output (sphinx's log) only with theirs.
+    command += " -o junit_logging=system-out"
     with prepare_grading_sandbox(backend, where.image, where.limits, f"ids-{task.id}") as box:
         grading = seal_overlay(task.solution(), task.fixture(), box)
         stage_holdout(grading, holdout)
         log(f"collecting node ids: {command}")
         run = run_tests(grading, command, timeout=COUNT_TIMEOUT_S)
-    failed = {_node_id(c, n, run.files[f"{c}::{n}"]): run.messages.get(f"{c}::{n}", "")
+    failed = {_node_id(c, n, run.files[f"{c}::{n}"]): _with_network_lines(run.messages.get(f"{c}::{n}", ""),
+                                                                            run.captured.get(f"{c}::{n}", ""))
               for c, n, outcome in run.cases if outcome in FAILING and run.files.get(f"{c}::{n}")}
     return (*reported_ids(run.cases, run.files), run.output_tail, failed)
+
+
+def _with_network_lines(message: str, printed: str) -> str:
+    """What a failed test's report says was raised, and, where that names no network failure but what
+    the test printed does, the first line that does."""
+    if network_host(message) is not None:
+        return message
+    lines = [line.strip() for line in printed.splitlines() if network_host(line)]
+    return f"{message}\n{lines[0]}" if lines else message
 
 
 def reported_ids(cases: list[Case], files: dict[str, str]) -> tuple[list[str], set[str]]:

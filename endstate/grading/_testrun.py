@@ -153,6 +153,9 @@ class TestRun(msgspec.Struct):
     #: Per case that failed or errored ("classname::name"), what its report says was raised: the
     #: failure's message, then the first and the last lines of its text (about `MESSAGE_MAX` characters).
     messages: dict[str, str] = {}
+    #: Per case that failed or errored, the last `MESSAGE_MAX` characters of what it printed, where its
+    #: report holds that (pytest's `junit_logging`; pytest before 3.5 always wrote it).
+    captured: dict[str, str] = {}
 
 
 #: Words that make a command a shell line rather than one program's run.
@@ -348,7 +351,7 @@ def run_tests(grading: Grading, command: str, *, timeout: float | None = None, p
     if parsed is None:  # what a report that is not there or does not read says is the guard's alone
         return run
     run.report_found = True
-    counts, run.cases, run.messages = parsed[:5], parsed[5], parsed[6]
+    counts, run.cases, run.messages, run.captured = parsed[:5], parsed[5], parsed[6], parsed[7]
     run.tests, run.failures, run.errors, run.skipped, run.canary = counts
     if not guard:
         run.canary = Canary.OFF
@@ -449,9 +452,9 @@ def _scratch_copy(grading: Grading, nonce: str, restage: dict[str, tuple[Tree, s
 
 
 def _junit(xml_bytes: bytes, canaries: set[str]
-           ) -> tuple[int, int, int, int, Canary, list[Case], dict[str, str]] | None:
-    """(tests, failures, errors, skipped, canary outcome, cases, messages) of a JUnit report, canaries
-    left out (`messages`: see `TestRun.messages`).
+           ) -> tuple[int, int, int, int, Canary, list[Case], dict[str, str], dict[str, str]] | None:
+    """(tests, failures, errors, skipped, canary outcome, cases, messages, captured) of a JUnit report,
+    canaries left out (`messages`, `captured`: see `TestRun`).
 
     The canary outcome is "failed" when every collected canary failed, "missing" when
     none was collected, else the outcome of one that did not fail.
@@ -467,6 +470,7 @@ def _junit(xml_bytes: bytes, canaries: set[str]
     seen: list[str] = []
     cases: list[Case] = []
     messages: dict[str, str] = {}
+    captured: dict[str, str] = {}
     for suite in suites:
         for case in suite.iter("testcase"):
             kinds = {child.tag for child in case}
@@ -483,6 +487,9 @@ def _junit(xml_bytes: bytes, canaries: set[str]
                 if len(text) > MESSAGE_MAX * 2 // 3:  # the test's own lines, and where it ended
                     text = f"{text[:MESSAGE_MAX // 3]}\n...\n{text[-MESSAGE_MAX // 3:]}"
                 messages[f"{cases[-1][0]}::{cases[-1][1]}"] = f"{message}\n{text}".strip()
+                printed = "\n".join((c.text or "").strip() for c in case if c.tag in ("system-out", "system-err"))
+                if printed.strip():
+                    captured[f"{cases[-1][0]}::{cases[-1][1]}"] = printed.strip()[-MESSAGE_MAX:]
             tests += 1
             failures += outcome == CaseOutcome.FAILURE
             errors += outcome == CaseOutcome.ERROR
@@ -495,7 +502,7 @@ def _junit(xml_bytes: bytes, canaries: set[str]
                 skipped += int(suite.get("skipped", "0"))
             except ValueError:  # not what a runner writes: the report does not read
                 return None
-    return tests, failures, errors, skipped, canary_of(seen), cases, messages
+    return tests, failures, errors, skipped, canary_of(seen), cases, messages, captured
 
 
 #: Closing lines of a runner whose counts include the canary; the verdict states its own counts.

@@ -393,7 +393,13 @@ ONLINE = ("import urllib.request\n\nimport pytest\n\n\n@pytest.mark.parametrize(
           "def test_post():\n    urllib.request.urlopen('http://httpbin.org/post', data=b'x', timeout=5)\n\n\n"
           "@pytest.mark.parametrize('n', range(11))\n"
           "def test_fetch(n):\n    urllib.request.urlopen('http://httpbin.org/get?n=%d' % n, timeout=5)\n\n\n"
-          "def test_local():\n    assert 'sandbox' == 'network', 'the local check fails'\n")
+          "def test_local():\n    assert 'sandbox' == 'network', 'the local check fails'\n\n\n"
+          # As sphinx's test_latex_images: the failure is logged, and what is raised is an assertion on the page.
+          "def test_page_images():\n    page = ''\n    try:\n"
+          "        page = urllib.request.urlopen('http://httpbin.org/image/png', timeout=5).read()\n"
+          "    except OSError as exc:\n"
+          "        print('WARNING: Could not fetch remote image: http://httpbin.org/image/png [%s]' % exc)\n"
+          "    assert 'png' in repr(page)\n")
 
 
 def _online(tmp_path: Path, failing_added: list[str], passing_added: list[str], cases: int = 0) -> Instance:
@@ -434,13 +440,16 @@ def test_a_few_pass_to_pass_tests_that_need_the_network_are_left_out_and_said_so
 
     said: list[str] = []
     cases = [f"test_offline[{n}]" for n in range(60)]
-    task = load_task(write_instance(_online(tmp_path, [], [*cases, "test_get"], cases=60), repos, tmp_path / "out",
-                                    said.append, backend="docker", image=DEFAULT_IMAGE))
-    note = ("PASS_TO_PASS: 1 of its tests left out, which fail on the solution in the sandbox for want of the network "
-            "(tests/test_online.py::test_get): they reach httpbin.org, which the sandbox does not have")
+    task = load_task(write_instance(_online(tmp_path, [], [*cases, "test_get", "test_page_images"], cases=60), repos,
+                                    tmp_path / "out", said.append, backend="docker", image=DEFAULT_IMAGE))
+    # test_page_images raises an assertion; what it printed says why (sphinx 10435's test_latex_images)
+    note = ("PASS_TO_PASS: 2 of its tests left out, which fail on the solution in the sandbox for want of the network "
+            "(tests/test_online.py::test_get, tests/test_online.py::test_page_images): they reach httpbin.org, which "
+            "the sandbox does not have")
     assert note in said and f"# {note}\n" in (task.root / "task.toml").read_text()
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
     assert "test_get" not in args["tests_pass"]["command"] and "tests/test_online.py" in args["tests_pass"]["command"]
+    assert "test_page_images" not in args["tests_pass"]["command"]
     assert args["tests_pass"]["min_tests"] == len(json.loads(shipped()[1]["PASS_TO_PASS"])) + 60
 
 

@@ -71,6 +71,13 @@ def test_the_canary_is_left_out_of_the_counts_and_its_outcome_kept():
     assert _junit(b"not xml", {"x"}) is None
 
 
+def test_what_a_failed_case_printed_is_kept_and_a_passing_ones_is_not():
+    cases = ('<testcase classname="t" name="test_a"><failure message="assert 0"/><system-out>fetch failed\n</system-out>'
+             '<system-err>and said so</system-err></testcase>'
+             '<testcase classname="t" name="test_b"><system-out>fine</system-out></testcase>')
+    assert _junit(_report(cases), set())[7] == {"t::test_a": "fetch failed\nand said so"}
+
+
 def test_a_report_of_counts_that_are_not_numbers_does_not_read_and_raises_nothing():
     assert _junit(b'<testsuite tests="x" failures="0" errors="0" skipped="0"></testsuite>', {"x"}) is None
 
