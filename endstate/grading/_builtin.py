@@ -17,7 +17,7 @@ from endstate.grading._runners import log_runner
 from endstate.grading._state import Grading
 from endstate.grading._stops import declared, stop_note
 from endstate.grading._testconfig import SHARED_CONFIG, pytest_section_changed
-from endstate.grading._testrun import FAILING, Canary, TestCommandError, TestRun, run_tests
+from endstate.grading._testrun import FAILING, Canary, TestCommandError, TestRun, run_tests, shown_command
 from endstate.grading._twins import run_halves, tally
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox, matches_any
@@ -81,12 +81,12 @@ def _distrusted(run: TestRun, command: str, what: str) -> Verdict | None:
     """A FAIL when the run cannot be read as it stands: it timed out, wrote no report, or its
     canary or guard says the process tampered with the runner."""
     if run.timed_out:
-        return Verdict.fail(f"{what}: `{command}` timed out")
+        return Verdict.fail(f"{what}: `{shown_command(command)}` timed out")
     if not run.report_found and run.findings:  # what the process did to its report folder
         return Verdict.tampered(f"{what}: the test runner was tampered with from inside the test process: "
                             + "; ".join(run.findings[:3]))
     if not run.report_found:
-        return Verdict.fail(f"{what}: `{command}` produced no test report (exit {run.exit_code}): {run.output_tail}")
+        return Verdict.fail(f"{what}: `{shown_command(command)}` produced no test report (exit {run.exit_code}): {run.output_tail}")
     if run.canary in (Canary.PASSED, Canary.SKIPPED):
         return Verdict.tampered(
             f"{what}: test outcomes were rewritten inside the test process: the harness's canary test, which "
@@ -160,7 +160,7 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         # The canary and the twins fail by design, so a clean run exits 1 when one was collected.
         clean_exit = 1 if each.canary == Canary.FAILED or each.failures or each.errors else 0
         if each.exit_code != clean_exit:
-            return Verdict.fail(f"{what}: `{command}` exited {each.exit_code}: {each.output_tail}")
+            return Verdict.fail(f"{what}: `{shown_command(command)}` exited {each.exit_code}: {each.output_tail}")
     note = " (the harness's canary test was not collected by this command)" if run.canary == Canary.MISSING else ""
     # A twin fails by design: said so, or a passing verdict would read as a failure.
     twinned = f" (and its {counted.twins} impossible twin(s) did not, as expected)" if plan is not None else ""

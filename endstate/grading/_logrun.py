@@ -37,6 +37,7 @@ from endstate.grading._testrun import (
     import_paths,
     isolation,
     run_bounds,
+    shown_command,
     workspace_of,
 )
 from endstate.grading._verdict import Verdict
@@ -120,9 +121,9 @@ def graded_by_log(grading: Grading, runner: LogRunner, command: str, min_tests: 
     """The verdict of one run of `runner` (see the module's docstring)."""
     run, status, reader = run_logged(grading, runner, command, timeout=runner.timeout_s, visible_only=visible_only)
     if run.timed_out:
-        return Verdict.fail(f"{what}: `{command}` timed out after {runner.timeout_s:.0f} s")
+        return Verdict.fail(f"{what}: `{shown_command(command)}` timed out after {runner.timeout_s:.0f} s")
     if not run.report_found:
-        return Verdict.fail(f"{what}: `{command}` left no output to read (exit {run.exit_code}): {run.output_tail}")
+        return Verdict.fail(f"{what}: `{shown_command(command)}` left no output to read (exit {run.exit_code}): {run.output_tail}")
     if run.canary in (Canary.PASSED, Canary.SKIPPED):
         return Verdict.tampered(
             f"{what}: test outcomes were rewritten inside the test process: the harness's canary test, which always "

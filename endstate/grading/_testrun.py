@@ -56,7 +56,7 @@ from endstate.task import is_test_module
 
 __all__ = ["Canary", "Case", "CaseOutcome", "FAILING", "TestRun", "TestCommandError", "command_words", "parse_test_command", "import_paths", "run_tests",
            "harness_files", "isolation", "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR",
-           "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "REPORT_MAX_BYTES"]
+           "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "REPORT_MAX_BYTES", "shown_command"]
 
 HARNESS_DIR = "/opt/endstate/harness"
 REPORT_DIR = "/opt/endstate/report"
@@ -68,6 +68,16 @@ WARM_DIR = "/opt/endstate/warm"
 REPORT_MAX_BYTES = 64 * 1024 * 1024
 #: At most this many characters of what each failed case's report says (`TestRun.messages`).
 MESSAGE_MAX = 2000
+#: At most this many characters of a test command, as a verdict's reason names it.
+COMMAND_SHOWN = 120
+
+
+def shown_command(command: str) -> str:
+    """`command` as a one-line reason names it: a long one (a SWE-bench record's hundred node ids) cut at a
+    word, so that what happened to it is not cut off after it (the task's own file holds it whole)."""
+    if len(command) <= COMMAND_SHOWN:
+        return command
+    return f"{command[:COMMAND_SHOWN].rsplit(' ', 1)[0]} ... ({len(command.split())} words)"
 _MIB, _PAGE = 1024 * 1024, 4096
 
 _ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/home/agent", "TZ=UTC",

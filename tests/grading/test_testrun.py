@@ -127,3 +127,17 @@ def test_a_visible_only_run_is_denied_held_out_files_in_a_folder_of_their_own_on
     fixture = ["calc/ops.py", "tests/test_ops.py"]
     holdout = {"tests_holdout/test_more.py": entry, "tests/test_ops.py": entry, "tests/test_new.py": entry}
     assert _apart(holdout, fixture) == {"tests_holdout/test_more.py"}
+
+
+def test_a_long_commands_reason_says_what_happened_to_it_within_a_line():
+    """seaborn 3407's PASS_TO_PASS is a hundred node ids: its refusal, cut to one line, ended inside the command."""
+    from endstate.grading._builtin import _distrusted
+    from endstate.grading._testrun import TestRun
+
+    command = "python -m pytest -q " + " ".join(f"tests/test_axisgrid.py::TestFacetGrid::test_{n}" for n in range(100))
+    reason = _distrusted(TestRun(exit_code=2, timed_out=False, output_tail="ImportError: no seaborn"), command,
+                         "tests").reason
+    assert reason.startswith("tests: `python -m pytest -q tests/test_axisgrid.py::TestFacetGrid::test_0 ") and \
+        "... (104 words)` produced no test report (exit 2): ImportError: no seaborn" in reason and len(reason) < 220
+    short = _distrusted(TestRun(exit_code=0, timed_out=True, output_tail=""), "python -m pytest -q tests", "tests")
+    assert short.reason == "tests: `python -m pytest -q tests` timed out"
