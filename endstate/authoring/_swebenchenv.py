@@ -16,6 +16,7 @@ Debian packages; `pre_install`: `sed` edits of setup files) are taken by `_build
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
 from collections.abc import Callable, Collection, Iterable
 from importlib import resources
@@ -26,7 +27,8 @@ from endstate.authoring._installed import runtime_requirements
 from endstate.authoring._versions import requirement_name
 from endstate.sandbox import SANDBOX_PYTHON, PythonSource, Tree, python_source
 
-__all__ = ["ENV_DAY", "SwebenchEnv", "swebench_env", "env_exports", "env_python", "env_requirements", "python_deviation"]
+__all__ = ["ENV_DAY", "SwebenchEnv", "swebench_env", "env_exports", "env_python", "env_requirements", "python_deviation",
+           "requirements_file_pins"]
 
 #: The day SWE-bench's environments stand for: its harness installs what the specification leaves
 #: unpinned at the newest PyPI holds when it builds an image, and SWE-bench Verified's lists were
@@ -114,22 +116,52 @@ def env_requirements(env: SwebenchEnv, project: Tree, sandbox_python: str,
     for spec in env.pins:
         name, _, version = spec.partition("==")
         if version and requirement_name(name) == requirement_name(spec):
-            refused = _refused_by(runtime_requirements(project), requirement_name(name), version.strip(), env.python)
-            if refused:  # SWE-bench installs its pins first; the project's own install then takes what it asks
-                log(f"{label}: its pin {spec} gives way to the project's own `{refused}` (its install, after the "
-                    "pins, takes what the project asks)")
+            if not _pin_stands(label, spec, project, build, env.python, log):
                 continue  # nor is its name asked bare: the project's requirement, with its bound, stands
-            refused = _refused_by(build, requirement_name(name), version.strip(), env.python)
-            if refused:  # matplotlib 3.5's setup_requires `setuptools_scm>=4,<7` beside the pin setuptools-scm==7.1.0
-                log(f"{label}: its pin {spec} gives way to the project's build requirement `{refused}` (SWE-bench's "
-                    "install builds in an environment of its own; here the build runs in the image's one)")
-                continue
             pins[requirement_name(name)] = version.strip()
         wanted.append(spec if not version else requirement_name(name))
     found = next((path for path in env.requirements if path in project), None)
     if env.requirements and found is None:
         log(f"{label} installs {' or '.join(env.requirements)}, which the tree does not hold")
     return wanted, pins, list(env.extras), [found] if found else []
+
+
+def _pin_stands(label: str, spec: str, project: Tree, build: Collection[str], python: str,
+                log: Callable[[str], None]) -> bool:
+    """Whether the pin `spec` (`name==X`) is installed as SWE-bench's environment installs it: it is installed
+    first, and the project's own install (or here, its build in the image's one environment) then takes what
+    it asks; said in the log where it gives way."""
+    name, _, version = spec.partition("==")
+    refused = _refused_by(runtime_requirements(project), requirement_name(name), version.strip(), python)
+    if refused:
+        log(f"{label}: its pin {spec} gives way to the project's own `{refused}` (its install, after the "
+            "pins, takes what the project asks)")
+        return False
+    refused = _refused_by(build, requirement_name(name), version.strip(), python)
+    if refused:  # matplotlib 3.5's setup_requires `setuptools_scm>=4,<7` beside the pin setuptools-scm==7.1.0
+        log(f"{label}: its pin {spec} gives way to the project's build requirement `{refused}` (SWE-bench's "
+            "install builds in an environment of its own; here the build runs in the image's one)")
+        return False
+    return True
+
+
+#: An exact pin of a requirements file, with no marker: `astroid==2.12.13`.
+_EXACT_PIN = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\s*==\s*([A-Za-z0-9._+!-]+)")
+
+
+def requirements_file_pins(env: SwebenchEnv, project: Tree, lines: Iterable[str], build: Collection[str] = (),
+                           log: Callable[[str], None] = lambda line: None) -> dict[str, str]:
+    """name -> version of the exact pins in the requirements file SWE-bench's environment installs before the
+    project (`lines`, as read), where the project's own requirements take them: pylint 2.15's
+    `requirements_test_min.txt` pins `astroid==2.12.13` beside the project's `astroid>=2.12.2,<=2.14.0-dev0`,
+    and its tests expect that astroid, not the newest the range allows."""
+    label = f"SWE-bench's environment for {env.repo} (versions {env.versions[0]}..{env.versions[-1]})"
+    pins = {}
+    for line in lines:
+        exact = _EXACT_PIN.fullmatch(line.strip())
+        if exact and _pin_stands(label, line.strip(), project, build, env.python, log):
+            pins[requirement_name(exact.group(1))] = exact.group(2)
+    return pins
 
 
 def _refused_by(requirements: Iterable[str], name: str, version: str, python: str) -> str:

@@ -39,7 +39,7 @@ from endstate.authoring._installed import (
     setup_literal,
 )
 from endstate.authoring._loopback import loopback_files, loopback_requirements
-from endstate.authoring._swebenchenv import ENV_DAY, SwebenchEnv, env_python, env_requirements
+from endstate.authoring._swebenchenv import ENV_DAY, SwebenchEnv, env_python, env_requirements, requirements_file_pins
 from endstate.authoring._versions import (
     locked_versions,
     pytest_of_its_time,
@@ -396,6 +396,9 @@ def pinned_requirements(project: Tree, *, keep: Collection[str] = (), made: str 
     also, pins, extras, files = env_requirements(env, project, target.python if target else SANDBOX_PYTHON, log,
                                                  build) \
         if env else ([], {}, [], [])
+    if env:  # the file's exact pins, as its `pip install -r` installs them before the project; the spec's win
+        lines = [line for path in files for line in _requirements_file(project, path, set())]
+        pins = {**requirements_file_pins(env, project, lines, build, log), **pins}
     loopback = loopback_requirements(project)
     if loopback:
         log(f"the project's code reads HTTPBIN_URL: the task's image serves httpbin on loopback ({', '.join(loopback)})")

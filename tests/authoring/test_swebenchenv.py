@@ -167,6 +167,25 @@ def test_a_pin_the_projects_own_install_does_not_satisfy_gives_way_to_what_it_as
     assert kept["astroid"] == "3.0.0a6"
 
 
+def test_an_exact_pin_of_the_requirements_file_swebench_installs_is_the_version_the_image_takes():
+    """pylint 2.15's environment installs requirements_test.txt, whose requirements_test_min.txt pins
+    astroid==2.12.13 beside the project's `astroid>=2.12.2,<=2.14.0-dev0`: SWE-bench's install keeps that astroid,
+    and the newest the range allows (2.13.5) fails three of pylint 7114's PASS_TO_PASS tests. Resolved from PyPI."""
+    project = files({"setup.cfg": "[metadata]\nname = pylint\n[options]\ninstall_requires =\n"
+                                  "    astroid>=2.12.2,<=2.14.0-dev0\n    isort>=4.2.5,<6\n",
+                     "requirements_test.txt": "-r requirements_test_min.txt\ncoverage~=6.4\n",
+                     "requirements_test_min.txt": "-e .[testutils]\n# astroid is also declared in setup.cfg\n"
+                                                  "astroid==2.12.13  # Pinned to a specific version for tests\n"
+                                                  "isort==9.0.0\n"})
+    said: list[str] = []
+    pinned, _ = pinned_requirements(project, made="2022-07-31", log=said.append,
+                                    env=swebench_env("pylint-dev/pylint", "2.15"))
+    assert "astroid==2.12.13 " in pinned, pinned
+    # a pin the project's own install refuses gives way, as the environment's own pins do
+    assert any("its pin isort==9.0.0 gives way to the project's own `isort>=4.2.5,<6`" in line for line in said), said
+    assert "isort==9.0.0" not in pinned
+
+
 def test_a_pin_the_projects_build_excludes_gives_way_to_the_build():
     """matplotlib 3.5's setup.py asks `setuptools_scm>=4,<7` for its build, and SWE-bench's environment pins
     setuptools-scm==7.1.0: SWE-bench builds apart from the runtime; here both are the image's one environment,
