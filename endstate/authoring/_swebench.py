@@ -154,6 +154,10 @@ def _runs_here(fixture: Tree, runner: str) -> None:
 #: a record's tests (a compiled project's, pytest 3's rewrite of a large module's twins) can outgrow the
 #: sandbox's default of 1 GiB, which would refuse the record for a limit of endstate's own.
 MEMORY_MB = 4096
+#: The least wall clock of an imported instance's commands, in seconds (a larger suite gets more: `command_timeout`).
+#: SWE-bench's harness gives an instance's whole run 30 minutes; the sandbox's default 120 s timed out seaborn
+#: 3407's PASS_TO_PASS (a hundred plotting tests) and pylint 7277's on two cores shared by three imports.
+COMMAND_SECONDS = 300
 
 
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
@@ -196,7 +200,7 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
               *([] if about else filter(None, [python_deviation(swebench_env(instance.repo, instance.version))]))]
     return Manifest(
         id=instance.instance_id, category=Category.BUGFIX, description=split.subject,
-        sandbox=SandboxSpec(dockerfile=dockerfile, command_timeout=command_timeout(ran_passing) or None,
+        sandbox=SandboxSpec(dockerfile=dockerfile, command_timeout=max(command_timeout(ran_passing) or 0, COMMAND_SECONDS),
                             memory_mb=MEMORY_MB),
         graders=graders), header
 

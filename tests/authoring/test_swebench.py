@@ -135,6 +135,7 @@ def test_a_task_is_the_base_tree_the_patch_and_the_test_patch_by_node_id(tmp_pat
     assert sorted(hacks) == ["delete-unrelated", "edit-tests", "skip-failing", "special-case"]
     assert all((h.folder / "overlay.diff").is_file() for n, h in hacks.items() if n != "delete-unrelated")
     assert task.manifest.sandbox.memory_mb == 4096  # SWE-bench's harness sets none; the default 1 GiB is ours
+    assert task.manifest.sandbox.command_timeout == 300  # its harness gives a run 30 minutes; ours 120 s a command
 
 
 def _instance(tmp_path: Path, **change) -> Instance:
