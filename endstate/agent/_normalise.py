@@ -34,10 +34,13 @@ NORMALISE_RULES: tuple[NormaliseRule, ...] = (
         re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]"),
         "",
     ),
-    NormaliseRule("crlf", re.compile(r"\r+\n"), "\n"),
+    # Each rule that starts with a run of one kind (carriage returns, a line, blanks) starts only
+    # where that run does (a lookbehind, or ^): tried from every character of a long run, it would
+    # read the rest of the run each time, and a line of 80 KB took 15 s (1 MB: most of an hour).
+    NormaliseRule("crlf", re.compile(r"(?<!\r)\r+\n"), "\n"),
     # A bare carriage return redraws the line (progress bars); how often it redrew
     # depends on timing, so keep only what a terminal would finally show.
-    NormaliseRule("carriage-return", re.compile(r"[^\n]*\r(?=[^\n])"), ""),
+    NormaliseRule("carriage-return", re.compile(r"^[^\n]*\r(?=[^\n])", re.MULTILINE), ""),
     NormaliseRule(
         "timestamp",
         re.compile(
@@ -79,8 +82,9 @@ NORMALISE_RULES: tuple[NormaliseRule, ...] = (
         re.compile(r"(/(?:var/)?tmp)/tmp(?:[a-z0-9_]{6,12}|\.[A-Za-z0-9]{6,12})(?![\w])"),
         r"\1/<tmp>",
     ),
-    NormaliseRule("pid", re.compile(r"\b(pid|PID|Pid)(\s*[=:]?\s*)\d+\b"), r"\1\2<pid>"),
-    NormaliseRule("trailing-whitespace", re.compile(r"[ \t]+$", re.MULTILINE), ""),
+    # Possessive: blanks given back could never be the `=` or the digits, only be tried again.
+    NormaliseRule("pid", re.compile(r"\b(pid|PID|Pid)(\s*+[=:]?+\s*+)\d+\b"), r"\1\2<pid>"),
+    NormaliseRule("trailing-whitespace", re.compile(r"(?<![ \t])[ \t]+$", re.MULTILINE), ""),
 )
 
 

@@ -176,3 +176,22 @@ def test_idempotent_on_random_mixtures() -> None:
 
 def test_public_names() -> None:
     assert set(normalise_module.__all__) == {"NormaliseRule", "NORMALISE_RULES", "normalise_output"}
+
+
+
+#: Long runs of one kind, as a tool's output may hold them: a minified file or a JSON body on one line, a
+#: progress bar's carriage returns, a column of blanks, `pid` before a gap (source: made where it is run).
+LONG_RUNS = ("['x' * 10**6, '7' * 10**6, ' ' * 10**6 + 'x', '\\r' * 10**6 + 'x', 'pid' + ' ' * 10**6 + 'x', "
+             "'\\t ' * 5 * 10**5 + 'x', ('x' * 79 + ' ') * 12500]")
+
+
+def test_a_megabyte_run_is_normalised_in_one_pass_over_it() -> None:
+    """Each rule starts only where its run starts: from every character of a run, a rule read the rest
+    of it each time (quadratic), and a 1 MB line took most of an hour of the harness's CPU. Here the
+    whole list takes well under a second; the bound below is hundreds of times that."""
+    import subprocess
+    import sys
+
+    script = f"from endstate.agent._normalise import normalise_output\nfor t in {LONG_RUNS}:\n    normalise_output(t)\n"
+    done = subprocess.run([sys.executable, "-c", script], timeout=120, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
