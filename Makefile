@@ -6,7 +6,7 @@ ES     := $(VENV)/bin/endstate
 STAMP  := $(VENV)/.installed
 JOBS   ?= 2
 
-.PHONY: setup engine image demo test check-tasks test-fast bench clean peers audit
+.PHONY: setup engine image bytecode demo test check-tasks test-fast bench clean peers audit
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,13 @@ engine:
 image: $(STAMP) engine
 	$(ES) image build
 
-setup: $(STAMP) image
+# endstate's own modules compiled: where PYTHONDONTWRITEBYTECODE is set, no process writes bytecode, so
+# each CLI and each fork server a run starts compiled every module from source again (a tenth of the
+# host's CPU under `make test`). compileall writes it regardless, and again only for what changed.
+bytecode: $(STAMP)
+	$(PY) -m compileall -q endstate
+
+setup: $(STAMP) image bytecode
 
 # The main job: replay the committed reference cassettes over the whole suite, offline.
 demo: setup
@@ -85,7 +91,7 @@ audit: setup $(PEERS_STAMP)
 	$(PY) scripts/audit-graders $(PEERS)/bin $(dir $(wildcard tasks/*/task.toml tasks-real/*/task.toml tasks-harbor/*/task.toml))
 
 # Unit tests only (no Docker engine needed).
-test-fast: $(STAMP)
+test-fast: bytecode
 	$(PY) -m pytest -q -n 2 -m "not docker and not slow and not peers"
 
 # Benchmarks print figures and ratios measured in one run; none of them is a test.
