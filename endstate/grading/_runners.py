@@ -19,17 +19,19 @@ None of pytest's in-process guards reaches these processes (see `endstate.task._
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import importlib
 import re
 import secrets
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 
 import msgspec
 
 from endstate.grading._testrun import TestCommandError, command_words
 
 __all__ = ["LogRunner", "LogCanary", "LOG_RUNNERS", "log_runner", "read_log", "read_django", "read_sympy", "read_pytest",
+           "parser_work", "PARSER_WORK_MAX",
            "same_test",
            "find_tests", "SWEBENCH_TIMEOUT_S", "PASSED", "FAILED", "SKIPPED", "ERROR"]
 
@@ -82,12 +84,20 @@ def _after_marker(line: str, marker: str) -> str:
 
 
 #: Output of Django's runner that can fall between a test's name and its `ok` (the test's own prints,
-#: Django's startup lines); SWE-bench's parser knows these three and reads the test as passed.
+#: Django's startup lines); SWE-bench's parser knows these three and reads the test as passed. Each is
+#: read here in one pass over the output (`_django_interrupted`): as SWE-bench writes them, a lazy
+#: match across lines or a greedy one along a line is tried again from every place it could start,
+#: and an output the end state prints can make that take hours.
 _DJANGO_INTERRUPTED = [re.compile(r"^(.*?)\s\.\.\.\s" + middle + r"\nok$", re.MULTILINE) for middle in (
     r"Testing\ against\ Django\ installed\ in\ ((?s:.*?))\ silenced\)\.",
     r"Internal\ Server\ Error:\ \/(.*)\/",
     r"System check identified no issues \(0 silenced\)",
 )]
+#: The first's start, up to where its lazy middle begins, and what must end that middle.
+_DJANGO_TESTING = re.compile(r"^(.*?)\s\.\.\.\sTesting\ against\ Django\ installed\ in\ ", re.MULTILINE)
+_DJANGO_SILENCED = re.compile(r" silenced\)\.\nok$", re.MULTILINE)
+#: The second can only end at a line that ends in `/` before a line `ok`.
+_DJANGO_SERVER_ERROR_END = re.compile(r"/\nok$", re.MULTILINE)
 _DJANGO_PASSED = (" ... ok", " ... OK", " ...  OK")
 _DJANGO_7188 = "Applying sites.0002_alter_domain_unique...test_no_migrations"
 
@@ -117,10 +127,38 @@ def read_django(log: str) -> dict[str, str]:
                 status[line.split()[1]] = verdict
         if last is not None and line.startswith("ok"):
             status[last] = PASSED
-    for pattern in _DJANGO_INTERRUPTED:
-        for found in pattern.finditer(log):
-            status[found.group(1)] = PASSED
+    for test in _django_interrupted(log):
+        status[test] = PASSED
     return status
+
+
+def _django_interrupted(log: str) -> Iterator[str]:
+    """The tests `_DJANGO_INTERRUPTED`'s patterns find in `log`, in their order, each pattern's matches
+    as `finditer` finds them, in time linear in the log."""
+    _, server_error, system_check = _DJANGO_INTERRUPTED
+    # The first: its lazy middle ends at the first ` silenced).\nok` at a line's end after its start.
+    ends = [found.end() for found in _DJANGO_SILENCED.finditer(log)]
+    at = 0
+    while (start := _DJANGO_TESTING.search(log, at)) is not None:
+        after = bisect.bisect_left(ends, start.end() + len(" silenced).\nok"))
+        if after == len(ends):
+            break  # no later start can find an end either
+        yield start.group(1)
+        at = ends[after]
+    # The second: only where a line ends in `/` before a line `ok`, searched from two lines before
+    # that line (each `\s` around its `...` may be a line's end) to that `ok`.
+    at = 0
+    for end in _DJANGO_SERVER_ERROR_END.finditer(log):
+        begin = end.start()
+        for _ in range(3):
+            begin = log.rfind("\n", 0, begin) if begin > 0 else -1
+        found = server_error.search(log, max(at, begin + 1), end.end())
+        if found is not None and found.end() == end.end():
+            yield found.group(1)
+            at = found.end()
+    # The third is tried once from each line's start, and fails within its fixed text.
+    for found in system_check.finditer(log):
+        yield found.group(1)
 
 
 #: A failure's or error's header in sympy's report: `____ sympy/core/tests/test_x.py:test_y ____`.
@@ -128,10 +166,25 @@ _SYMPY_HEADER = re.compile(r"_* (?P<path>.*)\.py:(?P<name>.*) _*")
 _SYMPY_ENDINGS = ((" E", ERROR), (" F", FAILED), (" ok", PASSED))
 
 
+def _sympy_headers(log: str) -> Iterator[tuple[str, str]]:
+    """(path, name) of each match of `_SYMPY_HEADER` in `log`, as `finditer` finds them, in one pass:
+    the pattern, tried from every blank of a line, reads the rest of the line from each (hours, for a
+    line of a few hundred KB an end state prints). A match never crosses a line and a line holds at
+    most one: it starts at the line's first blank (with the `_` run before it), its path runs to the
+    line's last `.py:` that a blank follows, its name from there to the line's last blank."""
+    for line in log.split("\n"):
+        first, last = line.find(" "), line.rfind(" ")
+        if first < 0:
+            continue
+        at = line.rfind(".py:", first + 1, last)
+        if at >= 0:
+            yield line[first + 1:at], line[at + 4:last]
+
+
 def read_sympy(log: str) -> dict[str, str]:
     """Each test of sympy's `bin/test --verbose` (`test_name ok`, `test_name F`, `test_name E`,
     and each failure's header), read as SWE-bench's `parse_log_sympy` reads it."""
-    status = {f"{found['path']}.py:{found['name']}": FAILED for found in _SYMPY_HEADER.finditer(log)}
+    status = {f"{path}.py:{name}": FAILED for path, name in _sympy_headers(log)}
     for raw in log.split("\n"):
         line = raw.strip()
         if not line.startswith("test_"):
@@ -262,14 +315,37 @@ def _swebench_parser(runner: LogRunner) -> Callable[[str], dict[str, str]] | Non
     return None if parser is None else lambda log: parser(log, None)
 
 
+#: How much work SWE-bench's parser may take on one output (`parser_work`'s unit, about 10 ns each here:
+#: about a second), past which endstate's readers, which read alike in one pass, read it instead.
+PARSER_WORK_MAX = 100_000_000
+
+
+def parser_work(runner: LogRunner, log: str) -> int:
+    """A bound on the steps SWE-bench's parser of `runner` takes on `log`. sympy's header pattern is tried
+    from each blank of a line and reads the rest of the line from there; Django's first interrupted-test
+    pattern reads on from each of its starts to the end of the output, its second from each start in a
+    line to the line's end; the rest of both, and pytest's parser, go through the output once."""
+    if runner.parser == "parse_log_sympy":
+        return sum(len(line) * line.count(" ") for line in log.split("\n")) + len(log)
+    if runner.parser == "parse_log_django":
+        return log.count("Testing against Django installed in ") * len(log) + len(log) + sum(
+            len(line) * line.count(" Internal Server Error: /") for line in log.split("\n"))
+    return len(log)
+
+
 def read_log(runner: LogRunner, log: str) -> tuple[dict[str, str], str]:
-    """(each test id -> its status, who read it: `swebench x.y parse_log_...` or `endstate`)."""
+    """(each test id -> its status, who read it: `swebench x.y parse_log_...` or `endstate`). An output
+    SWE-bench's parser would take hours over (its patterns are quadratic in a line an end state prints)
+    is read by endstate's reader, which a test holds to the same answers, and the reader says why."""
     parser = _swebench_parser(runner)
     if parser is None:
         return runner.reader(log), "endstate"
     from importlib import metadata
 
-    return dict(parser(log)), f"swebench {metadata.version('swebench')} {runner.parser}"
+    theirs = f"swebench {metadata.version('swebench')} {runner.parser}"
+    if parser_work(runner, log) > PARSER_WORK_MAX:
+        return runner.reader(log), f"endstate, not {theirs}, whose patterns are quadratic in this output's lines"
+    return dict(parser(log)), theirs
 
 
 #: Python 3.11's unittest names a test `name (module.Class.name)`, where earlier ones (and

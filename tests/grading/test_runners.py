@@ -1,6 +1,7 @@
 """Django's, sympy's and pytest's own tree's runners: their output read as SWE-bench's parsers read it, by id."""
 
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +79,47 @@ def test_the_readers_agree_with_swebench_on_made_up_edges():
     assert read_sympy(sympy) == parsers.parse_log_sympy(sympy, None)
     assert read_pytest(tree_pytest) == parsers.parse_log_pytest(tree_pytest, None)
     assert read_pytest(tree_pytest)["[100%]"] == "PASSED"  # a wrapped progress line: pytest-dev__pytest-5262's list
+
+
+#: Lines each reader's patterns treat specially, mixed at random below: an interrupted Django test in
+#: each of its three shapes (and parts of them), sympy's failure headers and their parts.
+DJANGO_LINES = ["test_a (m.C) ... Testing against Django installed in '/x' with up to 2 processes", "Found 3 test(s).",
+                "System check identified no issues (0 silenced).", "ok", "test_b (m.C) ... Internal Server Error: /a/",
+                "test_c (m.C) ... System check identified no issues (0 silenced)", "...", "test_d (m.C)",
+                "Internal Server Error: /x/", "test_e (m.C) ... ok", "/", "okay", " silenced).", "x ... Internal Server "
+                "Error: //", "Testing against Django installed in ' silenced).", "FAIL: test_f (m.C)", "test_g (m.C) ... ERROR"]
+SYMPY_PARTS = ["_", "__", " ", "a", ".py:", ".py", ":", "x.py:test_y", "\n", "\r", "test_x", " ok", " F", " E"]
+
+
+def test_the_readers_agree_with_swebench_on_random_mixtures_of_what_their_patterns_match():
+    rng = random.Random(7)
+    for _ in range(20000):
+        django = "\n".join(rng.choice(DJANGO_LINES) for _ in range(rng.randint(0, 8))) + rng.choice(["", "\n"])
+        assert read_django(django) == parsers.parse_log_django(django, None), django
+        sympy = "".join(rng.choice(SYMPY_PARTS) for _ in range(rng.randint(0, 14)))
+        assert read_sympy(sympy) == parsers.parse_log_sympy(sympy, None), sympy
+
+
+#: Outputs a test of the end state can print, on which SWE-bench's patterns are quadratic: blanks along a
+#: line (sympy's header, from each blank), an interrupted Django test that never ends (read on to the
+#: end of the output from each), a server error's start again and again along a line.
+HOSTILE = {"sympy": "'a ' * 500_000 + '\\n'", "django": "'x ... Testing against Django installed in \\n' * 25_000",
+           "django-line": "'x ... Internal Server Error: /' * 35_000 + 'a\\nok\\n'"}
+
+
+@pytest.mark.parametrize("shape", sorted(HOSTILE))
+def test_an_output_swebenchs_parser_would_take_hours_over_is_read_in_one_pass(shape):
+    """endstate's readers read it in well under a second (the bound is a hundred times that); SWE-bench's
+    parser (minutes on the Django ones, most of an hour on the sympy one) is not given it, and the reader
+    says so."""
+    script = ("from endstate.grading._runners import LOG_RUNNERS, read_log\n"
+              f"status, reader = read_log(LOG_RUNNERS[{shape.split('-')[0]!r}], {HOSTILE[shape]})\n"
+              "print(reader)\n")
+    done = subprocess.run([sys.executable, "-c", script], timeout=120, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("endstate, not swebench ") and "quadratic" in done.stdout
+    for log in ("django-pass", "sympy-pass"):  # a real output is SWE-bench's parser's to read
+        assert read_log(LOG_RUNNERS[log.split("-")[0]], _log(log))[1].startswith("swebench ")
 
 
 #: A suite with each outcome pytest's short summary names, and a case whose id holds a space.
