@@ -69,7 +69,7 @@ def run_logged(grading: Grading, runner: LogRunner, command: str, *, timeout: fl
     own = [workspace, report_at, *([f"{WORKDIR}={workspace}"] if hidden else [])]
     wrapper = isolation(grading, own)
     restage = {report_at: ({}, "agent")} if grading.graded else {}
-    argv = ["env", "-i", *_ENV, *env, "python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py", "program",
+    argv = ["env", "-i", *_ENV, *runner.env, *env, "python3", "-s", "-B", f"{HARNESS_DIR}/endstate_runner.py", "program",
             REPORT_DIR, nonce, "noguard", workspace, ":".join(paths), "--", *program]
     line = f"{shlex.join(argv)}; status=$?; kill -s KILL -1 2>/dev/null; exit $status"
     bounds = run_bounds(grading, workspace, report_at)

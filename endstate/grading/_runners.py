@@ -42,6 +42,13 @@ _PYTHONS = {"python", "python3"}
 #: What SWE-bench's harness gives an instance's evaluation (run_evaluation's `--timeout`): a runner's program
 #: runs whole test files or modules, not the ids alone (sympy's bin/test spends minutes on test_solvers.py).
 SWEBENCH_TIMEOUT_S = 1800.0
+#: The hash seed sympy's runner runs under. Its bin/test turns hash randomization on itself: where
+#: PYTHONHASHSEED is unset it draws a seed and starts again under it, so SWE-bench's harness, which sets
+#: none, grades every sympy record with randomization on. The sandbox's PYTHONHASHSEED=0 turns it off, a
+#: state sympy's runner never produces, under which a test SWE-bench's validation passed can fail
+#: (sympy__sympy-13146's `test_evalf_bugs`, a RecursionError). A fixed seed other than 0 keeps
+#: randomization on and two runs alike; a task's command that sets its own seed keeps it.
+SYMPY_HASH_SEED = "1"
 
 
 class LogRunner(msgspec.Struct, frozen=True):
@@ -64,6 +71,8 @@ class LogRunner(msgspec.Struct, frozen=True):
     #: and the import machinery by nature, so `end_state`'s scan of changed source for them cannot tell a
     #: fix from tampering (5 of pytest's 34 records' fixes add one), and is not run for its tasks.
     is_the_tree: bool = False
+    #: NAME=value words the program always runs under, before the command's own (which win).
+    env: tuple[str, ...] = ()
 
     def argv(self, command: str) -> tuple[list[str], list[str]]:
         """(the interpreter's arguments, NAME=value words) of a task's command for this runner:
@@ -291,7 +300,8 @@ def _file_canary(args: list[str], tree: Collection[str]) -> LogCanary | None:
 
 LOG_RUNNERS = {
     "django": LogRunner("django", "tests/runtests.py", "parse_log_django", read_django, _django_canary),
-    "sympy": LogRunner("sympy", "bin/test", "parse_log_sympy", read_sympy, _file_canary),
+    "sympy": LogRunner("sympy", "bin/test", "parse_log_sympy", read_sympy, _file_canary,
+                       env=(f"PYTHONHASHSEED={SYMPY_HASH_SEED}",)),
     # pytest's own tests exercise the tree's pytest (SWE-bench installs it in place): it runs them, not the image's.
     "tree-pytest": LogRunner("tree-pytest", "pytest", "parse_log_pytest", read_pytest, _file_canary, module=True,
                              is_the_tree=True),

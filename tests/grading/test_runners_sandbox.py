@@ -133,6 +133,27 @@ def test_each_runners_canary_fails_and_a_rewrite_of_every_outcome_is_tampering()
     assert [v.outcome.value for v in graded({**FIXTURE, **REWRITES}, Guards(log_canary=False))] == ["pass", "pass"]
 
 
+def test_sympys_runner_runs_with_hash_randomization_on_under_one_fixed_seed():
+    """sympy's bin/test turns hash randomization on itself, so SWE-bench grades sympy with it on; the
+    sandbox's PYTHONHASHSEED=0 turns it off. The runner runs under a fixed seed other than 0, the same in
+    every run; a command that sets its own seed keeps it."""
+    from endstate.grading._runners import SYMPY_HASH_SEED
+
+    seeded = files({"calc/tests/test_seed.py": b"import os, sys\n\n\ndef test_randomized():\n"
+                    b"    assert sys.flags.hash_randomization\n\n\ndef test_seed():\n"
+                    b"    assert os.environ['PYTHONHASHSEED'] == '" + SYMPY_HASH_SEED.encode() + b"'\n"})
+    command = "PYTHONWARNINGS='ignore::UserWarning' bin/test -C --verbose calc/tests/test_seed.py"
+    graders = [_grader("holdout", "sympy", command, ["test_randomized", "test_seed"]),
+               _grader("holdout", "sympy", f"PYTHONHASHSEED=0 {command}", ["test_randomized"])]
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "runners") as box:
+        sealed = seal_overlay(FIXTURE, FIXTURE, box, Guards())
+        stage_holdout(sealed, seeded)
+        (_, seeded_run), (_, own_seed), *_ = grade(sealed, graders, Guards())
+    assert SYMPY_HASH_SEED != "0"
+    assert seeded_run.outcome.value == "pass", seeded_run.reason
+    assert own_seed.outcome.value == "fail" and "test_randomized: FAILED" in own_seed.reason, own_seed.reason
+
+
 def test_a_runners_program_outlives_the_sandboxs_command_timeout():
     """bin/test runs whole files (sympy's biggest take minutes): a run longer than the sandbox's command
     timeout is not cut short, as SWE-bench's harness gives an instance its own time."""
