@@ -30,12 +30,17 @@ _PRELOAD = ["endstate.agent._worker", "endstate.agent._loop", "endstate.cassette
             "endstate.sandbox._local", "bashlex", "endstate.run._forkserver"]
 
 
-def preload_for(provider: str) -> list[str]:
+def preload_for(provider: str, *, foreign: bool = False) -> list[str]:
     """What the fork server imports for a run: the agent's modules and only the SDK adapter
     its provider uses (anthropic's alone takes seconds to import; scripted and replayed runs
     go through the OpenAI one), with what the SDK would otherwise do lazily in every
     worker on its first request (its chat resources, the HTTP transport, model building:
-    ~150 ms, see `_forkserver_warm`) and the TLS context every client shares (~30 ms)."""
+    ~150 ms, see `_forkserver_warm`) and the TLS context every client shares (~30 ms).
+    A foreign agent's worker uses no SDK (its program asks the model through endstate's
+    proxy, which forwards with httpx2): it gets the proxy's modules instead (the OpenAI SDK
+    and its warm-up took 1.5 of a fork server's 3 CPU-seconds on a loaded machine)."""
+    if foreign:
+        return [*_PRELOAD, "endstate.agents._run", "httpcore2", "endstate.models._tls"]
     if provider == "anthropic":
         return [*_PRELOAD, "endstate.models._anthropic", "anthropic.resources.messages", "httpcore2",
                 "endstate.models._tls"]
@@ -43,11 +48,12 @@ def preload_for(provider: str) -> list[str]:
             "endstate.models._tls", "endstate.run._forkserver_warm"]
 
 
-def start_fork_server(provider: str) -> None:
+def start_fork_server(provider: str, *, foreign: bool = False) -> None:
     """Start the fork server now, so that its imports overlap the first task's container
     start-up instead of delaying its agent. Its preload is fixed when it first starts: a later
-    run in the same process with another provider imports its SDK in each worker instead."""
-    FORKS.set_forkserver_preload(preload_for(provider))
+    run in the same process with another provider (or agent) imports what it needs in each
+    worker instead."""
+    FORKS.set_forkserver_preload(preload_for(provider, foreign=foreign))
     with _deaf_to_ctrl_c():
         multiprocessing.forkserver.ensure_running()
 

@@ -411,7 +411,7 @@ def run_suite(
     agent = find_agent(config.agent)
     refused = {t.id: refusal(t, agent) for t in tasks if refusal(t, agent)}
     backend = resolve_backend(config.sandbox)  # first: it learns the engine's API version, which workers inherit
-    start_fork_server(provider)
+    start_fork_server(provider, foreign=agent is not None)
     extra_graders = extra_graders or {}
     graders = {t.id: resolve_graders(t) + extra_graders.get(t.id, []) for t in tasks}
     card = run_card(config, tasks, backend, provider, graders, card_extra, agent=agent)

@@ -74,22 +74,26 @@ def test_preload_names_only_the_providers_adapter(provider, adapter, absent):
     assert "endstate.agent._worker" in modules
 
 
-@pytest.mark.parametrize("provider", ["scripted", "anthropic"])
-def test_every_preloaded_name_imports(provider):
+@pytest.mark.parametrize(("provider", "foreign"), [("scripted", False), ("anthropic", False), ("scripted", True)])
+def test_every_preloaded_name_imports(provider, foreign):
     # The fork server skips a name that fails to import without a word: a typo would only cost time.
-    done = _run("import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in preload_for(provider)))
+    done = _run("import importlib\n" + "".join(f"importlib.import_module({m!r})\n"
+                                               for m in preload_for(provider, foreign=foreign)))
     assert done.returncode == 0, done.stderr
 
 
-@pytest.mark.parametrize(("provider", "loaded", "absent"), [
-    ("scripted", "openai", "anthropic"),
-    ("anthropic", "anthropic", "openai"),
+@pytest.mark.parametrize(("provider", "foreign", "loaded", "absent"), [
+    ("scripted", False, "openai", "anthropic"),
+    ("anthropic", False, "anthropic", "openai"),
+    # A foreign agent's worker asks through the proxy, with no SDK: neither is loaded for it.
+    ("scripted", True, "endstate.agents._run", "openai"),
+    ("anthropic", True, "endstate.agents._run", "anthropic"),
 ])
-def test_the_fork_server_preloads_only_the_runs_sdk(provider, loaded, absent):
+def test_the_fork_server_preloads_only_the_runs_sdk(provider, foreign, loaded, absent):
     # A worker forked from the server reports, by its exit code, which SDKs it inherited.
     code = f"""
         from endstate.run._forkserver import FORKS, start_fork_server
-        start_fork_server({provider!r})
+        start_fork_server({provider!r}, foreign={foreign!r})
         probe = "import sys; sys.exit(({loaded!r} not in sys.modules) + 2 * ({absent!r} in sys.modules))"
         worker = FORKS.Process(target=exec, args=(probe,))
         worker.start()
