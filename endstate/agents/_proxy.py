@@ -109,12 +109,10 @@ class ModelProxy:
 
         import httpx2
 
-        from endstate.models._tls import CONTEXT  # the context every model client shares (see _tls)
-
         self.spec = spec
         self.upstream = upstream.rstrip("/")
         self._api_key = api_key
-        self._client = httpx2.Client(timeout=timeout_s, verify=CONTEXT)
+        self._client = httpx2.Client(timeout=timeout_s)
         self._rewrites = [(re.compile(r.pattern), r.replacement) for r in spec.normalise]
         self._on_divergence = on_divergence
         #: The endpoint allowlist (a guard: the mutation check turns it off, and then any method
