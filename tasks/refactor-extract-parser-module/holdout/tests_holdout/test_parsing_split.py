@@ -38,7 +38,7 @@ def test_parsing_does_not_import_core():
             assert all(alias.name != "logstat.core" for alias in node.names)
 
 
-@pytest.mark.parametrize("module", ["logstat.cli", "logstat.report"])
+@pytest.mark.parametrize("module", ["logstat", "logstat.cli", "logstat.report"])
 def test_callers_import_parsing_names_from_parsing(module):
     for node in ast.walk(_module_tree(module)):
         if isinstance(node, ast.ImportFrom) and node.module == "logstat.core":
