@@ -85,10 +85,10 @@ peers: setup $(PEERS_STAMP) $(OLDEST_STAMP)
 	ENDSTATE_PEERS=$(abspath $(PEERS))/bin ENDSTATE_INSPECT_OLDEST=$(abspath $(OLDEST))/bin $(PY) -m pytest -q -m peers
 
 # gradecheck and rlgate over every shipped task, each grading through `endstate grade` (each attack
-# a fresh grading container: about 95 s a task of tasks/, 10 s of tasks-harbor/, four minutes of
-# tasks-real/). `make peers` audits one of tasks/ and one of tasks-harbor/.
+# a fresh grading container), $(JOBS) tasks at a time: about ten minutes for the 34 tasks of tasks/,
+# tasks-real/ and tasks-harbor/ at -j 2 on two cores. `make peers` (in CI) runs the same audit as a test.
 audit: setup $(PEERS_STAMP)
-	$(PY) scripts/audit-graders $(PEERS)/bin $(dir $(wildcard tasks/*/task.toml tasks-real/*/task.toml tasks-harbor/*/task.toml))
+	$(PY) scripts/audit-graders -j $(JOBS) $(PEERS)/bin $(dir $(wildcard tasks/*/task.toml tasks-real/*/task.toml tasks-harbor/*/task.toml))
 
 # Unit tests only (no Docker engine needed).
 test-fast: bytecode

@@ -1,12 +1,13 @@
-"""Third-party grader auditors (gradecheck, rlgate, from the venv `make peers` makes) against shipped
-tasks, grading through `endstate grade`: none fooled, nothing found. A task of tasks/ (pytest
-graders, held-out tests, about 95 s: each attack is a fresh grading container) and every Harbor
-task of tasks-harbor/ (its verifier script, about 10 s each). `make audit` runs them over every shipped task
-(docs/threat-model.md#third-party-auditors); a task of tasks-real/ takes about four minutes.
+"""Third-party grader auditors (gradecheck, rlgate, from the venv `make peers` makes) against every
+shipped task (tasks/, tasks-real/, tasks-harbor/), grading through `endstate grade`: none fooled,
+nothing found but the findings docs/threat-model.md#third-party-auditors answers. Each attack is a
+fresh grading container: about ten minutes at -j 2 on two cores (`make audit` runs the same).
 """
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import os
 import subprocess
 import sys
@@ -14,25 +15,55 @@ from pathlib import Path
 
 import pytest
 
+from endstate.task import load_task
+
 ROOT = Path(__file__).resolve().parents[2]
+SUITES = ("tasks", "tasks-real", "tasks-harbor")
 
 
 @pytest.mark.peers
 @pytest.mark.docker
-def test_gradecheck_and_rlgate_find_nothing_in_a_pytest_task_and_every_harbor_task():
-    harbor = sorted(p.parent for p in (ROOT / "tasks-harbor").glob("*/task.toml"))
-    tasks = [ROOT / "tasks" / "bugfix-lru-eviction", *harbor]
-    ran = subprocess.run([sys.executable, str(ROOT / "scripts" / "audit-graders"), os.environ["ENDSTATE_PEERS"],
-                          *map(str, tasks)], capture_output=True, text=True, timeout=2400)
+def test_gradecheck_and_rlgate_find_nothing_in_any_shipped_task():
+    tasks = [p.parent for suite in SUITES for p in sorted((ROOT / suite).glob("*/task.toml"))]
+    ran = subprocess.run([sys.executable, str(ROOT / "scripts" / "audit-graders"), "-j", "2",
+                          os.environ["ENDSTATE_PEERS"], *map(str, tasks)], capture_output=True, text=True, timeout=3600)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     lines = ran.stdout.splitlines()
-    assert lines[:2] == ["bugfix-lru-eviction: gradecheck: 7 verdicts, 0 fooled", "bugfix-lru-eviction: rlgate: 0 finding(s)"]
-    for task in harbor:  # each audited, or left out by name where `endstate grade` cannot take its tree
+    assert lines[-1] == f"{len(tasks)} task(s) audited by gradecheck and rlgate: 0 fooled or found", ran.stdout
+    for task in tasks:  # in the order given, each audited, or left out by name where `endstate grade` cannot take its tree
         said = [line for line in lines if line.startswith(f"{task.name}: ")]
-        assert said in ([f"{task.name}: not audited: it seals files outside /workspace ([seal] paths)"],
-                        [said[0], f"{task.name}: rlgate: 0 finding(s)"]), said
-        assert said[0].endswith(("verdicts, 0 fooled", "([seal] paths)")), said
-    assert len(harbor) >= 5 and lines[-1] == f"{len(tasks)} task(s) audited by gradecheck and rlgate: 0 fooled or found"
+        if said == [f"{task.name}: not audited: it seals files outside /workspace ([seal] paths)"]:
+            continue
+        assert said[0].startswith(f"{task.name}: gradecheck: ") and said[0].endswith(" verdicts, 0 fooled"), said
+        assert said[1].startswith(f"{task.name}: rlgate: ") and all(": answered: " in line for line in said[2:]), said
+    sealed = [task.name for task in tasks if load_task(task).manifest.seal.paths]
+    assert [line.split(":")[0] for line in lines if ": not audited: " in line] == sealed
+    assert len(tasks) >= 22 + 7 + 5 and len(sealed) < len(tasks) // 10
+
+
+def _script():
+    loader = importlib.machinery.SourceFileLoader("audit_graders", str(ROOT / "scripts" / "audit-graders"))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("layout", ["folder", "module at the top"])
+def test_a_readable_held_out_folder_is_answered_only_where_the_agent_reads_other_versions(tmp_path, layout):
+    """rlgate's world-readable finding is answered for a task whose held-out tests are newer versions of
+    visible files; a held-out file the fixture holds as it is stands as a finding."""
+    where = "tests" if layout == "folder" else "test_mod.py"
+    held_out = tmp_path / "holdout" / ("tests/test_mod.py" if layout == "folder" else "test_mod.py")
+    visible = tmp_path / "fixture" / held_out.relative_to(tmp_path / "holdout")
+    for path, text in ((held_out, "def test_new(): pass\n"), (visible, "def test_old(): pass\n")):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    finding = {"probe_id": "forgery.world_readable_tests", "location": where}
+    script = _script()
+    assert script.answered(tmp_path, finding).startswith("the held-out tests are newer versions of the visible ")
+    visible.write_text(held_out.read_text())  # the agent could read the held-out test itself
+    assert script.held_out_as_is(tmp_path, where) == [str(held_out.relative_to(tmp_path / "holdout"))]
+    assert script.answered(tmp_path, finding) == ""
 
 
 @pytest.mark.parametrize("args", [["/nonexistent-bin", "tasks/bugfix-lru-eviction"], ["{peers}", "tasks/no-such-task"]])
