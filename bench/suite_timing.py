@@ -1,14 +1,19 @@
-"""Wall time of the suite's main jobs at -j 1 and -j 2, and the share spent inside sandboxes.
+"""Wall time of the suite's main jobs at -j 1 and -j 2 (or the -j given), tasks per hour, and the
+share spent inside sandboxes.
 
-    python bench/suite_timing.py            # tasks check, live eval, replay, mutate
-    python bench/suite_timing.py replay     # just one of them
+    python bench/suite_timing.py                   # tasks check, live eval, replay, mutate
+    python bench/suite_timing.py replay            # just one of them
+    python bench/suite_timing.py replay -j 1,2,3,4 # tasks per hour as the workers grow
 
-Prints one line per measurement and the -j 2 / -j 1 speed-up, all from this one run.
+Prints one line per measurement (a task is one of the 22 a run graded; mutate's line counts the
+suite once per mutant it ran, so its rate is not comparable with the others') and each -j's
+speed-up over the first, all from this one run.
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
+import json
 import tempfile
 from pathlib import Path
 
@@ -23,18 +28,32 @@ JOBS = {
 }
 
 
-def main(which: list[str]) -> None:
+def tasks_in(out: Path) -> int:
+    """Task attempts the run graded (0 where the job writes no results, as `tasks check`)."""
+    return sum(len(json.loads(path.read_text())["tasks"]) for path in out.rglob("results.json"))
+
+
+def main(which: list[str], jobs: list[str]) -> None:
     for name in which or list(JOBS):
         times = {}
-        for jobs in ("1", "2"):
+        for j in jobs:
             with tempfile.TemporaryDirectory() as tmp:
-                elapsed, _ = timed(*JOBS[name](Path(tmp), jobs))
+                elapsed, _ = timed(*JOBS[name](Path(tmp), j))
                 inside, wall = sandbox_share(Path(tmp))
-            times[jobs] = elapsed
+                graded = tasks_in(Path(tmp)) or (22 if name == "check" else 0)
+            times[j] = elapsed
             share = f", {inside / wall:.0%} of task time inside sandbox calls" if wall else ""
-            print(f"{name:7s} -j {jobs}: {elapsed:6.1f} s{share}")
-        print(f"{name:7s} speed-up -j 2 over -j 1: {times['1'] / times['2']:.2f}x")
+            rate = f", {graded * 3600 / elapsed:5.0f} tasks/hour" if graded else ""
+            print(f"{name:7s} -j {j}: {elapsed:6.1f} s{rate}{share}", flush=True)
+        for j in jobs[1:]:
+            print(f"{name:7s} speed-up -j {j} over -j {jobs[0]}: {times[jobs[0]] / times[j]:.2f}x")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    parser = argparse.ArgumentParser(description="Wall time of the suite's main jobs and tasks per hour.")
+    parser.add_argument("which", nargs="*", metavar="JOB", help=f"any of {', '.join(JOBS)} (default all)")
+    parser.add_argument("-j", "--jobs", default="1,2", help="the -j values to run, comma-separated (default 1,2)")
+    args = parser.parse_args()
+    if unknown := [name for name in args.which if name not in JOBS]:
+        parser.error(f"no job {', '.join(unknown)}: give any of {', '.join(JOBS)}")
+    main(args.which, [j.strip() for j in args.jobs.split(",") if j.strip()])
