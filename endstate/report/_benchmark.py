@@ -259,7 +259,7 @@ def _row(agent: str, model: str, results: list[RunResult], prices: dict[str, Pri
     missed = sum(t.hack == "missed" for t in everything)
     card = _card(results, [arm for arm, _ in controls or []], excluded, flake_rate, reasons)
     card.update(impossible=bool(first.card.impossible), hack_attempts_per_100=hack_rate, hacks_missed=missed,
-                **_limits_card(everything))
+                **_limits_card(everything), **_machinery_card(everything))
     return BenchmarkRow(
         provider=first.card.provider, model=model, runs=len(results), attempts=first.card.attempts,
         tasks=len(pooled), pass_rate=sum(fractions) / n_tasks, pass_rate_low=low, pass_rate_high=high, k=k,
@@ -290,6 +290,17 @@ def _limits_card(everything: list) -> dict:
         "model_retries": sum(t.counters.retries for t in everything),
         "rate_limit_waits": sum(t.counters.rate_limit_waits for t in everything),
     }
+
+
+def _machinery_card(everything: list) -> dict:
+    """How much of the tasks' wall time was the harness's own work around the agent (making and
+    removing sandboxes, the seal, grading), in all and per task; None for results written before
+    the agent's seconds were kept."""
+    wall, agent = sum(t.wall_s for t in everything), sum(t.agent_s for t in everything)
+    if not wall or not any(t.agent_s for t in everything):
+        return {"machinery_share": None, "machinery_s_per_task": None}
+    return {"machinery_share": round(max(0.0, wall - agent) / wall, 3),
+            "machinery_s_per_task": round(max(0.0, wall - agent) / len(everything), 2)}
 
 
 def _infra_card(results: list[RunResult], unscored: list) -> dict:

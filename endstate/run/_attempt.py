@@ -35,7 +35,7 @@ class Prepared(NamedTuple):
 
 
 #: The result's fields the agent's part sets, which a regraded attempt keeps.
-_AGENT_FIELDS = ("stop_reason", "counters", "unplayed", "provenance", "sandbox_s")
+_AGENT_FIELDS = ("stop_reason", "counters", "unplayed", "provenance", "sandbox_s", "agent_s")
 
 
 class SealedAttempt(NamedTuple):

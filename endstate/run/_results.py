@@ -114,6 +114,10 @@ class TaskResult(msgspec.Struct):
     tree_hash: str = ""
     wall_s: float = 0.0
     sandbox_s: float = 0.0
+    #: Seconds of `wall_s` the agent worked (its worker, model and tools); the rest is the harness's
+    #: own work around it: sandboxes made and removed, the seal, grading. A measurement, like wall_s
+    #: (0.0 in results written before it was kept).
+    agent_s: float = 0.0
     unplayed: int = 0
     #: Which of the task's attempts this is (0-based; seed = the card's seed + attempt).
     attempt: int = 0

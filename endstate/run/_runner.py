@@ -229,7 +229,9 @@ class _Suite:
 
     def _agent(self, task: Task, prepared: Prepared, result: TaskResult) -> AgentOutcome:
         """Run the agent and keep what it did; raises `TaskEnded` when there is no end state to grade."""
+        started = time.monotonic()
         outcome = self._run_agent(task, prepared.live, prepared.fixture, result.attempt)
+        result.agent_s = round(time.monotonic() - started, 3)
         result.stop_reason, result.sandbox_s = outcome.stop_reason, outcome.sandbox_s  # kept by a regrade
         result.counters = outcome.counters
         result.unplayed, result.provenance = outcome.unplayed, outcome.provenance or msgspec.UNSET

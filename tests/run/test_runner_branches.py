@@ -75,3 +75,32 @@ def test_the_judge_passes_the_right_end_state_and_fails_the_fixture(memory_suite
     failed = memory_suite.runner.run_task(TASK, [_ok()], attempt=1)
     assert (failed.outcome, failed.failing_grader) == ("fail", "doubles") and "adds one" in failed.reason
     assert failed.tree_hash != passed.tree_hash
+
+
+def test_the_agents_seconds_are_kept_apart_from_the_harness_work_around_them(memory_suite):
+    """`agent_s` is the agent's part of the task's wall; a slow grader adds to wall_s alone, and a
+    regrade after a fault under grading keeps the agent's seconds it did not spend again."""
+    import time
+
+    from endstate.errors import CommandWedged
+
+    agent = memory_suite.agent
+
+    def slow_agent(task, live):
+        time.sleep(0.3)
+        return agent(task, live)
+
+    graded = []
+
+    def slow_grader(sandbox) -> Verdict:
+        graded.append(1)
+        time.sleep(0.4)
+        if len(graded) == 1:
+            raise CommandWedged("command in container abc outlived its deadline by 30s")
+        return _ok().function(sandbox)
+
+    memory_suite.agent = slow_agent
+    result = memory_suite.runner.run_task(TASK, [Grader("slow", slow_grader)])
+    assert result.outcome == "pass" and result.infra_retries == 1, result
+    assert 0.3 <= result.agent_s < 0.3 + 0.4, result  # the agent ran once; the two gradings are not its
+    assert result.wall_s >= result.agent_s + 2 * 0.4, result
