@@ -102,5 +102,7 @@ def test_the_agents_seconds_are_kept_apart_from_the_harness_work_around_them(mem
     memory_suite.agent = slow_agent
     result = memory_suite.runner.run_task(TASK, [Grader("slow", slow_grader)])
     assert result.outcome == "pass" and result.infra_retries == 1, result
-    assert 0.3 <= result.agent_s < 0.3 + 0.4, result  # the agent ran once; the two gradings are not its
-    assert result.wall_s >= result.agent_s + 2 * 0.4, result
+    # Lower bounds only, which the sleeps guarantee on any machine: the agent's 0.3 s are its (a regrade
+    # that dropped them reads 0), and the two gradings' 0.8 s are not (a timer around them reads them in).
+    assert result.agent_s >= 0.3, result
+    assert result.wall_s >= result.agent_s + 2 * 0.4 - 0.01, result  # each figure rounded to the millisecond
