@@ -299,8 +299,8 @@ def _machinery_card(everything: list) -> dict:
     wall, agent = sum(t.wall_s for t in everything), sum(t.agent_s for t in everything)
     if not wall or not any(t.agent_s for t in everything):
         return {"machinery_share": None, "machinery_s_per_task": None}
-    return {"machinery_share": round(max(0.0, wall - agent) / wall, 3),
-            "machinery_s_per_task": round(max(0.0, wall - agent) / len(everything), 2)}
+    machinery = max(0.0, wall - agent)
+    return {"machinery_share": round(machinery / wall, 3), "machinery_s_per_task": round(machinery / len(everything), 2)}
 
 
 def _infra_card(results: list[RunResult], unscored: list) -> dict:
