@@ -41,7 +41,8 @@ def test_parsing_does_not_import_core():
 @pytest.mark.parametrize("module", ["logstat", "logstat.cli", "logstat.report"])
 def test_callers_import_parsing_names_from_parsing(module):
     for node in ast.walk(_module_tree(module)):
-        if isinstance(node, ast.ImportFrom) and node.module == "logstat.core":
+        # `from logstat.core import ...`, or the same written relative to the package: `from .core import ...`
+        if isinstance(node, ast.ImportFrom) and (node.module, node.level) in (("logstat.core", 0), ("core", 1)):
             imported = {alias.name for alias in node.names}
             assert not imported & {"LEVELS", *MOVED}, (module, imported)
 
