@@ -12,6 +12,7 @@ import re
 
 from endstate.grading._integrity import is_test_file
 from endstate.grading._joint import run_joint
+from endstate.grading._listed import counts, listed_cases
 from endstate.grading._logrun import graded_by_log
 from endstate.grading._runners import log_runner
 from endstate.grading._state import Grading
@@ -114,6 +115,7 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         except TestCommandError as exc:
             return Verdict.error(f"{what}: {exc}")
     plan = grading.twin_plan if twins else None
+    listed_ids = tests  # (`tests` is the count of cases below)
     joint = grading.joint
     try:
         if joint is not None and not twins and command == joint.visible:
@@ -142,6 +144,14 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
                 f"reported failed while the real tests passed: {', '.join(counted.betrayed[:3])}")
         tests, failures, errors, skipped = counted.tests, counted.failures, counted.errors, counted.skipped
         detail = f"failing: {', '.join(counted.failing[:5])}"  # (the output names twins, drawn per run)
+    elif listed_ids is not None:  # the files run, the listed ids graded (see _listed.py)
+        listed = listed_cases(run, listed_ids)
+        if listed.missing:
+            return Verdict.fail(f"{what}: {len(listed.missing)} of the {len(listed_ids)} listed test(s) not in the report "
+                                f"(exit {run.exit_code}): {', '.join(listed.missing[:3])} | {run.output_tail}")
+        failing = [f"{classname}::{name}" for classname, name, outcome in listed.cases if outcome in FAILING]
+        detail = f"failing: {', '.join(failing[:5])}"
+        tests, failures, errors, skipped = counts(listed.cases)
     else:
         failing = sorted({name for _, name, outcome in run.cases if outcome in FAILING})
         detail = run.output_tail or f"failing: {', '.join(failing[:5])}"  # a share of a joint run names its cases
@@ -164,6 +174,8 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
     note = " (the harness's canary test was not collected by this command)" if run.canary == Canary.MISSING else ""
     # A twin fails by design: said so, or a passing verdict would read as a failure.
     twinned = f" (and its {counted.twins} impossible twin(s) did not, as expected)" if plan is not None else ""
+    if plan is None and listed_ids is not None:  # the rest of the files ran, as in SWE-bench's run, ungraded
+        twinned = f" of the {len(listed_ids)} listed ({listed.others} other case(s) of the files it ran not graded)"
     if stopped and every:
         return Verdict.ok(f"{what}: {ran} ran, every one passed but{stop_note(stopped, may_fail or {})}{note}")
     return Verdict.ok(f"{what}: {ran} passed{twinned}{note}")
@@ -180,7 +192,8 @@ def tests_pass(sandbox: SealedSandbox, command: str = "python -m pytest -q", min
     `python -m unittest ARGS`); the harness runs it through its own entry point.
     Another `runner` (`django`, `sympy`: see _runners.py) runs the project's own program, and
     each of `tests` (its ids) must be read passed in its output; `unguarded` states the guards
-    that runner goes without (checked when the task loads).
+    that runner goes without (checked when the task loads). Under pytest, `tests` (node ids)
+    are the tests graded of all the command runs (SWE-bench's way: see _listed.py).
     """
     return _run_suite(sandbox, command, min_tests, "tests", may_fail=may_fail, runner=runner, tests=tests)
 
