@@ -139,6 +139,9 @@ def export_harbor_task(task: Task, out: Path) -> list[str]:
             spec["unchanged"] += list(grader.args.get("paths", []))
         elif short == "changed_paths_within":
             spec["within"] = (spec["within"] or []) + list(grader.args.get("paths", []))
+        elif "tests" in grader.args:  # ids read from a wider run, or another runner's: verify.py counts every test
+            raise UserError(f"task {task.id}: its {short} grades the ids it lists of what its command runs (`tests`), "
+                            "which the exported verifier cannot read: `export --format harbor` cannot hold it")
         else:
             spec["commands"].append([short, str(grader.args["command"]), int(grader.args.get("min_tests", 1))])
     if (task.root / "probe").is_dir():

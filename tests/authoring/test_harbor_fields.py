@@ -74,6 +74,24 @@ def test_an_exported_task_toml_imports_as_the_task_it_came_from(tmp_path):
     assert harbor.agent.user == "agent" and harbor.verifier.environment_mode == "separate"
 
 
+def test_a_task_that_grades_listed_ids_of_a_wider_run_is_refused_by_the_export_in_one_line(tmp_path):
+    """Harbor's verifier (verify.py) counts every test its command runs: a `tests_pass` that grades the ids it lists
+    of a run of whole files (the SWE-bench import's) cannot be written there without passing or failing otherwise."""
+    from endstate.authoring import export_harbor_task
+    from endstate.errors import UserError
+    from endstate.task import load_task
+
+    task = tmp_path / "suite" / "bugfix-lru-eviction"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "tasks" / "bugfix-lru-eviction", task)
+    manifest = task / "task.toml"
+    command = 'command = "python -m pytest -q tests"'
+    assert manifest.read_text().count(command) == 1
+    manifest.write_text(manifest.read_text().replace(command, command + ', tests = ["tests/test_lru.py::test_get"]'))
+    with pytest.raises(UserError, match=r"^task bugfix-lru-eviction: its tests_pass grades the ids it lists .* "
+                                        r"cannot hold it$"):
+        export_harbor_task(load_task(task), tmp_path / "out")
+
+
 @pytest.mark.parametrize(("own", "said", "dockerfile", "user"), [
     (None, None, "FROM x\nUSER app\n", "agent"), (None, None, "FROM x\n", "root"),
     (None, "root", "FROM x\nUSER app\n", "root"), (None, 0, "FROM x\nUSER app\n", "root"),
