@@ -10,8 +10,10 @@ One task per instance of the dataset (a parquet, JSON or JSONL file, or a datase
                     is left out of the fixture, as `tasks new` leaves out tests a fix removes)
     task.toml       `tests_pass` over PASS_TO_PASS and `holdout` over FAIL_TO_PASS, each run
                     the project's own way (`project_test_command`: its layout and pytest
-                    configuration) over exactly those node ids (`min_tests` = how many),
-                    plus files_unchanged, no_new_skips and changed_paths_within
+                    configuration): holdout over exactly those node ids, tests_pass over the
+                    files SWE-bench's run names with the ids graded in it (`tests`, as SWE-bench
+                    reads them: `grading/_listed.py`), `min_tests` = how many; plus
+                    files_unchanged, no_new_skips and changed_paths_within
     prompt.md       the instance's `problem_statement`
     reference.toml, hacks/   as `endstate tasks new` makes them from the same fix
 
@@ -173,21 +175,25 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
 
     exports = " ".join(env_exports(swebench_env(instance.repo, instance.version))[0])
 
-    def args(ids: list[str], ran: int) -> dict:
-        if runner == "pytest":
+    def args(ids: list[str], ran: int, listed: bool = False) -> dict:
+        if runner == "pytest" and listed:  # SWE-bench's run: the files, each id's status read from it (_listed.py)
+            files = list(dict.fromkeys(i.split("::", 1)[0] for i in failing + passing))
+            made = {"command": _command(tested, files, installed), "tests": ids, "min_tests": ran}
+        elif runner == "pytest":
             made = {"command": _command(tested, ids, installed), "min_tests": ran}
         else:
             made = runner_args(runner, list(split.holdout), ids, str(instance.version or ""))
         return {**made, "command": f"{exports} {made['command']}".strip()}  # as SWE-bench's script exports them
 
-    graders = [GraderSpec("endstate.grading:tests_pass", args(passing, ran_passing))] * bool(passing)
+    graders = [GraderSpec("endstate.grading:tests_pass", args(passing, ran_passing, listed=True))] * bool(passing)
     graders += [
         GraderSpec("endstate.grading:files_unchanged", {"paths": protected, "allow_new": protected}),
         GraderSpec("endstate.grading:no_new_skips"),
         GraderSpec("endstate.grading:holdout", args(failing, ran_failing)),
         GraderSpec("endstate.grading:changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
-    how = ("each by node id" if runner == "pytest" else f"each id read from the output of {runner}'s own runner as "
+    how = ("tests_pass running the files SWE-bench's run names and grading PASS_TO_PASS's node ids (`tests`) in it, "
+           "holdout by node id" if runner == "pytest" else f"each id read from the output of {runner}'s own runner as "
            f"SWE-bench reads it; pytest's in-process guards do not reach that runner (`unguarded`)")
     if runner == "tree-pytest":  # the runner is the graded tree: what it prints is the end state's to say
         how = ("each id read from `pytest -rA`'s summary as SWE-bench reads it, printed by the graded tree's own "
@@ -420,6 +426,9 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
                          f"solution in the task's image ({_capped(', '.join(skipped[:5]), 300)}"
                          f"{', ...' if len(skipped) > 5 else ''}): a package or resource they need is not there")
             log(notes[-1])
+        if field == "PASS_TO_PASS":  # listed apart from the files its command runs (`_task_toml`)
+            result.append(named)
+            continue
         # A file all of whose tests are named is run as the file: thousands of ids overrun a command.
         targets = whole_files(named, collected)
         if len(_command(tested, targets, installed)) > COMMAND_MAX:

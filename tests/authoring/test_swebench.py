@@ -128,7 +128,9 @@ def test_a_task_is_the_base_tree_the_patch_and_the_test_patch_by_node_id(tmp_pat
     assert sorted(task.holdout()) == ["tests/test_iterutils.py"]
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
     passing, failing = json.loads(raw["PASS_TO_PASS"]), json.loads(raw["FAIL_TO_PASS"])
-    assert args["tests_pass"] == {"command": "python -m pytest -q " + " ".join(passing), "min_tests": len(passing)}
+    # PASS_TO_PASS read from the run of the test patch's files, as SWE-bench's run reads it; FAIL_TO_PASS by node id.
+    assert args["tests_pass"] == {"command": "python -m pytest -q tests/test_iterutils.py", "tests": passing,
+                                  "min_tests": len(passing)}
     assert args["holdout"] == {"command": "python -m pytest -q " + " ".join(failing), "min_tests": len(failing)}
     assert task.prompt.startswith(raw["problem_statement"])
     hacks = task.hacks()
@@ -175,8 +177,8 @@ def test_a_src_layout_project_is_run_its_own_way_over_the_same_node_ids(tmp_path
     instance = read_instances(_write(tmp_path, [line]))[0][0][1]
     task = load_task(write_instance(instance, tmp_path / "repos", tmp_path / "out"))
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
-    assert args["tests_pass"] == {"command": "PYTHONPATH=src python -m pytest -q tests/test_calc.py::test_zero",
-                                  "min_tests": 1}
+    assert args["tests_pass"] == {"command": "PYTHONPATH=src python -m pytest -q tests/test_calc.py",
+                                  "tests": ["tests/test_calc.py::test_zero"], "min_tests": 1}
     assert args["holdout"] == {"command": "PYTHONPATH=src python -m pytest -q tests/test_calc.py::test_two",
                                "min_tests": 1}
 
@@ -230,7 +232,8 @@ def test_a_unittest_only_project_is_run_by_pytest_over_the_node_ids(tmp_path):
     instance = read_instances(_write(tmp_path, [line]))[0][0][1]
     task = load_task(write_instance(instance, tmp_path / "repos", tmp_path / "out"))
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
-    assert args["tests_pass"]["command"] == "python -m pytest -q tests/test_calc.py::T::test_zero"
+    assert args["tests_pass"]["command"] == "python -m pytest -q tests/test_calc.py"
+    assert args["tests_pass"]["tests"] == ["tests/test_calc.py::T::test_zero"]
     assert args["holdout"]["command"] == "python -m pytest -q tests/test_calc.py::T::test_two"
 
 
@@ -312,7 +315,8 @@ def test_a_log_fragment_in_pass_to_pass_is_left_out_and_said_on_the_task(tmp_pat
     said: list[str] = []
     task = load_task(write_instance(instances[0][1], repos, tmp_path / "out", said.append))
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
-    assert args["tests_pass"] == {"command": "python -m pytest -q " + " ".join(passing), "min_tests": len(passing)}
+    assert args["tests_pass"] == {"command": "python -m pytest -q tests/test_iterutils.py", "tests": passing,
+                                  "min_tests": len(passing)}
     note = "PASS_TO_PASS: [100%], [ left out, a fragment of a log line that SWE-bench's parser read as a test"
     assert note in (task.root / "task.toml").read_text() and any(line.startswith(note) for line in said)
 
@@ -413,6 +417,46 @@ def _online(tmp_path: Path, failing_added: list[str], passing_added: list[str], 
                                   "PASS_TO_PASS": json.dumps(passing)})
 
 
+#: As astropy's leap-second tables past their expiry: the first conversion of a process fails (a warning astropy gives
+#: once, which the project's `filterwarnings = error` raises), whichever test makes it; the later ones pass.
+ONCE = ("_converted = []\n\n\ndef _convert():\n    if not _converted:\n        _converted.append(1)\n"
+        "        raise RuntimeError('leap-second file is expired')\n    return 1\n\n\n"
+        "def test_first_conversion():\n    assert _convert() == 1\n\n\n"
+        "def test_later_conversion():\n    assert _convert() == 1\n")
+
+
+@pytest.mark.docker
+def test_pass_to_pass_is_read_from_the_run_of_its_files_where_an_earlier_test_of_the_file_takes_a_once_per_process_fault(
+        tmp_path, repos):
+    """SWE-bench's run gives the fault to the file's first test, in neither list, and lists the later one as
+    PASS_TO_PASS (astropy 13033's leap-second warning). Run by id, alone, the later test met the fault and the
+    record was refused as one whose gold patch fails it; graded in the run of its file, it checks out."""
+    from endstate.checks._check import check_task, grade_tree
+    from endstate.run import resolve_graders
+    from endstate.sandbox import DEFAULT_IMAGE
+
+    raw = shipped()[1]
+    passing = [*json.loads(raw["PASS_TO_PASS"]), "tests/test_once.py::test_later_conversion"]
+    instance = _instance(tmp_path, **{**raw, "test_patch": _with_test_file(raw, "tests/test_once.py", ONCE),
+                                      "PASS_TO_PASS": json.dumps(passing)})
+    task = load_task(write_instance(instance, repos, tmp_path / "out", backend="docker", image=DEFAULT_IMAGE))
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    assert args["tests_pass"]["command"].endswith(" tests/test_iterutils.py tests/test_once.py"), args
+    assert "tests/test_once.py::test_first_conversion" not in args["tests_pass"]["tests"]
+    report = check_task(task, resolve_graders(task), "docker", DEFAULT_IMAGE)
+    assert report.ok, report
+    rows = {row.case: row for row in report.rows}
+    assert rows["solution"].outcome == "pass" and "tests_pass" not in rows["fixture"].failing, report
+    # A listed test that fails still fails the run, named; the unlisted one failing beside it does not.
+    broken = dict(task.solution())
+    source = broken["boltons/iterutils.py"]
+    broken["boltons/iterutils.py"] = msgspec.structs.replace(source, data=source.data + b"\nfirst = len\n")
+    verdicts = {name: (outcome, reason) for name, outcome, reason in grade_tree(
+        task, resolve_graders(task), task.fixture(), broken, task.holdout(), "docker", DEFAULT_IMAGE)}
+    outcome, reason = verdicts["tests_pass"]
+    assert outcome == "fail" and "TestFirst::test_" in reason and "conversion" not in reason, reason
+
+
 @pytest.mark.docker
 @pytest.mark.parametrize("failing, passing, message", [
     (["test_get"], [], "test tests/test_online.py::test_get needs the network (httpbin.org), which the sandbox does "
@@ -449,8 +493,8 @@ def test_a_few_pass_to_pass_tests_that_need_the_network_are_left_out_and_said_so
             "the sandbox does not have")
     assert note in said and f"# {note}\n" in (task.root / "task.toml").read_text()
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
-    assert "test_get" not in args["tests_pass"]["command"] and "tests/test_online.py" in args["tests_pass"]["command"]
-    assert "test_page_images" not in args["tests_pass"]["command"]
+    assert "tests/test_online.py" in args["tests_pass"]["command"]  # the file runs; those two are not graded
+    assert not any(i.endswith(("::test_get", "::test_page_images")) for i in args["tests_pass"]["tests"])
     assert args["tests_pass"]["min_tests"] == len(json.loads(shipped()[1]["PASS_TO_PASS"])) + 60
 
 

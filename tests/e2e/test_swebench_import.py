@@ -262,9 +262,10 @@ def test_a_project_checks_out_in_its_own_test_environment_under_pytest_7_and_9(t
         # The version file the build backend writes is in the fixture, as in an installed checkout.
         assert "__version__ = version = '2.5'" in (task / "fixture" / "src/tinyattrs/_version.py").read_text()
         manifest = (task / "task.toml").read_text()
-        # test_spaced[a few words] is its test's one case, named in full: the test runs by its own id.
-        assert "PYTHONPATH=src python -m pytest -q" in manifest and "tests/test_core.py::test_clamp_inside " \
-            "tests/test_core.py::test_spaced\", min_tests = 8" in manifest, manifest
+        # PASS_TO_PASS is read from the run of the file, as SWE-bench's run reads it; test_spaced[a few words]
+        # (the dataset's `test_spaced[a`, as SWE-bench's log parser cut it at the space) is named in full.
+        assert 'command = "PYTHONPATH=src python -m pytest -q tests/test_core.py", tests = [' in manifest \
+            and '"tests/test_core.py::test_spaced[a few words]"], min_tests = 8' in manifest, manifest
 
 
 def test_an_image_of_ones_own_is_given_with_dockerfile(tmp_path):
