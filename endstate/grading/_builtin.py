@@ -156,7 +156,8 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         failing = sorted({name for _, name, outcome in run.cases if outcome in FAILING})
         detail = run.output_tail or f"failing: {', '.join(failing[:5])}"  # a share of a joint run names its cases
         tests, failures, errors, skipped = run.tests, run.failures, run.errors, run.skipped
-    stopped, every = declared(run.cases, may_fail or {}) if plan is None and (failures or errors) else ([], False)
+    graded = listed.cases if plan is None and listed_ids is not None else run.cases
+    stopped, every = declared(graded, may_fail or {}) if plan is None and (failures or errors) else ([], False)
     if stopped and every:  # only tests the task lets an honest end state leave failing
         failures = errors = 0
     ran = tests - skipped

@@ -485,3 +485,27 @@ def test_an_honest_stop_the_task_declares_passes_and_is_named_and_nothing_else_f
     assert "tests/test_ops.py::test_five (five is out of scope" in verdicts["tests_pass"].reason
     wrong = grade_overlay(FIXTURE, graders=(declared,))  # test_two fails too: not declared
     assert wrong["tests_pass"].outcome is Outcome.FAIL and "2 of 2 failed" in wrong["tests_pass"].reason
+
+
+def test_listed_ids_of_a_wider_run_are_graded_alone_and_an_honest_stop_among_them_still_holds():
+    """`tests` on a pytest tests_pass (the SWE-bench import's PASS_TO_PASS): the command's whole run, the listed
+    ids graded. A failing test it does not list is not graded; a listed one that fails is; a listed id no case
+    answers fails, named; a declared stop among the listed is excused as it is for any run."""
+    half = dict(FIXTURE, **files({"calc/ops.py": b"def double(x):\n    return 4 if x == 2 else x\n"}))
+
+    def tests_pass(listed, **more):
+        return resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests", "min_tests": 1,
+                                                       "tests": listed, **more})
+
+    two, five = "tests/test_ops.py::test_two", "tests/test_ops.py::test_five"
+    verdicts = grade_overlay(half, graders=(tests_pass([two]),))
+    assert verdicts["tests_pass"].outcome is Outcome.PASS, verdicts
+    assert "1 passed of the 1 listed (1 other case(s) of the files it ran not graded)" in verdicts["tests_pass"].reason
+    verdicts = grade_overlay(half, graders=(tests_pass([two, five]),))
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL and "tests.test_ops::test_five" in verdicts["tests_pass"].reason
+    verdicts = grade_overlay(half, graders=(tests_pass([two, "tests/test_ops.py::test_six"]),))
+    assert verdicts["tests_pass"].outcome is Outcome.FAIL, verdicts
+    assert "1 of the 2 listed test(s) not in the report" in verdicts["tests_pass"].reason, verdicts
+    # the fixture fails both: test_two, not listed, is not graded, and test_five, listed, is a declared stop
+    verdicts = grade_overlay(FIXTURE, graders=(tests_pass([five], may_fail={five: "out of scope"}),))
+    assert verdicts["tests_pass"].outcome is Outcome.PASS and "test_five (out of scope)" in verdicts["tests_pass"].reason
