@@ -71,6 +71,6 @@ def check_runners(graders: list[Any], path: Path) -> None:
             raise ManifestError(f"{path}: field `{field}.tests`: pytest's held-out tests are named in the command "
                                 "(each meets its twins by node id): leave `tests` out")
         ids = "pytest node ids (`path::name`)" if runner == "pytest" else f"the {runner} runner's test ids"
-        if not isinstance(tests, list) or not tests or not all(
+        if not isinstance(tests, list) or (runner == "pytest" and not tests) or not all(
                 isinstance(t, str) and t and (runner != "pytest" or "::" in t) for t in tests):
             raise ManifestError(f"{path}: field `{field}.tests` must be a list of {ids}")
