@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import docker
 import msgspec
 import pytest
@@ -64,6 +66,10 @@ def test_agent_cannot_write_outside_the_workspace(as_root, box):
 def test_detached_background_process_does_not_hold_the_command(agent_processes, box):
     result = box.exec("nohup sleep 30 >/dev/null 2>&1 & echo started", timeout=10)
     assert result.ok and result.duration_s < 5
+    # nohup has been started, not necessarily exec'd into sleep yet: wait for it, boundedly.
+    deadline = time.monotonic() + 10
+    while "sleep 30" not in agent_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert "sleep 30" in agent_processes()
 
 
