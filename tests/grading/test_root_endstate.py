@@ -50,14 +50,15 @@ def _image(env: dict[str, str]) -> str:
 
 def _graded(name: str, *, change: SystemChange = SystemChange(), processes: list[Process] = (),
             test_sh: str = NO_REWARD, image: str = DEFAULT_IMAGE, tree: Tree | None = None,
-            during=None) -> tuple[Verdict, int]:
+            during=None, command_timeout_s: int = 60) -> tuple[Verdict, int]:
     """The verifier's verdict on a root end state that is `change`, `processes` and `tree` (a workspace),
-    and what its grading container wrote to the host's disk; `during(container)` runs while it grades."""
+    and what its grading container wrote to the host's disk; `during(container)` runs while it grades.
+    A harness command the services stop is given up on `command_timeout_s` and a backstop later."""
     build_image(DEFAULT_IMAGE)
     engine = docker.from_env()
     verifier = resolve("endstate.grading:verifier", {"script": ".harbor/tests/test.sh", "timeout": 30})
     tree = tree or {"state": FileEntry(0o644, b"ready\n")}
-    limits = SandboxLimits(agent_uid=0, command_timeout_s=60, workspace_mb=32)
+    limits = SandboxLimits(agent_uid=0, command_timeout_s=command_timeout_s, workspace_mb=32)
     with prepare_grading_sandbox("docker", image, limits, name) as box:
         apply_change(box, change)
         grading = seal_overlay(tree, {"state": FileEntry(0o644, b"ready\n")}, box)
@@ -210,7 +211,7 @@ def test_a_service_that_stops_the_harness_once_the_verifier_ended_fails_as_tampe
     for attempt in range(3):
         service = Process(["bash", "-c", STOP_AFTER], "/", 0, 0, PATH, exe="/usr/bin/bash")
         verdict, _ = _graded(f"root-stop-after-{attempt}", processes=[service],
-                             test_sh="#!/bin/bash\nsleep 1\nexit 0\n")
+                             test_sh="#!/bin/bash\nsleep 1\nexit 0\n", command_timeout_s=15)
         verdicts.append(verdict)
         assert verdict.outcome is Outcome.FAIL, verdicts
         if verdict.tampering:

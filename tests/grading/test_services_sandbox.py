@@ -56,13 +56,15 @@ def _service(signal: str) -> Process:
     return Process(["bash", "-c", script], "/", 0, 0, PATH, exe="/usr/bin/bash")
 
 
-def _graded(service: Process, name: str, test_sh: str = TEST_SH, timeout: float = 3) -> Verdict:
-    """The verifier's verdict with `service` running."""
+def _graded(service: Process, name: str, test_sh: str = TEST_SH, timeout: float = 3,
+            command_timeout_s: int = 30) -> Verdict:
+    """The verifier's verdict with `service` running; a harness command it stops is given up on
+    `command_timeout_s` and a backstop later."""
     engine = docker.from_env()
     verifier = resolve("endstate.grading:verifier", {"script": ".harbor/tests/test.sh", "timeout": timeout})
     build_image(DEFAULT_IMAGE)  # a no-op when it is current
     tree = {"state": FileEntry(0o644, b"ready\n")}
-    limits = SandboxLimits(agent_uid=0, command_timeout_s=30, workspace_mb=32)
+    limits = SandboxLimits(agent_uid=0, command_timeout_s=command_timeout_s, workspace_mb=32)
     with prepare_grading_sandbox("docker", DEFAULT_IMAGE, limits, name) as box:
         grading = seal_overlay(tree, tree, box)
         stage_holdout(grading, {".harbor/tests/test.sh": FileEntry(0o755, test_sh.encode())}, [verifier])
@@ -81,6 +83,6 @@ def test_a_root_service_that_tries_every_write_reaches_nothing_the_verifier_read
 
 @pytest.mark.parametrize("signal", ["STOP", "KILL"])
 def test_a_service_that_stops_or_kills_the_harness_fails_as_tampering(signal):
-    verdict = _graded(_service(signal), f"services-{signal.lower()}")
+    verdict = _graded(_service(signal), f"services-{signal.lower()}", command_timeout_s=10)
     assert verdict.outcome is Outcome.FAIL and verdict.tampering, verdict
     assert "the end state's services interfered with the harness" in verdict.reason, verdict
