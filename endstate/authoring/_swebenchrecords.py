@@ -59,8 +59,9 @@ class Skipped(msgspec.Struct):
 
 
 #: What SWE-bench's log parser read as a test from a line that names none: pytest's progress (`[100%]`), a
-#: bracket left of a cut line (`[`). pytest's own PASS_TO_PASS lists hold them (pytest-dev__pytest-5227).
-_NO_TEST = re.compile(r"\[[^\]]*\]?")
+#: bracket left of a cut line (`[`), progress run into a section's rule (`[100%]-----`). pytest's own
+#: PASS_TO_PASS lists hold them (pytest-dev__pytest-5227 all three). No node id starts with `[`.
+_NO_TEST = re.compile(r"\[[^\]]*\]?[-=_]*")
 
 
 def log_fragments(instance: Instance) -> list[str]:

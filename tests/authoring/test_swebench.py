@@ -306,18 +306,21 @@ def test_a_test_file_that_cannot_be_imported_is_refused_naming_its_import_error(
 
 
 def test_a_log_fragment_in_pass_to_pass_is_left_out_and_said_on_the_task(tmp_path, repos):
-    """pytest-dev__pytest-5227's PASS_TO_PASS holds `[100%]` and `[`: what SWE-bench's parser read as tests
-    from lines of pytest's progress. Not bad input, and no test to run: left out, and the task says so."""
+    """pytest-dev__pytest-5227's PASS_TO_PASS holds `[100%]`, `[` and `[100%]` run into a rule: what SWE-bench's
+    parser read as tests from lines of pytest's progress. Not bad input, and no test to run: left out, and the
+    task says so."""
     raw = shipped()[1]
     passing = json.loads(raw["PASS_TO_PASS"])
-    instances, bad = read_instances(_write(tmp_path, [dict(raw, PASS_TO_PASS=json.dumps([*passing, "[100%]", "["]))]))
+    fragments = ["[100%]", "[", "[100%]" + "-" * 30]
+    instances, bad = read_instances(_write(tmp_path, [dict(raw, PASS_TO_PASS=json.dumps([*passing, *fragments]))]))
     assert bad == [] and len(instances) == 1
     said: list[str] = []
     task = load_task(write_instance(instances[0][1], repos, tmp_path / "out", said.append))
     args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
     assert args["tests_pass"] == {"command": "python -m pytest -q tests/test_iterutils.py", "tests": passing,
                                   "min_tests": len(passing)}
-    note = "PASS_TO_PASS: [100%], [ left out, a fragment of a log line that SWE-bench's parser read as a test"
+    note = (f"PASS_TO_PASS: [100%], [, [100%]{'-' * 30} left out, a fragment of a log line that SWE-bench's parser "
+            "read as a test")
     assert note in (task.root / "task.toml").read_text() and any(line.startswith(note) for line in said)
 
 
