@@ -296,8 +296,8 @@ def build_inputs(project: Tree, env: SwebenchEnv | None,
         return declared, [], apt
     if (submodule := _missing_submodule(project)) is not None:
         raise UserError(f"the project's build imports {submodule}, its git submodule, which the clone does not "
-                        f"hold: run `git submodule update --init {submodule}` in the clone (with network) and "
-                        "import again")
+                        f"hold: run `git submodule update --init {submodule}` in the clone (with network), or put a "
+                        "clone of its repository beside the project's in the folder of clones, and import again")
     build = build_requirements(declared, log) or _imported_by_setup(declared)
     return declared, _cython_before_3(build, env.pins if env else [], log), system_build_packages(project, apt)
 

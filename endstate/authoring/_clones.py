@@ -46,7 +46,24 @@ def find_clone(repos: Path, name: str) -> Path:
     raise UserError(f"no clone of {name} under {repos} (looked for {looked})")
 
 
-def base_tree(repo: Path, commit: str, log: Callable[[str], None] = lambda line: None) -> Tree:
+def _clone_of_url(repos: Path) -> Callable[[str], Path | None]:
+    """The clone under `repos` of the repository a submodule's URL names (`https://github.com/OWNER/NAME.git`,
+    `git@github.com:OWNER/NAME`), named as `find_clone` finds a record's, or None."""
+    def found(url: str) -> Path | None:
+        named = re.search(r"[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$", url)
+        if named is None:
+            return None
+        try:
+            return find_clone(repos, f"{named[1]}/{named[2]}")
+        except UserError:
+            return None
+    return found
+
+
+def base_tree(repo: Path, commit: str, log: Callable[[str], None] = lambda line: None,
+              repos: Path | None = None) -> Tree:
+    """The files of `commit`, and of each submodule it pins: from the clone's own copy, else from a clone of the
+    submodule's repository beside it under `repos`, else fetched (`submodule_trees`)."""
     if not re.fullmatch(r"[0-9a-fA-F]{7,40}", commit):
         raise UserError(f"field `base_commit` is {commit!r}, not a commit id")
     try:
@@ -57,7 +74,8 @@ def base_tree(repo: Path, commit: str, log: Callable[[str], None] = lambda line:
     tree = {p: e for p, e in tar_to_tree(archive).items() if not e.link}
     # Tests often read data kept in a submodule; one the clone lacks and cannot fetch is said, and left out
     # (the dataset's own harness clones without them).
-    for path, files in submodule_trees(repo, commit, missing=log).items():
+    for path, files in submodule_trees(repo, commit, missing=log,
+                                       clones=_clone_of_url(repos) if repos else None).items():
         tree.update({f"{path}/{inner}": entry for inner, entry in files.items()})
     return tree
 

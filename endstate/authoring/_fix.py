@@ -75,10 +75,12 @@ def _tree_at(repo: Path, commit: str) -> Tree:
     return tree
 
 
-def submodule_trees(repo: Path, commit: str, missing: Callable[[str], None] | None = None) -> dict[str, Tree]:
+def submodule_trees(repo: Path, commit: str, missing: Callable[[str], None] | None = None,
+                    clones: Callable[[str], Path | None] | None = None) -> dict[str, Tree]:
     """path -> files of each submodule `commit` pins (a project's tests often read data kept in one:
-    tomlkit's toml-test). Taken from the clone's own copy (`git submodule update --init`), else
-    fetched from the URL `.gitmodules` gives (the one step of `tasks new` that may use the network);
+    tomlkit's toml-test). Taken from the clone's own copy (`git submodule update --init`), else from a
+    clone of the submodule's own repository that `clones(url)` finds (`tasks import`'s folder of clones),
+    else fetched from the URL `.gitmodules` gives (the one step of `tasks new` that may use the network);
     one that cannot be had is an error naming it and what to do (`missing`: said to it instead, and left out)."""
     listing = _git(repo, "ls-tree", "-r", "-z", commit).decode("utf-8", errors="replace")
     pinned = {entry.split("\t", 1)[1]: entry.split()[2] for entry in listing.split("\0") if entry.startswith("160000 ")}
@@ -95,7 +97,7 @@ def submodule_trees(repo: Path, commit: str, missing: Callable[[str], None] | No
     for path, sha in sorted(pinned.items()):
         name, url = next(((n, f.get("url", "")) for n, f in fields.items() if f.get("path") == path), (path, ""))
         try:
-            found[path] = _tree_at(_submodule_source(repo, name, path, url, sha), sha)
+            found[path] = _tree_at(_submodule_source(repo, name, path, url, sha, clones), sha)
         except UserError as exc:
             if missing is None:
                 raise
@@ -103,10 +105,12 @@ def submodule_trees(repo: Path, commit: str, missing: Callable[[str], None] | No
     return found
 
 
-def _submodule_source(repo: Path, name: str, path: str, url: str, sha: str) -> Path:
+def _submodule_source(repo: Path, name: str, path: str, url: str, sha: str,
+                      clones: Callable[[str], Path | None] | None = None) -> Path:
     """A git directory that holds the submodule's commit `sha`."""
     git_dir = Path(_git(repo, "rev-parse", "--absolute-git-dir").decode().strip())
-    for local in (git_dir / "modules" / name, repo / path):
+    beside = clones(url) if clones and url else None
+    for local in (git_dir / "modules" / name, repo / path, *([beside] if beside else [])):
         if (local / "HEAD").exists() or (local / ".git").exists():
             if subprocess.run(["git", "-C", str(local), "cat-file", "-e", f"{sha}^{{commit}}"],
                               capture_output=True, check=False).returncode == 0:

@@ -231,7 +231,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
     own = None if images is None else instance_image(instance.instance_id, instance.image, instance.base_commit,
                                                       images, log)
     clone = find_clone(repos or Path("."), instance.repo) if own is None else Path(".")
-    fixture = base_tree(clone, instance.base_commit, log) if own is None else dict(own.tree)
+    fixture = base_tree(clone, instance.base_commit, log, repos) if own is None else dict(own.tree)
     _runs_here(fixture, SWEBENCH_RUNNERS.get(instance.repo, "pytest"))
     version = project_version(fixture, fallback=str(instance.version or ""))
     fixture.update(generated_files(fixture, version) if own is None else {})  # what the project's install writes

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from endstate.authoring._clones import base_tree
 from endstate.authoring._fix import split_fix, submodule_trees
 from endstate.authoring._new import new_task_from_fix
 from endstate.authoring._systools import system_packages
@@ -70,6 +71,24 @@ def test_a_submodule_that_cannot_be_had_is_one_clear_error(with_submodule, tmp_p
     said: list[str] = []  # the SWE-bench import says so and goes on, as the dataset's harness clones without them
     assert submodule_trees(clone, "HEAD", missing=said.append) == {}
     assert said == [f"left out of the fixture: {message}"]
+
+
+def test_a_submodule_the_clone_lacks_is_taken_from_a_clone_of_its_repository_beside_it(with_submodule, tmp_path):
+    """astropy 1.3-3.1 build through astropy_helpers, a submodule a mirror of astropy lacks: a clone of
+    astropy/astropy-helpers in the folder of clones `tasks import swebench --repos` reads serves it, offline."""
+    repo, data = with_submodule
+    git(repo, "config", "-f", ".gitmodules", "submodule.tests/cases.url", "https://github.invalid/acme/cases.git")
+    git(repo, "commit", "-q", "-am", "The submodule's URL as a hosted one")
+    repos = tmp_path / "repos"
+    for source, name in ((repo, "acme__proj.git"), (data, "acme__cases.git")):
+        subprocess.run(["git", "clone", "-q", "--bare", str(source), str(repos / name)], check=True)
+    commit = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    said: list[str] = []
+    assert "tests/cases/valid/one.toml" not in base_tree(repos / "acme__proj.git", commit, said.append)
+    assert said and "submodule tests/cases" in said[0]  # no clone beside it to look in: left out, and said
+    said.clear()
+    tree = base_tree(repos / "acme__proj.git", commit, said.append, repos)
+    assert tree["tests/cases/valid/one.toml"].data == b"a = 1\n" and said == []
 
 
 # -- a suite that takes minutes (attrs' ~1,300 tests) --------------------------------------------
