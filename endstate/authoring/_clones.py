@@ -50,7 +50,7 @@ def _clone_of_url(repos: Path) -> Callable[[str], Path | None]:
     """The clone under `repos` of the repository a submodule's URL names (`https://github.com/OWNER/NAME.git`,
     `git@github.com:OWNER/NAME`), named as `find_clone` finds a record's, or None."""
     def found(url: str) -> Path | None:
-        named = re.search(r"[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?$", url)
+        named = re.search(r"[/:](\w[\w.-]*)/(\w[\w.-]*?)(?:\.git)?/?$", url)  # never `..`: no folder outside
         if named is None:
             return None
         try:
