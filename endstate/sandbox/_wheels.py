@@ -10,6 +10,7 @@ from its own wheel with `--no-index --require-hashes`.
 
 from __future__ import annotations
 
+import contextlib
 import email.parser
 import hashlib
 import os
@@ -193,7 +194,9 @@ def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: t
     that day. pip takes a file with no upload time whatever the date, so this asks PyPI alone
     (`--isolated`: no configured mirror, extra index or find-links, which give none). pip itself
     and `undated` (exact pins, without their dependencies) are fetched first, whatever their date,
-    and offered beside it: the build needs a pip that runs on the sandbox's Python.
+    and offered beside it: the build needs a pip that runs on the sandbox's Python. A pin of `undated`
+    that has no distribution for this Python (the harness's pytest 7.4 on Python 3.6) is not offered:
+    where the resolution needs it, pip names it there.
     `target`: the wheels are those of another Python's image (`endstate.sandbox._pythons`), which the
     text's first line names. `deadline` (time.monotonic()): pip is stopped then, ResolutionTimedOut."""
     python, glibc = (target.python, target.glibc) if target else (SANDBOX_PYTHON, SANDBOX_GLIBC)
@@ -201,8 +204,14 @@ def resolve_requirements(requirements: list[str], *, as_of: str = "", undated: t
             tempfile.TemporaryDirectory(prefix="endstate-undated-") as links:
         dated = []
         if as_of:
-            _pip(["--no-deps", "--dest", links, "pip", *undated], f"downloading pip {' '.join(undated)}", python,
-                 glibc, deadline)
+            try:
+                _pip(["--no-deps", "--dest", links, "pip", *undated], f"downloading pip {' '.join(undated)}", python,
+                     glibc, deadline)
+            except SandboxUnavailable:  # one at a time: those this Python has are offered
+                _pip(["--no-deps", "--dest", links, "pip"], "downloading pip", python, glibc, deadline)
+                for pin in undated:
+                    with contextlib.suppress(SandboxUnavailable):
+                        _pip(["--no-deps", "--dest", links, pin], f"downloading {pin}", python, glibc, deadline)
             dated = ["--isolated", "--index-url", DATED_INDEX, "--uploaded-prior-to", as_of, "--find-links", links]
         asked = ["pip", *(_markers_read(requirements, python) if target else requirements)]
         for _ in range(_ROUNDS):

@@ -124,6 +124,20 @@ def test_a_commit_older_than_the_harnesss_pytest_gets_one_it_runs_under_on_anoth
     assert re.search(r"^exceptiongroup==", pinned, flags=re.MULTILINE), pinned  # pytest's own, on 3.9
 
 
+def test_a_commit_resolves_as_of_its_day_on_a_python_older_than_the_harnesss_pytest():
+    """Resolved from PyPI as of 2019 for Python 3.6 (Django 3.0's image), a project that asks no pytest: the
+    harness's pytest 7.4, offered whatever its date, has no release for 3.6, and its download failed the dated
+    resolution, which then took the newest releases the declarations allow (sqlparse 0.4) instead of the day's."""
+    from endstate.authoring._versions import resolve_pinned
+    from endstate.sandbox import PythonSource
+
+    python36 = PythonSource("3.6", "3.6", "host", "/nowhere", (2, 28))
+    said: list[str] = []
+    pinned = resolve_pinned({}, ["sqlparse"], made="2019-04-09T10:00:00Z", log=said.append, target=python36)
+    assert re.search(r"^sqlparse==0\.3\.0 ", pinned, flags=re.MULTILINE), (pinned, said)
+    assert said == ["resolved as of the commit's date, 2019-04-09 (PyPI's upload times)"], said
+
+
 def test_a_resolution_for_another_python_reads_markers_as_that_python():
     """Resolved from PyPI for Python 3.10 (pydata__xarray-6744's specification): pandas 1.5.3 asks
     `numpy>=1.23.2; python_version >= "3.11"`, which pip run on the host's 3.11 applied, refusing numpy==1.23.0."""
