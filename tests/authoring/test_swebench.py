@@ -649,6 +649,13 @@ def test_a_few_image_comparisons_another_freetype_fails_are_left_out_of_pass_to_
     other = {ids[1]: "AssertionError: assert 1 == 2"}
     with pytest.raises(UserError, match="assert 1 == 2"):
         _passing_on_the_fix("PASS_TO_PASS", ids, other, 250, fonts=_MATPLOTLIB_FONTS)
+    # matplotlib 20859 (3.4): 16 of its 88 PASS_TO_PASS are legend images with text: more than ten, under a quarter
+    listed = [f"lib/matplotlib/tests/test_legend.py::test_{n}" for n in range(88)]
+    drawn = {i: compared for i in listed[:16]}
+    assert _passing_on_the_fix("PASS_TO_PASS", listed, drawn, 300, fonts=_MATPLOTLIB_FONTS) == \
+        (listed[16:], [], listed[:16])
+    with pytest.raises(UserError, match=r"\(and 21 more\) in the task's image, an image comparison"):
+        _passing_on_the_fix("PASS_TO_PASS", listed, {i: compared for i in listed[:22]}, 300, fonts=_MATPLOTLIB_FONTS)
 
 
 def test_pass_to_pass_tests_that_need_the_network_are_few_under_half_of_the_list_and_ten_at_most():
