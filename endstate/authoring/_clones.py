@@ -1,5 +1,6 @@
 """The local clones `tasks import swebench` reads: a repository found under the repos folder by
-its SWE-bench name, and its tree at a commit (no history; submodules from the clone where it has them);
+its SWE-bench name, and its tree at a commit (no history; submodules from the clone where it has them, else
+from a clone of their own repository in the same folder);
 the tag and date of a commit, which `tasks new` reads of its repository too."""
 
 from __future__ import annotations
