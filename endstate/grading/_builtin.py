@@ -12,13 +12,13 @@ import re
 
 from endstate.grading._integrity import is_test_file
 from endstate.grading._joint import run_joint
-from endstate.grading._listed import counts, listed_cases
+from endstate.grading._listed import listed_cases
 from endstate.grading._logrun import graded_by_log
 from endstate.grading._runners import log_runner
 from endstate.grading._state import Grading
 from endstate.grading._stops import declared, stop_note
 from endstate.grading._testconfig import SHARED_CONFIG, pytest_section_changed
-from endstate.grading._testrun import FAILING, Canary, TestCommandError, TestRun, run_tests, shown_command
+from endstate.grading._testrun import FAILING, Canary, TestCommandError, TestRun, case_counts, run_tests, shown_command
 from endstate.grading._twins import run_halves, tally
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox, matches_any
@@ -151,7 +151,7 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
                                 f"(exit {run.exit_code}): {', '.join(listed.missing[:3])} | {run.output_tail}")
         failing = [f"{classname}::{name}" for classname, name, outcome in listed.cases if outcome in FAILING]
         detail = f"failing: {', '.join(failing[:5])}"
-        tests, failures, errors, skipped = counts(listed.cases)
+        tests, failures, errors, skipped = case_counts(listed.cases)
     else:
         failing = sorted({name for _, name, outcome in run.cases if outcome in FAILING})
         detail = run.output_tail or f"failing: {', '.join(failing[:5])}"  # a share of a joint run names its cases

@@ -34,9 +34,9 @@ from endstate.grading._state import Grading
 from endstate.grading._testrun import (
     Canary,
     Case,
-    CaseOutcome,
     TestCommandError,
     TestRun,
+    case_counts,
     parse_test_command,
     run_tests,
 )
@@ -126,13 +126,11 @@ def split_run(run: TestRun, joint: Joint) -> tuple[TestRun, TestRun]:
 
 
 def _share(run: TestRun, cases: list[Case], clean: int) -> TestRun:
-    outcomes = [outcome for _, _, outcome in cases]
-    failures, errors = outcomes.count(CaseOutcome.FAILURE), outcomes.count(CaseOutcome.ERROR)
+    tests, failures, errors, skipped = case_counts(cases)
     own_clean = 1 if run.canary == Canary.FAILED or failures or errors else 0
     # The output holds both shares' cases (twins among them, drawn per run): a verdict names cases instead.
     # A run that wrote no report collected none: what it said (pytest's own crash) is the one clue.
-    return msgspec.structs.replace(run, cases=cases, tests=len(cases), failures=failures, errors=errors,
-                                   skipped=outcomes.count(CaseOutcome.SKIPPED),
+    return msgspec.structs.replace(run, cases=cases, tests=tests, failures=failures, errors=errors, skipped=skipped,
                                    output_tail=run.output_tail if not run.report_found else "",
                                    exit_code=own_clean if run.exit_code == clean else run.exit_code)
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from endstate.grading._testrun import Case, CaseOutcome, TestRun
+from endstate.grading._testrun import Case, TestRun
 
-__all__ = ["Listed", "listed_cases", "counts"]
+__all__ = ["Listed", "listed_cases"]
 
 
 class Listed(NamedTuple):
@@ -66,8 +66,3 @@ def listed_cases(run: TestRun, ids: list[str]) -> Listed:
             missing.append(node_id)
     return Listed([run.cases[i] for i in sorted(named)], missing, len(run.cases) - len(named))
 
-
-def counts(cases: list[Case]) -> tuple[int, int, int, int]:
-    """(tests, failures, errors, skipped) of `cases`, as a run's report counts them."""
-    return (len(cases), sum(c[2] == CaseOutcome.FAILURE for c in cases), sum(c[2] == CaseOutcome.ERROR for c in cases),
-            sum(c[2] == CaseOutcome.SKIPPED for c in cases))

@@ -54,7 +54,7 @@ from endstate.grading._state import Grading
 from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, ProjectCopy, Tree
 from endstate.task import is_test_module
 
-__all__ = ["Canary", "Case", "CaseOutcome", "FAILING", "TestRun", "TestCommandError", "command_words", "parse_test_command", "import_paths", "run_tests",
+__all__ = ["Canary", "Case", "CaseOutcome", "FAILING", "case_counts", "TestRun", "TestCommandError", "command_words", "parse_test_command", "import_paths", "run_tests",
            "harness_files", "isolation", "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR",
            "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "REPORT_MAX_BYTES", "shown_command"]
 
@@ -116,6 +116,13 @@ class CaseOutcome(enum.StrEnum):
 FAILING = frozenset({CaseOutcome.FAILURE, CaseOutcome.ERROR})
 #: One reported test case: (classname, name, outcome).
 Case = tuple[str, str, CaseOutcome]
+
+
+def case_counts(cases: list[Case]) -> tuple[int, int, int, int]:
+    """(tests, failures, errors, skipped) of `cases`, as a run's report counts them."""
+    outcomes = [outcome for _, _, outcome in cases]
+    return (len(outcomes), outcomes.count(CaseOutcome.FAILURE), outcomes.count(CaseOutcome.ERROR),
+            outcomes.count(CaseOutcome.SKIPPED))
 
 
 class Canary(enum.StrEnum):

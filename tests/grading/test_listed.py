@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from endstate.errors import ManifestError
-from endstate.grading._listed import counts, listed_cases
-from endstate.grading._testrun import CaseOutcome, TestRun
+from endstate.grading._listed import listed_cases
+from endstate.grading._testrun import CaseOutcome, TestRun, case_counts
 from endstate.task import load_task
 
 PASSED, FAILURE, SKIPPED = CaseOutcome.PASSED, CaseOutcome.FAILURE, CaseOutcome.SKIPPED
@@ -29,11 +29,11 @@ def test_only_the_listed_ids_are_counted_each_by_its_file_classes_and_name() -> 
     listed = listed_cases(_run(CASES), ["astropy/time/tests/test_basic.py::TestBasic::test_later",
                                         "astropy/time/tests/test_basic.py::test_param[a::b-1]"])
     assert listed.cases == [CASES[1], CASES[3]] and listed.missing == [] and listed.others == 3
-    assert counts(listed.cases) == (2, 0, 0, 0)
+    assert case_counts(listed.cases) == (2, 0, 0, 0)
     # a function outside the class is another test; an id without parameters names every case of its function
     listed = listed_cases(_run(CASES), ["astropy/time/tests/test_basic.py::test_later",
                                         "astropy/time/tests/test_basic.py::test_param"])
-    assert listed.cases == [CASES[2], CASES[3], CASES[4]] and counts(listed.cases) == (3, 1, 0, 1)
+    assert listed.cases == [CASES[2], CASES[3], CASES[4]] and case_counts(listed.cases) == (3, 1, 0, 1)
 
 
 def test_an_id_no_case_answers_is_missing() -> None:
