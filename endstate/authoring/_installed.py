@@ -33,7 +33,7 @@ import tomllib
 from endstate.sandbox import FileEntry, Tree
 from endstate.task import parse_python
 
-__all__ = ["project_name", "project_version", "project_metadata", "generated_files", "asks_for_metadata",
+__all__ = ["project_name", "project_version", "scm_schemes", "project_metadata", "generated_files", "asks_for_metadata",
            "runtime_requirements", "cfg_requirements", "requirement_lines", "setup_literal", "namespace_lines"]
 
 _VERSION = re.compile(r"\d+(\.\d+)*([._-]?(a|b|rc|post|dev)\d*)*(\+[\w.]+)?")
@@ -309,6 +309,26 @@ def _version_files(project: Tree) -> list[tuple[str, str | None]]:
         template = scm_py.get("write_to_template")
         found.append((scm_py["write_to"], template if isinstance(template, str) else None))
     return found
+
+
+def scm_schemes(project: Tree) -> tuple[str, str] | None:
+    """(version scheme, local scheme) when the project's build takes its version from the VCS
+    (`[tool.setuptools_scm]`, hatch's `vcs` version source, setup.py's `use_scm_version`), else None."""
+    tool = _toml(project).get("tool", {})
+    options: object = None
+    if isinstance(tool.get("setuptools_scm"), dict):
+        options = tool["setuptools_scm"]
+    hatch = tool.get("hatch", {}).get("version", {}) if isinstance(tool.get("hatch"), dict) else {}
+    if options is None and isinstance(hatch, dict) and hatch.get("source") == "vcs":
+        options = hatch.get("raw-options", {})
+    used = _setup_keywords(project).get("use_scm_version")
+    if options is None and used:
+        options = used if isinstance(used, dict) else {}
+    if not isinstance(options, dict):
+        return None
+    version, local = options.get("version_scheme"), options.get("local_scheme")
+    return (version if isinstance(version, str) else "guess-next-dev",
+            local if isinstance(local, str) else "node-and-date")
 
 
 def generated_files(project: Tree, version: str) -> Tree:

@@ -42,9 +42,10 @@ from endstate.authoring._fix import (
     split_fix,
     suite_roots,
 )
-from endstate.authoring._installed import generated_files, project_version
+from endstate.authoring._installed import generated_files, project_version, scm_schemes
 from endstate.authoring._nodeids import _node_id, error_line
 from endstate.authoring._offline import needs_the_network, network_host
+from endstate.authoring._scmversion import scm_version
 from endstate.authoring._systools import system_packages
 from endstate.authoring._taskimage import (
     declared_requirements,
@@ -436,7 +437,9 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
     if split.dropped_links:
         log(f"note: {len(split.dropped_links)} symbolic link(s) left out of the fixture, which holds regular "
             f"files only: {', '.join(split.dropped_links[:5])}")
-    version = project_version(split.fixture, fallback=last_tag(repo, split.base))
+    schemes = scm_schemes(split.fixture)  # the version an install from the repository states, where it asks git
+    version = project_version(split.fixture, fallback=(schemes and scm_version(repo, split.base, schemes)[0])
+                              or last_tag(repo, split.base))
     split.fixture.update(generated_files(split.fixture, version))  # what the project's install writes into its checkout
     roots = suite_roots(split.fixture, test_globs)
     if not roots:

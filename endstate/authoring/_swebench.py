@@ -45,7 +45,7 @@ from endstate.authoring._clones import base_tree, clone_git, find_clone, require
 from endstate.authoring._condaenv import broken_imports
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._gitapply import apply_field, strict_diff
-from endstate.authoring._installed import generated_files, project_version, runtime_requirements
+from endstate.authoring._installed import generated_files, project_version, runtime_requirements, scm_schemes
 from endstate.authoring._loopback import LOOPBACK_SAID, reads_httpbin_url
 from endstate.authoring._new import (
     DESELECT_MAX,
@@ -69,6 +69,7 @@ from endstate.authoring._nodeids import (
     with_whole_tests,
 )
 from endstate.authoring._offline import needs_the_network, network_host
+from endstate.authoring._scmversion import scm_version
 from endstate.authoring._swebenchdata import Selection
 from endstate.authoring._swebenchenv import SwebenchEnv, env_exports, python_deviation, swebench_env
 from endstate.authoring._swebenchimages import about, instance_image, write_layer
@@ -140,6 +141,17 @@ def _split(instance: Instance, fixture: Tree, log: Callable[[str], None] = lambd
 def _command(tree: Tree, targets: list[str], installed: list[str] | None) -> str:
     """The project's test command over `targets`, run by pytest: the dataset's ids are pytest's."""
     return project_test_command(tree, targets, installed=installed, pytest_ids=True)
+
+
+def _installed_version(fixture: Tree, clone: Path, instance: Instance, log: Callable[[str], None]) -> str:
+    """The version the project's install from the clone states: setuptools_scm's guess at `base_commit` where
+    its build asks the VCS (SWE-bench's environment holds that, `3.7.0.dev1234+g...`), else the record's."""
+    schemes = scm_schemes(fixture)
+    version, how = scm_version(clone, instance.base_commit, schemes, str(instance.version or "")) if schemes \
+        else ("", "")
+    if version:
+        log(f"version {version}: {how}")
+    return version or str(instance.version or "")
 
 
 def _runs_here(fixture: Tree, runner: str) -> None:
@@ -233,7 +245,8 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
     clone = find_clone(repos or Path("."), instance.repo) if own is None else Path(".")
     fixture = base_tree(clone, instance.base_commit, log, repos) if own is None else dict(own.tree)
     _runs_here(fixture, SWEBENCH_RUNNERS.get(instance.repo, "pytest"))
-    version = project_version(fixture, fallback=str(instance.version or ""))
+    version = project_version(fixture, fallback=_installed_version(fixture, clone, instance, log) if own is None
+                              else str(instance.version or ""))
     fixture.update(generated_files(fixture, version) if own is None else {})  # what the project's install writes
     split = _split(instance, fixture, log)
     protected = [g for g in DEFAULT_TEST_GLOBS if any(matches_any(p, [g]) for p in split.fixture)]
