@@ -17,12 +17,13 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from endstate.sandbox._runtime import HARNESS_USER, RUNTIME_PATH, RuntimeGuards, harness_env
 
-__all__ = ["Channel", "ChannelBroken", "SERVER_ARGV", "SERVER_ENV"]
+__all__ = ["Channel", "ChannelBroken", "ChannelStalled", "SERVER_ARGV", "SERVER_ENV"]
 
 #: How the server starts: isolated mode and no site, so nothing the agent wrote is imported. Its
 #: source travels in the environment (which only root may read), so `ps` shows one short line.
@@ -32,10 +33,16 @@ SERVER_ARGV = ["python3", "-I", "-S", "-c", "import os; exec(os.environ.pop('END
 SERVER_ENV = {"ENDSTATE_SERVER": Path(__file__).with_name("_shim_server.py").read_text()}
 
 _CHUNK = 64 * 1024
+#: How often a watched request that has had no reply asks its watch whether one can still come.
+WATCH_S = 2.0
 
 
 class ChannelBroken(Exception):
     """The stream ended or stalled; the message holds what the server said, if anything."""
+
+
+class ChannelStalled(ChannelBroken):
+    """No reply can come: the request's `watch` saw why (the server stopped) before the deadline."""
 
 
 class Channel:
@@ -51,6 +58,8 @@ class Channel:
         self._out = bytearray()  # the server's standard output, not yet read as replies
         self._err = bytearray()  # what the server said on standard error (a crash, a missing python3)
         self.broken = False
+        self._server_pid = 0
+        self.watch: Callable[[], str] | None = None
 
     @classmethod
     def open(cls, api: Any, container_id: str, *, runtime: bool = False,
@@ -69,7 +78,10 @@ class Channel:
     def request(self, header: dict[str, Any], payload: bytes = b"", *,
                 deadline: float) -> tuple[dict[str, Any], bytes, bytes]:
         """Send one request and wait, until `deadline` (monotonic), for its reply:
-        (reply header, stdout, stderr). Raises ChannelBroken; the channel is then unusable."""
+        (reply header, stdout, stderr). Raises ChannelBroken; the channel is then unusable.
+        The channel's `watch`, if it has one, is asked every WATCH_S seconds of silence why no reply
+        can come ("" while one can): ChannelStalled then, without waiting for the deadline."""
+        watch = self.watch
         with self._lock:
             if self.broken:
                 raise ChannelBroken("the channel broke earlier")
@@ -77,14 +89,26 @@ class Channel:
             try:
                 self._raw.settimeout(max(deadline - time.monotonic(), 0.001))
                 self._raw.sendall(len(encoded).to_bytes(4, "big") + encoded + payload)
-                size = int.from_bytes(self._take(4, deadline), "big")
-                reply = json.loads(self._take(size, deadline))
-                out = self._take(reply["out"], deadline)
-                err = self._take(reply["err"], deadline)
+                size = int.from_bytes(self._take(4, deadline, watch), "big")
+                reply = json.loads(self._take(size, deadline, watch))
+                out = self._take(reply["out"], deadline, watch)
+                err = self._take(reply["err"], deadline, watch)
+            except ChannelStalled:
+                self.broken = True
+                raise
             except (OSError, ValueError, KeyError, ChannelBroken) as exc:  # TimeoutError is an OSError
                 self.broken = True
                 raise ChannelBroken(self._why(exc)) from None
             return reply, out, err
+
+    def server_pid(self) -> int:
+        """The server's process id as the engine sees it (the host's), 0 when the engine cannot say."""
+        if not self._server_pid and self._api is not None:
+            try:
+                self._server_pid = int(self._api.exec_inspect(self._exec_id).get("Pid") or 0)
+            except Exception:  # noqa: BLE001 - a watch that cannot look sees nothing
+                pass
+        return self._server_pid
 
     def _why(self, exc: BaseException) -> str:
         said = self._err.decode("utf-8", errors="replace").strip()[-500:]
@@ -100,15 +124,18 @@ class Channel:
             return f"the in-sandbox server could not start ({SERVER_ARGV[0]} exited {code}): the image needs python3"
         return f"the server's stream ended (exit code {code})" if code is not None else str(exc)
 
-    def _take(self, size: int, deadline: float) -> bytes:
+    def _take(self, size: int, deadline: float, watch: Callable[[], str] | None = None) -> bytes:
         while len(self._out) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise TimeoutError("no reply before the deadline")
-            self._raw.settimeout(remaining)
+            self._raw.settimeout(min(remaining, WATCH_S) if watch else remaining)
             try:
                 data = self._raw.recv(_CHUNK)
             except TimeoutError:
+                seen = watch() if watch else ""
+                if seen:
+                    raise ChannelStalled(seen) from None
                 continue  # the deadline decides, above
             if not data:
                 raise ChannelBroken("the server's stream ended")

@@ -31,6 +31,7 @@ import secrets
 import signal
 import time
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import docker
@@ -49,8 +50,15 @@ from endstate.sandbox._base import (
     output_text,
 )
 from endstate.sandbox._bounded import BoundedFolders
-from endstate.sandbox._channel import Channel, ChannelBroken
-from endstate.sandbox._engine import ChunkReader, freeze, remove_container, shared_client, still_running, why
+from endstate.sandbox._channel import Channel, ChannelBroken, ChannelStalled
+from endstate.sandbox._engine import (
+    ChunkReader,
+    freeze,
+    remove_container,
+    shared_client,
+    still_running,
+    why,
+)
 from endstate.sandbox._files import DockerFileTools, _inside
 from endstate.sandbox._reaper import owner_labels
 from endstate.sandbox._runtime import RUNTIME, RuntimeGuards, runtime_python, runtime_volume
@@ -69,6 +77,7 @@ from endstate.sandbox._scripts import (
     first_process,
     parse_status,
 )
+from endstate.sandbox._services import stopped_among
 from endstate.sandbox._tree import (
     ROOT_OWNERS,
     Tree,
@@ -218,7 +227,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                 # A root agent killed the harness's server (`pkill python3`): that command fails, the next reopens it.
                 return ExecResult(137, "", "[endstate: the command killed the harness's command runner]\n",
                                   duration_s=round(time.monotonic() - started, 3))
-            if time.monotonic() < started + limit + _BACKSTOP_S:
+            stalled = isinstance(exc, ChannelStalled)
+            if time.monotonic() < started + limit + _BACKSTOP_S and not stalled:
                 raise SandboxError(
                     f"command runner in container {self._container.short_id} died ({exc}; container state: "
                     f"{self._state()}); the sandbox is unusable"
@@ -232,8 +242,9 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
             except docker.errors.APIError:
                 pass  # already stopped or gone: either way it runs nothing now
             wedged = CommandWedged(
-                f"command in container {self._container.short_id} outlived its deadline by "
-                f"{_BACKSTOP_S:.0f}s ({exc}); the container was killed{running}"
+                f"command in container {self._container.short_id} " + (
+                    f"can never return: {exc}" if stalled else
+                    f"outlived its deadline by {_BACKSTOP_S:.0f}s ({exc})") + f"; the container was killed{running}"
             )
             wedged.frozen = running if frozen else None
             raise wedged from None
@@ -285,6 +296,13 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
             return None
         return channel
 
+    def _watch(self, channel: Channel) -> Callable[[], str]:
+        """What a request asks while it has no reply: whether the server or its runner is stopped."""
+        def watch() -> str:
+            seen = stopped_among(self._client.api, self._container.id, channel.server_pid())
+            return f"the harness's command server or its runner is stopped ({seen})" if seen else ""
+        return watch
+
     def _channel(self) -> Channel:
         """This process's open channel into the container, opened on first use."""
         channel = self._held_channel()
@@ -297,6 +315,10 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                 raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
             except docker.errors.APIError as exc:
                 raise SandboxError(f"sandbox container {self._container.short_id} failed: {why(exc)}") from None
+            if self._grading and self._agent_uid == 0:
+                # The end state runs as root beside the harness here (a root task's services) and can stop its
+                # server: a request then never has a reply, which is seen within seconds, not at its deadline.
+                channel.watch = self._watch(channel)
         return channel
 
     def ready(self) -> None:

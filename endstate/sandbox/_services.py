@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from importlib import resources
 from typing import Any
 
 import msgspec
 
 from endstate.errors import SandboxError
+from endstate.sandbox._channel import WATCH_S
 from endstate.sandbox._runtime import HARNESS_USER, harness_env, runtime_python
 
 __all__ = ["LIST_SERVICES", "Process", "bound_writes", "read_processes", "release_writes", "start_processes",
@@ -106,26 +107,56 @@ def _exec(client: Any, container: str, argv: list[str], deadline_s: float = _STA
     except Exception as exc:  # noqa: BLE001 - the engine's error, named (the chain tells a machinery fault)
         raise SandboxError(f"`{argv[0]} ... {argv[-1][:60]}` could not start in container {container[:12]}: "
                            f"{exc}") from exc
+    def stopped() -> str:  # asked while it is silent: stopped, it can never end (what it started is the end state's)
+        return stopped_among(client.api, container, int(client.api.exec_inspect(made["Id"]).get("Pid") or 0),
+                             children=False)
+
     try:
-        out, err = _frames(getattr(stream, "_sock", stream), time.monotonic() + deadline_s)
+        out, err = _frames(getattr(stream, "_sock", stream), time.monotonic() + deadline_s, stopped)
     except (TimeoutError, OSError) as exc:
         raise SandboxError(f"`{argv[0]} ... {argv[-1][:60]}` in container {container[:12]} did not return within "
                            f"{deadline_s:.0f}s ({exc or type(exc).__name__})") from None
+    except _Stopped as exc:
+        raise SandboxError(f"`{argv[0]} ... {argv[-1][:60]}` in container {container[:12]} can never return: "
+                           f"it is stopped ({exc})") from None
     finally:
         stream.close()
     return client.api.exec_inspect(made["Id"]).get("ExitCode", 1), out, err
 
 
-def _frames(raw: Any, deadline: float) -> tuple[bytes, bytes]:
+def stopped_among(api: Any, container: str, pid: int, *, children: bool = True) -> str:
+    """Which of process `pid` (the host's id) of `container` and (with `children`) its children the engine
+    sees stopped (a stop signal, a tracer): "" when none is, or when the engine cannot say."""
+    try:
+        rows = api.top(container, ps_args="-o pid,ppid,stat,args")["Processes"] or []
+        mine = [(int(p), state, args) for p, parent, state, args in (r[:4] for r in rows)
+                if pid and (int(p) == pid or (children and int(parent) == pid))]
+    except Exception:  # noqa: BLE001 - the engine's error, or rows of another shape: nothing is seen
+        return ""
+    return "; ".join(f"{p} {state} {args[:60]}" for p, state, args in mine if state[:1] in ("T", "t"))
+
+
+class _Stopped(Exception):
+    """The process an attach stream waits on is stopped: no end can come."""
+
+
+def _frames(raw: Any, deadline: float, stopped: Callable[[], str] = str) -> tuple[bytes, bytes]:
     """Standard output and error of an engine attach stream (frames: stream id, 3 zero bytes, big-endian
-    length, payload) read to its end; TimeoutError once `deadline` (monotonic) passes."""
+    length, payload) read to its end; TimeoutError once `deadline` (monotonic) passes, _Stopped as soon as
+    `stopped`, asked every WATCH_S seconds of silence, says the process is."""
     data, streams = bytearray(), {1: bytearray(), 2: bytearray()}
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TimeoutError("no end before the deadline")
-        raw.settimeout(remaining)
-        chunk = raw.recv(65536)
+        raw.settimeout(min(remaining, WATCH_S))
+        try:
+            chunk = raw.recv(65536)
+        except TimeoutError:
+            seen = stopped()
+            if seen:
+                raise _Stopped(seen) from None
+            continue
         if not chunk:
             return bytes(streams[1]), bytes(streams[2])
         data += chunk

@@ -86,3 +86,5 @@ def test_a_service_that_stops_or_kills_the_harness_fails_as_tampering(signal):
     verdict = _graded(_service(signal), f"services-{signal.lower()}", command_timeout_s=10)
     assert verdict.outcome is Outcome.FAIL and verdict.tampering, verdict
     assert "the end state's services interfered with the harness" in verdict.reason, verdict
+    if signal == "STOP":  # seen stopped by the channel's watch, never waited for until the deadline
+        assert "the harness's command server or its runner is stopped (" in verdict.reason, verdict
