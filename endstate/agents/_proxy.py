@@ -31,7 +31,7 @@ import msgspec
 from endstate.agent import normalise_output
 from endstate.agents._spec import AgentSpec
 from endstate.cassettes import BUFFERED_STREAM_HEADER
-from endstate.errors import ReplayDivergence
+from endstate.errors import CommandWedged, ReplayDivergence
 from endstate.models import ACTION_FORMAT_HEADER, CHANNEL_HEADER, TURN_HEADER
 
 __all__ = ["ModelProxy", "ACTION_FORMAT_HEADER", "API_ROOT", "FORWARDER_ARGV", "forwarder_env", "answer_documents"]
@@ -144,7 +144,11 @@ class ModelProxy:
         except (EOFError, OSError, ValueError):
             header = {}
         if header.get("ready") != port:
-            raise RuntimeError(f"the model forwarder did not start: {bytes(self._stream.err)[-300:]!r}")
+            # Started before the agent runs anything: a fault of the machinery (the task is run again), never
+            # a verdict on the agent, as a hung command runner is.
+            said = bytes(self._stream.err)[-300:].decode("utf-8", "replace").strip()
+            raise CommandWedged(f"the model forwarder in container {container_id[:12]} did not say it listens on "
+                                f"port {port} within 60 s: {said or 'it said nothing'}")
         self._raw_settimeout(None)
         self._thread = threading.Thread(target=self._serve, name="endstate-model-proxy", daemon=True)
         self._thread.start()

@@ -194,3 +194,34 @@ def test_closing_the_stream_ends_the_thread_that_serves_it():
     stream.close()
     assert ended.wait(5), "the thread reading the stream is still blocked after close()"
     theirs.close()
+
+
+class _SilentEngine:
+    """An engine whose exec of the forwarder ends at once with a word on standard error and no `ready`."""
+
+    def __init__(self) -> None:
+        import socket
+
+        self.ours, theirs = socket.socketpair()
+        said = b"python3: not here\n"
+        theirs.sendall(b"\x02\x00\x00\x00" + len(said).to_bytes(4, "big") + said)
+        theirs.close()
+
+    def exec_create(self, container: str, argv: list[str], **kwargs: object) -> dict:
+        return {"Id": "exec-1"}
+
+    def exec_start(self, exec_id: str, socket: bool) -> object:
+        return self.ours
+
+
+def test_a_forwarder_that_never_listens_is_a_fault_of_the_machinery_run_again():
+    """It starts before the agent runs anything: the run is an infra_error the runner retries, never the
+    agent's error (a control arm stays a control arm on a loaded machine)."""
+    from endstate.errors import CommandWedged
+    from endstate.sandbox import machinery_fault
+
+    proxy = _proxy("http://127.0.0.1:9/api/v1")
+    with pytest.raises(CommandWedged, match="did not say it listens on port 4000 within 60 s: python3: not here") as raised:
+        proxy.start(_SilentEngine(), "c0ffee" * 4, 4000)
+    assert machinery_fault(raised.value).startswith("a sandbox's command runner hung (the model forwarder")
+    proxy.close()
