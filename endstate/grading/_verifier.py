@@ -107,18 +107,20 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     except WorkspaceFull as exc:  # the script runs the end state in the workspace's copy
         return Verdict.fail(f"verifier {script}: {exc}")
     except SandboxError as exc:
-        if not grading.processes or not grading.guards.services_freeze:
+        # A root end state's code runs as root beside the harness: its services, and what the verifier runs of it
+        # (a `pgrep` it put on the PATH) even where it left none running.
+        if not (grading.processes or box.limits.agent_uid == 0) or not grading.guards.services_freeze:
             raise
         from endstate.sandbox import services_interfered  # loads docker: only on this path
 
-        # The end state's services run as root beside the harness: whatever they can do to it (stop or kill
-        # its runner, wedge its command, fill the disk) is theirs, seen with them frozen; never tried again.
+        # Whatever they can do to the harness (stop or kill its runner, wedge its command, fill the disk) is
+        # theirs, seen with them frozen; never tried again.
         seen = services_interfered(box, exc)
         if seen is None:
             raise
         interfered = True
-        return Verdict.tampered(f"verifier {script}: the end state's services interfered with the harness "
-                                f"running it: {seen}")
+        who = "the end state's services" if grading.processes else "the end state, run as root by the verifier,"
+        return Verdict.tampered(f"verifier {script}: {who} interfered with the harness running it: {seen}")
     finally:
         # The verdict is decided already, or an error is on its way; a container the services wedged is left
         # as it is (they would wedge this too), and goes with the task.
