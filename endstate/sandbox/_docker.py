@@ -223,11 +223,13 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         try:
             _, stdout, stderr = channel.request(request, deadline=started + limit + _BACKSTOP_S)
         except ChannelBroken as exc:
-            if self._agent_uid == 0 and not self._grading and self._state() == "running":
-                # A root agent killed the harness's server (`pkill python3`): that command fails, the next reopens it.
-                return ExecResult(137, "", "[endstate: the command killed the harness's command runner]\n",
-                                  duration_s=round(time.monotonic() - started, 3))
             stalled = isinstance(exc, ChannelStalled)
+            if self._agent_uid == 0 and not self._grading and self._state() == "running":
+                # A root agent killed or stopped the harness's server (`pkill python3`, `kill -STOP`): that command
+                # fails, the next reopens it (a stopped one is left as the agent left it, its stream let go).
+                channel.close()
+                return ExecResult(137, "", f"[endstate: the command {'stopped' if stalled else 'killed'} the "
+                                  "harness's command runner]\n", duration_s=round(time.monotonic() - started, 3))
             if time.monotonic() < started + limit + _BACKSTOP_S and not stalled:
                 raise SandboxError(
                     f"command runner in container {self._container.short_id} died ({exc}; container state: "
@@ -315,9 +317,9 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                 raise SandboxError(f"sandbox container {self._container.short_id} is gone") from None
             except docker.errors.APIError as exc:
                 raise SandboxError(f"sandbox container {self._container.short_id} failed: {why(exc)}") from None
-            if self._grading and self._agent_uid == 0:
-                # The end state runs as root beside the harness here (a root task's services) and can stop its
-                # server: a request then never has a reply, which is seen within seconds, not at its deadline.
+            if self._agent_uid == 0:
+                # A root agent, or a root end state beside the harness in its grading container, can stop the server:
+                # a request then never has a reply, which is seen within seconds, not at its deadline.
                 channel.watch = self._watch(channel)
         return channel
 

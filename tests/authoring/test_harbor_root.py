@@ -181,6 +181,12 @@ def test_a_root_agent_that_kills_the_harness_only_fails_that_command():
         # And it reaps what the agent orphans, as Docker's init would: no zombie is left.
         box.exec("for i in 1 2 3 4 5 6 7 8; do (sleep 0.1 &) ; done; sleep 1")
         assert box.exec("ps -eo stat= | grep -c '^Z' || true").stdout.strip() == "0"
+        # Stopped rather than killed (last: what a stopped process ran is never reaped), the server never answers:
+        # seen stopped (not waited for until the deadline), that command fails the same way, the next runs on a new one.
+        for command in ("pkill -STOP -f endstate-serve[r]", "kill -STOP $PPID"):
+            stopped = box.exec(command)
+            assert stopped.exit_code == 137 and "stopped the harness's command runner" in stopped.stderr, stopped
+            assert box.exec("echo alive").stdout == "alive\n"
 
 
 @pytest.mark.docker
