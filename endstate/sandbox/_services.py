@@ -140,7 +140,7 @@ class _Stopped(Exception):
     """The process an attach stream waits on is stopped: no end can come."""
 
 
-def _frames(raw: Any, deadline: float, stopped: Callable[[], str] = str) -> tuple[bytes, bytes]:
+def _frames(raw: Any, deadline: float, stopped: Callable[[], str] = lambda: "") -> tuple[bytes, bytes]:
     """Standard output and error of an engine attach stream (frames: stream id, 3 zero bytes, big-endian
     length, payload) read to its end; TimeoutError once `deadline` (monotonic) passes, _Stopped as soon as
     `stopped`, asked every WATCH_S seconds of silence, says the process is."""
