@@ -1,7 +1,8 @@
 """The local clones `tasks import swebench` reads: a repository found under the repos folder by
 its SWE-bench name, and its tree at a commit (no history; submodules from the clone where it has them, else
 from a clone of their own repository in the same folder);
-the tag and date of a commit, which `tasks new` reads of its repository too."""
+the tag, the version setuptools_scm would give and the date of a commit, which `tasks new` reads of its
+repository too."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from endstate.authoring._fix import submodule_trees
 from endstate.errors import UserError
 from endstate.sandbox import FileEntry, Tree, tar_to_tree
 
-__all__ = ["clone_git", "find_clone", "base_tree", "last_tag", "commit_date", "requirements_at"]
+__all__ = ["clone_git", "find_clone", "base_tree", "last_tag", "scm_version", "commit_date", "requirements_at"]
 
 
 def clone_git(repo: Path, *args: str) -> bytes:
@@ -123,6 +124,60 @@ def last_tag(repo: Path, commit: str) -> str:
     done = subprocess.run(["git", "-C", str(repo), "describe", "--tags", "--abbrev=0", commit],
                           capture_output=True, text=True, check=False)
     return done.stdout.strip().removeprefix("v") if done.returncode == 0 else ""
+
+
+#: setuptools_scm's default tag pattern: an optional `name-` prefix, then the version (a `v` allowed).
+_TAG = re.compile(r"^(?:[\w-]+-)?[vV]?(?P<version>\d+(?:\.\d+){0,2}[^+]*)(?:\+.*)?$")
+_DESCRIBED = re.compile(r"^(?P<tag>.+)-(?P<distance>\d+)-g(?P<node>[0-9a-f]+)$")
+
+
+def scm_version(repo: Path, commit: str, schemes: tuple[str, str], record: str = "") -> tuple[str, str]:
+    """(version, how it was had): setuptools_scm's answer for a clean checkout of `commit`, from
+    `git describe`, by the project's (version, local) schemes, as SWE-bench's environment installs it (clean,
+    on the main branch): a project whose build asks git states no version in its tree. Where the clone holds no tag reachable from the commit (a fork copied without
+    tags), the version is a development one of `record` (the dataset's X.Y), `X.Y.dev0+gNODE`: the
+    distance from the tag is not known there."""
+    described = _git(repo, "describe", "--tags", "--long", "--match", "*[0-9]*", commit).stdout.decode().strip()
+    found = _DESCRIBED.match(described)
+    tag = _TAG.match(found.group("tag")) if found else None
+    if found and tag:
+        distance, node = int(found.group("distance")), found.group("node")
+        how = f"setuptools_scm's guess from the clone (`git describe`: {described})"
+        base = tag.group("version")
+    else:
+        node = _git(repo, "rev-parse", "--short", commit).stdout.decode().strip()
+        if not record or not node:
+            return "", ""
+        base, distance = record, -1
+        how = f"a development version of the record's {record}: the clone holds no tag reachable from the commit"
+    version_scheme, local_scheme = schemes
+    public = base if distance == 0 else f"{base}.dev0" if distance < 0 else _next(base, version_scheme, distance)
+    local = "" if distance == 0 or local_scheme in ("no-local-version", "dirty-tag") else f"+g{node}"
+    return public + local, how
+
+
+def _next(tag: str, scheme: str, distance: int) -> str:
+    """The development version after `tag`, `distance` commits on, by setuptools_scm's version scheme."""
+    if scheme == "post-release":
+        return f"{tag}.post{distance}"
+    if scheme == "no-guess-dev":
+        return f"{tag}.post1.dev{distance}"
+    if scheme == "only-version":
+        return tag
+    release = [int(p) for p in re.findall(r"\d+", tag.split("+")[0])[:3]]
+    if scheme == "release-branch-semver" and re.fullmatch(r"\d+(\.\d+)*", tag):
+        # off a release branch (SWE-bench installs from the main branch): the next minor
+        release = (release + [0, 0])[:2]
+        return f"{release[0]}.{release[1] + 1}.0.dev{distance}"
+    if scheme == "python-simplified-semver" and re.fullmatch(r"\d+(\.\d+)*", tag):
+        release = (release + [0, 0, 0])[:3]
+        return f"{release[0]}.{release[1]}.{release[2] + 1}.dev{distance}"
+    # guess-next-dev (the default) and any scheme not named above: a development tag (astropy's `v5.1.dev`)
+    # is the release it leads to; any other, its last number plus one
+    if (dev := re.search(r"[.-]?dev0?$", tag)) is not None:
+        return f"{tag[:dev.start()]}.dev{distance}"
+    last = list(re.finditer(r"\d+", tag))[-1]
+    return f"{tag[:last.start()]}{int(last.group()) + 1}{tag[last.end():]}.dev{distance}"
 
 
 def commit_date(repo: Path, commit: str) -> str:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from endstate.authoring._build import build_inputs, built_fixture_products
-from endstate.authoring._clones import commit_date, last_tag
+from endstate.authoring._clones import commit_date, last_tag, scm_version
 from endstate.authoring._fix import (
     DEFAULT_TEST_GLOBS,
     FixSplit,
@@ -45,7 +45,6 @@ from endstate.authoring._fix import (
 from endstate.authoring._installed import generated_files, project_version, scm_schemes
 from endstate.authoring._nodeids import _node_id, error_line
 from endstate.authoring._offline import needs_the_network, network_host
-from endstate.authoring._scmversion import scm_version
 from endstate.authoring._systools import system_packages
 from endstate.authoring._taskimage import (
     declared_requirements,

@@ -41,7 +41,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.authoring._build import build_inputs, builds_matplotlib, built_fixture_products, compiled_sources
-from endstate.authoring._clones import base_tree, clone_git, find_clone, requirements_at
+from endstate.authoring._clones import base_tree, clone_git, find_clone, requirements_at, scm_version
 from endstate.authoring._condaenv import broken_imports
 from endstate.authoring._fix import DEFAULT_TEST_GLOBS, FixSplit
 from endstate.authoring._gitapply import apply_field, strict_diff
@@ -69,7 +69,6 @@ from endstate.authoring._nodeids import (
     with_whole_tests,
 )
 from endstate.authoring._offline import needs_the_network, network_host
-from endstate.authoring._scmversion import scm_version
 from endstate.authoring._swebenchdata import Selection
 from endstate.authoring._swebenchenv import SwebenchEnv, env_exports, python_deviation, swebench_env
 from endstate.authoring._swebenchimages import about, instance_image, write_layer

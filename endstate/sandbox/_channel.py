@@ -81,7 +81,6 @@ class Channel:
         (reply header, stdout, stderr). Raises ChannelBroken; the channel is then unusable.
         The channel's `watch`, if it has one, is asked every WATCH_S seconds of silence why no reply
         can come ("" while one can): ChannelStalled then, without waiting for the deadline."""
-        watch = self.watch
         with self._lock:
             if self.broken:
                 raise ChannelBroken("the channel broke earlier")
@@ -89,10 +88,10 @@ class Channel:
             try:
                 self._raw.settimeout(max(deadline - time.monotonic(), 0.001))
                 self._raw.sendall(len(encoded).to_bytes(4, "big") + encoded + payload)
-                size = int.from_bytes(self._take(4, deadline, watch), "big")
-                reply = json.loads(self._take(size, deadline, watch))
-                out = self._take(reply["out"], deadline, watch)
-                err = self._take(reply["err"], deadline, watch)
+                size = int.from_bytes(self._take(4, deadline), "big")
+                reply = json.loads(self._take(size, deadline))
+                out = self._take(reply["out"], deadline)
+                err = self._take(reply["err"], deadline)
             except ChannelStalled:
                 self.broken = True
                 raise
@@ -124,7 +123,8 @@ class Channel:
             return f"the in-sandbox server could not start ({SERVER_ARGV[0]} exited {code}): the image needs python3"
         return f"the server's stream ended (exit code {code})" if code is not None else str(exc)
 
-    def _take(self, size: int, deadline: float, watch: Callable[[], str] | None = None) -> bytes:
+    def _take(self, size: int, deadline: float) -> bytes:
+        watch = self.watch
         while len(self._out) < size:
             remaining = deadline - time.monotonic()
             if remaining <= 0:

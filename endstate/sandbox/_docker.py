@@ -51,14 +51,7 @@ from endstate.sandbox._base import (
 )
 from endstate.sandbox._bounded import BoundedFolders
 from endstate.sandbox._channel import Channel, ChannelBroken, ChannelStalled
-from endstate.sandbox._engine import (
-    ChunkReader,
-    freeze,
-    remove_container,
-    shared_client,
-    still_running,
-    why,
-)
+from endstate.sandbox._engine import ChunkReader, freeze, remove_container, shared_client, still_running, why
 from endstate.sandbox._files import DockerFileTools, _inside
 from endstate.sandbox._reaper import owner_labels
 from endstate.sandbox._runtime import RUNTIME, RuntimeGuards, runtime_python, runtime_volume

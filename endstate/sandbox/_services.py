@@ -107,9 +107,11 @@ def _exec(client: Any, container: str, argv: list[str], deadline_s: float = _STA
     except Exception as exc:  # noqa: BLE001 - the engine's error, named (the chain tells a machinery fault)
         raise SandboxError(f"`{argv[0]} ... {argv[-1][:60]}` could not start in container {container[:12]}: "
                            f"{exc}") from exc
+    pid: list[int] = []  # the process's host pid, asked of the engine once, when first needed
+
     def stopped() -> str:  # asked while it is silent: stopped, it can never end (what it started is the end state's)
-        return stopped_among(client.api, container, int(client.api.exec_inspect(made["Id"]).get("Pid") or 0),
-                             children=False)
+        pid[:] = pid or [int(client.api.exec_inspect(made["Id"]).get("Pid") or 0)]
+        return stopped_among(client.api, container, pid[0], children=False)
 
     try:
         out, err = _frames(getattr(stream, "_sock", stream), time.monotonic() + deadline_s, stopped)

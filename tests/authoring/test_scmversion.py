@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from endstate.authoring._clones import scm_version
 from endstate.authoring._installed import scm_schemes
-from endstate.authoring._scmversion import scm_version
 from endstate.sandbox._tree import FileEntry, Tree
 
 
