@@ -21,6 +21,7 @@ import io
 import os
 import posixpath
 import re
+import shlex
 import shutil
 import subprocess
 import tarfile
@@ -40,7 +41,10 @@ from endstate.authoring._harborspec import (
     endstate_settings,
     held_test_file,
     memory_mb,
+    network_mode,
+    own_env,
     read_harbor_task,
+    unsupported,
     verifier_packages,
 )
 from endstate.authoring._harbortools import (
@@ -159,19 +163,21 @@ def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProce
 
 
 def _files(tag: str, workdir: str, script: str | None = None, outside: list[str] | None = None,
-           network: bool = False, services: list[str] | None = None) -> dict[str, tuple[bytes, bool]]:
+           network: bool = False, services: list[str] | None = None, env: dict[str, str] | None = None
+           ) -> dict[str, tuple[bytes, bool]]:
     """The files under `workdir` in a container of image `tag`, by path relative to it, with
-    whether each is executable: as the image has them, or after `script` ran there (network off).
-    `outside` receives what the script changed elsewhere in the container (`docker diff`), and
-    `services` each service it left running that could not be started again for grading."""
+    whether each is executable: as the image has them, or after `script` ran there (network off)
+    with `env` set. `outside` receives what the script changed elsewhere in the container (`docker
+    diff`), and `services` each service it left running that could not be started again for grading."""
     name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
     if script is None:
         made = _docker("create", "--name", name, "--entrypoint", "sh", tag)  # never started
     else:
         # Marked as an agent's commands are, and listed once it is done (its services, as a run seals them).
         listed = [] if services is None else ["-c", _LISTED, "endstate", *LIST_SERVICES]
+        given = [arg for name, value in sorted((env or {}).items()) for arg in ("-e", f"{name}={value}")]
         made = _docker("run", "-i", "--name", name, "--network", "bridge" if network else "none", "-w", workdir,
-                       "--entrypoint", "bash", tag, *(listed or ["-s"]), input=script.encode())
+                       *given, "--entrypoint", "bash", tag, *(listed or ["-s"]), input=script.encode())
         if services is not None:
             services.extend(unrestartable(made.stdout.rpartition(b"\n" + _MARK + b"\n")[2]))
     try:
@@ -210,6 +216,16 @@ def _sealed_paths(diff: str, workdir: str) -> list[str]:
     return sorted({posixpath.dirname(p) for p in leaves})
 
 
+def env_layer(env: dict[str, str]) -> str:
+    """Dockerfile lines setting `env` in the image (a Harbor task's `[environment] env`): the agent's
+    commands, its oracle's and its verifier's all have it, as in Harbor's container."""
+    if not env:
+        return ""
+    quoted = {name: '"' + re.sub(r'(["\\$])', r"\\\1", value) + '"' for name, value in sorted(env.items())}
+    return ("\n# -- added by `endstate tasks import harbor`: task.toml's [environment] env\n"
+            + "".join(f"ENV {name}={value}\n" for name, value in quoted.items()))
+
+
 def _write(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
     root.mkdir(parents=True, exist_ok=True)
     for name, (data, executable) in sorted(files.items()):
@@ -218,13 +234,14 @@ def _write(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
         (root / name).chmod(0o755 if executable else 0o644)
 
 
-def _fed_to_bash(script: str) -> str:
+def _fed_to_bash(script: str, env: dict[str, str] | None = None) -> str:
     """A command that runs `script` with bash, fed on standard input as a here-document,
-    so it runs as solve.sh would (and `tasks check` sees a command that writes)."""
+    so it runs as solve.sh would (and `tasks check` sees a command that writes), with `env` set."""
     end = "ENDSTATE_SOLVE"
     while end in script:
         end += "_"
-    return f"bash -s <<'{end}'\n{script.rstrip(chr(10))}\n{end}"
+    own = "".join(f"{name}={shlex.quote(value)} " for name, value in sorted((env or {}).items()))
+    return f"{own}bash -s <<'{end}'\n{script.rstrip(chr(10))}\n{end}"
 
 
 def _write_rule(writable: list[str]) -> dict:
@@ -262,6 +279,12 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
     own = endstate_settings(folder, tables)  # endstate's own sources may keep its first defaults (below)
     for name in tables:
         log(f"task {task_id}: task.toml's [{name}] is not Harbor's as endstate knows it: left unread")
+    unsupported(harbor, folder / "task.toml")
+    envs = {table: own_env(getattr(harbor, table).env, table, folder / "task.toml", log)
+            for table in ("environment", "verifier", "solution")}
+    if harbor.environment.skills_dir:
+        log(f"task {task_id}: [environment] skills_dir {harbor.environment.skills_dir}: endstate's agents are not "
+            "given skills (Harbor copies them into an agent's own configuration): the folder stays in the image")
     memory = memory_mb(harbor.environment, folder / "task.toml")
     try:
         dockerfile, from_images = _rebased((folder / "environment/Dockerfile").read_text(), base, images)
@@ -274,23 +297,26 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
                             f"and no registry can be reached: `docker pull {from_image}` where one can, or map it to "
                             f"an image the engine has with --base-image {from_image}=IMAGE (--base {DEFAULT_IMAGE} "
                             "builds its RUN steps on endstate's sandbox image)")
-    workdir = dockerfile_workdir(dockerfile)
+    workdir = harbor.environment.workdir or dockerfile_workdir(dockerfile)
+    if not workdir.startswith("/") or workdir.rstrip("/") in ("", "/workspace"):
+        raise UserError(f"{folder / 'task.toml'}: field `environment.workdir` is {workdir!r}: give an absolute "
+                        "folder other than / and /workspace (endstate's own)")
     user = agent_user(own, harbor, dockerfile)
     whole = own.seal == "whole"
-    internet = harbor.environment.allow_internet is True
+    internet = network_mode(harbor) == "public"
     if user != "root" and own.user is None and harbor.agent.user is None:
         log(f"task {task_id}: its agent works as uid 1000 (its Dockerfile names a USER other than root)")
     if internet:
-        log(f"task {task_id}: [environment] allow_internet: its agent reaches the network (its oracle too); "
-            "grading stays offline")
+        log(f"task {task_id}: its agent reaches the network (its oracle too; [environment] or [agent] network_mode "
+            "public, or allow_internet); grading stays offline")
 
     task = out / task_id
     if task.exists():
         shutil.rmtree(task)
     try:
         deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log, network=internet,
-                                      services=whole)
-        runs = {"user": user, "network": internet, "whole": whole}
+                                      services=whole, envs=envs)
+        runs = {"user": user, "network": internet, "whole": whole, "verifier_env": envs["verifier"]}
         write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, harbor, memory, runs))
         load_task(task)
         _build_final(task, task_id, log)
@@ -349,11 +375,15 @@ def _build(task: Path, tag: str, task_id: str, what: str) -> None:
 
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
-                log: Callable[[str], None], *, network: bool = False, services: bool = False
-                ) -> tuple[list[str], list[str]]:
+                log: Callable[[str], None], *, network: bool = False, services: bool = False,
+                envs: dict[str, dict[str, str]] | None = None) -> tuple[list[str], list[str]]:
     """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
-    hacks); returns the files the oracle deletes and the folders outside `workdir` it changes."""
+    hacks); returns the files the oracle deletes and the folders outside `workdir` it changes.
+    `envs`: the environment of the task's container (`environment`, written into its image) and of
+    its oracle (`solution`)."""
+    envs = envs or {}
     shutil.copytree(folder / "environment", task / "image")
+    dockerfile += env_layer(envs.get("environment", {}))
     (task / "image/Dockerfile").write_text(dockerfile)
     # This process's own tag: two imports of one task at once must not remove each other's image.
     tag = f"endstate-harbor-{task_id}:import-{os.getpid()}"
@@ -377,7 +407,8 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     try:
         fixture = _files(tag, workdir)
         try:
-            solved = _files(tag, workdir, solve, outside := [], network, unstarted := [] if services else None)
+            solved = _files(tag, workdir, solve, outside := [], network, unstarted := [] if services else None,
+                            envs.get("solution"))
         except UserError as exc:
             raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
         python = _python(tag, task_id) if uv else ""
@@ -402,7 +433,8 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
                     ignore=lambda where, names: [n for n in names
                                                  if n in VERIFIER_IMAGE and Path(where) == folder / "tests"])
     (task / "prompt.md").write_text((folder / "instruction.md").read_text())
-    write_reference(task, Reference([ReferenceStep(calls=[ToolCallSpec("bash", {"command": _fed_to_bash(solve)})]),
+    write_reference(task, Reference([ReferenceStep(calls=[ToolCallSpec("bash", {"command": _fed_to_bash(
+                                         solve, envs.get("solution"))})]),
                                      ReferenceStep(say="solved")]))
     hacks = dict(_HACKS)
     test_file = held_test_file(folder / "tests")
@@ -424,7 +456,7 @@ def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], seal
     and whether its whole container is sealed (`whole`) or only the folders its oracle changed."""
     verifier_timeout = harbor.verifier.timeout_sec
     verifier = {"script": f"{TESTS}/test.sh", **({"timeout": verifier_timeout} if verifier_timeout else {}),
-                "tools": SHIM_DIR}
+                "tools": SHIM_DIR, **({"env": runs["verifier_env"]} if runs.get("verifier_env") else {})}
     # Sealed whole: what the agent changed anywhere in its container (as Harbor's verifier sees it);
     # else what the oracle changed outside the working folder.
     seal = SealSpec(["/"], WHOLE_IGNORE, processes=True) if runs["whole"] else SealSpec(sealed)

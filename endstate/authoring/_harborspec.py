@@ -18,7 +18,8 @@ from endstate.task import toml_text
 
 __all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborSolution", "HarborTask", "HarborVerifier",
            "VERIFIER_IMAGE", "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file",
-           "harbor_text", "memory_mb", "read_harbor_task", "read_toml", "verifier_packages"]
+           "harbor_text", "memory_mb", "network_mode", "own_env", "read_harbor_task", "read_toml", "unsupported",
+           "verifier_packages"]
 
 #: The files of tests/ that build a separate verifier's image (tests baked in): a recipe, not tests.
 VERIFIER_IMAGE = ("Dockerfile", ".dockerignore", "docker-compose.yaml")
@@ -40,23 +41,48 @@ Positive = Annotated[float, msgspec.Meta(gt=0)]
 Count = Annotated[int, msgspec.Meta(gt=0)]
 
 
+#: Who may be reached: "no-network", "public" or "allowlist" (with `allowed_hosts`), as Harbor 0.26 says it.
+NetworkMode = Literal["no-network", "public", "allowlist"]
+
+
+class HarborHealthcheck(_Harbor, frozen=True):
+    """`[environment.healthcheck]`: a command Harbor runs after the environment starts, until it exits 0,
+    before the agent's setup (Docker HEALTHCHECK's options and defaults)."""
+
+    command: str
+    interval_sec: Positive = 5.0
+    timeout_sec: Positive = 30.0
+    start_period_sec: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    start_interval_sec: Positive = 5.0
+    retries: Count = 3
+
+
 class HarborVerifier(_Harbor, frozen=True):
     timeout_sec: Positive | None = None
     env: dict[str, str] = {}
     #: How Harbor hands the end state to the verifier; endstate grades in a fresh container of its own either way.
     environment_mode: str | None = None
     user: str | int | None = None
+    network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] | None = None
+    #: A separate verifier's own environment (Harbor's [verifier.environment]) and the commands run in
+    #: compose services before artifacts are collected ([[verifier.collect]]): read, refused at import.
+    environment: dict[str, Any] | None = None
+    collect: list[dict[str, Any]] = []
 
 
 class HarborAgent(_Harbor, frozen=True):
     timeout_sec: Positive | None = None
     #: Who the agent works as (endstate's agent is uid 1000, or root).
     user: str | int | None = None
+    network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] | None = None
 
 
 class HarborEnvironment(_Harbor, frozen=True):
     build_timeout_sec: Positive | None = None
     docker_image: str | None = None
+    os: str | None = None
     cpus: Positive | None = None
     #: A size such as "2G" or "512M" (`memory_mb` says it in megabytes).
     memory: str | None = None
@@ -65,6 +91,16 @@ class HarborEnvironment(_Harbor, frozen=True):
     storage_mb: Count | None = None
     gpus: int | None = None
     gpu_types: list[str] | None = None
+    tpu: dict[str, Any] | None = None
+    mcp_servers: list[dict[str, Any]] = []
+    #: The container's environment: literal values, or `${VAR:-default}` (endstate takes the default).
+    env: dict[str, str] = {}
+    skills_dir: str | None = None
+    healthcheck: HarborHealthcheck | None = None
+    #: Where commands run; overrides the Dockerfile's WORKDIR.
+    workdir: str | None = None
+    network_mode: NetworkMode | None = None
+    allowed_hosts: list[str] | None = None
     allow_internet: bool | None = None
 
 
@@ -72,22 +108,49 @@ class HarborSolution(_Harbor, frozen=True):
     env: dict[str, str] = {}
 
 
+class HarborAuthor(_Harbor, frozen=True):
+    name: str
+    email: str | None = None
+
+
+class HarborPackage(_Harbor, frozen=True):
+    """`[task]`: the task's name in Harbor's registry ("org/name") and what describes it."""
+
+    name: str
+    version: str | None = None
+    description: str = ""
+    authors: list[HarborAuthor] = []
+    keywords: list[str] = []
+
+
+class HarborArtifact(_Harbor, frozen=True):
+    source: str
+    destination: str | None = None
+    exclude: list[str] = []
+    service: str | None = None
+
+
 class HarborTask(_Harbor, frozen=True):
-    """A Harbor task.toml, as far as endstate knows it: a field a known table does not have is a
-    typo that would do nothing (a verifier with no timeout), refused. `metadata` is free.
+    """A Harbor task.toml, every field Harbor 0.26 (schema 1.4) knows: a field a known table does not
+    have is a typo that would do nothing (a verifier with no timeout), refused. `metadata` is free.
     endstate's own settings are not here: they live in endstate.toml beside it (`endstate_settings`).
     `artifacts` and the verifier's `environment_mode` say how Harbor hands the end state to a separate
-    verifier."""
+    verifier. What endstate cannot do as Harbor does (`steps`, an MCP server) is refused at import
+    (`_harbor.unsupported`), never left unread."""
 
     #: None: not stated. `version` is Harbor's first name for it, `schema_version` its newer one (Harbor 0.26).
     version: str | None = None
     schema_version: str | None = None
-    artifacts: list[str] = []
+    task: HarborPackage | None = None
+    source: str | None = None
+    artifacts: list[str | HarborArtifact] = []
     metadata: dict[str, Any] = {}
     verifier: HarborVerifier = HarborVerifier()
     agent: HarborAgent = HarborAgent()
     environment: HarborEnvironment = HarborEnvironment()
     solution: HarborSolution = HarborSolution()
+    multi_step_reward_strategy: str | None = None
+    steps: list[dict[str, Any]] | None = None
 
 
 def harbor_text(task: HarborTask, header: Iterable[str] = ()) -> str:
@@ -144,6 +207,83 @@ def _positive(dotted: str) -> bool:
         info = field.type
     kinds = info.types if isinstance(info, msgspec.inspect.UnionType) else (info,)
     return any(getattr(kind, "gt", None) == 0 for kind in kinds)
+
+
+def unsupported(task: HarborTask, path: Path) -> None:
+    """UserError in one line, naming the field, where the task asks for what endstate cannot give as
+    Harbor does: better refused than run otherwise."""
+    env, verifier = task.environment, task.verifier
+    said = {
+        "steps": (task.steps, "a task of several steps, each with its agent and verifier, is not one endstate runs: "
+                              "import each step as a task of its own"),
+        "environment.os": (env.os not in (None, "linux", "LINUX", "Linux") and env.os,
+                           "endstate runs Linux containers only"),
+        "environment.tpu": (env.tpu, "endstate's sandboxes have no TPU"),
+        "environment.mcp_servers": (env.mcp_servers, "endstate gives its agents no MCP server: a task that needs one "
+                                                     "cannot be done here"),
+        "environment.healthcheck": (env.healthcheck and env.healthcheck.command,
+                                    "Harbor runs it in the container before the agent starts; endstate runs nothing "
+                                    "there before the agent: fold what it sets up into environment/Dockerfile and "
+                                    "remove it (a check alone can go)"),
+        "verifier.collect": (verifier.collect, "its commands run in compose services, which endstate does not start"),
+        "verifier.environment": (set(verifier.environment or {}) - _RESOURCES,
+                                 "endstate grades in the task's own image, not a verifier container built otherwise"),
+        "artifacts": ([a.source for a in task.artifacts if not isinstance(a, str) and a.service not in (None, "main")],
+                      "an artifact of a compose service: endstate does not start one"),
+    }
+    for table in ("environment", "agent"):
+        mode = getattr(task, table).network_mode
+        said[f"{table}.network_mode"] = (mode == "allowlist" and mode,
+                                         "endstate cannot limit the network to a list of hosts: the agent is offline "
+                                         "(\"no-network\") or reaches any (\"public\")")
+    for field, (value, why) in said.items():
+        if value:
+            raise UserError(f"{path}: field `{field}` is {_shown(value)}: {why}")
+
+
+#: What a separate verifier's environment may say that changes nothing of how endstate grades.
+_RESOURCES = {"build_timeout_sec", "cpus", "memory", "memory_mb", "storage", "storage_mb"}
+
+
+def _shown(value: Any) -> str:
+    text = repr(sorted(value) if isinstance(value, set) else value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def network_mode(task: HarborTask) -> str:
+    """The agent's network as Harbor 0.26 decides it: [agent]'s, else [environment]'s, else the older
+    `allow_internet`; where none is said endstate's agent is offline (Harbor's would reach the network)."""
+    env = task.environment
+    legacy = None if env.allow_internet is None else "public" if env.allow_internet else "no-network"
+    return task.agent.network_mode or env.network_mode or legacy or "no-network"
+
+
+#: `${VAR}` or `${VAR:-default}`, the whole value: a variable of the host, as Harbor reads one.
+_TEMPLATE = re.compile(r"\$\{([^}:]+)(?::-(.*))?\}")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def own_env(values: dict[str, str], table: str, path: Path, say: Callable[[str], None]) -> dict[str, str]:
+    """A table's `env` as endstate sets it: literal values as written; a `${VAR:-default}` is its
+    default (said): endstate never hands a variable of the host to a container (a secret would reach
+    the agent's transcript, and two hosts would run two tasks). UserError for a `${VAR}` without one."""
+    given: dict[str, str] = {}
+    for name, value in values.items():
+        if not _NAME.fullmatch(name) or (table == "verifier" and name == "TMPDIR"):
+            raise UserError(f"{path}: field `{table}.env` names {name!r}: give a variable's name (letters, digits "
+                            f"and _, not starting with a digit){', not TMPDIR (the harness sets it)' * (name == 'TMPDIR')}")
+        template = _TEMPLATE.fullmatch(value)
+        if template and template[2] is None:
+            raise UserError(f"{path}: field `{table}.env.{name}` is {value!r}, a variable of the host: endstate hands "
+                            f"none to a container (a secret would reach the agent and its transcript): give a value, "
+                            f"or a default as ${{{template[1]}:-VALUE}}")
+        if template:
+            say(f"field `{table}.env.{name}` is {value!r}: endstate takes its default, never the host's variable")
+        given[name] = template[2] if template else value
+        if table == "environment" and "\n" in given[name]:
+            raise UserError(f"{path}: field `environment.env.{name}` holds a line break: the image's environment "
+                            "cannot: give it on one line")
+    return given
 
 
 def memory_mb(environment: HarborEnvironment, path: Path) -> int | None:

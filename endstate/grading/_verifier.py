@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import posixpath
+import re
 import shlex
 import time
 
@@ -40,14 +41,24 @@ _MAX_BYTES = 64 * 1024
 #: Harbor; a supervisor holds a program STARTING for a second or more).
 _SETTLE_S = 5.0
 _MIB = 1024 * 1024
+#: A variable's name, as the shell takes it in an assignment.
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, tools: str | None = None) -> Verdict:
+def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, tools: str | None = None,
+             env: dict[str, str] | None = None) -> Verdict:
     """`bash SCRIPT` in the grading container passes: exit status 0 and `reward.txt` holding 1.
 
     `tools`, an absolute folder of the task's image, comes first on the script's PATH (an
-    imported Harbor task's apt shims, which answer its install lines offline)."""
+    imported Harbor task's apt shims, which answer its install lines offline); `env` is set in the
+    script's environment (a Harbor task's `[verifier] env`)."""
     grading = Grading.of(sandbox)
+    given = env or {}
+    bad = [name for name, value in given.items() if not _NAME.fullmatch(name) or name == "TMPDIR"
+           or not isinstance(value, str)]
+    if bad:
+        return Verdict.error(f"verifier env {bad[0]!r}: give variables by their names (letters, digits, _; not TMPDIR, "
+                             "which the harness sets) and string values")
     if script not in grading.staged:
         return Verdict.error(f"verifier {script} is not a held-out file: put it under the task's holdout/ "
                              "(a script of the end state is never what grades it)")
@@ -98,7 +109,8 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
                 return Verdict.tampered(f"verifier {script}: its files changed before it ran: "
                                         f"{', '.join(changed[:5])}")
         path = f"PATH={shlex.quote(tools)}:$PATH " if tools else ""
-        ran = sandbox.run(f"{path}TMPDIR={TMP_DIR} bash {shlex.quote(script)}", timeout=timeout)
+        own = "".join(f"{name}={shlex.quote(value)} " for name, value in sorted(given.items()))
+        ran = sandbox.run(f"{own}{path}TMPDIR={TMP_DIR} bash {shlex.quote(script)}", timeout=timeout)
         written = _reward_folder(grading)
         # The services still run: a wedge here is theirs too.
         released = _release(box, root, list(bounds) if held else [])

@@ -19,14 +19,17 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "harbor"
 
 @pytest.mark.parametrize(("typo", "said"), [
     ("[verifier]\ntimeout_secs = 30\n", "field `verifier.timeout_secs` is not a Harbor task field: valid ones in "
-                                        "[verifier] are timeout_sec, env, environment_mode, user"),
+                                        "[verifier] are timeout_sec, env, environment_mode, user, network_mode, "
+                                        "allowed_hosts, environment, collect"),
     ("[agent]\ntimeout = 120\n", "field `agent.timeout` is not a Harbor task field: valid ones in [agent] are "
-                                 "timeout_sec, user"),
+                                 "timeout_sec, user, network_mode, allowed_hosts"),
     ("[environment]\nmemory_gb = 2\n", "field `environment.memory_gb` is not a Harbor task field: valid ones in "
-                                       "[environment] are build_timeout_sec, docker_image, cpus, memory, memory_mb, "
-                                       "storage, storage_mb, gpus, gpu_types, allow_internet"),
+                                       "[environment] are build_timeout_sec, docker_image, os, cpus, memory, memory_mb, "
+                                       "storage, storage_mb, gpus, gpu_types, tpu, mcp_servers, env, skills_dir, "
+                                       "healthcheck, workdir, network_mode, allowed_hosts, allow_internet"),
     ('versoin = "1.0"\n', "top-level field `versoin` is not a Harbor task field: valid ones are version, schema_version, "
-                          "artifacts, metadata, verifier, agent, environment, solution"),
+                          "task, source, artifacts, metadata, verifier, agent, environment, solution, "
+                          "multi_step_reward_strategy, steps"),
     ("[environment]\ncpus = 0\n", "field `environment.cpus` is 0: give a positive number"),
     ("[environment]\nmemory_mb = 0.5\n", "field `environment.memory_mb` is 0.5: give a positive whole number"),
     ("[environment]\ngpus = \"one\"\n", "field `environment.gpus` is 'one': give a whole number"),
@@ -57,9 +60,9 @@ def test_a_shipped_source_reads_into_the_struct_and_writes_back_as_it_read():
 def test_a_table_endstate_does_not_know_is_kept_aside_and_named(tmp_path):
     from endstate.authoring._harborspec import read_harbor_task
 
-    (tmp_path / "task.toml").write_text('version = "1.0"\n[task]\nname = "org/x"\n[agent]\ntimeout_sec = 60\n')
+    (tmp_path / "task.toml").write_text('version = "1.0"\n[later]\nname = "org/x"\n[agent]\ntimeout_sec = 60\n')
     task, tables = read_harbor_task(tmp_path / "task.toml")
-    assert task.agent.timeout_sec == 60 and tables == {"task": {"name": "org/x"}}
+    assert task.agent.timeout_sec == 60 and tables == {"later": {"name": "org/x"}}
 
 
 def test_an_exported_task_toml_imports_as_the_task_it_came_from(tmp_path):

@@ -1,0 +1,210 @@
+"""Harbor 0.26's task.toml (schema 1.4) as Harbor reads it: every field it has is a field endstate
+reads, never refused as "not a Harbor task field". What endstate can do as Harbor does, it does:
+`[environment] env` is the container's environment (agent, oracle and verifier alike), `[verifier]
+env` the verifier's, `[solution] env` the oracle's, `[environment] workdir` the working folder. A
+`${VAR:-default}` is its default: no variable of the host reaches a container. What it cannot do
+as Harbor does (several steps, an MCP server, a healthcheck run before the agent, a host allowlist,
+compose services) is refused in one line naming the field, before anything is built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from cli_runner import run_endstate
+
+from endstate.authoring._harbor import env_layer, import_one
+from endstate.authoring._harborspec import network_mode, own_env, read_harbor_task
+from endstate.errors import UserError
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "harbor"
+
+#: A task.toml holding every table and field of Harbor 0.26's TaskConfig (harbor/models/task/config.py).
+EVERY_FIELD = """\
+schema_version = "1.4"
+source = "an-adapter"
+multi_step_reward_strategy = "mean"
+artifacts = ["/app", { source = "/var/log/app.log", destination = "logs/app.log", exclude = ["*.tmp"], service = "main" }]
+
+[task]
+name = "org/every-field"
+version = "1.0.0"
+description = "Every field Harbor knows"
+authors = [{ name = "A. Author", email = "a@example.org" }]
+keywords = ["shell"]
+
+[metadata]
+difficulty = "easy"
+
+[verifier]
+timeout_sec = 60.0
+env = { EXPECTED = "3" }
+user = "root"
+environment_mode = "separate"
+network_mode = "no-network"
+allowed_hosts = []
+
+[verifier.environment]
+cpus = 1
+memory_mb = 1024
+
+[agent]
+timeout_sec = 120.0
+user = "agent"
+network_mode = "no-network"
+
+[environment]
+build_timeout_sec = 600.0
+os = "linux"
+cpus = 1
+memory_mb = 512
+storage_mb = 1024
+gpus = 0
+mcp_servers = []
+env = { GREETING = "hi", LABEL = "${LABEL:-words}" }
+skills_dir = "/skills"
+workdir = "/srv/app"
+network_mode = "no-network"
+
+[solution]
+env = { SOLVER = "oracle" }
+"""
+
+
+def test_every_field_of_harbor_0_26_is_read(tmp_path):
+    (tmp_path / "task.toml").write_text(EVERY_FIELD)
+    task, tables = read_harbor_task(tmp_path / "task.toml")
+    assert tables == {}
+    assert task.task.name == "org/every-field" and task.task.authors[0].email == "a@example.org"
+    assert task.artifacts[0] == "/app" and task.artifacts[1].destination == "logs/app.log"
+    assert task.environment.env == {"GREETING": "hi", "LABEL": "${LABEL:-words}"}
+    assert (task.environment.workdir, task.verifier.env, task.solution.env) == ("/srv/app", {"EXPECTED": "3"},
+                                                                                {"SOLVER": "oracle"})
+    assert network_mode(task) == "no-network"
+
+
+@pytest.mark.peers
+def test_the_tables_fields_are_the_pinned_harbors():
+    """Against the pinned Harbor itself (the venv `make peers` makes): each table's field names are ones
+    endstate reads."""
+    import msgspec
+
+    from endstate.authoring import _harborspec as spec
+
+    ours = {"TaskConfig": spec.HarborTask, "EnvironmentConfig": spec.HarborEnvironment,
+            "VerifierConfig": spec.HarborVerifier, "AgentConfig": spec.HarborAgent, "SolutionConfig": spec.HarborSolution,
+            "HealthcheckConfig": spec.HarborHealthcheck, "PackageInfo": spec.HarborPackage,
+            "Author": spec.HarborAuthor, "ArtifactConfig": spec.HarborArtifact}
+    ran = subprocess.run([str(Path(os.environ["ENDSTATE_PEERS"]) / "python"), "-c",
+                          "import json, sys; from harbor.models.task import config as c; "
+                          "print(json.dumps({n: sorted(getattr(c, n).model_fields) for n in sys.argv[1:]}))", *ours],
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    for name, fields in json.loads(ran.stdout).items():
+        assert fields and set(fields) <= {f.encode_name for f in msgspec.structs.fields(ours[name])}, name
+
+
+@pytest.mark.parametrize(("table", "said"), [
+    ('[[steps]]\nname = "one"\n', "field `steps` is [{'name': 'one'}]: a task of several steps"),
+    ('[environment]\nos = "windows"\n', "field `environment.os` is 'windows': endstate runs Linux containers only"),
+    ('[[environment.mcp_servers]]\nname = "figma"\nurl = "http://127.0.0.1:3847/mcp"\n',
+     "field `environment.mcp_servers` is [{'name': 'figma', 'url': 'http://127.0.0.1:3847/mcp'}]: endstate gives its "
+     "agents no MCP server"),
+    ('[environment.healthcheck]\ncommand = "curl -sf http://127.0.0.1:3847/health"\n',
+     "field `environment.healthcheck` is 'curl -sf http://127.0.0.1:3847/health': Harbor runs it in the container "
+     "before the agent starts"),
+    ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n',
+     "field `environment.network_mode` is 'allowlist': endstate cannot limit the network to a list of hosts"),
+    ('[agent]\nnetwork_mode = "allowlist"\n', "field `agent.network_mode` is 'allowlist'"),
+    ('[[verifier.collect]]\ncommand = "pg_dump db > /out/db.sql"\nservice = "db"\n', "field `verifier.collect` is"),
+    ('[verifier.environment]\ndocker_image = "python:3.12"\n',
+     "field `verifier.environment` is ['docker_image']: endstate grades in the task's own image"),
+    ('artifacts = [{ source = "/data", service = "db" }]\n',
+     "field `artifacts` is ['/data']: an artifact of a compose service"),
+    ('[environment]\nenv = { HF_TOKEN = "${HF_TOKEN}" }\n',
+     "field `environment.env.HF_TOKEN` is '${HF_TOKEN}', a variable of the host: endstate hands none to a container"),
+    ('[verifier]\nenv = { "NOT-A-NAME" = "x" }\n', "field `verifier.env` names 'NOT-A-NAME': give a variable's name"),
+    ('[verifier]\nenv = { TMPDIR = "/x" }\n', "field `verifier.env` names 'TMPDIR'"),
+    ('[environment]\nenv = { NOTE = "two\\nlines" }\n', "field `environment.env.NOTE` holds a line break"),
+    ('[environment]\nworkdir = "relative"\n', "field `environment.workdir` is 'relative': give an absolute folder"),
+])
+def test_what_endstate_cannot_do_as_harbor_does_is_refused_naming_the_field(tmp_path, table, said):
+    task = tmp_path / "sh-word-count"
+    shutil.copytree(DATA / "sh-word-count", task)
+    (task / "task.toml").write_text(table if table.startswith("artifacts") else 'version = "1.0"\n' + table)
+    with pytest.raises(UserError) as caught:
+        import_one(task, tmp_path / "out")
+    assert str(caught.value).startswith(f"{task / 'task.toml'}: {said}"), caught.value
+    assert "\n" not in str(caught.value) and not (tmp_path / "out").exists()
+
+
+def test_a_host_variable_is_never_taken_its_default_is_and_said(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABEL", "the host's")
+    said: list[str] = []
+    got = own_env({"LABEL": "${LABEL:-words}", "PLAIN": "${not a template", "EMPTY": "${E:-}"}, "environment",
+                  tmp_path / "task.toml", said.append)
+    assert got == {"LABEL": "words", "PLAIN": "${not a template", "EMPTY": ""}
+    assert said == ["field `environment.env.LABEL` is '${LABEL:-words}': endstate takes its default, never the "
+                    "host's variable", "field `environment.env.EMPTY` is '${E:-}': endstate takes its default, never "
+                    "the host's variable"]
+
+
+def test_the_images_environment_is_written_as_the_shell_would_not_expand_it():
+    assert env_layer({}) == ""
+    assert env_layer({"B": "plain", "A": 'a "quoted" \\ $HOME'}).splitlines()[2:] == [
+        'ENV A="a \\"quoted\\" \\\\ \\$HOME"', 'ENV B="plain"']
+
+
+@pytest.mark.parametrize(("fields", "mode"), [
+    ({}, "no-network"), ({"environment": {"allow_internet": True}}, "public"),
+    ({"environment": {"allow_internet": False, "network_mode": "public"}}, "public"),
+    ({"environment": {"network_mode": "public"}, "agent": {"network_mode": "no-network"}}, "no-network"),
+])
+def test_the_agents_network_is_its_own_then_the_environments_then_allow_internet(fields, mode):
+    import msgspec
+
+    from endstate.authoring._harborspec import HarborTask
+
+    assert network_mode(msgspec.convert(fields, HarborTask)) == mode
+
+
+@pytest.mark.docker
+def test_the_environments_the_verifiers_and_the_oracles_variables_and_its_workdir_reach_them(tmp_path):
+    """A Harbor 0.26 task whose oracle, agent and verifier each need what task.toml sets: imported, its
+    fixture fails and its solution passes, and solve.sh played as the reference reaches the solution."""
+    task = tmp_path / "src" / "sh-label-count"
+    shutil.copytree(DATA / "sh-word-count", task)
+    (task / "task.toml").write_text(
+        'schema_version = "1.4"\n\n[task]\nname = "org/sh-label-count"\n\n[verifier]\ntimeout_sec = 30.0\n'
+        'env = { WANT = "3 words, $not expanded" }\n\n[agent]\ntimeout_sec = 120.0\n\n'
+        '[environment]\nmemory_mb = 512\nos = "linux"\nworkdir = "/srv/words"\n'
+        'env = { LABEL = "${ENDSTATE_TEST_LABEL:-words}" }\n\n[solution]\nenv = { SOLVER = "the oracle" }\n')
+    (task / "environment/Dockerfile").write_text(
+        "FROM endstate-sandbox:2\nWORKDIR /app\nRUN mkdir -p /srv/words && printf '#!/bin/bash\\necho 0\\n' "
+        "> /srv/words/count.sh\n")
+    (task / "solution/solve.sh").write_text(
+        "#!/bin/bash\nprintf '#!/bin/bash\\necho \"$(wc -w | tr -d \" \") $LABEL\"\\n' > count.sh\n"
+        "echo \"$SOLVER\" > by.txt\n")
+    (task / "tests/test.sh").write_text(
+        "#!/bin/bash\ngot=$(printf 'one two\\nthree\\n' | bash /srv/words/count.sh)\n"
+        "if [ \"$got\" = \"3 $LABEL\" ] && [ \"$got, \\$not expanded\" = \"$WANT\" ] "
+        "&& [ \"$(cat /srv/words/by.txt)\" = \"the oracle\" ]; then echo 1 > /logs/verifier/reward.txt\n"
+        "else echo \"got '$got' by '$(cat /srv/words/by.txt)', want '$WANT'\"; echo 0 > /logs/verifier/reward.txt; fi\n")
+    out = tmp_path / "suite"
+    ran = run_endstate("tasks", "import", "harbor", str(task), "--out", str(out), env={"ENDSTATE_TEST_LABEL": "host"})
+    assert ran.returncode == 0, ran.output
+    assert "field `environment.env.LABEL` is '${ENDSTATE_TEST_LABEL:-words}': endstate takes its default" in ran.output
+    manifest = tomllib.loads((out / "sh-label-count/task.toml").read_text())
+    assert manifest["graders"][0]["args"]["env"] == {"WANT": "3 words, $not expanded"}
+    assert (out / "sh-label-count/solution/by.txt").read_text() == "the oracle\n"
+    assert "host" not in (out / "sh-label-count/image/Dockerfile").read_text()
+    checked = run_endstate("tasks", "check", "--suite", str(out))
+    assert checked.returncode == 0, checked.output
+    (line,) = [line for line in checked.stdout.splitlines() if line.startswith("ok   sh-label-count ")]
+    assert "fixture=fail[verifier], solution=pass" in line and line.endswith("reference=solution"), line
