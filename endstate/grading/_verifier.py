@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import posixpath
 import re
 import shlex
@@ -145,34 +146,57 @@ def verifier(sandbox: SealedSandbox, script: str, timeout: float | None = None, 
     said = note.lstrip() + " " + said if note else said
     if ran.timed_out:
         return Verdict.fail(f"verifier {script} timed out: {said}")
-    reward = _reward(written)
+    reward, values = _reward(written)
     if ran.exit_code != 0:
         return Verdict.fail(f"verifier {script} exited {ran.exit_code} (reward {reward!r}): {said}")
     if reward is None:
         return Verdict.fail(f"verifier {script} exited without writing {REWARD_DIR}/reward.txt or reward.json "
                             f"(Harbor's `harbor init` template writes neither: its test.sh must write one): {said}")
-    try:
-        value = float(reward)
-    except ValueError:
+    if values is None:
         return Verdict.fail(f"verifier {script} wrote reward {reward[:40]!r}, not a number")
-    if value != 1.0:
+    if any(value != 1.0 for value in values):
         return Verdict.fail(f"verifier {script}: reward {reward}: {said}")
     return Verdict.ok(f"verifier {script}: exit 0, reward {reward}{note}")
 
 
-def _reward(written: dict) -> str | None:
-    """The reward the verifier wrote: reward.txt's text, else reward.json's `reward` (Harbor writes either)."""
+def _reward(written: dict) -> tuple[str | None, list[float] | None]:
+    """The reward the verifier wrote, as said and as numbers (None: one is not a finite number):
+    reward.txt's text, else reward.json's `reward`, or every reward it names where it names several and
+    none `reward` (Harbor reads either file, reward.json an object of numbers, one for each thing a
+    verifier measures: each must be 1 to pass)."""
     entry = written.get("reward.txt")
     if entry is not None and not entry.is_link:
-        return entry.data.decode("utf-8", errors="replace").strip()
+        text = entry.data.decode("utf-8", errors="replace").strip()
+        return text, _numbers([text], text=True)
     entry = written.get("reward.json")
     if entry is None or entry.is_link:
-        return None
+        return None, None
     try:
         value = json.loads(entry.data)
     except ValueError:
-        return entry.data.decode("utf-8", errors="replace").strip()[:40]
-    return str(value.get("reward")) if isinstance(value, dict) and "reward" in value else str(value)[:40]
+        return entry.data.decode("utf-8", errors="replace").strip()[:40], None
+    if isinstance(value, dict) and "reward" not in value and value:
+        said = ", ".join(f"{name}={json.dumps(got)}" for name, got in sorted(value.items()))
+        return said[:200], _numbers([got for _, got in sorted(value.items())])
+    got = value.get("reward") if isinstance(value, dict) else value
+    return str(got)[:40], _numbers([got])
+
+
+def _numbers(given: list, text: bool = False) -> list[float] | None:
+    """`given` as finite numbers, or None: JSON's numbers (Harbor refuses a string there), or a
+    reward.txt's `text` read as one."""
+    values = []
+    for item in given:
+        if isinstance(item, bool) or not isinstance(item, str if text else (int, float)):
+            return None
+        try:
+            value = float(item)
+        except ValueError:
+            return None
+        if not math.isfinite(value):
+            return None
+        values.append(value)
+    return values
 
 
 def _bounds(grading: Grading) -> dict[str, int]:
