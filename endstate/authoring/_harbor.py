@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import posixpath
 import re
@@ -25,6 +26,7 @@ import shlex
 import shutil
 import subprocess
 import tarfile
+import time
 import tomllib
 from collections.abc import Callable
 from importlib import resources
@@ -176,8 +178,14 @@ def _files(tag: str, workdir: str, script: str | None = None, outside: list[str]
         # Marked as an agent's commands are, and listed once it is done (its services, as a run seals them).
         listed = [] if services is None else ["-c", _LISTED, "endstate", *LIST_SERVICES]
         given = [arg for name, value in sorted((env or {}).items()) for arg in ("-e", f"{name}={value}")]
-        made = _docker("run", "-i", "--name", name, "--network", "bridge" if network else "none", "-w", workdir,
-                       *given, "--entrypoint", "bash", tag, *(listed or ["-s"]), input=script.encode())
+        net = "bridge" if network else "none"
+        if _entrypoint(tag):  # started as Harbor starts it, its ENTRYPOINT first; the oracle then runs in it
+            _started(name, _docker("run", "-d", "--name", name, "--network", net, tag, "sh", "-c", _IDLE))
+            made = _docker("exec", "-i", "-w", workdir, *given, name, "bash", *(listed or ["-s"]),
+                           input=script.encode())
+        else:
+            made = _docker("run", "-i", "--name", name, "--network", net, "-w", workdir, *given, "--entrypoint",
+                           "bash", tag, *(listed or ["-s"]), input=script.encode())
         if services is not None:
             services.extend(unrestartable(made.stdout.rpartition(b"\n" + _MARK + b"\n")[2]))
     try:
@@ -201,6 +209,32 @@ def _files(tag: str, workdir: str, script: str | None = None, outside: list[str]
             if member.isfile() and path != ".":
                 files[path.removeprefix("./")] = (tar.extractfile(member).read(), bool(member.mode & 0o111))
     return files
+
+
+#: What Harbor's container runs once its image's ENTRYPOINT hands over (Harbor's compose files say so).
+_IDLE = "sleep infinity"
+
+
+def _entrypoint(tag: str) -> list[str]:
+    """The image's ENTRYPOINT, which Harbor's container (and endstate's sandbox) runs first."""
+    seen = _docker("image", "inspect", "--format", "{{json .Config.Entrypoint}}", tag)
+    return (json.loads(seen.stdout or b"null") or []) if seen.returncode == 0 else []
+
+
+def _started(name: str, run: subprocess.CompletedProcess, wait_s: float = 60.0) -> None:
+    """Wait until the container `name` runs `_IDLE`: its ENTRYPOINT has done what it does first.
+    UserError, in one line, when it never gets there."""
+    deadline = time.monotonic() + wait_s
+    while run.returncode == 0 and time.monotonic() < deadline:
+        top = _docker("top", name, "-o", "args")
+        if top.returncode != 0 or _IDLE.encode() in top.stdout:
+            break
+        time.sleep(0.2)
+    state = _docker("inspect", "--format", "{{.State.Running}} {{.State.ExitCode}}", name).stdout.decode().split()
+    if run.returncode != 0 or state[:1] != ["true"]:
+        said = (run.stderr + _docker("logs", "--tail", "1", name).stderr).decode().strip().splitlines()[-1:]
+        raise UserError(f"image's ENTRYPOINT did not start (exit {state[1] if len(state) > 1 else '?'}): "
+                        f"{said[0] if said else '(nothing)'}")
 
 
 _MARK = b"@endstate-services@"
@@ -267,19 +301,41 @@ def agent_user(own: EndstateSettings, harbor: HarborTask, dockerfile: str) -> st
     return dockerfile_user(dockerfile)
 
 
+def _sidecars(folder: Path) -> None:
+    """UserError, in one line, for a task whose environment/ holds a compose file starting containers
+    beside the agent's (Harbor merges it into its own: `main` is the agent's)."""
+    for name in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"):
+        compose = folder / "environment" / name
+        if not compose.is_file():
+            continue
+        import yaml  # type: ignore[import-untyped]  # loaded only where a compose file is read
+
+        try:
+            services = (yaml.safe_load(compose.read_text()) or {}).get("services") or {}
+        except (yaml.YAMLError, AttributeError):
+            raise UserError(f"{compose}: not a compose file endstate can read: fix it") from None
+        others = sorted(str(s) for s in services if s != "main")
+        if others:
+            raise UserError(f"{compose}: its services {', '.join(others)} are containers of their own beside the "
+                            "agent's, which endstate does not start: a task that needs them cannot be done here")
+
+
 def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict[str, str] | None = None,
                log: Callable[[str], None] = _quiet) -> Path:
     """Write the endstate task for the Harbor task in `folder` under `out`; return its folder."""
     task_id = _task_id(folder)
-    for needed in ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh"):
-        if not (folder / needed).is_file():
-            raise UserError(f"{folder / needed}: missing: a Harbor task needs task.toml, instruction.md, "
+    needed = ("task.toml", "instruction.md", "environment/Dockerfile", "tests/test.sh", "solution/solve.sh")
+    for name in needed:  # task.toml first: what it asks that endstate cannot do is the first thing to say
+        if not (folder / name).is_file():
+            raise UserError(f"{folder / name}: missing: a Harbor task needs task.toml, instruction.md, "
                             "environment/Dockerfile, tests/test.sh and solution/solve.sh")
-    harbor, tables = read_harbor_task(folder / "task.toml")
+        if name == "task.toml":
+            harbor, tables = read_harbor_task(folder / "task.toml")
+            unsupported(harbor, folder / "task.toml")
+            _sidecars(folder)
     own = endstate_settings(folder, tables)  # endstate's own sources may keep its first defaults (below)
     for name in tables:
         log(f"task {task_id}: task.toml's [{name}] is not Harbor's as endstate knows it: left unread")
-    unsupported(harbor, folder / "task.toml")
     envs = {table: own_env(getattr(harbor, table).env, table, folder / "task.toml", log)
             for table in ("environment", "verifier", "solution")}
     if harbor.environment.skills_dir:

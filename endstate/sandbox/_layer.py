@@ -174,6 +174,18 @@ def _tampered(changes: list[dict]) -> list[str]:
     return [p for p in leaves if harness_path(p, kinds[p] == 1)]
 
 
+def _is_folder(client: Any, container: str, path: str) -> bool:
+    try:
+        stream, stat = client.api.get_archive(container, path)
+    except Exception:  # noqa: BLE001 - gone, or unreadable: not known to be a folder
+        return False
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+    mode = int(stat.get("mode", 0))
+    return bool(mode & (1 << 31)) and not mode & (1 << 27)  # a folder, not a link to one
+
+
 def _container(box: Sandbox) -> tuple[Any, str]:
     inner = getattr(box, "inner", box)  # a TimedSandbox wraps the real one
     client, container = getattr(inner, "_client", None), getattr(inner, "container_id", None)
@@ -198,7 +210,11 @@ def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_by
     deleted: list[str] = []
     folders: dict[str, tuple[int, int, int]] = {}
     total = 0
-    touched = _tampered(changes)
+    # A folder under /logs that holds nothing changed (made or chmod'ed by the image's own ENTRYPOINT, as
+    # Harbor's images do for /logs/verifier) carries nothing: /logs is never sealed, the grading container
+    # makes its reward folder anew. A file or a link there is still the end state's tampering.
+    touched = [path for path in _tampered(changes) if not (_under(path, ("/logs",)) and _is_folder(client, container,
+                                                                                                    path))]
     if touched:
         raise SandboxError(f"the end state changed {', '.join(touched[:3])}{' ...' if len(touched) > 3 else ''}, "
                            "which the harness runs or reads in the grading container: tampering, never sealed")

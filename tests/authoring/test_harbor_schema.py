@@ -208,3 +208,61 @@ def test_the_environments_the_verifiers_and_the_oracles_variables_and_its_workdi
     assert checked.returncode == 0, checked.output
     (line,) = [line for line in checked.stdout.splitlines() if line.startswith("ok   sh-label-count ")]
     assert "fixture=fail[verifier], solution=pass" in line and line.endswith("reference=solution"), line
+
+
+def test_a_task_with_containers_beside_the_agents_is_refused_naming_them(tmp_path):
+    task = tmp_path / "sh-word-count"
+    shutil.copytree(DATA / "sh-word-count", task)
+    (task / "environment/docker-compose.yaml").write_text(
+        "services:\n  main:\n    depends_on:\n      api-server:\n        condition: service_healthy\n"
+        "  api-server:\n    build:\n      context: ./api-server\n")
+    with pytest.raises(UserError) as caught:
+        import_one(task, tmp_path / "out")
+    assert str(caught.value) == (f"{task / 'environment/docker-compose.yaml'}: its services api-server are containers "
+                                 "of their own beside the agent's, which endstate does not start: a task that needs "
+                                 "them cannot be done here")
+    (task / "environment/docker-compose.yaml").write_text("services:\n  main:\n    shm_size: 1g\n")
+    (task / "instruction.md").unlink()  # overrides of the agent's own container alone: past the compose file
+    with pytest.raises(UserError, match=r"instruction.md: missing"):
+        import_one(task, tmp_path / "out")
+
+
+def test_what_task_toml_asks_is_said_before_a_missing_file(tmp_path):
+    """Harbor's multi-step tasks have no instruction.md of their own: the steps are the reason."""
+    task = tmp_path / "steps"
+    task.mkdir()
+    (task / "task.toml").write_text('schema_version = "1.1"\n[[steps]]\nname = "scaffold"\n')
+    with pytest.raises(UserError, match=r"task.toml: field `steps` is .*: a task of several steps"):
+        import_one(task, tmp_path / "out")
+
+
+@pytest.mark.docker
+def test_an_images_entrypoint_runs_first_for_the_oracle_and_the_agent_as_in_harbor(tmp_path):
+    """Harbor starts its container with the image's ENTRYPOINT (then `sleep infinity`), which may start a
+    service and make /logs/verifier for the verifier (Harbor's cookbook does both). The import's oracle
+    runs after it as the agent does, and the folder it made under /logs is not the end state's tampering:
+    the task checks out."""
+    task = tmp_path / "src" / "sh-served-word"
+    shutil.copytree(DATA / "sh-word-count", task)
+    (task / "environment/entrypoint.sh").write_text(
+        "#!/bin/bash\ncd /srv/site && python3 -m http.server 8081 --bind 127.0.0.1 >/dev/null 2>&1 &\n"
+        "mkdir -p /logs/verifier && chmod 777 /logs /logs/verifier\nexec \"$@\"\n")
+    (task / "environment/Dockerfile").write_text(
+        "FROM endstate-sandbox:2\nWORKDIR /app\nCOPY entrypoint.sh /entrypoint.sh\n"
+        "RUN chmod +x /entrypoint.sh && mkdir -p /srv/site && echo lantern > /srv/site/word\n"
+        "ENTRYPOINT [\"/entrypoint.sh\"]\n")
+    (task / "solution/solve.sh").write_text(
+        "#!/bin/bash\nfor _ in $(seq 100); do word=$(python3 -c \"import urllib.request; print(urllib.request."
+        "urlopen('http://127.0.0.1:8081/word').read().decode().strip())\" 2>/dev/null) && break; sleep 0.1; done\n"
+        "echo \"$word\" > /app/word.txt\n")
+    (task / "tests/test.sh").write_text(
+        "#!/bin/bash\nif [ \"$(cat /app/word.txt)\" = lantern ]; then echo 1 > /logs/verifier/reward.txt\n"
+        "else echo \"word.txt: '$(cat /app/word.txt)'\"; echo 0 > /logs/verifier/reward.txt; fi\n")
+    out = tmp_path / "suite"
+    ran = run_endstate("tasks", "import", "harbor", str(task), "--out", str(out))
+    assert ran.returncode == 0, ran.output
+    assert (out / "sh-served-word/solution/word.txt").read_text() == "lantern\n"
+    checked = run_endstate("tasks", "check", "--suite", str(out))
+    assert checked.returncode == 0, checked.output
+    (line,) = [line for line in checked.stdout.splitlines() if line.startswith("ok   sh-served-word ")]
+    assert "fixture=fail[verifier], solution=pass" in line and line.endswith("reference=solution"), line
