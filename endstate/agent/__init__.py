@@ -15,10 +15,12 @@ from endstate.agent._worker import (
     cassette_session,
     forked_main,
     run_job,
+    start_task,
 )
 from endstate.agent._worker import main as worker_main
 
 __all__ = [
+    "start_task",
     "StopReason",
     "Agent",
     "RunEnded",

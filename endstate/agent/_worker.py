@@ -39,11 +39,11 @@ from endstate.agent._stop import StopReason
 from endstate.cassettes import CassetteJob, Provenance, RunMode
 from endstate.errors import UserError
 from endstate.models import Scrubber
-from endstate.sandbox import SandboxHandle
+from endstate.sandbox import Healthcheck, Sandbox, SandboxHandle
 from endstate.task import Budget
 
 __all__ = ["AgentJob", "AgentOutcome", "KILL_MARKER", "cassette_session", "BASE_URL_ENV", "run_job", "main",
-           "forked_main"]
+           "forked_main", "start_task"]
 
 KILL_MARKER = "ENDSTATE-KILL-POINT"
 
@@ -76,6 +76,8 @@ class AgentJob(msgspec.Struct, frozen=True):
     agent: dict[str, Any] | None = None
     #: The run's request ceiling and rate-limit waits (endstate.models.RequestLimits as builtins).
     limits: dict[str, Any] = {}
+    #: The task's healthcheck, run once the fixture is in (with it: the first process of a task only).
+    healthcheck: Healthcheck | None = None
 
 
 class AgentOutcome(msgspec.Struct):
@@ -105,12 +107,11 @@ def run_job(job: AgentJob, *, at_kill_point: Callable[[], None] = _print_marker,
     from endstate.agent._loop import Agent, RunEnded
     from endstate.errors import ReplayDivergence
     from endstate.models import RequestLimits, RunSettings, open_model
-    from endstate.sandbox import TimedSandbox, Tree, attach
+    from endstate.sandbox import TimedSandbox, attach
 
     sandbox = TimedSandbox(attach(job.sandbox))
     if job.fixture:
-        sandbox.ready()
-        sandbox.put_tree(msgspec.msgpack.decode(Path(job.fixture).read_bytes(), type=Tree))
+        start_task(sandbox, job)
     settings = msgspec.convert(job.settings, RunSettings)
     base_url = base_url or job.base_url
     scrubber = scrubber or Scrubber.for_run(base_url, os.environ)
@@ -196,6 +197,17 @@ class _ScrubbedLines:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+def start_task(sandbox: Sandbox, job: AgentJob) -> None:
+    """Put the fixture into the task's new sandbox and wait for its healthcheck (UserError when it never
+    passes): what comes before the agent's first step, for every agent."""
+    from endstate.sandbox import Tree, healthy
+
+    sandbox.ready()
+    sandbox.put_tree(msgspec.msgpack.decode(Path(job.fixture).read_bytes(), type=Tree))
+    if job.healthcheck is not None:
+        healthy(sandbox, job.healthcheck)
 
 
 def cassette_session(job: AgentJob, scrubber: Scrubber):

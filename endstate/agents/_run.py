@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from endstate.agent import AgentJob, AgentOutcome, Counters, StopReason, cassette_session
+from endstate.agent import AgentJob, AgentOutcome, Counters, StopReason, cassette_session, start_task
 from endstate.agents._image import agent_home
 from endstate.agents._proxy import API_ROOT, ModelProxy, answer_documents
 from endstate.agents._spec import AgentSpec
@@ -97,14 +97,13 @@ def run_foreign_job(job: AgentJob, *, base_url: str | None, scrubber: Scrubber,
                     at_kill_point: Any = None) -> AgentOutcome:
     """Run `job` with the foreign agent it names; the outcome as for endstate's own loop.
     (`at_kill_point` is never called: a task with a kill point is refused for a foreign agent.)"""
-    from endstate.sandbox import TimedSandbox, Tree, attach
+    from endstate.sandbox import TimedSandbox, attach
 
     spec = msgspec.convert(job.agent, AgentSpec)
     live = attach(job.sandbox)
     sandbox = TimedSandbox(live)
     if job.fixture:
-        sandbox.ready()
-        sandbox.put_tree(msgspec.msgpack.decode(Path(job.fixture).read_bytes(), type=Tree))
+        start_task(sandbox, job)
     settings = msgspec.convert(job.settings, RunSettings)
     provider, model_name = parse_spec(job.model)
     deadline = min(spec.run.time_budget_s, float(job.budget.wall_seconds))

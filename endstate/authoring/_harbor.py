@@ -32,6 +32,8 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
+import msgspec
+
 from endstate.authoring._harborbase import build_error, missing, with_base_layer
 from endstate.authoring._harborca import CA_PATH, host_bundle, refused_by_tls, with_host_certificates
 from endstate.authoring._harborspec import (
@@ -58,7 +60,16 @@ from endstate.authoring._harbortools import (
     uv_use,
 )
 from endstate.errors import SandboxUnavailable, UserError
-from endstate.sandbox import DEFAULT_IMAGE, LIST_SERVICES, SealSpec, docker_cli, selected, unrestartable
+from endstate.sandbox import (
+    DEFAULT_IMAGE,
+    LIST_SERVICES,
+    Healthcheck,
+    SealSpec,
+    docker_cli,
+    selected,
+    unrestartable,
+    wait_healthy,
+)
 from endstate.task import (
     Budget,
     Category,
@@ -165,12 +176,13 @@ def _docker(*args: str, input: bytes | None = None) -> subprocess.CompletedProce
 
 
 def _files(tag: str, workdir: str, script: str | None = None, outside: list[str] | None = None,
-           network: bool = False, services: list[str] | None = None, env: dict[str, str] | None = None
-           ) -> dict[str, tuple[bytes, bool]]:
+           network: bool = False, services: list[str] | None = None, env: dict[str, str] | None = None,
+           healthcheck: Healthcheck | None = None) -> dict[str, tuple[bytes, bool]]:
     """The files under `workdir` in a container of image `tag`, by path relative to it, with
     whether each is executable: as the image has them, or after `script` ran there (network off)
-    with `env` set. `outside` receives what the script changed elsewhere in the container (`docker
-    diff`), and `services` each service it left running that could not be started again for grading."""
+    with `env` set, once `healthcheck` passed. `outside` receives what the script changed elsewhere
+    in the container (`docker diff`), and `services` each service it left running that could not be
+    started again for grading."""
     name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
     if script is None:
         made = _docker("create", "--name", name, "--entrypoint", "sh", tag)  # never started
@@ -179,8 +191,10 @@ def _files(tag: str, workdir: str, script: str | None = None, outside: list[str]
         listed = [] if services is None else ["-c", _LISTED, "endstate", *LIST_SERVICES]
         given = [arg for name, value in sorted((env or {}).items()) for arg in ("-e", f"{name}={value}")]
         net = "bridge" if network else "none"
-        if _entrypoint(tag):  # started as Harbor starts it, its ENTRYPOINT first; the oracle then runs in it
+        if healthcheck or _entrypoint(tag):  # started as Harbor starts it, its ENTRYPOINT first
             _started(name, _docker("run", "-d", "--name", name, "--network", net, tag, "sh", "-c", _IDLE))
+            if healthcheck:  # the oracle runs where the agent would: once the healthcheck passed
+                _healthy(name, workdir, healthcheck)
             made = _docker("exec", "-i", "-w", workdir, *given, name, "bash", *(listed or ["-s"]),
                            input=script.encode())
         else:
@@ -235,6 +249,21 @@ def _started(name: str, run: subprocess.CompletedProcess, wait_s: float = 60.0) 
         said = (run.stderr + _docker("logs", "--tail", "1", name).stderr).decode().strip().splitlines()[-1:]
         raise UserError(f"image's ENTRYPOINT did not start (exit {state[1] if len(state) > 1 else '?'}): "
                         f"{said[0] if said else '(nothing)'}")
+
+
+def _healthy(name: str, workdir: str, check: Healthcheck) -> None:
+    """The task's healthcheck in the started container `name`, as the agent's sandbox runs it."""
+    def run(command: str, timeout: float) -> tuple[int, str]:
+        try:
+            ran = _docker("exec", "-w", workdir, name, "timeout", "-k", "5", f"{timeout:g}", "bash", "-c", command)
+        except subprocess.TimeoutExpired:
+            return 124, "timed out"
+        return ran.returncode, (ran.stdout + ran.stderr).decode(errors="replace")
+
+    try:
+        wait_healthy(check, run)
+    except UserError as exc:
+        raise UserError(str(exc).replace("before the agent did anything", "before the oracle ran")) from None
 
 
 _MARK = b"@endstate-services@"
@@ -342,6 +371,8 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
         log(f"task {task_id}: [environment] skills_dir {harbor.environment.skills_dir}: endstate's agents are not "
             "given skills (Harbor copies them into an agent's own configuration): the folder stays in the image")
     memory = memory_mb(harbor.environment, folder / "task.toml")
+    said = harbor.environment.healthcheck
+    healthcheck = Healthcheck(**msgspec.structs.asdict(said)) if said else None
     try:
         dockerfile, from_images = _rebased((folder / "environment/Dockerfile").read_text(), base, images)
     except UserError:
@@ -371,8 +402,9 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
         shutil.rmtree(task)
     try:
         deleted, sealed = _write_task(folder, task, task_id, dockerfile, workdir, log, network=internet,
-                                      services=whole, envs=envs)
-        runs = {"user": user, "network": internet, "whole": whole, "verifier_env": envs["verifier"]}
+                                      services=whole, envs=envs, healthcheck=healthcheck)
+        runs = {"user": user, "network": internet, "whole": whole, "verifier_env": envs["verifier"],
+                "healthcheck": healthcheck}
         write_manifest(task, _manifest(task_id, folder, workdir, deleted, sealed, harbor, memory, runs))
         load_task(task)
         _build_final(task, task_id, log)
@@ -432,7 +464,8 @@ def _build(task: Path, tag: str, task_id: str, what: str) -> None:
 
 def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir: str,
                 log: Callable[[str], None], *, network: bool = False, services: bool = False,
-                envs: dict[str, dict[str, str]] | None = None) -> tuple[list[str], list[str]]:
+                envs: dict[str, dict[str, str]] | None = None, healthcheck: Healthcheck | None = None
+                ) -> tuple[list[str], list[str]]:
     """Everything of the task but its task.toml (image, fixture, solution, held-out tests, reference,
     hacks); returns the files the oracle deletes and the folders outside `workdir` it changes.
     `envs`: the environment of the task's container (`environment`, written into its image) and of
@@ -464,7 +497,7 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
         fixture = _files(tag, workdir)
         try:
             solved = _files(tag, workdir, solve, outside := [], network, unstarted := [] if services else None,
-                            envs.get("solution"))
+                            envs.get("solution"), healthcheck)
         except UserError as exc:
             raise UserError(f"task {task_id}: its {exc}: the oracle must run offline in the task's image") from None
         python = _python(tag, task_id) if uv else ""
@@ -524,7 +557,8 @@ def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], seal
         id=task_id, category=Category.BUGFIX, description=description, solution_deletes=deleted,
         budget=Budget(wall_seconds=harbor.agent.timeout_sec) if harbor.agent.timeout_sec else Budget(), seal=seal,
         sandbox=SandboxSpec(dockerfile="image/Dockerfile", cpus=harbor.environment.cpus, memory_mb=memory,
-                            user="root" if runs["user"] == "root" else "agent", network=runs["network"]),
+                            user="root" if runs["user"] == "root" else "agent", network=runs["network"],
+                            healthcheck=runs.get("healthcheck")),
         # A Harbor task says nothing of which paths its agent may change: any, but one graded by the
         # held-out verifier, which a change under .harbor/ cannot reach (it is staged over it).
         graders=[GraderSpec("endstate.grading:verifier", verifier),

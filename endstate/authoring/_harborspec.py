@@ -16,7 +16,8 @@ from endstate.authoring._harbortools import apt_packages
 from endstate.errors import UserError
 from endstate.task import toml_text
 
-__all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborSolution", "HarborTask", "HarborVerifier",
+__all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborHealthcheck", "HarborSolution", "HarborTask",
+           "HarborVerifier",
            "VERIFIER_IMAGE", "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file",
            "harbor_text", "memory_mb", "network_mode", "own_env", "read_harbor_task", "read_toml", "unsupported",
            "verifier_packages"]
@@ -221,10 +222,6 @@ def unsupported(task: HarborTask, path: Path) -> None:
         "environment.tpu": (env.tpu, "endstate's sandboxes have no TPU"),
         "environment.mcp_servers": (env.mcp_servers, "endstate gives its agents no MCP server: a task that needs one "
                                                      "cannot be done here"),
-        "environment.healthcheck": (env.healthcheck and env.healthcheck.command,
-                                    "Harbor runs it in the container before the agent starts; endstate runs nothing "
-                                    "there before the agent: fold what it sets up into environment/Dockerfile and "
-                                    "remove it (a check alone can go)"),
         "verifier.collect": (verifier.collect, "its commands run in compose services, which endstate does not start"),
         "verifier.environment": (set(verifier.environment or {}) - _RESOURCES,
                                  "endstate grades in the task's own image, not a verifier container built otherwise"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import posixpath
 
 from endstate.agent import Policy, ToolError, extract_commands, run_tool
-from endstate.sandbox import WORKDIR, FileEntry, Tree, open_sandbox, tree_hash, without_caches
+from endstate.sandbox import WORKDIR, FileEntry, Tree, healthy, open_sandbox, tree_hash, without_caches
 from endstate.task import Task, ToolCallSpec, task_sandbox
 
 __all__ = ["check_reference", "play_in_memory", "reads_only"]
@@ -84,6 +84,8 @@ def _play_live(task: Task, calls: list[ToolCallSpec], policy: Policy, backend: s
     problems = []
     with open_sandbox(backend, image=where.image, limits=where.limits, name_hint=f"reference-{task.id}") as box:
         box.put_tree(task.fixture())
+        if task.manifest.sandbox.healthcheck is not None:
+            healthy(box, task.manifest.sandbox.healthcheck)
         for number, call in enumerate(calls, start=1):
             if not policy.check(call.tool, call.args).allowed:
                 continue

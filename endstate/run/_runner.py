@@ -344,6 +344,7 @@ class _Suite:
             fixture=fixture,
             agent=msgspec.to_builtins(self.agent) if self.agent else None,
             limits=msgspec.to_builtins(self.limits),
+            healthcheck=task.manifest.sandbox.healthcheck if fixture else None,
         )
         write_atomically(path, self.scrubber.json(job))  # a reader never meets half a job
         return job, path

@@ -29,6 +29,7 @@ from endstate.sandbox._base import (
     SandboxLimits,
     output_text,
 )
+from endstate.sandbox._health import Healthcheck, healthy, wait_healthy
 from endstate.sandbox._layer import (
     HARNESS_PROGRAMS,
     SealSpec,
@@ -92,6 +93,9 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "Healthcheck",
+    "healthy",
+    "wait_healthy",
     "HARNESS_PROGRAMS",
     "SealSpec",
     "harness_path",

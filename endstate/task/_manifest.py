@@ -15,7 +15,7 @@ from typing import Any, Literal
 import msgspec
 
 from endstate.errors import ManifestError, did_you_mean, strict_message
-from endstate.sandbox import FileEntry, SealSpec, Tree, load_dir, overlay
+from endstate.sandbox import FileEntry, Healthcheck, SealSpec, Tree, load_dir, overlay
 from endstate.task._fields import HonestStop, validate_sandbox
 from endstate.task._hash import files_hash
 from endstate.task._patch import PatchError, apply_patch
@@ -115,6 +115,9 @@ class SandboxSpec(_Strict):
     #: The agent is `agent` (uid 1000) or `root`; its container may reach the network (never grading's).
     user: Literal["agent", "root"] = "agent"
     network: bool = False
+    #: Run in the agent's container once its files are in, until it passes, before the agent starts
+    #: (endstate.sandbox._health; a Harbor task's [environment.healthcheck]).
+    healthcheck: Healthcheck | None = None
 
 
 class Manifest(_Strict, kw_only=True):

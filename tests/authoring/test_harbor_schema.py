@@ -3,8 +3,9 @@ reads, never refused as "not a Harbor task field". What endstate can do as Harbo
 `[environment] env` is the container's environment (agent, oracle and verifier alike), `[verifier]
 env` the verifier's, `[solution] env` the oracle's, `[environment] workdir` the working folder. A
 `${VAR:-default}` is its default: no variable of the host reaches a container. What it cannot do
-as Harbor does (several steps, an MCP server, a healthcheck run before the agent, a host allowlist,
-compose services) is refused in one line naming the field, before anything is built.
+as Harbor does (several steps, an MCP server, a host allowlist, compose services) is refused in one
+line naming the field, before anything is built. `[environment.healthcheck]` runs as Harbor runs it:
+in the started container, until it passes, before the oracle and before every agent.
 """
 
 from __future__ import annotations
@@ -116,9 +117,6 @@ def test_the_tables_fields_are_the_pinned_harbors():
     ('[[environment.mcp_servers]]\nname = "figma"\nurl = "http://127.0.0.1:3847/mcp"\n',
      "field `environment.mcp_servers` is [{'name': 'figma', 'url': 'http://127.0.0.1:3847/mcp'}]: endstate gives its "
      "agents no MCP server"),
-    ('[environment.healthcheck]\ncommand = "curl -sf http://127.0.0.1:3847/health"\n',
-     "field `environment.healthcheck` is 'curl -sf http://127.0.0.1:3847/health': Harbor runs it in the container "
-     "before the agent starts"),
     ('[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n',
      "field `environment.network_mode` is 'allowlist': endstate cannot limit the network to a list of hosts"),
     ('[agent]\nnetwork_mode = "allowlist"\n', "field `agent.network_mode` is 'allowlist'"),
@@ -266,3 +264,63 @@ def test_an_images_entrypoint_runs_first_for_the_oracle_and_the_agent_as_in_harb
     assert checked.returncode == 0, checked.output
     (line,) = [line for line in checked.stdout.splitlines() if line.startswith("ok   sh-served-word ")]
     assert "fixture=fail[verifier], solution=pass" in line and line.endswith("reference=solution"), line
+
+
+@pytest.mark.docker
+def test_a_healthcheck_runs_until_it_passes_before_the_oracle_and_the_agent(tmp_path):
+    """Harbor's healthcheck as a setup hook (its cookbook's and adapters' idiom): the first try starts a
+    service, the later ones wait for it. The oracle reads from it at import, the reference played in a
+    sandbox reads from it too; one that never passes ends the agent's run as the task's error."""
+    from endstate.run import read_results
+
+    task = tmp_path / "src" / "sh-healthy-word"
+    shutil.copytree(DATA / "sh-word-count", task)
+    start = ("test -f /var/tmp/started || { touch /var/tmp/started; cd /srv/site && setsid python3 -m http.server "
+             "8082 --bind 127.0.0.1 >/dev/null 2>&1 </dev/null & }; python3 -c \\\"import urllib.request; "
+             "urllib.request.urlopen('http://127.0.0.1:8082/word')\\\"")
+    (task / "task.toml").write_text(
+        f'schema_version = "1.4"\n\n[verifier]\ntimeout_sec = 30.0\n\n[agent]\ntimeout_sec = 120.0\n\n'
+        f'[environment]\nmemory_mb = 512\n\n[environment.healthcheck]\ncommand = "{start}"\n'
+        f'interval_sec = 0.5\nretries = 20\n')
+    (task / "environment/Dockerfile").write_text(
+        "FROM endstate-sandbox:2\nWORKDIR /app\nRUN mkdir -p /srv/site && echo ember > /srv/site/word\n")
+    (task / "solution/solve.sh").write_text(
+        "#!/bin/bash\npython3 -c \"import urllib.request; print(urllib.request.urlopen("
+        "'http://127.0.0.1:8082/word').read().decode().strip())\" > /app/word.txt\n")
+    (task / "tests/test.sh").write_text(
+        "#!/bin/bash\nif [ \"$(cat /app/word.txt)\" = ember ]; then echo 1 > /logs/verifier/reward.txt\n"
+        "else echo \"word.txt: '$(cat /app/word.txt)'\"; echo 0 > /logs/verifier/reward.txt; fi\n")
+    out = tmp_path / "suite"
+    ran = run_endstate("tasks", "import", "harbor", str(task), "--out", str(out))
+    assert ran.returncode == 0, ran.output
+    manifest = tomllib.loads((out / "sh-healthy-word/task.toml").read_text())
+    assert manifest["sandbox"]["healthcheck"]["retries"] == 20
+    assert (out / "sh-healthy-word/solution/word.txt").read_text() == "ember\n"
+    checked = run_endstate("tasks", "check", "--suite", str(out))
+    assert checked.returncode == 0, checked.output
+    (line,) = [line for line in checked.stdout.splitlines() if line.startswith("ok   sh-healthy-word ")]
+    assert "fixture=fail[verifier], solution=pass" in line and line.endswith("reference=solution"), line
+
+    toml = out / "sh-healthy-word/task.toml"
+    toml.write_text(toml.read_text().replace("retries = 20", "retries = 2").replace(start.replace("\\\\", "\\"),
+                                                                                      "exit 7"))
+    assert 'command = "exit 7"' in toml.read_text()
+    live = run_endstate("eval", "--suite", str(out), "--model", "scripted/reference", "--out", str(tmp_path / "run"))
+    (result,) = read_results(tmp_path / "run").tasks
+    assert (result.outcome, result.stop_reason) == ("error", "input_error"), live.output
+    assert "the task's healthcheck `exit 7` never passed: it failed 2 time(s) in a row" in result.reason
+
+
+def test_a_tasks_healthcheck_is_exported_as_harbors_and_reads_back(tmp_path):
+    from endstate.authoring import export_harbor_task
+    from endstate.task import load_task
+
+    task = tmp_path / "suite" / "bugfix-lru-eviction"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "tasks" / "bugfix-lru-eviction", task)
+    manifest = task / "task.toml"
+    manifest.write_text(manifest.read_text().replace("\n[budget]\n", '\n[sandbox]\nhealthcheck = { command = "true", '
+                                                     'retries = 2 }\n\n[budget]\n', 1))
+    assert load_task(task).manifest.sandbox.healthcheck.retries == 2
+    export_harbor_task(load_task(task), tmp_path / "out")
+    harbor, _ = read_harbor_task(tmp_path / "out" / "bugfix-lru-eviction" / "task.toml")
+    assert (harbor.environment.healthcheck.command, harbor.environment.healthcheck.retries) == ("true", 2)
