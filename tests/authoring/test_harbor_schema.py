@@ -172,6 +172,15 @@ def test_the_agents_network_is_its_own_then_the_environments_then_allow_internet
     assert network_mode(msgspec.convert(fields, HarborTask)) == mode
 
 
+def _checks_out(suite: Path, task_id: str) -> None:
+    """`tasks check` of the imported `task_id`: the fixture fails, the oracle's end state passes and solve.sh
+    played as the reference reaches it."""
+    checked = run_endstate("tasks", "check", "--suite", str(suite))
+    assert checked.returncode == 0, checked.output
+    (line,) = [line for line in checked.stdout.splitlines() if line.startswith(f"ok   {task_id} ")]
+    assert "fixture=fail[verifier], solution=pass" in line and line.endswith("reference=solution"), line
+
+
 @pytest.mark.docker
 def test_the_environments_the_verifiers_and_the_oracles_variables_and_its_workdir_reach_them(tmp_path):
     """A Harbor 0.26 task whose oracle, agent and verifier each need what task.toml sets: imported, its
@@ -202,10 +211,7 @@ def test_the_environments_the_verifiers_and_the_oracles_variables_and_its_workdi
     assert manifest["graders"][0]["args"]["env"] == {"WANT": "3 words, $not expanded"}
     assert (out / "sh-label-count/solution/by.txt").read_text() == "the oracle\n"
     assert "host" not in (out / "sh-label-count/image/Dockerfile").read_text()
-    checked = run_endstate("tasks", "check", "--suite", str(out))
-    assert checked.returncode == 0, checked.output
-    (line,) = [line for line in checked.stdout.splitlines() if line.startswith("ok   sh-label-count ")]
-    assert "fixture=fail[verifier], solution=pass" in line and line.endswith("reference=solution"), line
+    _checks_out(out, "sh-label-count")
 
 
 def test_a_task_with_containers_beside_the_agents_is_refused_naming_them(tmp_path):
@@ -260,10 +266,7 @@ def test_an_images_entrypoint_runs_first_for_the_oracle_and_the_agent_as_in_harb
     ran = run_endstate("tasks", "import", "harbor", str(task), "--out", str(out))
     assert ran.returncode == 0, ran.output
     assert (out / "sh-served-word/solution/word.txt").read_text() == "lantern\n"
-    checked = run_endstate("tasks", "check", "--suite", str(out))
-    assert checked.returncode == 0, checked.output
-    (line,) = [line for line in checked.stdout.splitlines() if line.startswith("ok   sh-served-word ")]
-    assert "fixture=fail[verifier], solution=pass" in line and line.endswith("reference=solution"), line
+    _checks_out(out, "sh-served-word")
 
 
 @pytest.mark.docker
@@ -296,10 +299,7 @@ def test_a_healthcheck_runs_until_it_passes_before_the_oracle_and_the_agent(tmp_
     manifest = tomllib.loads((out / "sh-healthy-word/task.toml").read_text())
     assert manifest["sandbox"]["healthcheck"]["retries"] == 20
     assert (out / "sh-healthy-word/solution/word.txt").read_text() == "ember\n"
-    checked = run_endstate("tasks", "check", "--suite", str(out))
-    assert checked.returncode == 0, checked.output
-    (line,) = [line for line in checked.stdout.splitlines() if line.startswith("ok   sh-healthy-word ")]
-    assert "fixture=fail[verifier], solution=pass" in line and line.endswith("reference=solution"), line
+    _checks_out(out, "sh-healthy-word")
 
     toml = out / "sh-healthy-word/task.toml"
     toml.write_text(toml.read_text().replace("retries = 20", "retries = 2").replace(start.replace("\\\\", "\\"),
