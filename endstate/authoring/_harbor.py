@@ -88,6 +88,8 @@ from endstate.task import (
 
 __all__ = ["base_images", "import_harbor"]
 
+#: How long Harbor gives a verifier whose task.toml names no `timeout_sec` (its VerifierConfig's default).
+HARBOR_VERIFIER_TIMEOUT_S = 600.0
 #: Where a Harbor task's tests/ are held out, relative to /workspace.
 TESTS = ".harbor/tests"
 _LAYER = """
@@ -543,7 +545,7 @@ def _manifest(task_id: str, folder: Path, workdir: str, deleted: list[str], seal
               memory: int | None, runs: dict) -> Manifest:
     """The task's task.toml. `runs`: who its agent works as (`user`), whether it reaches the network,
     and whether its whole container is sealed (`whole`) or only the folders its oracle changed."""
-    verifier_timeout = harbor.verifier.timeout_sec
+    verifier_timeout = harbor.verifier.timeout_sec or HARBOR_VERIFIER_TIMEOUT_S
     verifier = {"script": f"{TESTS}/test.sh", **({"timeout": verifier_timeout} if verifier_timeout else {}),
                 "tools": SHIM_DIR, **({"env": runs["verifier_env"]} if runs.get("verifier_env") else {})}
     # Sealed whole: what the agent changed anywhere in its container (as Harbor's verifier sees it);

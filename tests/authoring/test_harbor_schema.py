@@ -324,3 +324,12 @@ def test_a_tasks_healthcheck_is_exported_as_harbors_and_reads_back(tmp_path):
     export_harbor_task(load_task(task), tmp_path / "out")
     harbor, _ = read_harbor_task(tmp_path / "out" / "bugfix-lru-eviction" / "task.toml")
     assert (harbor.environment.healthcheck.command, harbor.environment.healthcheck.retries) == ("true", 2)
+
+
+def test_a_verifier_with_no_timeout_gets_harbors_600_seconds(tmp_path):
+    from endstate.authoring._harbor import _manifest
+    from endstate.authoring._harborspec import HarborTask
+
+    made = _manifest("t", tmp_path, "/app", [], [], HarborTask(), None, {"user": "agent", "network": False,
+                                                                          "whole": False})
+    assert made.graders[0].args["timeout"] == 600.0
