@@ -395,6 +395,9 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
     internet = network_mode(harbor) == "public"
     if user != "root" and own.user is None and harbor.agent.user is None:
         log(f"task {task_id}: its agent works as uid 1000 (its Dockerfile names a USER other than root)")
+    if user != "root" and str(harbor.verifier.user) in ("root", "0"):
+        log(f"task {task_id}: [verifier] user {harbor.verifier.user}: its verifier runs as the agent's user (uid "
+            "1000), never as root over an end state the agent did not make as root")
     if internet:
         log(f"task {task_id}: its agent reaches the network (its oracle too; [environment] or [agent] network_mode "
             "public, or allow_internet); grading stays offline")

@@ -189,7 +189,7 @@ def test_the_environments_the_verifiers_and_the_oracles_variables_and_its_workdi
     shutil.copytree(DATA / "sh-word-count", task)
     (task / "task.toml").write_text(
         'schema_version = "1.4"\n\n[task]\nname = "org/sh-label-count"\n\n[verifier]\ntimeout_sec = 30.0\n'
-        'env = { WANT = "3 words, $not expanded" }\n\n[agent]\ntimeout_sec = 120.0\n\n'
+        'env = { WANT = "3 words, $not expanded" }\nuser = "root"\n\n[agent]\ntimeout_sec = 120.0\nuser = "app"\n\n'
         '[environment]\nmemory_mb = 512\nos = "linux"\nworkdir = "/srv/words"\n'
         'env = { LABEL = "${ENDSTATE_TEST_LABEL:-words}" }\n\n[solution]\nenv = { SOLVER = "the oracle" }\n')
     (task / "environment/Dockerfile").write_text(
@@ -207,6 +207,7 @@ def test_the_environments_the_verifiers_and_the_oracles_variables_and_its_workdi
     ran = run_endstate("tasks", "import", "harbor", str(task), "--out", str(out), env={"ENDSTATE_TEST_LABEL": "host"})
     assert ran.returncode == 0, ran.output
     assert "field `environment.env.LABEL` is '${ENDSTATE_TEST_LABEL:-words}': endstate takes its default" in ran.output
+    assert "[verifier] user root: its verifier runs as the agent's user (uid 1000)" in ran.output
     manifest = tomllib.loads((out / "sh-label-count/task.toml").read_text())
     assert manifest["graders"][0]["args"]["env"] == {"WANT": "3 words, $not expanded"}
     assert (out / "sh-label-count/solution/by.txt").read_text() == "the oracle\n"
