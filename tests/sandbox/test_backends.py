@@ -30,7 +30,7 @@ def test_public_names():
         "PullFailed", "pull_pinned",
         "run_in_image",
         "python_of", "wheelhouse", "build_wheel_in_image", "PYTHON_IMAGE", "PythonSource", "build_python_image",
-        "python_source", "docker_cli", "has_wheel",
+        "python_source", "docker_cli", "has_wheel", "Healthcheck", "healthy", "wait_healthy",
     }
     assert all(hasattr(sandbox_pkg, name) for name in sandbox_pkg.__all__)
 
