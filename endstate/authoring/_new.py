@@ -64,6 +64,7 @@ from endstate.authoring._testcommand import (
 from endstate.errors import UserError
 from endstate.grading import (
     FAILING,
+    Grader,
     TestCommandError,
     TestRun,
     parse_test_command,
@@ -71,6 +72,7 @@ from endstate.grading import (
     run_tests,
     seal_overlay,
     stage_holdout,
+    tests_pass,
 )
 from endstate.sandbox import FileEntry, Tree, matches_any
 from endstate.task import (
@@ -328,9 +330,10 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
     where = task_sandbox(task, backend, image, log=log)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"new-{task.id}") as box:
         grading = seal_overlay(task.solution(), task.fixture(), box)
-        stage_holdout(grading, split.holdout)
-        counts = []
         commands = [tests_command, holdout_command]
+        stage_holdout(grading, split.holdout, [Grader("endstate.grading:tests_pass", tests_pass, {"command": c})
+                                               for c in commands])
+        counts = []
         while len(counts) < 2:
             command = commands[len(counts)]
             log(f"counting tests: {command}")

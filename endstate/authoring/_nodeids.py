@@ -261,7 +261,7 @@ def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image
     """(every test id `command` reports on the task's solution with `holdout` staged, the ids of those
     that ran and were not skipped, the run's last output lines, and id -> what its report says was
     raised for each that failed or errored there), run the way grading runs them."""
-    from endstate.grading import prepare_grading_sandbox, run_tests, seal_overlay, stage_holdout
+    from endstate.grading import Grader, prepare_grading_sandbox, run_tests, seal_overlay, stage_holdout, tests_pass
     from endstate.task import load_task, task_sandbox
 
     task = load_task(folder)
@@ -275,7 +275,7 @@ def collected_ids(folder: Path, holdout: dict, command: str, backend: str, image
     command += " -o junit_logging=system-out"
     with prepare_grading_sandbox(backend, where.image, where.limits, f"ids-{task.id}") as box:
         grading = seal_overlay(task.solution(), task.fixture(), box)
-        stage_holdout(grading, holdout)
+        stage_holdout(grading, holdout, [Grader("endstate.grading:tests_pass", tests_pass, {"command": command})])
         log(f"collecting node ids: {command}")
         run = run_tests(grading, command, timeout=COUNT_TIMEOUT_S)
     failed = {_node_id(c, n, run.files[f"{c}::{n}"]): _with_network_lines(run.messages.get(f"{c}::{n}", ""),

@@ -33,6 +33,7 @@ from endstate.authoring._condaenv import conda_requirements, with_conda_packages
 from endstate.authoring._installed import (
     asks_for_metadata,
     cfg_requirements,
+    helper_requirements,
     project_metadata,
     requirement_lines,
     runtime_requirements,
@@ -329,7 +330,8 @@ def declared_requirements(project: Tree, *, keep: Collection[str] = (), also: Co
     seen: set[str] = set()
     wanted = tuple(dict.fromkeys((*extras, *TEST_EXTRAS)))
     found = (list(also) + _pyproject(project, seen, wanted) + _setup_cfg(project, wanted)
-             + _setup_py(project, seen, wanted) + [r for f in files for r in _requirements_file(project, f, seen)]
+             + _setup_py(project, seen, wanted) + helper_requirements(project)
+             + [r for f in files for r in _requirements_file(project, f, seen)]
              + _tox_requirements(project, seen) + _test_requirements_files(project, seen))
     # What the project needs to run is never tooling (Sphinx's sphinxcontrib-*, pylint's isort).
     keep = {requirement_name(k) for k in [*keep, *also, *runtime_requirements(project)]}

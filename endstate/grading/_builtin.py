@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from endstate.grading._integrity import is_test_file
+from endstate.grading._integrity import code_only, is_test_file
 from endstate.grading._joint import run_joint
 from endstate.grading._listed import listed_cases
 from endstate.grading._logrun import graded_by_log
@@ -24,7 +24,7 @@ from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox, matches_any
 
 __all__ = ["tests_pass", "files_unchanged", "no_new_skips", "holdout", "changed_paths_within", "TEST_CONFIG",
-           "SKIP_MARKERS", "DOCTEST_SKIPS", "doctest_skips", "collects_doctests"]
+           "SKIP_MARKERS", "DOCTEST_SKIPS", "doctest_skips", "skip_markers", "collects_doctests"]
 
 #: Files that can change how the test runner collects or reports tests; an agent must not add or edit them.
 TEST_CONFIG = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
@@ -56,6 +56,21 @@ def doctest_skips(text: str) -> int:
     for line in text.split("\n"):
         found = directive.search(line)
         count += bool(found and option.search(line, found.end()))
+    return count
+
+
+#: A doctest example's lines (from `>>>` on, and its `...` continuations), in a docstring or not.
+_EXAMPLE_LINES = re.compile(r"(?:>>>|^[ \t]*\.\.\.)(?:[ \t].*)?$", re.MULTILINE)
+
+
+def skip_markers(text: str, doctests: bool) -> int:
+    """How many skip markers `text` holds where they can act: in its code, never in a comment or a
+    string (a docstring that names `@unittest.skip` skips nothing); where doctests are collected,
+    also in doctest examples, with their `+SKIP` directives. Text that is not Python counts whole."""
+    count = len(SKIP_MARKERS.findall(code_only(text)))
+    if doctests:
+        examples = "\n".join(line.group(0) for line in _EXAMPLE_LINES.finditer(text))
+        count += len(SKIP_MARKERS.findall(examples)) + doctest_skips(text)
     return count
 
 
@@ -232,20 +247,18 @@ def collects_doctests(sandbox: SealedSandbox) -> bool:
 
 
 def no_new_skips(sandbox: SealedSandbox, paths: list[str] = ("**/*.py", "*.py"), doctests: bool | None = None) -> Verdict:
-    """No file has more skip or xfail markers than the fixture's copy of it. A doctest directive
-    (`# doctest: +SKIP`) counts only where doctests are collected: `doctests`, or when unset,
-    wherever the project's tests or runner configuration collect them (see `collects_doctests`)."""
+    """No file has more skip or xfail markers in its code than the fixture's copy of it (`skip_markers`).
+    A doctest's (`# doctest: +SKIP`, a marker in an example) counts only where doctests are collected:
+    `doctests`, or when unset, wherever the project's tests or runner configuration collect them (see
+    `collects_doctests`)."""
     doctest = collects_doctests(sandbox) if doctests is None else doctests
-
-    def count(text: str) -> int:
-        return len(SKIP_MARKERS.findall(text)) + (doctest_skips(text) if doctest else 0)
 
     added = []
     for path in sandbox.changed_paths():
         if not matches_any(path, list(paths)) or not sandbox.exists(path) or sandbox.is_link(path):
             continue  # a link has no text of its own; end_state judges where it leads
-        before = count(sandbox.fixture_text(path)) if sandbox.fixture_exists(path) else 0
-        after = count(sandbox.read_text(path))
+        before = skip_markers(sandbox.fixture_text(path), doctest) if sandbox.fixture_exists(path) else 0
+        after = skip_markers(sandbox.read_text(path), doctest)
         if after > before:
             added.append(f"{path} (+{after - before})")
     if added:

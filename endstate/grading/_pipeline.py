@@ -33,7 +33,14 @@ from endstate.grading._probe import PROBE
 from endstate.grading._resolve import Grader, run_grader
 from endstate.grading._runners import LOG_RUNNERS
 from endstate.grading._state import Grading
-from endstate.grading._testrun import HARNESS_DIR, REPORT_DIR, harness_files, plant_canaries, start_warm_runner
+from endstate.grading._testrun import (
+    HARNESS_DIR,
+    REPORT_DIR,
+    collected_folders,
+    harness_files,
+    plant_canaries,
+    start_warm_runner,
+)
 from endstate.grading._twins import named_by_case, plan_twins, twin_seed
 from endstate.grading._verdict import Verdict
 from endstate.guards import Guards
@@ -127,7 +134,7 @@ def seal_overlay(raw: Tree, fixture: Tree, box: Sandbox, guards: Guards = Guards
 def stage_holdout(grading: Grading, holdout: Tree, graders: Sequence[Grader] = (),
                   guards: Guards = Guards()) -> None:
     """Give the grading sandbox the sealed tree, the held-out tests and the canaries (one per
-    folder that holds tests), all read-only to the test user: in one write, or, where `graders`
+    folder that holds tests and that the test graders' runs collect), all read-only to the test user: in one write, or, where `graders`
     hold a probe, the sealed tree first, then the probe, then the rest (see `_probe_first`)."""
     sealed, sealed_under = grading.sealed, grading.guards
     if guards.outside_check and guards.probe_first and grading.graded:
@@ -138,7 +145,8 @@ def stage_holdout(grading: Grading, holdout: Tree, graders: Sequence[Grader] = (
         grading.twin_plan = plan_twins(holdout, twin_seed(secrets.token_bytes(32), sealed.tree_hash),
                                        values=sealed_under.value_twins, named=named_by_case(commands))
     if sealed_under.tamper_guard and _runs_the_images_pytest(graders):
-        canaries = plant_canaries(set(sealed.paths()) | set(holdout))
+        paths = set(sealed.paths()) | set(holdout)
+        canaries = plant_canaries(paths, collected_folders(_pytest_commands(graders), paths) if graders else None)
         grading.canaries = [(name, marks) for name, _, marks in canaries.values()]
         staged.update({path: source for path, (_, source, _) in canaries.items()})
     trees = {WORKDIR: ({**grading.graded, **staged}, "root")}
@@ -163,6 +171,19 @@ def _runs_the_images_pytest(graders: Sequence[Grader]) -> bool:
     builtin = all(g.name.startswith("endstate.grading") for g in graders)
     tests = [g for g in graders if g.short_name in ("tests_pass", "holdout")]
     return not (builtin and tests and all(g.args.get("runner", "pytest") != "pytest" for g in tests))
+
+
+def _pytest_commands(graders: Sequence[Grader]) -> list[str | None]:
+    """The command of each grader whose test run is the image's pytest's (None for one not known: a grader
+    of the task's own, a test grader with its default command)."""
+    commands: list[str | None] = []
+    for g in graders:
+        builtin = g.name.startswith("endstate.grading")
+        if builtin and g.short_name in ("tests_pass", "holdout") and g.args.get("runner", "pytest") == "pytest":
+            commands.append(g.args.get("command") if isinstance(g.args.get("command"), str) else None)
+        elif not builtin:
+            commands.append(None)
+    return commands
 
 
 def _tests_the_runner(graders: Sequence[Grader]) -> bool:

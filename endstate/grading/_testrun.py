@@ -45,6 +45,7 @@ import re
 import secrets
 import shlex
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from importlib import resources
 
 import msgspec
@@ -55,7 +56,7 @@ from endstate.sandbox import RESTRICT, WORKDIR, FileEntry, ProjectCopy, Tree
 from endstate.task import is_test_module
 
 __all__ = ["Canary", "Case", "CaseOutcome", "FAILING", "case_counts", "TestRun", "TestCommandError", "command_words", "parse_test_command", "import_paths", "run_tests",
-           "harness_files", "isolation", "plant_canaries", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR",
+           "harness_files", "isolation", "plant_canaries", "collected_folders", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR",
            "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "REPORT_MAX_BYTES", "shown_command"]
 
 HARNESS_DIR = "/opt/endstate/harness"
@@ -254,24 +255,75 @@ def isolation(grading: Grading, own: list[str]) -> list[str]:
 MAX_CANARIES = 32
 
 
-def _test_folders(paths: set[str]) -> list[str]:
-    """Folders that hold test files (test_*.py, *_test.py), shallowest first; "" is the root."""
+def _test_folders(paths: set[str], within: set[str] | None) -> list[str]:
+    """Folders that hold test files (test_*.py, *_test.py), shallowest first; "" is the root. Only
+    those at or below a folder of `within`, where it is given."""
     folders = set()
     for path in paths:
         folder, _, name = path.rpartition("/")
         if is_test_module(name):
             folders.add(folder)
+    folders = folders or {""}
+    if within is not None:
+        folders = {f for f in folders if any(f == w or f.startswith(f"{w}/") for w in within)}
     return sorted(folders, key=lambda f: (f.count("/") if f else -1, f))[:MAX_CANARIES]
 
 
-def plant_canaries(paths: set[str]) -> dict[str, tuple[str, FileEntry, tuple[str, ...]]]:
-    """A canary per folder holding tests: path -> (test name, file, words marking its output).
+#: pytest's options that take no value: the word after one is an argument of the run's own. After
+#: any other option word (`-k`, `--deselect`, a plugin's) the next may be its value.
+_FLAGS = re.compile(r"-[qvxsl]+|-r\w+|--(?:quiet|verbose|exitfirst|showlocals|disable-(?:pytest-)?warnings"
+                    r"|no-header|no-summary|strict|strict-markers|strict-config|runxfail)")
+
+
+def _named_paths(args: list[str], is_path: Callable[[str], bool]) -> list[str] | None:
+    """The paths of the tree a pytest run's `args` name as what to collect (a node id's file), or None when
+    that cannot be told: a word that may be an option's value names one (`-k tests`, `-c pytest.ini`)."""
+    named, value = [], False
+    for word in args:
+        path = word.split("::", 1)[0].removeprefix("./").rstrip("/") or "."
+        if word.startswith("-"):
+            value = "=" not in word and not _FLAGS.fullmatch(word)
+        elif value and is_path(path):
+            return None
+        elif not value and is_path(path):
+            named.append(path)
+        else:
+            value = False
+    return named
+
+
+def collected_folders(commands: list[str | None], paths: set[str]) -> set[str] | None:
+    """The folders of the tree whose tests pytest `commands` can collect, read from the paths they name:
+    a folder named, and those below it; never the folder of a file or node id named, which pytest does not
+    collect. None where a command may collect anywhere: it names no path of the tree (pytest collects its
+    `testpaths` or the root), names the root, is not a pytest command, is not known (None), or its paths
+    cannot be told from its options' values."""
+    folders = {path.rsplit("/", i)[0] for path in paths for i in range(1, path.count("/") + 1)} | {"."}
+    named: set[str] = set()
+    for command in commands:
+        try:
+            runner, args, _ = parse_test_command(command) if command else ("", [], [])
+        except TestCommandError:
+            return None
+        found = _named_paths(args, lambda path: path in paths or path in folders)
+        if runner != "pytest" or not found or "." in found:
+            return None
+        named.update(path for path in found if path in folders)
+    return named
+
+
+def plant_canaries(paths: set[str], within: set[str] | None = None
+                   ) -> dict[str, tuple[str, FileEntry, tuple[str, ...]]]:
+    """A canary per folder holding tests (`within` those folders, where given: `collected_folders`):
+    path -> (test name, file, words marking its output).
 
     Staged with the tests, so whichever folders a command collects, it collects their
-    canary too; every collected canary must be reported failed.
+    canary too; every collected canary must be reported failed. None goes where no command
+    collects it: there it is only a file more, which a test that reads its folder as data
+    would see (pylint's pyreverse tests draw every module of `tests/data`).
     """
     planted = {}
-    for folder in _test_folders(paths) or [""]:
+    for folder in _test_folders(paths, within):
         path, name, source, marks = _canary(folder)
         planted[path] = (name, FileEntry(0o644, source), marks)
     return planted

@@ -63,6 +63,26 @@ def test_setup_py_install_requires_formatted_from_its_constants_in_a_dict_it_spr
     assert runtime_requirements(project) == ["numpy", "joblib>=0.11"] and project_name(project) == "scikit-learn"
 
 
+def test_setup_py_install_requires_gathered_from_its_setup_helpers_packages():
+    # matplotlib before 3.3 (matplotlib__matplotlib-13989): setup.py extends install_requires with each
+    # package's `get_install_requires()`, which setupext.py's classes return as literal lists.
+    setup_py = ("import setupext\nfrom setupext import print_line\nmpl_packages = [setupext.Matplotlib(), "
+                "setupext.Numpy()]\ninstall_requires = []\nfor package in mpl_packages:\n"
+                "    install_requires.extend(package.get_install_requires())\n"
+                "setup(name='matplotlib', install_requires=install_requires)\n")
+    setupext = ("class SetupPackage:\n    def get_install_requires(self):\n        \"\"\"None.\"\"\"\n"
+                "        return []\n\n\nclass Matplotlib(SetupPackage):\n    def get_install_requires(self):\n"
+                "        return ['cycler>=0.10', 'kiwisolver>=1.0.1']\n\n\nclass Numpy(SetupPackage):\n"
+                "    def get_install_requires(self):\n        return ['numpy>=1.11']\n\n    def other(self):\n"
+                "        return ['not-a-requirement']\n")
+    project = files({"setup.py": setup_py, "setupext.py": setupext})
+    assert runtime_requirements(project) == ["cycler>=0.10", "kiwisolver>=1.0.1", "numpy>=1.11"]
+    assert "kiwisolver>=1.0.1" in declared_requirements(project)
+    # A helper module setup.py does not call for its packages' requirements is not read.
+    unasked = files({"setup.py": "import setupext\nsetup(name='x')\n", "setupext.py": setupext})
+    assert runtime_requirements(unasked) == []
+
+
 def test_a_test_extra_that_names_the_projects_own_extras_takes_them_in():
     project = files({"pyproject.toml": '[project]\nname = "attrs"\n[project.optional-dependencies]\n'
                                        'tests-no-zope = ["hypothesis", "pytest>=4.3.0"]\n'

@@ -95,3 +95,19 @@ def test_doctest_skips_are_counted_a_line_at_a_time():
     # A line the end state fills with directives is read once, not once per directive in it
     # (bench/doctest_skips.py times both ways).
     assert doctest_skips("doctest: " * 50_000 + "+SKIP\n" + "doctest:" * 50_000) == 1
+
+
+def test_a_skip_marker_named_in_a_comment_or_string_is_no_marker():
+    # pytest-dev__pytest-7236's fix: a helper whose docstring names the decorator it reads.
+    named = (b'def _is_skipped(obj) -> bool:\n    """Return True if the given object has been marked with '
+             b'@unittest.skip"""\n    return bool(getattr(obj, "__unittest_skip__", False))  # not pytest.skip()\n')
+    fixed = dict(FIXTURE, **tree(pkg__b_py=named))
+    assert no_new_skips(sealed(FIXTURE, fixed)).passed
+    assert no_new_skips(sealed(FIXTURE, fixed), doctests=True).passed
+    # A marker in a docstring's example is code where doctests are collected.
+    example = dict(FIXTURE, **tree(pkg__b_py=b'def g():\n    """>>> import pytest; pytest.skip("x")\n    """\n'))
+    assert no_new_skips(sealed(FIXTURE, example)).passed
+    assert no_new_skips(sealed(FIXTURE, example), doctests=True).outcome is Outcome.FAIL
+    # Text that is not Python is counted whole.
+    broken = dict(FIXTURE, **tree(pkg__b_py=b'"""@unittest.skip\n'))
+    assert no_new_skips(sealed(FIXTURE, broken)).outcome is Outcome.FAIL

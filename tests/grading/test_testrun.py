@@ -11,6 +11,7 @@ from endstate.grading._testrun import (
     _guard_report,
     _junit,
     _tail,
+    collected_folders,
     parse_test_command,
     plant_canaries,
 )
@@ -46,6 +47,25 @@ def test_a_canary_goes_beside_every_folder_of_tests():
     assert len(set(names)) == 3 and all(path.endswith(f"/{name}.py") for path, (name, _, _) in planted.items())
     # A project with no test files yet still gets one, at the root.
     assert [p.count("/") for p in plant_canaries({"pkg/a.py"})] == [0]
+
+
+def test_a_canary_goes_only_where_a_command_collects_tests():
+    # pylint-dev__pylint-4551: its pyreverse tests draw every module of tests/data, whose
+    # `*_test.py` files are data; the runs name test files, which collect no canary beside them.
+    paths = PATHS | {"tests/data/client_test.py"}
+    named = ["python -m pytest -q tests/test_a.py tests/unit/test_b.py::test_b -o junit_logging=system-out"]
+    assert collected_folders(named, paths) == set()
+    assert plant_canaries(paths, collected_folders(named, paths)) == {}
+    folder = ["python -m pytest -p no:cacheprovider tests/unit", "PYTHONPATH=src pytest -rA ./tests_holdout/ -k x"]
+    assert collected_folders(folder, paths) == {"tests/unit", "tests_holdout"}
+    planted = plant_canaries(paths, collected_folders(folder, paths))
+    assert sorted(path.rsplit("/", 1)[0] for path in planted) == ["tests/unit", "tests_holdout"]
+    # A run that names no path of the tree, the root, or not pytest's collects anywhere: a canary in every folder;
+    # so does one whose option's value may be what it names (`-k pkg` collects every test whose name holds pkg).
+    for anywhere in (["python -m pytest -q"], ["pytest ."], ["python -m unittest discover -s tests"], [None],
+                     [*named, "python -m pytest -q -k pkg"], ["pytest --deselect tests/test_a.py::test_a"]):
+        assert collected_folders(anywhere, paths) is None, anywhere
+    assert len(plant_canaries(paths, None)) == 4
 
 
 def test_each_canary_is_new_and_fails_by_construction():
