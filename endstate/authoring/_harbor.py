@@ -380,16 +380,18 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
     except UserError:
         raise UserError(f"{folder / 'environment/Dockerfile'}: no FROM line: name the image the task builds "
                         "on") from None
+    workdir = harbor.environment.workdir or dockerfile_workdir(dockerfile)
+    if not workdir.startswith("/") or workdir.rstrip("/") in ("", "/workspace"):
+        where = (f"{folder / 'task.toml'}: field `environment.workdir`" if harbor.environment.workdir
+                 else f"{folder / 'environment/Dockerfile'}: its WORKDIR")
+        raise UserError(f"{where} is {workdir!r}: endstate links the task's working folder to its own /workspace: "
+                        "give an absolute folder other than / and /workspace")
     for from_image in from_images:
         if _docker("image", "inspect", from_image).returncode != 0:
             raise UserError(f"task {task_id}: its Dockerfile builds FROM {from_image}, which the engine does not have "
                             f"and no registry can be reached: `docker pull {from_image}` where one can, or map it to "
                             f"an image the engine has with --base-image {from_image}=IMAGE (--base {DEFAULT_IMAGE} "
                             "builds its RUN steps on endstate's sandbox image)")
-    workdir = harbor.environment.workdir or dockerfile_workdir(dockerfile)
-    if not workdir.startswith("/") or workdir.rstrip("/") in ("", "/workspace"):
-        raise UserError(f"{folder / 'task.toml'}: field `environment.workdir` is {workdir!r}: give an absolute "
-                        "folder other than / and /workspace (endstate's own)")
     user = agent_user(own, harbor, dockerfile)
     whole = own.seal == "whole"
     internet = network_mode(harbor) == "public"

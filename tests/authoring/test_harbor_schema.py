@@ -130,7 +130,8 @@ def test_the_tables_fields_are_the_pinned_harbors():
     ('[verifier]\nenv = { "NOT-A-NAME" = "x" }\n', "field `verifier.env` names 'NOT-A-NAME': give a variable's name"),
     ('[verifier]\nenv = { TMPDIR = "/x" }\n', "field `verifier.env` names 'TMPDIR'"),
     ('[environment]\nenv = { NOTE = "two\\nlines" }\n', "field `environment.env.NOTE` holds a line break"),
-    ('[environment]\nworkdir = "relative"\n', "field `environment.workdir` is 'relative': give an absolute folder"),
+    ('[environment]\nworkdir = "relative"\n', "field `environment.workdir` is 'relative': endstate links the task's "
+                                             "working folder to its own /workspace: give an absolute folder"),
 ])
 def test_what_endstate_cannot_do_as_harbor_does_is_refused_naming_the_field(tmp_path, table, said):
     task = tmp_path / "sh-word-count"
@@ -140,6 +141,17 @@ def test_what_endstate_cannot_do_as_harbor_does_is_refused_naming_the_field(tmp_
         import_one(task, tmp_path / "out")
     assert str(caught.value).startswith(f"{task / 'task.toml'}: {said}"), caught.value
     assert "\n" not in str(caught.value) and not (tmp_path / "out").exists()
+
+
+def test_a_dockerfile_whose_workdir_is_endstates_own_is_refused_naming_the_dockerfile(tmp_path):
+    task = tmp_path / "sh-word-count"
+    shutil.copytree(DATA / "sh-word-count", task)
+    (task / "environment/Dockerfile").write_text("FROM an-image-nobody-has:1\nWORKDIR /workspace\n")
+    with pytest.raises(UserError) as caught:
+        import_one(task, tmp_path / "out")
+    assert str(caught.value) == (f"{task / 'environment/Dockerfile'}: its WORKDIR is '/workspace': endstate links the "
+                                 "task's working folder to its own /workspace: give an absolute folder other than / "
+                                 "and /workspace")
 
 
 def test_a_host_variable_is_never_taken_its_default_is_and_said(tmp_path, monkeypatch):
