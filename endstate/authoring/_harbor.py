@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 import os
 import posixpath
 import re
@@ -26,7 +25,6 @@ import shlex
 import shutil
 import subprocess
 import tarfile
-import time
 import tomllib
 from collections.abc import Callable
 from importlib import resources
@@ -51,6 +49,7 @@ from endstate.authoring._harborspec import (
     unsupported,
     verifier_packages,
 )
+from endstate.authoring._harborstart import IDLE, entrypoint, env_layer, healthy_in, sidecars, started
 from endstate.authoring._harbortools import (
     SHIM_DIR,
     TOOLS_DIR,
@@ -68,7 +67,6 @@ from endstate.sandbox import (
     docker_cli,
     selected,
     unrestartable,
-    wait_healthy,
 )
 from endstate.task import (
     Budget,
@@ -193,10 +191,10 @@ def _files(tag: str, workdir: str, script: str | None = None, outside: list[str]
         listed = [] if services is None else ["-c", _LISTED, "endstate", *LIST_SERVICES]
         given = [arg for name, value in sorted((env or {}).items()) for arg in ("-e", f"{name}={value}")]
         net = "bridge" if network else "none"
-        if healthcheck or _entrypoint(tag):  # started as Harbor starts it, its ENTRYPOINT first
-            _started(name, _docker("run", "-d", "--name", name, "--network", net, tag, "sh", "-c", _IDLE))
+        if healthcheck or entrypoint(tag, _docker):  # started as Harbor starts it, its ENTRYPOINT first
+            started(name, _docker("run", "-d", "--name", name, "--network", net, tag, "sh", "-c", IDLE), _docker)
             if healthcheck:  # the oracle runs where the agent would: once the healthcheck passed
-                _healthy(name, workdir, healthcheck)
+                healthy_in(name, workdir, healthcheck, _docker)
             made = _docker("exec", "-i", "-w", workdir, *given, name, "bash", *(listed or ["-s"]),
                            input=script.encode())
         else:
@@ -227,47 +225,6 @@ def _files(tag: str, workdir: str, script: str | None = None, outside: list[str]
     return files
 
 
-#: What Harbor's container runs once its image's ENTRYPOINT hands over (Harbor's compose files say so).
-_IDLE = "sleep infinity"
-
-
-def _entrypoint(tag: str) -> list[str]:
-    """The image's ENTRYPOINT, which Harbor's container (and endstate's sandbox) runs first."""
-    seen = _docker("image", "inspect", "--format", "{{json .Config.Entrypoint}}", tag)
-    return (json.loads(seen.stdout or b"null") or []) if seen.returncode == 0 else []
-
-
-def _started(name: str, run: subprocess.CompletedProcess, wait_s: float = 60.0) -> None:
-    """Wait until the container `name` runs `_IDLE`: its ENTRYPOINT has done what it does first.
-    UserError, in one line, when it never gets there."""
-    deadline = time.monotonic() + wait_s
-    while run.returncode == 0 and time.monotonic() < deadline:
-        top = _docker("top", name, "-o", "args")
-        if top.returncode != 0 or _IDLE.encode() in top.stdout:
-            break
-        time.sleep(0.2)
-    state = _docker("inspect", "--format", "{{.State.Running}} {{.State.ExitCode}}", name).stdout.decode().split()
-    if run.returncode != 0 or state[:1] != ["true"]:
-        said = (run.stderr + _docker("logs", "--tail", "1", name).stderr).decode().strip().splitlines()[-1:]
-        raise UserError(f"image's ENTRYPOINT did not start (exit {state[1] if len(state) > 1 else '?'}): "
-                        f"{said[0] if said else '(nothing)'}")
-
-
-def _healthy(name: str, workdir: str, check: Healthcheck) -> None:
-    """The task's healthcheck in the started container `name`, as the agent's sandbox runs it."""
-    def run(command: str, timeout: float) -> tuple[int, str]:
-        try:
-            ran = _docker("exec", "-w", workdir, name, "timeout", "-k", "5", f"{timeout:g}", "bash", "-c", command)
-        except subprocess.TimeoutExpired:
-            return 124, "timed out"
-        return ran.returncode, (ran.stdout + ran.stderr).decode(errors="replace")
-
-    try:
-        wait_healthy(check, run)
-    except UserError as exc:
-        raise UserError(str(exc).replace("before the agent did anything", "before the oracle ran")) from None
-
-
 _MARK = b"@endstate-services@"
 _LISTED = f"(echo 1000 > /proc/self/oom_score_adj; exec bash -s); s=$?; echo; echo {_MARK.decode()}; \"$@\"; exit $s"
 
@@ -279,16 +236,6 @@ def _sealed_paths(diff: str, workdir: str) -> list[str]:
     ignore = [*SEAL_IGNORE, workdir]
     leaves = [p for p in changed if selected(p, ["/"], ignore) and not any(o.startswith(p + "/") for o in changed)]
     return sorted({posixpath.dirname(p) for p in leaves})
-
-
-def env_layer(env: dict[str, str]) -> str:
-    """Dockerfile lines setting `env` in the image (a Harbor task's `[environment] env`): the agent's
-    commands, its oracle's and its verifier's all have it, as in Harbor's container."""
-    if not env:
-        return ""
-    quoted = {name: '"' + re.sub(r'(["\\$])', r"\\\1", value) + '"' for name, value in sorted(env.items())}
-    return ("\n# -- added by `endstate tasks import harbor`: task.toml's [environment] env\n"
-            + "".join(f"ENV {name}={value}\n" for name, value in quoted.items()))
 
 
 def _write(root: Path, files: dict[str, tuple[bytes, bool]]) -> None:
@@ -332,25 +279,6 @@ def agent_user(own: EndstateSettings, harbor: HarborTask, dockerfile: str) -> st
     return dockerfile_user(dockerfile)
 
 
-def _sidecars(folder: Path) -> None:
-    """UserError, in one line, for a task whose environment/ holds a compose file starting containers
-    beside the agent's (Harbor merges it into its own: `main` is the agent's)."""
-    for name in ("docker-compose.yaml", "docker-compose.yml", "compose.yaml", "compose.yml"):
-        compose = folder / "environment" / name
-        if not compose.is_file():
-            continue
-        import yaml  # type: ignore[import-untyped]  # loaded only where a compose file is read
-
-        try:
-            services = (yaml.safe_load(compose.read_text()) or {}).get("services") or {}
-        except (yaml.YAMLError, AttributeError):
-            raise UserError(f"{compose}: not a compose file endstate can read: fix it") from None
-        others = sorted(str(s) for s in services if s != "main")
-        if others:
-            raise UserError(f"{compose}: its services {', '.join(others)} are containers of their own beside the "
-                            "agent's, which endstate does not start: a task that needs them cannot be done here")
-
-
 def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict[str, str] | None = None,
                log: Callable[[str], None] = _quiet) -> Path:
     """Write the endstate task for the Harbor task in `folder` under `out`; return its folder."""
@@ -363,7 +291,7 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
         if name == "task.toml":
             harbor, tables = read_harbor_task(folder / "task.toml")
             unsupported(harbor, folder / "task.toml")
-            _sidecars(folder)
+            sidecars(folder)
     own = endstate_settings(folder, tables)  # endstate's own sources may keep its first defaults (below)
     for name in tables:
         log(f"task {task_id}: task.toml's [{name}] is not Harbor's as endstate knows it: left unread")

@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 from cli_runner import run_endstate
 
-from endstate.authoring._harbor import env_layer, import_one
+from endstate.authoring._harbor import import_one
 from endstate.authoring._harborspec import network_mode, own_env, read_harbor_task
+from endstate.authoring._harborstart import env_layer
 from endstate.errors import UserError
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "harbor"
