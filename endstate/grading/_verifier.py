@@ -173,7 +173,7 @@ def _reward(written: dict) -> tuple[str | None, list[float] | None]:
         return None, None
     try:
         value = json.loads(entry.data)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past the parser's depth: written to break it, no number
         return entry.data.decode("utf-8", errors="replace").strip()[:40], None
     if isinstance(value, dict) and "reward" not in value and value:
         said = ", ".join(f"{name}={json.dumps(got)}" for name, got in sorted(value.items()))

@@ -41,3 +41,8 @@ def test_reward_txt_comes_first_and_a_link_is_never_read():
     assert _reward(written) == ("1", [1.0])
     assert _reward({"reward.txt": FileEntry.symlink("/etc/passwd")}) == (None, None)
     assert _reward({}) == (None, None)
+
+
+def test_a_reward_json_nested_past_the_parsers_depth_is_no_number_never_an_error():
+    """The verifier runs the end state's code, which may write reward.json itself: 64 KiB of `[` is a FAIL's reason."""
+    assert _reward(_written("reward.json", "[" * 60000)) == ("[" * 40, None)
