@@ -30,8 +30,6 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path, PurePosixPath
 
-import msgspec
-
 from endstate.authoring._harborbase import build_error, missing, with_base_layer
 from endstate.authoring._harborca import CA_PATH, host_bundle, refused_by_tls, with_host_certificates
 from endstate.authoring._harborspec import (
@@ -301,8 +299,7 @@ def import_one(folder: Path, out: Path, *, base: str | None = None, images: dict
         log(f"task {task_id}: [environment] skills_dir {harbor.environment.skills_dir}: endstate's agents are not "
             "given skills (Harbor copies them into an agent's own configuration): the folder stays in the image")
     memory = memory_mb(harbor.environment, folder / "task.toml")
-    said = harbor.environment.healthcheck
-    healthcheck = Healthcheck(**msgspec.structs.asdict(said)) if said else None
+    healthcheck = harbor.environment.healthcheck
     try:
         dockerfile, from_images = _rebased((folder / "environment/Dockerfile").read_text(), base, images)
     except UserError:

@@ -23,12 +23,9 @@ import shlex
 import shutil
 from pathlib import Path
 
-import msgspec
-
 from endstate.authoring._harborspec import (
     HarborAgent,
     HarborEnvironment,
-    HarborHealthcheck,
     HarborTask,
     HarborVerifier,
     harbor_text,
@@ -126,9 +123,8 @@ def _manifest(task: Task) -> str:
         version="1.0", artifacts=[HARBOR_WORKDIR], metadata={"category": m.category.value, "tags": ["endstate"]},
         verifier=HarborVerifier(timeout_sec=verifier, environment_mode="separate"),
         agent=HarborAgent(timeout_sec=m.budget.wall_seconds, user=m.sandbox.user),
-        environment=HarborEnvironment(cpus=m.sandbox.cpus, memory_mb=m.sandbox.memory_mb, healthcheck=(
-            msgspec.convert(msgspec.to_builtins(m.sandbox.healthcheck), HarborHealthcheck)
-            if m.sandbox.healthcheck else None)))
+        environment=HarborEnvironment(cpus=m.sandbox.cpus, memory_mb=m.sandbox.memory_mb,
+                                      healthcheck=m.sandbox.healthcheck))
     return harbor_text(harbor, ["The verifier reads the end state from the working folder (an artifact), in its own "
                               "container;", "the agent is endstate's (uid 1000) unless the task says root."])
 

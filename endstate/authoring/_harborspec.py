@@ -14,9 +14,10 @@ import msgspec
 
 from endstate.authoring._harbortools import apt_packages
 from endstate.errors import UserError
+from endstate.sandbox import Healthcheck
 from endstate.task import toml_text
 
-__all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborHealthcheck", "HarborSolution", "HarborTask",
+__all__ = ["EndstateSettings", "HarborAgent", "HarborEnvironment", "HarborSolution", "HarborTask",
            "HarborVerifier",
            "VERIFIER_IMAGE", "dockerfile_user", "dockerfile_workdir", "endstate_settings", "held_test_file",
            "harbor_text", "memory_mb", "network_mode", "own_env", "read_harbor_task", "read_toml", "unsupported",
@@ -44,18 +45,6 @@ Count = Annotated[int, msgspec.Meta(gt=0)]
 
 #: Who may be reached: "no-network", "public" or "allowlist" (with `allowed_hosts`), as Harbor 0.26 says it.
 NetworkMode = Literal["no-network", "public", "allowlist"]
-
-
-class HarborHealthcheck(_Harbor, frozen=True):
-    """`[environment.healthcheck]`: a command Harbor runs after the environment starts, until it exits 0,
-    before the agent's setup (Docker HEALTHCHECK's options and defaults)."""
-
-    command: str
-    interval_sec: Positive = 5.0
-    timeout_sec: Positive = 30.0
-    start_period_sec: Annotated[float, msgspec.Meta(ge=0)] = 0.0
-    start_interval_sec: Positive = 5.0
-    retries: Count = 3
 
 
 class HarborVerifier(_Harbor, frozen=True):
@@ -97,7 +86,8 @@ class HarborEnvironment(_Harbor, frozen=True):
     #: The container's environment: literal values, or `${VAR:-default}` (endstate takes the default).
     env: dict[str, str] = {}
     skills_dir: str | None = None
-    healthcheck: HarborHealthcheck | None = None
+    #: Harbor's HealthcheckConfig: the same fields, defaults and bounds as a task's own (sandbox._health).
+    healthcheck: Healthcheck | None = None
     #: Where commands run; overrides the Dockerfile's WORKDIR.
     workdir: str | None = None
     network_mode: NetworkMode | None = None

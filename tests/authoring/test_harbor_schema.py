@@ -101,7 +101,7 @@ def test_the_tables_fields_are_the_pinned_harbors():
 
     ours = {"TaskConfig": spec.HarborTask, "EnvironmentConfig": spec.HarborEnvironment,
             "VerifierConfig": spec.HarborVerifier, "AgentConfig": spec.HarborAgent, "SolutionConfig": spec.HarborSolution,
-            "HealthcheckConfig": spec.HarborHealthcheck, "PackageInfo": spec.HarborPackage,
+            "HealthcheckConfig": spec.Healthcheck, "PackageInfo": spec.HarborPackage,
             "Author": spec.HarborAuthor, "ArtifactConfig": spec.HarborArtifact}
     ran = subprocess.run([str(Path(os.environ["ENDSTATE_PEERS"]) / "python"), "-c",
                           "import json, sys; from harbor.models.task import config as c; "
