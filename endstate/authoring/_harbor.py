@@ -182,25 +182,25 @@ def _files(tag: str, workdir: str, script: str | None = None, outside: list[str]
     in the container (`docker diff`), and `services` each service it left running that could not be
     started again for grading."""
     name = f"endstate-harbor-import-{os.getpid()}-{hashlib.sha256((script or '').encode()).hexdigest()[:12]}"
-    if script is None:
-        made = _docker("create", "--name", name, "--entrypoint", "sh", tag)  # never started
-    else:
-        # Marked as an agent's commands are, and listed once it is done (its services, as a run seals them).
-        listed = [] if services is None else ["-c", _LISTED, "endstate", *LIST_SERVICES]
-        given = [arg for name, value in sorted((env or {}).items()) for arg in ("-e", f"{name}={value}")]
-        net = "bridge" if network else "none"
-        if healthcheck or entrypoint(tag, _docker):  # started as Harbor starts it, its ENTRYPOINT first
-            started(name, _docker("run", "-d", "--name", name, "--network", net, tag, "sh", "-c", IDLE), _docker)
-            if healthcheck:  # the oracle runs where the agent would: once the healthcheck passed
-                healthy_in(name, workdir, healthcheck, _docker)
-            made = _docker("exec", "-i", "-w", workdir, *given, name, "bash", *(listed or ["-s"]),
-                           input=script.encode())
+    try:  # the container goes whatever happens, an ENTRYPOINT or healthcheck that never got ready too
+        if script is None:
+            made = _docker("create", "--name", name, "--entrypoint", "sh", tag)  # never started
         else:
-            made = _docker("run", "-i", "--name", name, "--network", net, "-w", workdir, *given, "--entrypoint",
-                           "bash", tag, *(listed or ["-s"]), input=script.encode())
-        if services is not None:
-            services.extend(unrestartable(made.stdout.rpartition(b"\n" + _MARK + b"\n")[2]))
-    try:
+            # Marked as an agent's commands are, and listed once it is done (its services, as a run seals them).
+            listed = [] if services is None else ["-c", _LISTED, "endstate", *LIST_SERVICES]
+            given = [arg for name, value in sorted((env or {}).items()) for arg in ("-e", f"{name}={value}")]
+            net = "bridge" if network else "none"
+            if healthcheck or entrypoint(tag, _docker):  # started as Harbor starts it, its ENTRYPOINT first
+                started(name, _docker("run", "-d", "--name", name, "--network", net, tag, "sh", "-c", IDLE), _docker)
+                if healthcheck:  # the oracle runs where the agent would: once the healthcheck passed
+                    healthy_in(name, workdir, healthcheck, _docker)
+                made = _docker("exec", "-i", "-w", workdir, *given, name, "bash", *(listed or ["-s"]),
+                               input=script.encode())
+            else:
+                made = _docker("run", "-i", "--name", name, "--network", net, "-w", workdir, *given, "--entrypoint",
+                               "bash", tag, *(listed or ["-s"]), input=script.encode())
+            if services is not None:
+                services.extend(unrestartable(made.stdout.rpartition(b"\n" + _MARK + b"\n")[2]))
         if script is not None and made.returncode != 0:
             own, marked, _ = made.stdout.rpartition(b"\n" + _MARK + b"\n")  # the script's words, not the listing
             said = ((own if marked else made.stdout) + made.stderr).decode().strip().splitlines()[-1:] or ["(nothing)"]

@@ -56,7 +56,8 @@ def healthy_in(name: str, workdir: str, check: Healthcheck, docker: Docker) -> N
     try:
         wait_healthy(check, run)
     except UserError as exc:
-        raise UserError(str(exc).replace("before the agent did anything", "before the oracle ran")) from None
+        said = str(exc).replace("before the agent did anything", "before the oracle ran")
+        raise UserError(said.replace("the task's healthcheck", "healthcheck", 1)) from None  # said as "task t: its ..."
 
 
 def env_layer(env: dict[str, str]) -> str:

@@ -347,3 +347,20 @@ def test_a_verifier_with_no_timeout_gets_harbors_600_seconds(tmp_path):
     made = _manifest("t", tmp_path, "/app", [], [], HarborTask(), None, {"user": "agent", "network": False,
                                                                           "whole": False})
     assert made.graders[0].args["timeout"] == 600.0
+
+
+@pytest.mark.docker
+def test_a_healthcheck_that_never_passes_at_import_is_one_line_and_leaves_no_container(tmp_path):
+    task = tmp_path / "sh-word-count"
+    shutil.copytree(DATA / "sh-word-count", task)
+    (task / "task.toml").write_text('version = "1.0"\n\n[environment.healthcheck]\ncommand = "echo not yet; exit 3"\n'
+                                    "interval_sec = 0.1\nretries = 2\n")
+    with pytest.raises(UserError) as caught:
+        import_one(task, tmp_path / "out")
+    assert str(caught.value) == ("task sh-word-count: its healthcheck `echo not yet; exit 3` never passed: it "
+                                 "failed 2 time(s) in a row after its start period of 0 s (last: exit 3, not yet): the "
+                                 "task's environment is not ready, before the oracle ran: the oracle must run offline "
+                                 "in the task's image")
+    left = subprocess.run(["docker", "ps", "-aq", "--filter", f"name=endstate-harbor-import-{os.getpid()}-"],
+                          capture_output=True, text=True, check=True)
+    assert left.stdout == "" and not (tmp_path / "out" / "sh-word-count").exists()
