@@ -81,6 +81,10 @@ $(OLDEST_STAMP):
 	$(OLDEST)/bin/python -m pip install --quiet 'inspect_ai==$(INSPECT_OLDEST)'
 	touch $@
 
+# The peers' venvs alone (PyPI, no engine): CI makes them while the tests run.
+.PHONY: peers-venvs
+peers-venvs: $(PEERS_STAMP) $(OLDEST_STAMP)
+
 peers: setup $(PEERS_STAMP) $(OLDEST_STAMP)
 	ENDSTATE_PEERS=$(abspath $(PEERS))/bin ENDSTATE_INSPECT_OLDEST=$(abspath $(OLDEST))/bin $(PY) -m pytest -q -m peers
 
@@ -131,16 +135,20 @@ LLAMA_STAMP := $(VENV)/.llama-$(LLAMA_KEY)
 # a machine that built it once installs it in seconds instead of compiling for minutes.
 LLAMA_WHEELS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/endstate/llama-cpp-python/$(LLAMA_KEY)-$(shell $(PYTHON) -c 'import sys; print(sys.implementation.cache_tag)')
 
-$(LLAMA_STAMP): $(STAMP) pyproject.toml
+# The wheel alone, kept outside the clone (CI builds it while the tests run).
+.PHONY: llama-wheel
+llama-wheel: $(STAMP)
 	@if [ "$$(uname -m)" = x86_64 ] && ! grep -qw avx2 /proc/cpuinfo; then \
 		echo 'make: this CPU has no AVX2, which LLAMA_CMAKE_ARGS assumes: set the AVX2, FMA, F16C and BMI2 flags OFF there'; exit 1; fi
-	rm -f $(VENV)/.llama-*
-	$(PY) -m pip uninstall --quiet --yes llama-cpp-python
 	if ! ls $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
 		rm -rf $(LLAMA_WHEELS).part && \
 		CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(PY) -m pip wheel --quiet --no-cache-dir --no-deps \
 			--no-binary llama-cpp-python -w $(LLAMA_WHEELS).part 'llama-cpp-python==$(LLAMA_VERSION)' && \
 		rm -rf $(LLAMA_WHEELS) && mv $(LLAMA_WHEELS).part $(LLAMA_WHEELS); fi
+
+$(LLAMA_STAMP): $(STAMP) pyproject.toml | llama-wheel
+	rm -f $(VENV)/.llama-*
+	$(PY) -m pip uninstall --quiet --yes llama-cpp-python
 	$(PY) -m pip install --quiet --no-cache-dir $(LLAMA_WHEELS)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(PY) -m pip install --quiet -e '.[local-model]'
 	touch $@
