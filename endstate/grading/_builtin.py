@@ -18,7 +18,16 @@ from endstate.grading._runners import log_runner
 from endstate.grading._state import Grading
 from endstate.grading._stops import declared, stop_note
 from endstate.grading._testconfig import SHARED_CONFIG, pytest_section_changed
-from endstate.grading._testrun import FAILING, Canary, TestCommandError, TestRun, case_counts, run_tests, shown_command
+from endstate.grading._testrun import (
+    FAILING,
+    Canary,
+    CaseOutcome,
+    TestCommandError,
+    TestRun,
+    case_counts,
+    run_tests,
+    shown_command,
+)
 from endstate.grading._twins import run_halves, tally
 from endstate.grading._verdict import Verdict
 from endstate.sandbox import SealedSandbox, matches_any
@@ -159,6 +168,7 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
                 f"reported failed while the real tests passed: {', '.join(counted.betrayed[:3])}")
         tests, failures, errors, skipped = counted.tests, counted.failures, counted.errors, counted.skipped
         detail = f"failing: {', '.join(counted.failing[:5])}"  # (the output names twins, drawn per run)
+        skipping = counted.skipping
     elif listed_ids is not None:  # the files run, the listed ids graded (see _listed.py)
         listed = listed_cases(run, listed_ids)
         if listed.missing:
@@ -167,10 +177,12 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         failing = [f"{classname}::{name}" for classname, name, outcome in listed.cases if outcome in FAILING]
         detail = f"failing: {', '.join(failing[:5])}"
         tests, failures, errors, skipped = case_counts(listed.cases)
+        skipping = sorted({name for _, name, outcome in listed.cases if outcome == CaseOutcome.SKIPPED})
     else:
         failing = sorted({name for _, name, outcome in run.cases if outcome in FAILING})
         detail = run.output_tail or f"failing: {', '.join(failing[:5])}"  # a share of a joint run names its cases
         tests, failures, errors, skipped = run.tests, run.failures, run.errors, run.skipped
+        skipping = sorted({name for _, name, outcome in run.cases if outcome == CaseOutcome.SKIPPED})
     graded = listed.cases if plan is None and listed_ids is not None else run.cases
     stopped, every = declared(graded, may_fail or {}) if plan is None and (failures or errors) else ([], False)
     if stopped and every:  # only tests the task lets an honest end state leave failing
@@ -180,6 +192,11 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         return Verdict.fail(f"{what}: {errors} error(s) while collecting or running: {detail}")
     if failures:
         return Verdict.fail(f"{what}: {failures} of {tests} failed: {detail}")
+    if twins and skipped:
+        # A held-out test is what the score rests on: one that did not run did not pass. Code the tests
+        # call can raise a skip where it would fail (no marker to count, the same in a twin's half).
+        return Verdict.fail(f"{what}: {skipped} of {tests} skipped (a held-out test must run and pass): "
+                            f"{', '.join(skipping[:5])}")
     if ran < min_tests:
         return Verdict.fail(f"{what}: {ran} test(s) ran, the task expects at least {min_tests}")
     for each in runs:

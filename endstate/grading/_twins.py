@@ -160,6 +160,8 @@ class Tally(NamedTuple):
     twins: int
     #: Twins that did not fail while their real test passed, or that only one half reported.
     betrayed: list[str]
+    #: Names of the real tests reported skipped.
+    skipping: list[str] = []
 
 
 def pair_cases(originals: dict[str, CaseOutcome],
@@ -203,8 +205,9 @@ def tally(plan: TwinPlan, runs: list[tuple[int, list[Case]]]) -> Tally:
             betrayed.append(f"{label} ({', '.join(lies)})")
     outcomes = [outcome for _, outcome in real]
     failing = sorted({name for name, outcome in real if outcome in FAILING})
+    skipping = sorted({name for name, outcome in real if outcome == CaseOutcome.SKIPPED})
     return Tally(len(real), outcomes.count(CaseOutcome.FAILURE), outcomes.count(CaseOutcome.ERROR), outcomes.count(CaseOutcome.SKIPPED),
-                 failing, twins, betrayed)
+                 failing, twins, betrayed, skipping)
 
 
 def run_halves(grading: Grading, plan: TwinPlan, run: Callable[[str, dict], TestRun], trusted: Callable[[TestRun], bool], *,

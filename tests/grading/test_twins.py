@@ -176,6 +176,10 @@ def test_halves_are_read_as_tampered_only_when_a_twin_lies_while_the_real_tests_
     assert (wrong.failures, wrong.failing, wrong.betrayed) == (1, ["test_equal"], [])
     dropped = [(side, [(cls, "test_equal", "passed")]), (1 - side, [])]
     assert tally(twins, dropped).betrayed == ["test_equal (reported in one half only)"]
+    # Skipped in both halves, a twin betrays nothing: the real test's skip is named for the verdict,
+    # which fails it (code the tests call can raise a skip where it would fail).
+    skipped = tally(twins, runs("skipped", "skipped"))
+    assert (skipped.skipped, skipped.skipping, skipped.betrayed) == (1, ["test_equal"], [])
 
 
 def test_validation_writes_every_candidate_beside_its_test():
