@@ -235,7 +235,8 @@ def _hacks(split: FixSplit, test_globs: tuple[str, ...]) -> dict[str, tuple[Hack
 
 
 def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests_command: str, tests: int,
-               holdout_command: str, held_out: int, dockerfile: str | None) -> tuple[Manifest, list[str]]:
+               holdout_command: str, held_out: int, dockerfile: str | None, held_skipped: int = 0
+               ) -> tuple[Manifest, list[str]]:
     """The task.toml, and the comment lines above its fields."""
     permitted = list(split.fixed_paths) + [g for g in test_globs]
     manifest = Manifest(
@@ -245,7 +246,8 @@ def _task_toml(task_id: str, split: FixSplit, test_globs: tuple[str, ...], tests
             GraderSpec("endstate.grading:tests_pass", {"command": tests_command, "min_tests": tests}),
             GraderSpec("endstate.grading:files_unchanged", {"paths": list(test_globs), "allow_new": list(test_globs)}),
             GraderSpec("endstate.grading:no_new_skips"),
-            GraderSpec("endstate.grading:holdout", {"command": holdout_command, "min_tests": held_out}),
+            GraderSpec("endstate.grading:holdout", {"command": holdout_command, "min_tests": held_out,
+                                                    **({"may_skip": held_skipped} if held_skipped else {})}),
             GraderSpec("endstate.grading:changed_paths_within", {"paths": permitted}),
         ])
     return manifest, [f"Made by `endstate tasks new` from the fix {split.base[:12]}..{split.head[:12]}.",
@@ -322,10 +324,11 @@ def _failing_on_the_fix(run: TestRun, command: str) -> UserError:
 
 
 def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_command: str,
-                 backend: str, image: str, log: Callable[[str], None]) -> tuple[int, int, str]:
+                 backend: str, image: str, log: Callable[[str], None]) -> tuple[int, int, int, str]:
     """How many tests each command runs on the solution with the held-out files staged, run the way
-    grading runs them (the harness's entry point in a grading sandbox of the task), and the suite's
-    command, less the tests the solution fails there (`_deselected`)."""
+    grading runs them (the harness's entry point in a grading sandbox of the task), how many of the
+    held-out ones skip there, and the suite's command, less the tests the solution fails there
+    (`_deselected`)."""
     task = load_task(folder)
     where = task_sandbox(task, backend, image, log=log)
     with prepare_grading_sandbox(backend, where.image, where.limits, f"new-{task.id}") as box:
@@ -333,7 +336,7 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
         commands = [tests_command, holdout_command]
         stage_holdout(grading, split.holdout, [Grader("endstate.grading:tests_pass", tests_pass, {"command": c})
                                                for c in commands])
-        counts = []
+        counts, skipped = [], 0
         while len(counts) < 2:
             command = commands[len(counts)]
             log(f"counting tests: {command}")
@@ -359,7 +362,8 @@ def _count_tests(folder: Path, split: FixSplit, tests_command: str, holdout_comm
             if run.tests - run.skipped == 0:
                 raise UserError(f"`{command}` ran no test in the sandbox: {run.output_tail}")
             counts.append(run.tests - run.skipped)
-    return counts[0], counts[1], commands[0]
+            skipped = run.skipped  # the held-out command's, counted last
+    return counts[0], counts[1], skipped, commands[0]
 
 
 def held_back(attempt: Callable[[], T], rebuild: Callable[[list[str]], str], project: Tree, pinned: str,
@@ -479,8 +483,9 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
         (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
         (folder / "reference.toml").write_text(reference, encoding="utf-8")
         write_hacks(folder, hacks, split.fixture, solution)
-        def manifest(tests: int, held: int) -> tuple[Manifest, list[str]]:
-            return _task_toml(task_id, split, test_globs, tests_command, tests, holdout_command, held, image_file)
+        def manifest(tests: int, held: int, held_skipped: int = 0) -> tuple[Manifest, list[str]]:
+            return _task_toml(task_id, split, test_globs, tests_command, tests, holdout_command, held, image_file,
+                              held_skipped)
 
         write_manifest(folder, *manifest(1, 1))  # loadable, to count in its sandbox
         def rebuild(bounds: list[str]) -> str:
@@ -489,13 +494,13 @@ def new_task_from_fix(task_id: str, *, repo: Path, fix: str, suite: Path, backen
             write_task_image(folder, pinned, image_files(split.fixture, version), system)
             return pinned
 
-        tests, held, counted = held_back(lambda: _count_tests(folder, split, tests_command, holdout_command, backend,
+        tests, held, held_skipped, counted = held_back(lambda: _count_tests(folder, split, tests_command, holdout_command, backend,
                                                               image, log), rebuild, split.fixture, pinned, log)
         if counted != tests_command:  # less what the fix itself fails in the sandbox
             tests_command = counted
             (folder / "prompt.md").write_text(_prompt(split, tests_command, issue_text), encoding="utf-8")
             (folder / "reference.toml").write_text(_reference_toml(split, tests_command), encoding="utf-8")
-        write_manifest(folder, *manifest(tests, held))
+        write_manifest(folder, *manifest(tests, held, held_skipped))
         load_task(folder)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # never leave half a task behind

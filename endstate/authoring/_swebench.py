@@ -37,6 +37,7 @@ import shutil
 import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
@@ -173,15 +174,24 @@ MEMORY_MB = 4096
 COMMAND_SECONDS = 300
 
 
+class Counted(NamedTuple):
+    """Of a record's two lists, how many tests ran (were not skipped) on the solution in the task's image,
+    and how many of FAIL_TO_PASS's skipped there."""
+
+    passing: int
+    failing: int
+    skipped_failing: int = 0
+
+
 def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passing: list[str],
                failing: list[str], installed: list[str] | None, dockerfile: str | None,
-               counts: tuple[int, int] | None = None, notes: list[str] = (),
+               counts: Counted | None = None, notes: list[str] = (),
                about: Sequence[str] = ()) -> tuple[Manifest, list[str]]:
     # The project's own way of running tests (layout, configuration), with exactly these node ids;
     # `counts`: how many of each ran (were not skipped) on the solution, where that was counted
     # (`notes`: why fewer than it names).
     tested = {**split.fixture, **split.holdout}
-    ran_passing, ran_failing = counts or (len(passing), len(failing))
+    ran_passing, ran_failing, skipped_failing = counts or Counted(len(passing), len(failing))
     runner = SWEBENCH_RUNNERS.get(instance.repo, "pytest")
 
     exports = " ".join(env_exports(swebench_env(instance.repo, instance.version))[0])
@@ -200,7 +210,10 @@ def _task_toml(instance: Instance, split: FixSplit, protected: list[str], passin
     graders += [
         GraderSpec("endstate.grading:files_unchanged", {"paths": protected, "allow_new": protected}),
         GraderSpec("endstate.grading:no_new_skips"),
-        GraderSpec("endstate.grading:holdout", args(failing, ran_failing)),
+        # FAIL_TO_PASS's tests that skip on the solution may skip: no more (see `holdout`).
+        GraderSpec("endstate.grading:holdout", {**args(failing, ran_failing),
+                                                **({"may_skip": skipped_failing} if runner == "pytest" and
+                                                   skipped_failing else {})}),
         GraderSpec("endstate.grading:changed_paths_within", {"paths": split.fixed_paths + protected}),
     ]
     how = ("tests_pass running the files SWE-bench's run names and grading PASS_TO_PASS's node ids (`tests`) in it, "
@@ -322,7 +335,7 @@ def write_instance(instance: Instance, repos: Path | None, out: Path, log: Calla
                 return pinned
 
             def faithful(conda: bool, broken: Collection[str] = ()
-                         ) -> tuple[list[str], list[str], tuple[int, int], list[str]]:
+                         ) -> tuple[list[str], list[str], Counted, list[str]]:
                 return held_back(lambda: _faithful_ids(folder, split, passing, failing, installed, backend, image,
                                                        log), lambda bounds: rebuild(bounds, conda, broken),
                                  split.fixture, pinned, log)
@@ -396,7 +409,7 @@ def _declared_by_the_fix(split: FixSplit, log: Callable[[str], None]) -> list[st
 
 def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: list[str], installed: list[str] | None,
                   backend: str, image: str, log: Callable[[str], None]
-                  ) -> tuple[list[str], list[str], tuple[int, int], list[str]]:
+                  ) -> tuple[list[str], list[str], Counted, list[str]]:
     """The instance's node ids as the task image's pytest names them, how many of each list run (are
     not skipped) on the solution, and a note for each list some of whose tests skip there; UserError
     naming the ids that match no test."""
@@ -405,7 +418,7 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
     when = (datetime.datetime.now(), datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None))
     collected, ran, tail, failed = collected_ids(folder, split.holdout, _command(tested, files, installed),
                                                  backend, image, log)
-    result, counts, notes = [], [], []
+    result, counts, notes, skips = [], [], [], []
     for field, ids in (("FAIL_TO_PASS", failing), ("PASS_TO_PASS", passing)):
         mapped, missing = match_ids(ids, collected, claimed=[i for i in failing + passing if i not in ids])
         if missing:
@@ -433,6 +446,7 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
             raise UserError(f"field `{field}`: every one of its tests is skipped on the solution in the task's "
                             f"image: {_capped(tail, 400)}")
         skipped = [i for i in named if i not in ran]
+        skips.append(len(skipped))
         if skipped:  # min_tests counts what runs: said, never set below the list silently
             notes.append(f"{field}: min_tests is {counts[-1]} of its {len(named)} tests: {len(skipped)} skip on the "
                          f"solution in the task's image ({_capped(', '.join(skipped[:5]), 300)}"
@@ -447,7 +461,7 @@ def _faithful_ids(folder: Path, split: FixSplit, passing: list[str], failing: li
             raise UserError(f"field `{field}`: its {len(named)} node id(s) make a test command longer than the "
                             f"{COMMAND_MAX // 1024} KiB a sandbox command can be, even with whole files named once")
         result.append(targets)
-    return result[1], result[0], (counts[1], counts[0]), notes
+    return result[1], result[0], Counted(counts[1], counts[0], skips[0]), notes
 
 
 #: Why a matplotlib image comparison can fail on the gold patch in a task's image and not in SWE-bench's.

@@ -128,7 +128,7 @@ def _distrusted(run: TestRun, command: str, what: str) -> Verdict | None:
 
 def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, *, twins: bool = False,
                may_fail: dict[str, str] | None = None, runner: str = "pytest",
-               tests: list[str] | None = None) -> Verdict:
+               tests: list[str] | None = None, may_skip: int = 0) -> Verdict:
     tampered = _config_tampering(sandbox)
     if tampered:
         return Verdict.tampered(f"test configuration added or changed: {', '.join(tampered)}")
@@ -192,10 +192,13 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         return Verdict.fail(f"{what}: {errors} error(s) while collecting or running: {detail}")
     if failures:
         return Verdict.fail(f"{what}: {failures} of {tests} failed: {detail}")
-    if twins and skipped:
+    if twins and skipped > may_skip:
         # A held-out test is what the score rests on: one that did not run did not pass. Code the tests
-        # call can raise a skip where it would fail (no marker to count, the same in a twin's half).
-        return Verdict.fail(f"{what}: {skipped} of {tests} skipped (a held-out test must run and pass): "
+        # call can raise a skip where it would fail (no marker to count, the same in a twin's half). Only
+        # as many as skip on the solution in the task's image (`may_skip`, counted where a task is made
+        # from a project) may skip.
+        allowed = f", {may_skip} may (they skip on the solution in the task's image)" if may_skip else ""
+        return Verdict.fail(f"{what}: {skipped} of {tests} skipped (a held-out test must run and pass{allowed}): "
                             f"{', '.join(skipping[:5])}")
     if ran < min_tests:
         return Verdict.fail(f"{what}: {ran} test(s) ran, the task expects at least {min_tests}")
@@ -232,9 +235,11 @@ def tests_pass(sandbox: SealedSandbox, command: str = "python -m pytest -q", min
 
 
 def holdout(sandbox: SealedSandbox, command: str, min_tests: int = 1, runner: str = "pytest",
-            tests: list[str] | None = None, unguarded: list[str] = ()) -> Verdict:
-    """The held-out tests, staged after sealing, pass."""
-    return _run_suite(sandbox, command, min_tests, "held-out tests", twins=True, runner=runner, tests=tests)
+            tests: list[str] | None = None, unguarded: list[str] = (), may_skip: int = 0) -> Verdict:
+    """The held-out tests, staged after sealing, pass: at least `min_tests` ran, and none skipped beyond
+    `may_skip` (those a task made from a project counts skipping on its solution, for want of a package)."""
+    return _run_suite(sandbox, command, min_tests, "held-out tests", twins=True, runner=runner, tests=tests,
+                      may_skip=may_skip)
 
 
 def files_unchanged(sandbox: SealedSandbox, paths: list[str] = ("tests/**",),

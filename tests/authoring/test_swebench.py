@@ -286,6 +286,29 @@ def test_min_tests_below_the_ids_listed_is_said_in_the_log_and_on_the_task(tmp_p
     assert f"# {note}\n" in (task.root / "task.toml").read_text()
 
 
+def test_fail_to_pass_tests_skipping_on_the_solution_are_the_ones_the_held_out_grader_lets_skip(tmp_path, repos,
+                                                                                                  monkeypatch):
+    """A held-out test reported skipped fails the task (code can raise a skip where it would fail), but for as many
+    of FAIL_TO_PASS's as skip on the solution in the task's image, for want of a package: counted at import."""
+    import endstate.authoring._swebench as swebench
+
+    raw = shipped()[1]
+    passing, failing = json.loads(raw["PASS_TO_PASS"]), json.loads(raw["FAIL_TO_PASS"])
+    passing, failing = passing[1:], failing + passing[:1]  # (no sandbox runs here: the lists are only read)
+    raw = {**raw, "PASS_TO_PASS": json.dumps(passing), "FAIL_TO_PASS": json.dumps(failing)}
+    skipping = failing[:1]
+
+    def collected(folder, holdout, command, backend, image, log):  # what the image's pytest reports (no sandbox)
+        return failing + passing, {i for i in failing + passing if i not in skipping}, "", {}
+
+    monkeypatch.setattr(swebench, "collected_ids", collected)
+    task = load_task(write_instance(_instance(tmp_path, **{k: raw[k] for k in raw}), repos, tmp_path / "out",
+                                    lambda line: None, backend="docker", image="unused"))
+    args = {spec.name.rsplit(":", 1)[1]: spec.args for spec in task.manifest.graders}
+    assert args["holdout"]["min_tests"] == len(failing) - 1 and args["holdout"]["may_skip"] == 1
+    assert "may_skip" not in args["tests_pass"]  # the visible tests' skips hide no held-out result
+
+
 @pytest.mark.docker
 def test_a_test_file_that_cannot_be_imported_is_refused_naming_its_import_error(tmp_path, repos):
     from endstate.sandbox import DEFAULT_IMAGE

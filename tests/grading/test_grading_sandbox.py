@@ -509,3 +509,28 @@ def test_listed_ids_of_a_wider_run_are_graded_alone_and_an_honest_stop_among_the
     # the fixture fails both: test_two, not listed, is not graded, and test_five, listed, is a declared stop
     verdicts = grade_overlay(FIXTURE, graders=(tests_pass([five], may_fail={five: "out of scope"}),))
     assert verdicts["tests_pass"].outcome is Outcome.PASS and "test_five (out of scope)" in verdicts["tests_pass"].reason
+
+
+def test_a_held_out_test_skipped_fails_but_as_many_as_skip_on_the_solution():
+    """Code the tests call can raise unittest's SkipTest exactly where a held-out test would fail; a loose
+    min_tests would not see it. Only `may_skip` held-out tests may skip: those that skip on the solution in
+    the task's image (here one needs a package the image lacks), as an import counts them."""
+    held = files({"tests_holdout/test_more.py": (
+        b"import pytest\n\nfrom calc.ops import double\n\n\ndef test_seven():\n    assert double(7) == 14\n\n\n"
+        b"def test_needs_a_package():\n    pytest.importorskip('no_such_package_here')\n\n\n"
+        b"def test_nine():\n    assert double(9) == 18\n")})
+    dodging = b"def double(x):\n    if x == 9:\n        raise __import__('unitt' + 'est').SkipTest('later')\n    return x * 2\n"
+
+    def holdout_of(tree, **args):
+        grader = resolve("endstate.grading:holdout", {"command": "python -m pytest -q tests_holdout", "min_tests": 1,
+                                                      **args})
+        with prepare_grading_sandbox("docker", _image(), SandboxLimits(command_timeout_s=60), "test") as box:
+            grading = seal_overlay(dict(FIXTURE, **files({"calc/ops.py": tree})), FIXTURE, box, Guards())
+            stage_holdout(grading, held)
+            return dict(grade(grading, [grader], Guards()))["holdout"]
+
+    assert holdout_of(FIXED, may_skip=1).outcome is Outcome.PASS
+    strict = holdout_of(FIXED)
+    assert strict.outcome is Outcome.FAIL and "1 of 3 skipped (a held-out test must run and pass)" in strict.reason
+    dodged = holdout_of(dodging, may_skip=1)
+    assert dodged.outcome is Outcome.FAIL and "2 of 3 skipped" in dodged.reason and "test_nine" in dodged.reason
