@@ -145,25 +145,61 @@ def _runs_through(item: ast.withitem) -> bool:
     return name not in _EARLY_EXITS
 
 
-def _checks(body: list[ast.stmt], params: frozenset[str] = frozenset()):
+def _checks(body: list[ast.stmt], params: frozenset[str] = frozenset(), *, own: frozenset[str] = frozenset(),
+            undone_after: bool = False):
     """The checks a passing run of the test certainly executes, as (an assert's test or None,
     a method call or None): its top level up to the first `return`, and the bodies of its `for`
     loops and of `with` blocks that cannot stop early (a loop that never iterates is caught by
     `tasks check`). A loop over what a test's parameter gives (`params`) is left out: one case's
     list may be empty where another's is not (xarray 6992's `for name in dropped`), and in that
-    case its twin cannot fail."""
-    for statement in body:
+    case its twin cannot fail.
+
+    A check the test changes state after (`_undoes`: a call that is not a check, an item or attribute
+    set, but on what the test's own names hold, `own`) is left out too: a twin stops at its turned
+    check, and would leave what its original undoes there (scikit-learn 13584's
+    `set_config(print_changed_only=False)`) to the tests after it in the process, whose twins it could
+    then make pass (`undone_after`: the enclosing body does so later)."""
+    for index, statement in enumerate(body):
         if isinstance(statement, ast.Return):
             break
+        later = undone_after or any(_undoes(after, own) for after in body[index + 1:])
         if isinstance(statement, ast.Assert):
-            yield statement.test, None
+            if not later:
+                yield statement.test, None
         elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
-            yield None, statement.value
+            if not later:
+                yield None, statement.value
         elif isinstance(statement, ast.For) and not statement.orelse \
                 and not any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(statement.iter)):
-            yield from _checks(statement.body, params)
+            yield from _checks(statement.body, params, own=own, undone_after=later)
         elif isinstance(statement, ast.With) and all(_runs_through(item) for item in statement.items):
-            yield from _checks(statement.body, params)
+            yield from _checks(statement.body, params, own=own, undone_after=later)
+
+
+def _undoes(statement: ast.stmt, own: frozenset[str]) -> bool:
+    """Whether a statement can change state beyond what the test's own names hold (`own`): a call that
+    is not a check (`self.assert...`), an item or attribute set or deleted (`rcParams["x"] = old`)."""
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+        func = statement.value.func
+        if isinstance(func, ast.Attribute) and func.attr.startswith("assert"):
+            return False
+        return _root(func) not in own
+    targets = statement.targets if isinstance(statement, (ast.Assign, ast.Delete)) else \
+        [statement.target] if isinstance(statement, (ast.AugAssign, ast.AnnAssign)) else []
+    return any(isinstance(target, (ast.Subscript, ast.Attribute)) and _root(target) not in own for target in targets)
+
+
+def _root(node: ast.expr) -> str:
+    """The name an attribute, item or call chain starts from (`cal` of `cal.rooms["x"].book`), or ""."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _own_names(function: ast.FunctionDef) -> frozenset[str]:
+    """The names a test function binds itself (its parameters, fixtures among them, and its locals)."""
+    bound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return _parameters(function) | bound | {"self"}
 
 
 def _parameters(function: ast.FunctionDef) -> frozenset[str]:
@@ -173,17 +209,17 @@ def _parameters(function: ast.FunctionDef) -> frozenset[str]:
 
 
 def _statement_sites(src: _Source, body: list[ast.stmt], scope: Scope,
-                     params: frozenset[str] = frozenset()) -> list[Site]:
+                     params: frozenset[str] = frozenset(), own: frozenset[str] = frozenset()) -> list[Site]:
     sites = []
-    for test, call in _checks(body, params):
+    for test, call in _checks(body, params, own=own):
         sites += _assert_sites(src, test, scope) if test is not None else _call_sites(src, call, scope)
     return sites
 
 
-def _compared(body: list[ast.stmt]) -> list[ast.expr]:
+def _compared(body: list[ast.stmt], own: frozenset[str]) -> list[ast.expr]:
     """Both sides of every `==` (and `assertEqual`) among the test's certain checks."""
     sides = []
-    for test, call in _checks(body):
+    for test, call in _checks(body, own=own):
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
             sides += [test.left, test.comparators[0]]
         elif call is not None and isinstance(call.func, ast.Attribute) and call.func.attr == "assertEqual":
@@ -205,7 +241,7 @@ def _param_sites(src: _Source, function: ast.FunctionDef, scope: Scope) -> list[
             uses = [n for statement in function.body for n in ast.walk(statement)
                     if isinstance(n, ast.Name) and n.id == name]
             as_value = Scope(scope.fixed | {name}, scope.pool)
-            compared = [n for side in _compared(function.body) if fixed(side, as_value)
+            compared = [n for side in _compared(function.body, _own_names(function)) if fixed(side, as_value)
                         for n in ast.walk(side) if isinstance(n, ast.Name) and n.id == name]
             if not uses or len(compared) != len(uses) or any(isinstance(n.ctx, ast.Store) for n in uses):
                 continue
@@ -277,7 +313,8 @@ def mutation_sites(path: str, data: bytes, derived_from: frozenset[str] = frozen
         if cls and cls in inherited:
             continue
         inside = within(scope, function)
-        sites = _statement_sites(src, function.body, inside, _parameters(function)) + _param_sites(src, function, inside)
+        sites = _statement_sites(src, function.body, inside, _parameters(function), _own_names(function)) \
+            + _param_sites(src, function, inside)
         if sites:
             found[TestKey(stem, cls, function.name)] = sites
     return found

@@ -108,6 +108,29 @@ def test_unittest_assertions_and_strings_keep_their_look():
     assert ['        self.assertEqual(f(), "abc")', "        self.assertFalse(g())"] in texts
 
 
+def test_no_twin_stops_before_its_original_undoes_what_it_changed():
+    """A twin stops at its turned check: where the original then undoes a change beyond its own names
+    (scikit-learn 13584's `set_config(print_changed_only=False)`, a setting, a file removed), the twin would
+    leave it to the tests after it in the process, and the twins of those could pass on an honest end state,
+    read as tampering. Checks after which the test only works on its own objects stay sites."""
+    source = (b"import os\n\n\ndef test_settings():\n    set_config(changed=True)\n    assert show(1) == 'x'\n"
+              b"    assert show(2) == 'y'\n    set_config(changed=False)\n\n\n"
+              b"def test_rc():\n    rc['a'] = 1\n    assert f() == 1\n    rc['a'] = 0\n\n\n"
+              b"def test_file(tmp):\n    assert read(tmp) == 'x'\n    os.remove(tmp)\n    assert gone(tmp)\n\n\n"
+              b"def test_own(tmp_path):\n    cal = Cal()\n    assert cal.free() == 2\n    cal.book(1)\n"
+              b"    tmp_path.joinpath('x').write_text('')\n    cal.rooms['b'] = 3\n    assert cal.free() == 1\n")
+    sites = mutation_sites("test_s.py", source)
+    assert TestKey("test_s", "", "test_settings") not in sites and TestKey("test_s", "", "test_rc") not in sites
+    original = source.decode().splitlines()
+
+    def turned_lines(name):  # the line each of the test's twins turns
+        return {next(i for i, (a, b) in enumerate(zip(apply_sites(source, [site]).decode().splitlines(), original))
+                     if a != b) + 1 for site in sites[TestKey("test_s", "", name)]}
+
+    assert turned_lines("test_file") == {20}  # the check after os.remove only
+    assert turned_lines("test_own") == {25, 29}  # calls and sets on the test's own objects undo nothing
+
+
 def test_a_twin_fails_wherever_its_original_passes(monkeypatch):
     monkeypatch.setitem(sys.modules, "calc", types.SimpleNamespace(double=lambda x: x * 2))
     sites = mutation_sites("tests_holdout/test_calc.py", HELD)
