@@ -360,9 +360,6 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         if not loaded:
             sys.exit(2)
     if not loaded:  # every task failed to load (said above): no run to write, nor to refuse the next one
-        if not errors:
-            click.echo(f"endstate: error: no task in {suite}: a task is a folder holding task.toml "
-                       f"(`endstate tasks new ID --suite {suite}` makes one)", err=True)
         sys.exit(2)
     from endstate.cli._preflight import check_pairing
 
