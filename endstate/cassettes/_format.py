@@ -253,6 +253,9 @@ def load(path: str | os.PathLike[str]) -> Recording:
         data = path.read_bytes()
     except FileNotFoundError:
         raise CassetteError(f"no cassette at {path}") from None
+    except IsADirectoryError:  # a --replay folder given where one recording is read
+        inside = min((p.name for p in path.glob("*.cassette")), default="TASK.cassette")
+        raise CassetteError(f"{path} is a folder: give one cassette file in it, e.g. {path / inside}") from None
     except OSError as exc:
         raise CassetteError(f"cannot read cassette {path}: {exc.strerror or exc}") from None
     return _parse(data, path)
