@@ -1,4 +1,5 @@
-"""A --suite holding no task is refused in one line by every command that reads a suite.
+"""A --suite holding no task is refused in one line by every command that reads a suite, and
+options that contradict each other are refused rather than one of them dropped.
 
 `tasks check`, `tasks adequacy` and `export --format harbor` once answered an empty folder, or
 a task folder given as the suite, with "0 of 0 task(s)" and exit 0: a newcomer's wrong path
@@ -42,3 +43,12 @@ def test_a_task_folder_given_as_the_suite_names_its_parent(tmp_path, command):
     assert result.code == 2, result
     assert result.err == (f"endstate: error: {task} is a task folder, not a suite of them: "
                           f"pass the folder it is in, --suite {tmp_path / 'my-tasks'}\n"), result
+
+
+def test_resume_with_overwrite_is_refused_not_one_of_them_dropped(tmp_path):
+    """Given both, eval resumed the run in --out and said nothing of --overwrite."""
+    result = invoke_endstate("eval", "--model", "scripted/null", "--out", str(tmp_path / "out"), "--resume",
+                             "--overwrite", env=NO_ENGINE)
+    assert result.code == 2, result
+    assert "--resume continues the run in --out and --overwrite replaces it: pass one of them" in result.err
+    assert not (tmp_path / "out").exists()
