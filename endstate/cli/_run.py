@@ -213,12 +213,23 @@ def _progress(total: int, *, provenance: bool = False) -> Callable[[Any], None]:
     return show
 
 
-def _summary(result: Any, out: Path) -> None:
+def _summary(result: Any, out: Path, replay: str = "") -> None:
+    """The table and where the run went; after a recording, also the command replaying it."""
     from endstate.report import summary_table
 
     click.echo("")
     click.echo(summary_table(result))
     click.echo(f"results: {out / 'results.json'}")
+    if replay:
+        click.echo(replay)
+
+
+def _replay_line(suite: Path, only: tuple[str, ...], config: Any) -> str:
+    """Where a recording went and the command that replays what it recorded, offline."""
+    agent = f" --agent {config.agent}" if config.agent not in ("", "endstate") else ""
+    tasks = "".join(f" --task {task_id}" for task_id in only)
+    flags = f"{agent}{' --impossible' if config.impossible else ''}{tasks}"
+    return f"cassettes: {config.cassettes} (replay: endstate eval --suite {suite}{flags} --replay {config.cassettes})"
 
 
 # Options that set a run setting, by RunSettings field: on replay the cassettes set them.
@@ -372,6 +383,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
     # The cassettes folder is made only now that every check passed, and what the command made stays
     # only if something was written into it: a refusal leaves no empty folder behind.
     record_to = Path(config.cassettes) if config.mode == RunMode.RECORD else None
+    recorded = _replay_line(suite, only, config) if record_to is not None else ""
     with _no_empty_folder_left(out, record_to):
         if record_to is not None:
             make_folder(record_to, "--cassettes")
@@ -403,11 +415,11 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             except _SpendCeiling as exc:
                 from endstate.run import read_results
 
-                _summary(read_results(run_out), run_out)
+                _summary(read_results(run_out), run_out, recorded)
                 click.echo(f"endstate: {exc}; the tasks still running were stopped and the rest not started: "
                            f"continue with --resume --out {run_out}", err=True)
                 sys.exit(3)
-            _summary(result, run_out)
+            _summary(result, run_out, recorded)
             broken = (RunOutcome.ERROR, RunOutcome.INFRA_ERROR)
             if config.mode == RunMode.RECORD and any(t.outcome in broken for t in result.tasks):
                 _say_incomplete(Path(config.cassettes), loaded, config.attempts)  # a full disk cut one short
