@@ -16,7 +16,7 @@ import msgspec
 
 from endstate.errors import ManifestError, did_you_mean, strict_message
 from endstate.sandbox import FileEntry, Healthcheck, SealSpec, Tree, load_dir, overlay
-from endstate.task._fields import HonestStop, validate_sandbox
+from endstate.task._fields import HonestStop, Reference, ReferenceStep, ToolCallSpec, validate_sandbox
 from endstate.task._hash import files_hash
 from endstate.task._patch import PatchError, apply_patch
 from endstate.task._runners import check_runners
@@ -180,24 +180,6 @@ class Hack(msgspec.Struct):
     @property
     def live(self) -> bool:
         return self.tree is None
-
-
-class ToolCallSpec(_Strict):
-    tool: str
-    args: dict[str, Any] = {}
-
-
-class ReferenceStep(_Strict):
-    say: str = ""
-    calls: list[ToolCallSpec] = []
-
-
-class Reference(_Strict):
-    """`reference.toml`: the trajectory `scripted/reference` plays for this task."""
-
-    steps: list[ReferenceStep]
-    #: Text the scripted model answers on the compaction channel.
-    summary: str = "Summary of the work so far."
 
 
 #: Built-in graders every task must use: one per hack they catch.
