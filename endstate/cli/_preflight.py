@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from endstate.errors import UserError
 
-__all__ = ["check_model", "check_pairing", "LOCAL_PATH"]
+__all__ = ["check_model", "check_pairing", "check_replay_covers", "LOCAL_PATH"]
 
 #: The PATH a command has in the local (bubblewrap) sandbox, which sees the host's own programs
 #: (the one sandbox/_local.py sets).
@@ -59,6 +60,20 @@ def check_pairing(config: Any, tasks: list[Any]) -> None:
     elif config.sandbox == "auto" and _no_engine_here():
         _check_local_programs(tasks, "--sandbox auto found no Docker engine on this machine and would run this "
                               "host's programs", "start a Docker engine")
+
+
+def check_replay_covers(folder: Path, suite: Path, tasks: list[Any]) -> None:
+    """UserError, in one line, when the replay folder holds a cassette of none of the tasks (the
+    folder of another suite, or an empty one): a line per task would say the same thing over."""
+    from endstate.cassettes import cassette_file, cassettes_in
+
+    if len(tasks) < 2 or not folder.is_dir() or any(cassette_file(folder, t.id).exists() for t in tasks):
+        return
+    others = [path.name for path in cassettes_in(folder)]
+    held = f"; it holds {len(others)} of other tasks, e.g. {others[0]}" if others else ""
+    raise UserError(f"{folder} holds a cassette of none of the {len(tasks)} task(s) of {suite} (e.g. "
+                    f"{cassette_file(folder, tasks[0].id)}){held}: pass the --replay folder recorded on this "
+                    f"suite, or record one with `endstate record --suite {suite} --model <provider/model>`")
 
 
 def _no_engine_here() -> bool:

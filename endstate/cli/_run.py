@@ -347,12 +347,14 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
          ray_address: str | None, ray_warm: float, resume: bool, max_usd: float | None = None,
          prices: Path | None = None, replace_out: bool | None = None, **kwargs: Any) -> None:
     from endstate.cassettes import RunMode
+    from endstate.cli._preflight import check_replay_covers
     from endstate.run import RUN_FILE, RunOutcome, kept_on_resume, make_folder, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)
     loaded, errors = _load(suite, only)
     if config.mode == RunMode.REPLAY:  # every cassette checked, model and settings read, before any container
+        check_replay_covers(Path(str(config.cassettes)), suite, loaded)
         loaded, config, problems = prepare_replay(loaded, config, _explicit_settings())
         for problem in problems:
             click.echo(f"endstate: error: {problem} (task skipped)", err=True)

@@ -52,3 +52,25 @@ def test_resume_with_overwrite_is_refused_not_one_of_them_dropped(tmp_path):
     assert result.code == 2, result
     assert "--resume continues the run in --out and --overwrite replaces it: pass one of them" in result.err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_replay_folder_of_another_suite_is_one_line_not_one_per_task(tmp_path):
+    """It printed the same "no cassette for task ..." once for every task of the suite."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    suite = tmp_path / "suite"
+    for task_id in ("bugfix-lru-eviction", "bugfix-invoice-rounding"):
+        shutil.copytree(root / "tasks" / task_id, suite / task_id)
+    folder = tmp_path / "cassettes"
+    folder.mkdir()
+    (folder / "bugfix-clamp.cassette").write_bytes(b"")
+    result = invoke_endstate("eval", "--suite", str(suite), "--replay", str(folder), "--out", str(tmp_path / "out"),
+                             env=NO_ENGINE)
+    assert result.code == 2, result
+    assert result.err == (f"endstate: error: {folder} holds a cassette of none of the 2 task(s) of {suite} (e.g. "
+                          f"{folder}/bugfix-invoice-rounding.cassette); it holds 1 of other tasks, e.g. "
+                          "bugfix-clamp.cassette: pass the --replay folder recorded on this suite, or record one "
+                          f"with `endstate record --suite {suite} --model <provider/model>`\n"), result
+    assert not (tmp_path / "out").exists()
