@@ -228,7 +228,8 @@ def _replay_line(suite: Path, only: tuple[str, ...], config: Any) -> str:
     """Where a recording went and the command that replays what it recorded, offline."""
     agent = f" --agent {config.agent}" if config.agent not in ("", "endstate") else ""
     tasks = "".join(f" --task {task_id}" for task_id in only)
-    flags = f"{agent}{' --impossible' if config.impossible else ''}{tasks}"
+    attempts = f" --attempts {config.attempts}" if config.attempts > 1 else ""
+    flags = f"{agent}{' --impossible' if config.impossible else ''}{attempts}{tasks}"
     return f"cassettes: {config.cassettes} (replay: endstate eval --suite {suite}{flags} --replay {config.cassettes})"
 
 

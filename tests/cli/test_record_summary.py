@@ -18,12 +18,13 @@ def test_a_recording_names_its_folder_and_the_replay_command():
         "cassettes: cassettes/scripted-null (replay: endstate eval --suite my-tasks --replay cassettes/scripted-null)")
 
 
-def test_the_replay_command_keeps_the_agent_the_impossible_flag_and_the_tasks():
+def test_the_replay_command_keeps_the_agent_the_impossible_flag_the_attempts_and_the_tasks():
+    """Without --attempts, a replay of a recording of three attempts replays the first alone."""
     config = RunConfig(model="scripted/reference", mode="record", cassettes="c", agent="mini-swe-agent",
-                       impossible=True)
+                       impossible=True, attempts=3)
     assert _replay_line(Path("tasks"), ("a", "b"), config) == (
-        "cassettes: c (replay: endstate eval --suite tasks --agent mini-swe-agent --impossible --task a --task b "
-        "--replay c)")
+        "cassettes: c (replay: endstate eval --suite tasks --agent mini-swe-agent --impossible --attempts 3 "
+        "--task a --task b --replay c)")
 
 
 def test_the_summary_ends_with_the_line(monkeypatch, capsys):
