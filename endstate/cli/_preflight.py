@@ -55,11 +55,31 @@ def check_pairing(config: Any, tasks: list[Any]) -> None:
         raise UserError(problem)
     if config.record_mode in ("once", "new_episodes"):
         _check_kept_recordings(config, tasks)
+    if config.model and config.mode != "replay":
+        _check_scripted_trajectories(config.model, tasks)
     if config.sandbox == "local":
         _check_local_programs(tasks, "--sandbox local runs this host's programs", "use --sandbox docker")
     elif config.sandbox == "auto" and _no_engine_here():
         _check_local_programs(tasks, "--sandbox auto found no Docker engine on this machine and would run this "
                               "host's programs", "start a Docker engine")
+
+
+def _check_scripted_trajectories(model: str, tasks: list[Any]) -> None:
+    """A scripted arm that plays a trajectory some tasks lack (wasteful.toml, a live hack's
+    trajectory.toml) would start their sandboxes only to end each in a model error."""
+    from endstate.models import SCRIPTED_PROVIDERS, parse_spec
+
+    provider, policy = parse_spec(model)
+    if provider not in SCRIPTED_PROVIDERS or (policy != "wasteful" and not policy.startswith("hack.")):
+        return
+    name = "wasteful" if policy == "wasteful" else f"hacks/{policy.removeprefix('hack.')}/trajectory"
+    lacking = [t.id for t in tasks if not t.has_trajectory(name)]
+    if lacking:
+        having = [t.id for t in tasks if t.has_trajectory(name)]
+        which = f": pass --task for those that do ({', '.join(having[:3])}{', ...' if len(having) > 3 else ''})" \
+            if having else ""
+        raise UserError(f"{model} plays each task's {name}.toml, which {len(lacking)} of the {len(tasks)} task(s) "
+                        f"lack ({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''}){which}")
 
 
 def check_replay_covers(folder: Path, suite: Path, tasks: list[Any]) -> None:

@@ -74,3 +74,27 @@ def test_a_replay_folder_of_another_suite_is_one_line_not_one_per_task(tmp_path)
                           "bugfix-clamp.cassette: pass the --replay folder recorded on this suite, or record one "
                           f"with `endstate record --suite {suite} --model <provider/model>`\n"), result
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("model, trajectory", [("scripted/wasteful", "wasteful"),
+                                               ("scripted/hack.edit-tests", "hacks/edit-tests/trajectory")])
+def test_a_scripted_arm_whose_trajectory_tasks_lack_is_refused_before_any_sandbox(tmp_path, model, trajectory):
+    """Each such task started a sandbox only to end in a model error (HTTP 422) that said to
+    check the model name."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    suite = tmp_path / "suite"
+    for task_id in ("bugfix-lru-eviction", "cost-small-fix-step-budget"):
+        shutil.copytree(root / "tasks" / task_id, suite / task_id)
+    result = invoke_endstate("eval", "--suite", str(suite), "--model", model, "--out", str(tmp_path / "out"),
+                             env=NO_ENGINE)
+    assert result.code == 2, result
+    if model == "scripted/wasteful":  # the cost task ships one
+        said = ("which 1 of the 2 task(s) lack (bugfix-lru-eviction): pass --task for those that do "
+                "(cost-small-fix-step-budget)")
+    else:
+        said = "which 2 of the 2 task(s) lack (bugfix-lru-eviction, cost-small-fix-step-budget)"
+    assert result.err == f"endstate: error: {model} plays each task's {trajectory}.toml, {said}\n", result
+    assert not (tmp_path / "out").exists()
