@@ -412,18 +412,18 @@ def load_suite(suite: Path, *, only: list[str] | None = None) -> tuple[list[Task
     if not suite.is_dir():
         raise ManifestError(f"suite folder {suite} does not exist: pass --suite with a folder of tasks")
     tasks, errors, folders = [], [], sorted(p for p in suite.iterdir() if (p / "task.toml").is_file())
-    if not folders:  # nothing to check, run or export is an error, never "0 of 0" and exit 0
-        if (suite / "task.toml").is_file():
-            raise ManifestError(f"{suite} is a task folder, not a suite of them: pass the folder it is in, "
-                                f"--suite {suite.resolve().parent}")
-        raise ManifestError(f"no task in {suite}: a task is a folder holding task.toml "
-                            f"(`endstate tasks new ID --suite {suite}` makes one)")
     if only:
         missing = sorted(set(only) - {p.name for p in folders})
         if missing:
             raise ManifestError(f"no task named {', '.join(missing)} in {suite}"
                                 + did_you_mean(missing[0], [p.name for p in folders]))
         folders = [p for p in folders if p.name in only]
+    if not folders:  # nothing to check, run or export is an error, never "0 of 0" and exit 0
+        if (suite / "task.toml").is_file():
+            raise ManifestError(f"{suite} is a task folder, not a suite of them: pass the folder it is in, "
+                                f"--suite {suite.resolve().parent}")
+        raise ManifestError(f"no task in {suite}: a task is a folder holding task.toml "
+                            f"(`endstate tasks new ID --suite {suite}` makes one)")
     for folder in folders:
         try:
             tasks.append(load_task(folder))
