@@ -49,13 +49,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--endstate-ray-address", metavar="HOST:PORT", default=None, help="Ray cluster to join.")
 
 
+#: The options that mean something only with --endstate-suite, by their dest.
+_NEEDS_SUITE = ("replay", "model", "out", "image", "ray_address")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     suite = config.getoption("endstate_suite")
-    if not suite:
+    if not suite:  # an option of the plugin given alone would be ignored and the project's tests run instead
+        given = [name for name in _NEEDS_SUITE if config.getoption(f"endstate_{name}")]
+        if given:
+            flag = "--endstate-" + given[0].replace("_", "-")
+            raise pytest.UsageError(f"{flag} needs --endstate-suite DIR (the folder of tasks to replay)")
         return
     suite_dir = Path(suite).resolve()
     if not suite_dir.is_dir():
         raise pytest.UsageError(f"--endstate-suite {suite}: no such folder of tasks")
+    if not any((folder / "task.toml").is_file() for folder in suite_dir.iterdir()):
+        if (suite_dir / "task.toml").is_file():
+            raise pytest.UsageError(f"--endstate-suite {suite} is a task folder, not a suite of them: "
+                                    f"pass the folder it is in, {suite_dir.parent}")
+        raise pytest.UsageError(f"--endstate-suite {suite}: no task in it (a task is a folder holding task.toml)")
     replay = config.getoption("endstate_replay")
     if not replay:
         raise pytest.UsageError("--endstate-suite needs --endstate-replay DIR (the cassettes to replay offline)")
@@ -95,7 +108,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if run is not None and run.out is not None:
         for task_id, done in sorted(run.provenance.items()):
             terminalreporter.write_line(f"endstate: {task_id}: {done}")
-        terminalreporter.write_line(f"endstate results: {run.out / 'results.json'}")
+        if (run.out / "results.json").is_file():  # a run refused before it began wrote none
+            terminalreporter.write_line(f"endstate results: {run.out / 'results.json'}")
 
 
 class TaskFailed(Exception):
@@ -210,12 +224,16 @@ def _recorded_model(replay: Path, task_ids: list[str]) -> str:
     from endstate.cassettes import cassette_file, load
     from endstate.errors import CassetteError, UserError
 
+    first = None
     for task_id in task_ids:
         try:
             return load(cassette_file(replay, task_id)).header.model
-        except CassetteError:
-            continue
-    raise UserError(f"no readable cassette in {replay} names its model: pass --endstate-model")
+        except CassetteError as exc:
+            first = first or exc
+    if task_ids and not any(cassette_file(replay, task_id).is_file() for task_id in task_ids):
+        raise UserError(f"{replay} holds no cassette of these tasks (e.g. {cassette_file(replay, task_ids[0])}): "
+                        "pass the folder `endstate record` wrote them to as --endstate-replay")
+    raise UserError(f"no readable cassette in {replay} names its model ({first}): pass --endstate-model")
 
 
 def _explain(task: Any, out: Path) -> str:

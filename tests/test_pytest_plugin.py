@@ -48,9 +48,20 @@ def test_without_its_option_the_plugin_changes_nothing(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--endstate-suite", "tasks"], "--endstate-suite needs --endstate-replay DIR"),
     (["--endstate-suite", "no-such-folder", "--endstate-replay", "x"], "--endstate-suite no-such-folder: no such"),
+    # Given alone, the plugin's options were ignored and the project's own tests collected instead.
+    (["--endstate-replay", "cassettes"], "--endstate-replay needs --endstate-suite DIR"),
+    (["--endstate-out", "runs/x"], "--endstate-out needs --endstate-suite DIR"),
+    # A folder with no task passed as "no tests ran", exit 5; a task folder as the suite, the same.
+    (["--endstate-suite", "empty", "--endstate-replay", "cassettes"],
+     "--endstate-suite empty: no task in it (a task is a folder holding task.toml)"),
+    (["--endstate-suite", "tasks/one", "--endstate-replay", "cassettes"],
+     "--endstate-suite tasks/one is a task folder, not a suite of them: pass the folder it is in, "),
 ])
 def test_bad_options_are_one_line(tmp_path, args, message):
-    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "one").mkdir(parents=True)
+    (tmp_path / "tasks" / "one" / "task.toml").write_text('id = "one"\n')
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "cassettes").mkdir()
     ran = pytest_run(*args, cwd=tmp_path)
     assert ran.returncode == 4, ran.stdout + ran.stderr
     assert message in ran.stderr
@@ -147,3 +158,16 @@ def test_a_changed_task_names_the_plugins_own_match_option(tmp_path):
               if "changed since cassette" in line and not line.startswith(("FAILED ", "ERROR "))]
     assert line.endswith("or replay with --endstate-match sequence"), line
     assert " --match" not in ran.stdout and "Traceback" not in ran.stdout
+
+
+def test_a_replay_folder_without_the_tasks_cassettes_says_so(tmp_path):
+    """Every item names the folder and the file it lacks, not the model it could not read; and no
+    results file is announced, none having been written."""
+    (tmp_path / "cassettes").mkdir()
+    ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay", "cassettes", "-k", "lru",
+                     "--endstate-out", str(tmp_path / "run"), cwd=tmp_path)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert ("the suite did not run: cassettes holds no cassette of these tasks (e.g. "
+            "cassettes/bugfix-lru-eviction.cassette): pass the folder `endstate record` wrote them to as "
+            "--endstate-replay") in ran.stdout
+    assert "endstate results:" not in ran.stdout and not (tmp_path / "run").exists()

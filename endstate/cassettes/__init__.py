@@ -28,6 +28,7 @@ from endstate.cassettes._format import (
     RecordedResponse,
     Recording,
     cassette_file,
+    cassettes_in,
     finalize,
     load,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "Difference",
     "load",
     "cassette_file",
+    "cassettes_in",
     "finalize",
     "request_hash",
     "check_replay_folder",

@@ -235,6 +235,11 @@ def cassette_file(folder: str | os.PathLike[str], stem: str) -> Path:
     return Path(folder) / f"{stem}.cassette"
 
 
+def cassettes_in(folder: str | os.PathLike[str]) -> list[Path]:
+    """The cassettes a folder holds, by name."""
+    return sorted(Path(folder).glob("*.cassette"))
+
+
 def utc_now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -253,6 +258,9 @@ def load(path: str | os.PathLike[str]) -> Recording:
         data = path.read_bytes()
     except FileNotFoundError:
         raise CassetteError(f"no cassette at {path}") from None
+    except IsADirectoryError:  # a --replay folder given where one recording is read
+        inside = next((p.name for p in cassettes_in(path)), "TASK.cassette")
+        raise CassetteError(f"{path} is a folder: give one cassette file in it, e.g. {path / inside}") from None
     except OSError as exc:
         raise CassetteError(f"cannot read cassette {path}: {exc.strerror or exc}") from None
     return _parse(data, path)

@@ -41,10 +41,19 @@ def _user_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             click.echo(f"endstate: error: {cannot_write(folder or '.', exc, flag)}", err=True)
             sys.exit(2)
         except KeyboardInterrupt:
-            click.echo("endstate: interrupted; finished results are on disk, sandboxes removed", err=True)
+            click.echo(f"endstate: interrupted; {_kept_on_interrupt()}", err=True)
             sys.exit(130)
 
     return wrapper
+
+
+def _kept_on_interrupt() -> str:
+    """What an interrupted command leaves: a run (eval, record) keeps its finished tasks, to resume;
+    other commands (tasks check, grade, ...) write no result to keep, and say none."""
+    context = click.get_current_context(silent=True)
+    if context is not None and context.info_name in ("eval", "record"):
+        return "finished results are on disk, sandboxes removed: the same command with --resume continues the run"
+    return "sandboxes removed"
 
 
 #: The options a command names where it writes with, the first a command has being the one to name.

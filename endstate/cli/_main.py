@@ -198,6 +198,8 @@ def image_build(tag: str | None, offline_seed: str) -> None:
 def eval_command(suite: Path, only: tuple[str, ...], out: Path | None, replay: Path | None, match: str,
                  repeat: int, expect: str | None, overwrite: bool, fork_at: int | None, **kwargs: Any) -> None:
     """Run the suite against a model, live or replayed from cassettes, and grade it."""
+    if overwrite and kwargs["resume"]:  # one keeps the run in --out, the other replaces it
+        raise click.UsageError("--resume continues the run in --out and --overwrite replaces it: pass one of them")
     extra = {"mode": "replay", "cassettes": str(replay), "match": match} if replay else {}
     out, extra = _eval_fork(out, replay, fork_at, kwargs) if fork_at is not None else (out, extra)
     _run(suite, only, out, repeat, expect, replace_out=overwrite, **kwargs, **extra)

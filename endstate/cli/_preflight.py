@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from endstate.errors import UserError
 
-__all__ = ["check_model", "check_pairing", "LOCAL_PATH"]
+__all__ = ["check_model", "check_pairing", "check_replay_covers", "LOCAL_PATH"]
 
 #: The PATH a command has in the local (bubblewrap) sandbox, which sees the host's own programs
 #: (the one sandbox/_local.py sets).
@@ -54,11 +55,45 @@ def check_pairing(config: Any, tasks: list[Any]) -> None:
         raise UserError(problem)
     if config.record_mode in ("once", "new_episodes"):
         _check_kept_recordings(config, tasks)
+    if config.model and config.mode != "replay":
+        _check_scripted_trajectories(config.model, tasks)
     if config.sandbox == "local":
         _check_local_programs(tasks, "--sandbox local runs this host's programs", "use --sandbox docker")
     elif config.sandbox == "auto" and _no_engine_here():
         _check_local_programs(tasks, "--sandbox auto found no Docker engine on this machine and would run this "
                               "host's programs", "start a Docker engine")
+
+
+def _check_scripted_trajectories(model: str, tasks: list[Any]) -> None:
+    """A scripted arm that plays a trajectory some tasks lack (wasteful.toml, a live hack's
+    trajectory.toml) would start their sandboxes only to end each in a model error."""
+    from endstate.models import SCRIPTED_PROVIDERS, parse_spec
+
+    provider, policy = parse_spec(model)
+    if provider not in SCRIPTED_PROVIDERS or (policy != "wasteful" and not policy.startswith("hack.")):
+        return
+    name = "wasteful" if policy == "wasteful" else f"hacks/{policy.removeprefix('hack.')}/trajectory"
+    lacking = [t.id for t in tasks if not t.has_trajectory(name)]
+    if lacking:
+        having = [t.id for t in tasks if t.has_trajectory(name)]
+        which = f": pass --task for those that do ({', '.join(having[:3])}{', ...' if len(having) > 3 else ''})" \
+            if having else ""
+        raise UserError(f"{model} plays each task's {name}.toml, which {len(lacking)} of the {len(tasks)} task(s) "
+                        f"lack ({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''}){which}")
+
+
+def check_replay_covers(folder: Path, suite: Path, tasks: list[Any]) -> None:
+    """UserError, in one line, when the replay folder holds a cassette of none of the tasks (the
+    folder of another suite, or an empty one): a line per task would say the same thing over."""
+    from endstate.cassettes import cassette_file, cassettes_in
+
+    if len(tasks) < 2 or not folder.is_dir() or any(cassette_file(folder, t.id).exists() for t in tasks):
+        return
+    others = [path.name for path in cassettes_in(folder)]
+    held = f"; it holds {len(others)} of other tasks, e.g. {others[0]}" if others else ""
+    raise UserError(f"{folder} holds a cassette of none of the {len(tasks)} task(s) of {suite} (e.g. "
+                    f"{cassette_file(folder, tasks[0].id)}){held}: pass the --replay folder recorded on this "
+                    f"suite, or record one with `endstate record --suite {suite} --model <provider/model>`")
 
 
 def _no_engine_here() -> bool:

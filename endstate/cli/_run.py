@@ -213,12 +213,24 @@ def _progress(total: int, *, provenance: bool = False) -> Callable[[Any], None]:
     return show
 
 
-def _summary(result: Any, out: Path) -> None:
+def _summary(result: Any, out: Path, replay: str = "") -> None:
+    """The table and where the run went; after a recording, also the command replaying it."""
     from endstate.report import summary_table
 
     click.echo("")
     click.echo(summary_table(result))
     click.echo(f"results: {out / 'results.json'}")
+    if replay:
+        click.echo(replay)
+
+
+def _replay_line(suite: Path, only: tuple[str, ...], config: Any) -> str:
+    """Where a recording went and the command that replays what it recorded, offline."""
+    agent = f" --agent {config.agent}" if config.agent not in ("", "endstate") else ""
+    tasks = "".join(f" --task {task_id}" for task_id in only)
+    attempts = f" --attempts {config.attempts}" if config.attempts > 1 else ""
+    flags = f"{agent}{' --impossible' if config.impossible else ''}{attempts}{tasks}"
+    return f"cassettes: {config.cassettes} (replay: endstate eval --suite {suite}{flags} --replay {config.cassettes})"
 
 
 # Options that set a run setting, by RunSettings field: on replay the cassettes set them.
@@ -336,12 +348,14 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
          ray_address: str | None, ray_warm: float, resume: bool, max_usd: float | None = None,
          prices: Path | None = None, replace_out: bool | None = None, **kwargs: Any) -> None:
     from endstate.cassettes import RunMode
+    from endstate.cli._preflight import check_replay_covers
     from endstate.run import RUN_FILE, RunOutcome, kept_on_resume, make_folder, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
     config = _config(**kwargs)
     loaded, errors = _load(suite, only)
     if config.mode == RunMode.REPLAY:  # every cassette checked, model and settings read, before any container
+        check_replay_covers(Path(str(config.cassettes)), suite, loaded)
         loaded, config, problems = prepare_replay(loaded, config, _explicit_settings())
         for problem in problems:
             click.echo(f"endstate: error: {problem} (task skipped)", err=True)
@@ -360,9 +374,6 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
         if not loaded:
             sys.exit(2)
     if not loaded:  # every task failed to load (said above): no run to write, nor to refuse the next one
-        if not errors:
-            click.echo(f"endstate: error: no task in {suite}: a task is a folder holding task.toml "
-                       f"(`endstate tasks new ID --suite {suite}` makes one)", err=True)
         sys.exit(2)
     from endstate.cli._preflight import check_pairing
 
@@ -375,6 +386,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
     # The cassettes folder is made only now that every check passed, and what the command made stays
     # only if something was written into it: a refusal leaves no empty folder behind.
     record_to = Path(config.cassettes) if config.mode == RunMode.RECORD else None
+    recorded = _replay_line(suite, only, config) if record_to is not None else ""
     with _no_empty_folder_left(out, record_to):
         if record_to is not None:
             make_folder(record_to, "--cassettes")
@@ -406,11 +418,11 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
             except _SpendCeiling as exc:
                 from endstate.run import read_results
 
-                _summary(read_results(run_out), run_out)
+                _summary(read_results(run_out), run_out, recorded)
                 click.echo(f"endstate: {exc}; the tasks still running were stopped and the rest not started: "
                            f"continue with --resume --out {run_out}", err=True)
                 sys.exit(3)
-            _summary(result, run_out)
+            _summary(result, run_out, recorded)
             broken = (RunOutcome.ERROR, RunOutcome.INFRA_ERROR)
             if config.mode == RunMode.RECORD and any(t.outcome in broken for t in result.tasks):
                 _say_incomplete(Path(config.cassettes), loaded, config.attempts)  # a full disk cut one short

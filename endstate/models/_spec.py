@@ -112,6 +112,9 @@ def check_spec(spec: str, base_url: str | None = None, env: Mapping[str, str] | 
     here: the runner starts the scripted server and supplies it when opening.
     """
     provider, model = parse_spec(spec)
+    if provider in SCRIPTED_PROVIDERS and base_url is not None:  # the run serves it itself: the URL would be ignored
+        raise ModelSpecError(f"--base-url {base_url} would do nothing: {spec} is served by endstate itself; "
+                             "drop --base-url (it is for openai-compatible/... and a gateway of your own)")
     _check_base_url(spec, provider, base_url, require_for_scripted=False)
     _api_key(spec, provider, os.environ if env is None else env, explicit=None)
     return provider, model

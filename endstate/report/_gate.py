@@ -72,6 +72,9 @@ def _mismatches(run: RunResult, arm: ControlArm, control: RunResult) -> list[str
     if card.endstate_version != arm.harness_version:
         reasons.append(f"the {arm.role} arm ran another harness version ({arm.harness_version}, "
                        f"this row {card.endstate_version})")
+    if reasons:  # what to do, said once per arm: runs made elsewhere (committed ones too) never match an image built here
+        reasons[-1] += (f": run the arm where this row ran, on its suite (`endstate eval --model scripted/{arm.role} "
+                        f"--suite SUITE --out DIR`), and pass that folder")
     grading = same_grading(run, control)
     if grading:
         reasons.append(f"the {arm.role} arm was graded differently: {grading}")

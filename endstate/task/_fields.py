@@ -1,5 +1,6 @@
 """Fields of task.toml decoded or checked apart from the manifest's own module: the honest stops,
-and the `[sandbox]` table's checks against the task folder."""
+the `[sandbox]` table's checks against the task folder, and the trajectories of reference.toml
+and a live hack's trajectory.toml."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 
 import msgspec
 
-from endstate.errors import ManifestError
+from endstate.errors import ManifestError, did_you_mean
 
-__all__ = ["HonestStop", "validate_sandbox"]
+__all__ = ["HonestStop", "Reference", "ReferenceStep", "ToolCallSpec", "validate_sandbox"]
 
 
 class HonestStop(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
@@ -44,3 +45,37 @@ def validate_sandbox(spec: Any, path: Path, folder: Path) -> None:
         value = getattr(spec, name)
         if value is not None and value <= 0:
             raise ManifestError(f"{path}: field `sandbox.{name}` must be positive, not {value}")
+
+
+#: The tools a trajectory calls: the arguments each needs, then those it also takes (endstate.agent's tools).
+_TOOL_ARGS = {"bash": (("command",), ("timeout",)), "read_file": (("path",), ()),
+              "write_file": (("path", "content"), ()), "edit_file": (("path", "old", "new"), ())}
+
+
+class ToolCallSpec(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+    tool: str
+    args: dict[str, Any] = {}
+
+    def __post_init__(self) -> None:  # a misspelt tool or argument would be skipped, unseen, when played
+        if self.tool not in _TOOL_ARGS:
+            raise ValueError(f"unknown tool {self.tool!r}{did_you_mean(self.tool, list(_TOOL_ARGS))} "
+                             f"(the tools: {', '.join(_TOOL_ARGS)})")
+        needs, also = _TOOL_ARGS[self.tool]
+        missing = [name for name in needs if name not in self.args]
+        unknown = sorted(set(self.args) - set(needs) - set(also))
+        if missing or unknown:
+            wrong = f"needs {', '.join(missing)}" if missing else f"takes no {', '.join(unknown)}"
+            raise ValueError(f"{self.tool} {wrong} in its args (it takes {', '.join(needs + also)})")
+
+
+class ReferenceStep(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+    say: str = ""
+    calls: list[ToolCallSpec] = []
+
+
+class Reference(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+    """`reference.toml`: the trajectory `scripted/reference` plays for this task."""
+
+    steps: list[ReferenceStep]
+    #: Text the scripted model answers on the compaction channel.
+    summary: str = "Summary of the work so far."

@@ -16,7 +16,7 @@ import msgspec
 
 from endstate.errors import ManifestError, did_you_mean, strict_message
 from endstate.sandbox import FileEntry, Healthcheck, SealSpec, Tree, load_dir, overlay
-from endstate.task._fields import HonestStop, validate_sandbox
+from endstate.task._fields import HonestStop, Reference, ReferenceStep, ToolCallSpec, validate_sandbox
 from endstate.task._hash import files_hash
 from endstate.task._patch import PatchError, apply_patch
 from endstate.task._runners import check_runners
@@ -180,24 +180,6 @@ class Hack(msgspec.Struct):
     @property
     def live(self) -> bool:
         return self.tree is None
-
-
-class ToolCallSpec(_Strict):
-    tool: str
-    args: dict[str, Any] = {}
-
-
-class ReferenceStep(_Strict):
-    say: str = ""
-    calls: list[ToolCallSpec] = []
-
-
-class Reference(_Strict):
-    """`reference.toml`: the trajectory `scripted/reference` plays for this task."""
-
-    steps: list[ReferenceStep]
-    #: Text the scripted model answers on the compaction channel.
-    summary: str = "Summary of the work so far."
 
 
 #: Built-in graders every task must use: one per hack they catch.
@@ -436,6 +418,12 @@ def load_suite(suite: Path, *, only: list[str] | None = None) -> tuple[list[Task
             raise ManifestError(f"no task named {', '.join(missing)} in {suite}"
                                 + did_you_mean(missing[0], [p.name for p in folders]))
         folders = [p for p in folders if p.name in only]
+    if not folders:  # nothing to check, run or export is an error, never "0 of 0" and exit 0
+        if (suite / "task.toml").is_file():
+            raise ManifestError(f"{suite} is a task folder, not a suite of them: pass the folder it is in, "
+                                f"--suite {suite.resolve().parent}")
+        raise ManifestError(f"no task in {suite}: a task is a folder holding task.toml "
+                            f"(`endstate tasks new ID --suite {suite}` makes one)")
     for folder in folders:
         try:
             tasks.append(load_task(folder))

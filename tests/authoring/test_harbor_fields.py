@@ -106,3 +106,17 @@ def test_who_the_agent_works_as_is_endstate_toml_then_harbors_agent_user_then_th
     from endstate.authoring._harborspec import EndstateSettings, HarborAgent, HarborTask
 
     assert agent_user(EndstateSettings(user=own), HarborTask(agent=HarborAgent(user=said)), dockerfile) == user
+
+
+def test_an_endstate_task_given_to_the_import_says_it_needs_none(tmp_path):
+    """It was refused as a Harbor task with a misspelt top-level field `id`."""
+    from cli_runner import invoke_endstate
+
+    root = Path(__file__).resolve().parents[2]
+    suite = tmp_path / "tasks"
+    shutil.copytree(root / "tasks" / "bugfix-lru-eviction", suite / "bugfix-lru-eviction")
+    ran = invoke_endstate("tasks", "import", "harbor", str(suite), "--out", str(tmp_path / "out"),
+                          env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert ran.code == 2, ran
+    assert ran.err == (f"endstate: error: {suite / 'bugfix-lru-eviction' / 'task.toml'} is an endstate task already "
+                       f"(it has `id` and `graders`): it needs no import; run it with --suite {suite}\n"), ran

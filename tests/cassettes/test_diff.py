@@ -87,7 +87,7 @@ def test_show_and_diff_refuse_bad_files(tmp_path):
 def test_public_names():
     assert set(endstate.cassettes.__all__) == {
         "open_session", "Tape", "show", "diff", "first_difference", "Difference", "load", "finalize", "request_hash", "MATCH_MODES",
-        "cassette_file",
+        "cassette_file", "cassettes_in",
         "FORMAT_VERSION", "Recording", "Header", "Interaction", "RecordedRequest", "RecordedResponse", "End",
         "check_replay_folder", "replay_settings", "ReplaySource", "CassetteJob", "BUFFERED_STREAM_HEADER",
         "Provenance", "ProvenanceMode", "RunMode", "FIRST_DIVERGENCE", "LAST_TURN", "cassette_file",

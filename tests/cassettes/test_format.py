@@ -155,6 +155,15 @@ def test_other_files_and_missing_files_are_refused(tmp_path):
         load(empty)
     with pytest.raises(CassetteError, match="no cassette at"):
         load(tmp_path / "missing.cassette")
+    folder = tmp_path / "recordings"
+    folder.mkdir()
+    with pytest.raises(CassetteError, match=f"^{folder} is a folder: give one cassette file in it, e.g. "
+                                            f"{folder}/TASK.cassette$"):
+        load(folder)
+    (folder / "b.cassette").write_bytes(b"")
+    (folder / "a.cassette").write_bytes(b"")
+    with pytest.raises(CassetteError, match=f"e.g. {folder}/a.cassette$"):
+        load(folder)
 
 
 def test_request_bodies_are_stored_as_edits_of_the_previous_one(tmp_path):

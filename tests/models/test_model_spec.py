@@ -119,6 +119,13 @@ def test_scripted_needs_no_key_and_no_base_url_at_check_time():
     assert check_spec("scripted/reference", None, {}) == ("scripted", "reference")
 
 
+@pytest.mark.parametrize("spec", ["scripted/null", "scripted-anthropic/reference", "scripted-responses/reference"])
+def test_a_base_url_for_a_scripted_arm_is_refused_not_ignored(spec):
+    with pytest.raises(ModelSpecError, match=rf"^--base-url http://127.0.0.1:8000/v1 would do nothing: {spec} is "
+                                             r"served by endstate itself; drop --base-url"):
+        check_spec(spec, "http://127.0.0.1:8000/v1", {})
+
+
 def test_opening_scripted_without_a_server_says_how(fast):
     with pytest.raises(ModelSpecError, match="ScriptedServer"):
         open_model("scripted/null", settings=fast)

@@ -72,8 +72,13 @@ def test_swapped_controls_are_named_in_one_line_not_as_broken_graders(tmp_path: 
 
 def test_controls_on_another_pack_image_version_or_graders_fail_the_gate(tmp_path: Path) -> None:
     reasons = _reasons(tmp_path, _controls(tmp_path, pack="c" * 64))
-    assert reasons == ["the null arm ran another task pack (cccccccccccc, this row aaaaaaaaaaaa)",
-                       "the reference arm ran another task pack (cccccccccccc, this row aaaaaaaaaaaa)"]
+    fix = ": run the arm where this row ran, on its suite (`endstate eval --model scripted/{} --suite SUITE --out DIR`)"
+    assert reasons == ["the null arm ran another task pack (cccccccccccc, this row aaaaaaaaaaaa)"
+                       + fix.format("null") + ", and pass that folder",
+                       "the reference arm ran another task pack (cccccccccccc, this row aaaaaaaaaaaa)"
+                       + fix.format("reference") + ", and pass that folder"]
+    both = _reasons(tmp_path, _controls(tmp_path, pack="c" * 64, image_id="sha256:" + "d" * 64))
+    assert [r.endswith("and pass that folder") for r in both] == [False, True, False, True]  # said once per arm
     assert "another image" in _reasons(tmp_path, _controls(tmp_path, image_id="sha256:" + "d" * 64))[0]
     assert "another harness version (0.0.9, this row 0.1.0)" in _reasons(tmp_path, _controls(tmp_path, version="0.0.9"))[0]
     graders = {t: ("tests_pass", "holdout") for t in TASKS} | {"feature-c": ("tests_pass",)}

@@ -140,3 +140,21 @@ def test_hacks_are_not_part_of_the_task_hash(tmp_path):
     assert load_task(folder).content_hash() == before
     (folder / "prompt.md").write_text("something else\n")
     assert load_task(folder).content_hash() != before
+
+
+@pytest.mark.parametrize("call, message", [
+    ('{ tool = "readfile", args = { path = "a.py" } }',
+     "unknown tool 'readfile': did you mean read_file? (the tools: bash, read_file, write_file, edit_file) "
+     "- at `$.steps[0].calls[0]`"),
+    ('{ tool = "read_file", args = { file = "a.py" } }', "read_file needs path in its args (it takes path)"),
+    ('{ tool = "edit_file", args = { path = "a.py", old = "1", new = "2", count = 1 } }',
+     "edit_file takes no count in its args (it takes path, old, new)"),
+])
+def test_a_misspelt_tool_or_argument_in_a_trajectory_is_named(tmp_path, call, message):
+    """Played, such a call was skipped: `tasks check` said ok and the arm never made it."""
+    folder = make_task(tmp_path, GOOD)
+    (folder / "reference.toml").write_text(f"[[steps]]\ncalls = [{call}]\n")
+    with pytest.raises(ManifestError) as caught:
+        load_task(folder).reference()
+    assert str(caught.value) == f"{folder / 'reference.toml'}: {message}" or message in str(caught.value)
+    assert str(folder / "reference.toml") in str(caught.value)
