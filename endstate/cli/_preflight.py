@@ -16,7 +16,7 @@ from typing import Any
 
 from endstate.errors import UserError
 
-__all__ = ["check_model", "check_pairing", "check_replay_covers", "LOCAL_PATH"]
+__all__ = ["check_model", "check_pairing", "check_replay_covers", "attempts_left_out", "LOCAL_PATH"]
 
 #: The PATH a command has in the local (bubblewrap) sandbox, which sees the host's own programs
 #: (the one sandbox/_local.py sets).
@@ -94,6 +94,27 @@ def check_replay_covers(folder: Path, suite: Path, tasks: list[Any]) -> None:
     raise UserError(f"{folder} holds a cassette of none of the {len(tasks)} task(s) of {suite} (e.g. "
                     f"{cassette_file(folder, tasks[0].id)}){held}: pass the --replay folder recorded on this "
                     f"suite, or record one with `endstate record --suite {suite} --model <provider/model>`")
+
+
+def attempts_left_out(folder: Path, tasks: list[Any], attempts: int) -> str:
+    """A note where the replay folder holds later attempts of the tasks (from a recording with
+    --attempts) than `attempts` replays, or "": the run would score fewer attempts than were
+    recorded, unsaid."""
+    from endstate.cassettes import cassette_file
+    from endstate.run import attempt_stem
+
+    recorded: dict[str, int] = {}  # task id -> attempts its cassettes hold, where more than replayed
+    for task in tasks:
+        held = attempts
+        while cassette_file(folder, attempt_stem(task.id, held)).is_file():
+            held += 1
+        if held > attempts:
+            recorded[task.id] = held
+    if not recorded:
+        return ""
+    most, example = max(recorded.values()), cassette_file(folder, attempt_stem(min(recorded), attempts)).name
+    return (f"{folder} holds up to {most} attempts of {len(recorded)} task(s) (e.g. {example}), and --attempts "
+            f"{attempts} replays the first {attempts}: pass --attempts {most} to replay every one")
 
 
 def _no_engine_here() -> bool:

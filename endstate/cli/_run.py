@@ -348,7 +348,7 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
          ray_address: str | None, ray_warm: float, resume: bool, max_usd: float | None = None,
          prices: Path | None = None, replace_out: bool | None = None, **kwargs: Any) -> None:
     from endstate.cassettes import RunMode
-    from endstate.cli._preflight import check_replay_covers
+    from endstate.cli._preflight import attempts_left_out, check_replay_covers
     from endstate.run import RUN_FILE, RunOutcome, kept_on_resume, make_folder, prepare_replay, suite_runner
 
     run_suite = suite_runner(executor, ray_address, ray_warm)
@@ -356,6 +356,9 @@ def _run(suite: Path, only: tuple[str, ...], out: Path | None, repeat: int, expe
     loaded, errors = _load(suite, only)
     if config.mode == RunMode.REPLAY:  # every cassette checked, model and settings read, before any container
         check_replay_covers(Path(str(config.cassettes)), suite, loaded)
+        left_out = attempts_left_out(Path(str(config.cassettes)), loaded, config.attempts)
+        if left_out:
+            click.echo(f"endstate: note: {left_out}", err=True)
         loaded, config, problems = prepare_replay(loaded, config, _explicit_settings())
         for problem in problems:
             click.echo(f"endstate: error: {problem} (task skipped)", err=True)
