@@ -82,7 +82,9 @@ def test_every_hack_the_held_out_tests_catch_is_caught_with_the_visible_tests_ri
 STATE = b"SEEN = []\n\n\ndef double(x):\n    return x * 2\n"
 VISIBLE = b"from calc import ops\n\n\ndef test_nothing_seen_yet():\n    assert ops.SEEN == []\n"
 #: Cleans up after its assertion, not in a fixture: its twin, stopped at the turned assertion, leaves SEEN set.
-SLOPPY = b"from calc import ops\n\n\ndef test_double():\n    ops.SEEN.append(1)\n    assert ops.double(3) == 6\n    ops.SEEN.clear()\n"
+#: (Through a name of its own: a check followed by `ops.SEEN.clear()` is no twin site at all, see _twinsites.py.)
+SLOPPY = (b"from calc import ops\n\n\ndef test_double():\n    seen = ops.SEEN\n    seen.append(1)\n"
+          b"    assert ops.double(3) == 6\n    seen.clear()\n")
 
 
 def test_tasks_check_says_when_a_twin_would_leave_the_visible_tests_something_to_trip_on():
@@ -102,7 +104,7 @@ def test_tasks_check_says_when_a_twin_would_leave_the_visible_tests_something_to
     graders = [resolve("endstate.grading:tests_pass", {"command": "python -m pytest -q tests"}),
                resolve("endstate.grading:holdout", {"command": "python -m pytest -q tests_holdout"})]
     found = {}
-    for name, held in (("sloppy", SLOPPY), ("tidy", SLOPPY.replace(b"    ops.SEEN.append(1)\n", b""))):
+    for name, held in (("sloppy", SLOPPY), ("tidy", SLOPPY.replace(b"    seen.append(1)\n", b""))):
         with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "joint") as box:
             grading = seal_overlay(tree, tree, box, Guards(twins=False))
             stage_holdout(grading, validation_tree({"tests_holdout/test_more.py": FileEntry(0o644, held)})[0])
