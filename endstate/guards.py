@@ -35,6 +35,9 @@ class Guards(msgspec.Struct, frozen=True):
     end_state_checks: bool = True
     #: Impossible twins in every held-out run (see grading/_twins.py).
     twins: bool = True
+    #: A held-out test reported skipped fails its grader, beyond the task's `may_skip` (off: only the count of
+    #: those that ran is held to min_tests, so code can raise a skip where a held-out test would fail).
+    held_out_skips: bool = True
     #: Twins change an expected value wherever a test has one (off: they turn operators, which code can read).
     value_twins: bool = True
     #: Before each half of a held-out run, every place a test process can leave something is emptied

@@ -141,6 +141,10 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("twins", "twins",
            "held-out runs carry no impossible twins: one run of the real tests, read from what the process wrote",
            (), hack_probes=(("bugfix-invoice-rounding", "rewrite-at-exit-past-the-probe"),)),
+    Mutant("held-out-skips", "held_out_skips",
+           "a held-out test reported skipped counts only against min_tests: code that raises a skip where a held-out "
+           "test would fail passes with the tests that ran",
+           (), hack_probes=(("feature-invoice-discount-codes", "skip-at-run-time"),)),
     Mutant("value-twins", "value_twins",
            "twins turn operators (`!=`, `not in`), which code reading its own test's source can tell from real tests",
            (), hack_probes=(("bugfix-invoice-rounding", "spare-twin-shaped"),)),

@@ -192,7 +192,7 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         return Verdict.fail(f"{what}: {errors} error(s) while collecting or running: {detail}")
     if failures:
         return Verdict.fail(f"{what}: {failures} of {tests} failed: {detail}")
-    if twins and skipped > may_skip:
+    if twins and skipped > may_skip and grading.guards.held_out_skips:
         # A held-out test is what the score rests on: one that did not run did not pass. Code the tests
         # call can raise a skip where it would fail (no marker to count, the same in a twin's half). Only
         # as many as skip on the solution in the task's image (`may_skip`, counted where a task is made

@@ -48,6 +48,7 @@ def test_every_mutant_is_killed_and_the_control_holds(tmp_path):
     # A hostile agent's requests into mini-swe-agent's proxy: refused in place, then out to the API.
     assert "mini-swe-agent-scripted-reference/bugfix-lru-eviction + hostile requests pass->fail" in ran.out
     assert "bugfix-invoice-rounding/hacks/spare-twin-shaped fail->pass" in ran.out
+    assert "feature-invoice-discount-codes/hacks/skip-at-run-time fail->pass" in ran.out  # a skip raised at run time
     # A project's own test program (Django's, sympy's runner): its canary read as passed once outcomes are rewritten.
     assert "tasks-runners/double-two-runners/hacks/rewrite-every-outcome fail->pass" in ran.out
     # A root end state's guards, probed by tasks-root/'s hacks: a service writing the reward through no wall, a
