@@ -411,21 +411,21 @@ def _write_task(folder: Path, task: Path, task_id: str, dockerfile: str, workdir
     log(f"building task {task_id}'s image from {folder / 'environment/Dockerfile'}")
     # The network is on for the build (Debian's mirror: `apt-get install gcc` in the task's
     # Dockerfile); off for the oracle, the agent and the verifier.
-    dockerfile = _build_own(task, tag, task_id, dockerfile, log)
-    lacks = missing(tag, _docker)
-    if "python3-stdlib" in lacks and "python3" not in lacks:  # the task's own python3 is what the harness finds
-        raise UserError(f"task {task_id}: the python3 of its image lacks ctypes, select or json, which endstate runs "
-                        "in the container (stdlib only): build it on a base whose python3 has its standard library")
-    if lacks:  # a base other than endstate's sandbox image: add what the harness runs there
-        log(f"task {task_id}: its image lacks {' '.join(lacks)}: endstate adds them on top of it")
-        dockerfile = with_base_layer(dockerfile, lacks, tag, _docker)
-        (task / "image/Dockerfile").write_text(dockerfile)
-        _build(task, tag, task_id, f"endstate's layer adding them does not build (it copies them from {DEFAULT_IMAGE} "
-               "and installs patchelf from Debian's archive: the network must reach it)")
-    solve = (folder / "solution/solve.sh").read_text()
-    test_sh = (folder / "tests/test.sh").read_text()
-    uv = uv_use(test_sh)
-    try:
+    try:  # the tag goes whatever ends the import: a refusal below must not leave it behind
+        dockerfile = _build_own(task, tag, task_id, dockerfile, log)
+        lacks = missing(tag, _docker)
+        if "python3-stdlib" in lacks and "python3" not in lacks:  # the task's own python3 is what the harness finds
+            raise UserError(f"task {task_id}: the python3 of its image lacks ctypes, select or json, which endstate runs "
+                            "in the container (stdlib only): build it on a base whose python3 has its standard library")
+        if lacks:  # a base other than endstate's sandbox image: add what the harness runs there
+            log(f"task {task_id}: its image lacks {' '.join(lacks)}: endstate adds them on top of it")
+            dockerfile = with_base_layer(dockerfile, lacks, tag, _docker)
+            (task / "image/Dockerfile").write_text(dockerfile)
+            _build(task, tag, task_id, f"endstate's layer adding them does not build (it copies them from {DEFAULT_IMAGE} "
+                   "and installs patchelf from Debian's archive: the network must reach it)")
+        solve = (folder / "solution/solve.sh").read_text()
+        test_sh = (folder / "tests/test.sh").read_text()
+        uv = uv_use(test_sh)
         fixture = _files(tag, workdir)
         try:
             solved = _files(tag, workdir, solve, outside := [], network, unstarted := [] if services else None,

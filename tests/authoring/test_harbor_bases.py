@@ -154,12 +154,16 @@ def test_a_python3_without_its_standard_library_is_refused_in_one_line(tmp_path)
                            input=f"FROM {DEFAULT_IMAGE}\nUSER root\nRUN rm -rf /usr/lib/python3.11/ctypes\n")
     assert built.returncode == 0, built.stderr
     _harbor_task(tmp_path / "src" / "no-ctypes", tag)
+    tags = ["docker", "images", "--format", "{{.Tag}}", "endstate-harbor-no-ctypes"]
+    before = subprocess.run(tags, capture_output=True, text=True, check=True).stdout.split()
     ran = run_endstate("tasks", "import", "harbor", str(tmp_path / "src"), "--out", str(tmp_path / "out"))
     assert ran.returncode != 0 and "Traceback" not in ran.stderr, ran.stderr
     assert ran.stderr.strip().splitlines() == [
         "endstate: error: task no-ctypes: the python3 of its image lacks ctypes, select or json, which endstate runs in "
         "the container (stdlib only): build it on a base whose python3 has its standard library"]
     assert not (tmp_path / "out/no-ctypes").exists()
+    # The image the import built to look into is gone with the refusal (each refusal left one behind).
+    assert subprocess.run(tags, capture_output=True, text=True, check=True).stdout.split() == before
 
 
 def test_the_toolbox_stage_goes_before_the_first_from_and_the_layer_after_the_last_step():
