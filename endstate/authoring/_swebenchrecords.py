@@ -81,11 +81,23 @@ def _decoded(instance: Instance, field: str) -> list[str]:
     return raw
 
 
+#: The log parsers SWE-bench's harness reads its Python repositories' test runs with (the others are
+#: its parsers of Go, Rust, Java, JavaScript, PHP, Ruby and C runs: SWE-bench Multilingual, Multimodal).
+PYTHON_LOG_PARSERS = frozenset(f"parse_log_{name}" for name in (
+    "pytest", "pytest_options", "pytest_v2", "django", "sympy", "matplotlib", "seaborn", "sphinx", "astropy",
+    "scikit", "xarray", "requests", "pylint", "flask", "astroid", "marshmallow", "pvlib", "pydicom", "pyvista",
+    "sqlfluff"))
+
+
 def test_ids(instance: Instance, field: str) -> list[str]:
     ids = list(dict.fromkeys(_decoded(instance, field)))  # each once, in the file's order
     if field == "PASS_TO_PASS":
         ids = [i for i in ids if not _NO_TEST.fullmatch(i)]
     wrong = runner_ids(SWEBENCH_RUNNERS.get(instance.repo, "pytest"), ids)  # Django's and sympy's are their own
+    if wrong and instance.log_parser and instance.log_parser not in PYTHON_LOG_PARSERS:
+        raise UserError(f"{instance.repo}'s tests are not Python's: SWE-bench reads them with {instance.log_parser}, "
+                        f"none of its Python repositories' parsers (field `{field}` {wrong}); endstate imports the "
+                        "records whose tests pytest, Django's or sympy's runner runs")
     if wrong:
         raise UserError(f"field `{field}` {wrong}")
     return ids

@@ -79,6 +79,11 @@ def test_the_shipped_file_decodes_in_both_forms_of_the_test_lists(tmp_path):
     ({"base_commit": None}, "field `base_commit`: Expected `str`, got `null`"),
     ({"patch": ...}, "missing field `patch`"),
     ({"spelled_wrong": 1}, "unknown field `spelled_wrong`"),
+    # SWE-bench Multilingual's records (its other languages' parsers) are named as such, not as bad ids alone.
+    ({"repo": "jqlang/jq", "log_parser": "parse_log_jq", "FAIL_TO_PASS": ["tests/shtest"]},
+     "jqlang/jq's tests are not Python's: SWE-bench reads them with parse_log_jq, none of its Python repositories' "
+     "parsers (field `FAIL_TO_PASS` holds 'tests/shtest', which is not a pytest node id"),
+    ({"log_parser": "parse_log_pytest_v2", "FAIL_TO_PASS": ["t.py"]}, "field `FAIL_TO_PASS` holds 't.py', which"),
 ])
 def test_a_bad_instance_is_named_with_its_field_and_the_others_are_kept(tmp_path, change, message):
     good, broken = shipped()[0], dict(shipped()[1], **change)
