@@ -40,6 +40,7 @@ from endstate.authoring._installed import (
     setup_literal,
 )
 from endstate.authoring._loopback import loopback_files, loopback_requirements
+from endstate.authoring._setuppy import static_value, top_level_values
 from endstate.authoring._swebenchenv import ENV_DAY, SwebenchEnv, env_python, env_requirements, requirements_file_pins
 from endstate.authoring._versions import (
     locked_versions,
@@ -244,13 +245,18 @@ def _setup_py(project: Tree, seen: set[str], extras: tuple[str, ...] = TEST_EXTR
     # `install_requires=REQUIRES` with `REQUIRES = [...]` at the top of setup.py.
     names = {target.id: node.value for node in module.body if isinstance(node, ast.Assign)
              for target in node.targets if isinstance(target, ast.Name)}
+    # What the top level builds in steps (`EXTRAS['dev'] = EXTRAS['tests'] + [...]`), where it reads plainly.
+    values = top_level_values(module)
     for call in (n for n in ast.walk(module) if isinstance(n, ast.Call)):
         for keyword in call.keywords:
             node = names.get(keyword.value.id, keyword.value) if isinstance(keyword.value, ast.Name) else keyword.value
             try:
-                value = setup_literal(node, names)
+                value = static_value(keyword.value, values)
             except ValueError:
-                continue
+                try:
+                    value = setup_literal(node, names)
+                except ValueError:
+                    continue
             if keyword.arg in ("install_requires", "tests_require") and isinstance(value, (list, tuple)):
                 found += [str(v) for v in value]
             elif keyword.arg == "extras_require" and isinstance(value, dict):

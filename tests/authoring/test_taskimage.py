@@ -63,6 +63,25 @@ def test_setup_py_install_requires_formatted_from_its_constants_in_a_dict_it_spr
     assert runtime_requirements(project) == ["numpy", "joblib>=0.11"] and project_name(project) == "scikit-learn"
 
 
+def test_setup_py_extras_built_in_steps_are_followed():
+    # marshmallow 2.x (marshmallow-code__marshmallow-1524, SWE-bench's env installs `.[dev]`): the dev extra is
+    # the sum of the others, set after the dict; its simplejson is what tests/test_validate.py imports.
+    setup_py = ("EXTRAS_REQUIRE = {'reco': ['python-dateutil', 'simplejson'], 'tests': ['pytest', 'pytz'],\n"
+                "                  'lint': ['flake8==3.7.4']}\n"
+                "EXTRAS_REQUIRE['dev'] = (EXTRAS_REQUIRE['reco'] + EXTRAS_REQUIRE['tests'] + EXTRAS_REQUIRE['lint']\n"
+                "                         + ['tox'])\n"
+                "tests_require = ['nose']\ntests_require += ['mock']\nrequires = ['six']\nrequires.append('attrs')\n"
+                "setup(extras_require=EXTRAS_REQUIRE, install_requires=requires,\n"
+                "      tests_require=tests_require + ['freezegun'])\n")
+    project = files({"setup.py": setup_py})
+    assert declared_requirements(project, extras=["dev"]) == ["attrs", "freezegun", "mock", "nose", "pytest",
+                                                              "python-dateutil", "pytz", "simplejson", "six"]
+    # A name a branch or a loop may change is no longer known: read as before (its first literal), or left out.
+    branched = setup_py.replace("requires.append('attrs')", "if PY2:\n    requires.append('attrs')")
+    assert "attrs" not in declared_requirements(files({"setup.py": branched}), extras=["dev"])
+    assert "six" in declared_requirements(files({"setup.py": branched}), extras=["dev"])
+
+
 def test_setup_py_install_requires_gathered_from_its_setup_helpers_packages():
     # matplotlib before 3.3 (matplotlib__matplotlib-13989): setup.py extends install_requires with each
     # package's `get_install_requires()`, which setupext.py's classes return as literal lists.
