@@ -180,6 +180,7 @@ class _SuiteRun:
                 self.problems.setdefault(task_id, f"the suite did not run: {why}")
 
     def _run(self, selected: list[str]) -> None:
+        from endstate.agents import find_agent
         from endstate.cassettes import RunMode
         from endstate.errors import UserError
         from endstate.models import RunSettings
@@ -209,7 +210,10 @@ class _SuiteRun:
             # a recording at another temperature, seed or tool choice is replayed, not diverged from. A
             # task whose cassette is unusable still runs, to fail with the harness's reason.
             _, config, _ = prepare_replay(tasks, config)
-        self.out = Path(self.option("out") or Path("runs") / model_slug(model))
+        # The folder `endstate eval` would write by default: an installed agent's name first, so its run
+        # never lands on the run of endstate's own loop with the same model.
+        agent = find_agent(config.agent)
+        self.out = Path(self.option("out") or Path("runs") / ((f"{agent.name}-" if agent else "") + model_slug(model)))
         run_suite = suite_runner(self.option("executor"), self.option("ray_address"))
         result = run_suite(tasks, config, self.out, suite_root=self.suite)
         for task in result.tasks:

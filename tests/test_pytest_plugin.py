@@ -130,13 +130,16 @@ def test_a_recording_with_its_own_settings_replays_as_eval_replays_it(tmp_path):
 
 @pytest.mark.docker
 def test_an_installed_agents_recording_replays_with_its_agent(tmp_path):
-    """mini-swe-agent's reference recording passes under `--endstate-agent`, as under `eval --agent`."""
+    """mini-swe-agent's reference recording passes under `--endstate-agent`, as under `eval --agent`, into
+    the folder eval writes by default: named for the agent, not that of endstate's own loop on the model."""
     ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay",
                      str(CASSETTES / "mini-swe-agent-scripted-reference"), "--endstate-agent", "mini-swe-agent",
-                     "-k", "lru", "--endstate-out", str(tmp_path / "run"), cwd=tmp_path)
+                     "-k", "lru", cwd=tmp_path)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    (task,) = read_results(tmp_path / "run").tasks
-    assert task.outcome == "pass" and read_results(tmp_path / "run").card.agent.startswith("mini-swe-agent")
+    run = read_results(tmp_path / "runs" / "mini-swe-agent-scripted-reference")
+    (task,) = run.tasks
+    assert task.outcome == "pass" and run.card.agent.startswith("mini-swe-agent")
+    assert not (tmp_path / "runs" / "scripted-reference").exists()
 
 
 def test_record_mode_once_records_only_the_task_without_a_cassette(tmp_path):
