@@ -441,7 +441,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         try:
             reply, archive, stderr = self._channel().request(request, deadline=deadline)
         except ChannelBroken as exc:
-            raise SandboxError(f"reading {path} in container {self._container.short_id} failed: {exc}") from None
+            raise self._runner_lost(f"reading {path} in container {self._container.short_id} failed: {exc} "
+                                    "(container state: {state})") from None
         if reply["code"] == 44:
             raise FileNotFoundError(f"{path} does not exist in the sandbox")
         if len(archive) > max_bytes + _TAR_SLACK:
