@@ -49,6 +49,7 @@ __all__ = [
     "WorkspaceFull",
     "FolderTooLarge",
     "CommandWedged",
+    "ContainerGone",
     "ReplayDivergence",
 ]
 
@@ -103,6 +104,12 @@ class ResolutionTimedOut(SandboxUnavailable):
 
 class SandboxError(EndstateError):
     """The sandbox failed while a task was running (an ERROR outcome, not a FAIL)."""
+
+
+class ContainerGone(SandboxError):
+    """The harness's command runner lost its container: removed, or stopped, from outside while a
+    task used it (the engine, an operator; an agent cannot stop its own container, see
+    `first_process`). A fault of the machinery, run again (run/_faults.py), never the agent's."""
 
 
 class CommandWedged(SandboxError):

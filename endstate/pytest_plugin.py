@@ -33,6 +33,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Cassette folder to replay offline (required with --endstate-suite).")
     group.addoption("--endstate-model", metavar="SPEC", default=None,
                     help="Model the cassettes were recorded with (default: read from the cassettes).")
+    group.addoption("--endstate-agent", metavar="NAME", default=None,
+                    help="Agent the cassettes were recorded with: a shipped agent or an agent file "
+                    "(default: endstate's own loop).")
     group.addoption("--endstate-match", choices=["strict", "sequence"], default="strict",
                     help="strict: by request hash (default); sequence: recorded answers in order.")
     group.addoption("--endstate-jobs", metavar="N", type=int, default=1, help="Tasks run in parallel (default 1).")
@@ -50,7 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 #: The options that mean something only with --endstate-suite, by their dest.
-_NEEDS_SUITE = ("replay", "model", "out", "image", "ray_address")
+_NEEDS_SUITE = ("replay", "model", "agent", "out", "image", "ray_address")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -177,10 +180,11 @@ class _SuiteRun:
                 self.problems.setdefault(task_id, f"the suite did not run: {why}")
 
     def _run(self, selected: list[str]) -> None:
+        from endstate.agents import find_agent
         from endstate.cassettes import RunMode
         from endstate.errors import UserError
         from endstate.models import RunSettings
-        from endstate.run import RunConfig, RunOutcome, model_slug, resolve_graders, suite_runner
+        from endstate.run import RunConfig, RunOutcome, model_slug, prepare_replay, resolve_graders, suite_runner
         from endstate.sandbox import DEFAULT_IMAGE
         from endstate.task import load_task
 
@@ -199,8 +203,17 @@ class _SuiteRun:
                            image=self.option("image") or DEFAULT_IMAGE, jobs=self.option("jobs"),
                            mode=RunMode.RECORD if recording else RunMode.REPLAY, cassettes=str(replay),
                            match=self.option("match"),
-                           overwrite=recording, record_mode=self.option("record_mode") if recording else "")
-        self.out = Path(self.option("out") or Path("runs") / model_slug(model))
+                           overwrite=recording, record_mode=self.option("record_mode") if recording else "",
+                           agent=_agent_name(self.option("agent")))
+        if not recording:
+            # The settings a replay asks with are the recording's, as `endstate eval --replay` takes them:
+            # a recording at another temperature, seed or tool choice is replayed, not diverged from. A
+            # task whose cassette is unusable still runs, to fail with the harness's reason.
+            _, config, _ = prepare_replay(tasks, config)
+        # The folder `endstate eval` would write by default: an installed agent's name first, so its run
+        # never lands on the run of endstate's own loop with the same model.
+        agent = find_agent(config.agent)
+        self.out = Path(self.option("out") or Path("runs") / ((f"{agent.name}-" if agent else "") + model_slug(model)))
         run_suite = suite_runner(self.option("executor"), self.option("ray_address"))
         result = run_suite(tasks, config, self.out, suite_root=self.suite)
         for task in result.tasks:
@@ -211,12 +224,19 @@ class _SuiteRun:
 
 
 #: The options of `endstate eval` the harness's messages may name that this plugin spells --endstate-NAME.
-_FLAG = re.compile(r"(?<![\w-])--(match|model|sandbox|image|executor|ray-address|record-mode|out|jobs)\b")
+_FLAG = re.compile(r"(?<![\w-])--(match|model|agent|sandbox|image|executor|ray-address|record-mode|out|jobs)\b")
 
 
 def _in_pytest(text: str) -> str:
     """A message written for `endstate eval`, with its options as they are given to pytest."""
     return _FLAG.sub(r"--endstate-\1", text)
+
+
+def _agent_name(agent: str | None) -> str:
+    """The run's agent as `endstate eval --agent` names it: "" for endstate's own loop."""
+    from endstate.agents import find_agent
+
+    return agent if agent and find_agent(agent) is not None else ""
 
 
 def _recorded_model(replay: Path, task_ids: list[str]) -> str:

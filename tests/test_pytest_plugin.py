@@ -51,6 +51,7 @@ def test_without_its_option_the_plugin_changes_nothing(tmp_path):
     # Given alone, the plugin's options were ignored and the project's own tests collected instead.
     (["--endstate-replay", "cassettes"], "--endstate-replay needs --endstate-suite DIR"),
     (["--endstate-out", "runs/x"], "--endstate-out needs --endstate-suite DIR"),
+    (["--endstate-agent", "mini-swe-agent"], "--endstate-agent needs --endstate-suite DIR"),
     # A folder with no task passed as "no tests ran", exit 5; a task folder as the suite, the same.
     (["--endstate-suite", "empty", "--endstate-replay", "cassettes"],
      "--endstate-suite empty: no task in it (a task is a folder holding task.toml)"),
@@ -107,10 +108,38 @@ def test_a_task_that_cannot_replay_fails_with_the_harness_reason(tmp_path):
     ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay", str(wrong), "-k", "lru",
                      "--endstate-model", "scripted/reference", "--endstate-out", str(tmp_path / "run"), cwd=tmp_path)
     assert ran.returncode == 1, ran.stdout + ran.stderr
+    # Refused before any sandbox, in `endstate eval --replay`'s words with the plugin's option.
+    assert ("the suite did not run: --endstate-model scripted/reference contradicts the cassettes in "
+            f"{wrong}, recorded with scripted/null: drop --endstate-model") in ran.stdout
+    assert "Traceback" not in ran.stdout and not (tmp_path / "run").exists()
+
+
+@pytest.mark.docker
+def test_a_recording_with_its_own_settings_replays_as_eval_replays_it(tmp_path):
+    """SmolLM2 was recorded at temperature 0.7, seed 2: the plugin asks with the recording's settings,
+    as `endstate eval --replay` does, and gets the recorded run's verdict, not a divergence."""
+    ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay", str(CASSETTES / "smollm2-tools-seed-2"),
+                     "-k", "lru", "--endstate-out", str(tmp_path / "run"), cwd=tmp_path)
+    assert ran.returncode == 1, ran.stdout + ran.stderr
     (task,) = read_results(tmp_path / "run").tasks
-    assert task.outcome == "error" and "recorded with model scripted/null" in task.reason
-    assert f"error: {task.reason}" in ran.stdout
-    assert "Traceback" not in ran.stdout
+    [recorded] = [t for t in read_results(ROOT / "bench" / "results" / "smollm2-tools-seed-2").tasks
+                  if t.task_id == task.task_id]
+    assert (task.outcome, task.tree_hash) == (recorded.outcome, recorded.tree_hash)
+    assert "diverged" not in ran.stdout
+
+
+@pytest.mark.docker
+def test_an_installed_agents_recording_replays_with_its_agent(tmp_path):
+    """mini-swe-agent's reference recording passes under `--endstate-agent`, as under `eval --agent`, into
+    the folder eval writes by default: named for the agent, not that of endstate's own loop on the model."""
+    ran = pytest_run("--endstate-suite", str(TASKS), "--endstate-replay",
+                     str(CASSETTES / "mini-swe-agent-scripted-reference"), "--endstate-agent", "mini-swe-agent",
+                     "-k", "lru", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    run = read_results(tmp_path / "runs" / "mini-swe-agent-scripted-reference")
+    (task,) = run.tasks
+    assert task.outcome == "pass" and run.card.agent.startswith("mini-swe-agent")
+    assert not (tmp_path / "runs" / "scripted-reference").exists()
 
 
 def test_record_mode_once_records_only_the_task_without_a_cassette(tmp_path):

@@ -26,7 +26,7 @@ from typing import Any
 
 import msgspec
 
-from endstate.errors import CommandWedged, SandboxError
+from endstate.errors import CommandWedged, ContainerGone, SandboxError
 from endstate.grading._integrity import end_state
 from endstate.grading._joint import plan_joint
 from endstate.grading._probe import PROBE
@@ -244,7 +244,7 @@ def grade(grading: Grading, graders: list[Grader], guards: Guards = Guards()) ->
     if guards.end_state_checks:
         try:
             verdicts.append((INTEGRITY, end_state(sealed, scan_source=not _tests_the_runner(graders))))
-        except CommandWedged:
+        except (CommandWedged, ContainerGone):
             raise  # a fault of the machinery (see run_grader)
         except SandboxError as exc:
             verdicts.append((INTEGRITY, Verdict.error(f"end-state checks failed: {exc}")))

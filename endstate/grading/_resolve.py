@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from endstate.errors import CommandWedged, GraderContractError
+from endstate.errors import CommandWedged, ContainerGone, GraderContractError
 from endstate.grading._verdict import Verdict
 
 __all__ = ["Grader", "resolve", "run_grader", "FORBIDDEN_PARAMETERS"]
@@ -175,8 +175,8 @@ def run_grader(grader: Grader, sandbox: Any) -> Verdict:
     """Run one grader. One that raises, or returns anything but a Verdict, is an ERROR."""
     try:
         verdict = grader(sandbox)
-    except CommandWedged:
-        raise  # the sandbox's runner hung under the grader: a fault of the machinery, not a verdict
+    except (CommandWedged, ContainerGone):
+        raise  # the sandbox's runner hung, or its container was taken away, under the grader: the machinery's
     except Exception as exc:  # a grader bug must never read as a pass
         return Verdict.error(f"{grader.short_name} raised {type(exc).__name__}: {exc}")
     if not isinstance(verdict, Verdict):

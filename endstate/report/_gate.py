@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 
 from endstate.report._runs import attempts_by_task, same_grading
-from endstate.run import RunOutcome, RunResult
+from endstate.run import RunOutcome, RunResult, attempt_stem
 
 __all__ = ["ControlArm", "check_control", "gate_reasons", "unswap", "NO_CONTROLS"]
 
@@ -29,6 +29,7 @@ class ControlArm(msgspec.Struct, frozen=True):
     task_pack_hash: str
     image_id: str
     harness_version: str
+    #: Task attempts the arm ran (its tasks times --attempts) and how many of them passed.
     tasks: int
     passes: int
     ok: bool
@@ -40,9 +41,10 @@ def _examples(ids: list[str]) -> str:
 
 
 def check_control(role: str, path: Path, result: RunResult) -> ControlArm:
+    # Counted and named by attempt: an arm run with --attempts 2 passed 8 of 8 attempts, not "8/4".
     tasks = [t for attempts in attempts_by_task(result).values() for t in attempts]
-    passes = [t.task_id for t in tasks if t.outcome == RunOutcome.PASS]
-    unclean = [t.task_id for t in tasks
+    passes = [attempt_stem(t.task_id, t.attempt) for t in tasks if t.outcome == RunOutcome.PASS]
+    unclean = [attempt_stem(t.task_id, t.attempt) for t in tasks
                if t.outcome in (RunOutcome.ERROR, RunOutcome.DIVERGENCE, RunOutcome.INFRA_ERROR)]
     problem = ""
     if not tasks:
@@ -53,12 +55,12 @@ def check_control(role: str, path: Path, result: RunResult) -> ControlArm:
         problem = (f"the null arm passed {len(passes)} task(s) ({_examples(passes)}): "
                    "a grader accepts an untouched fixture")
     elif role == "reference" and len(passes) < len(tasks):
-        failed = [t.task_id for t in tasks if t.outcome != RunOutcome.PASS]
+        failed = [attempt_stem(t.task_id, t.attempt) for t in tasks if t.outcome != RunOutcome.PASS]
         problem = (f"the reference arm failed {len(failed)} task(s) ({_examples(failed)}): "
                    "a known fix does not pass, so a failure there says nothing about the model")
     card = result.card
     return ControlArm(role, str(path), card.model, card.task_pack_hash, card.image_id, card.endstate_version,
-                      len(attempts_by_task(result)), len(passes), not problem, problem)
+                      len(tasks), len(passes), not problem, problem)
 
 
 def _mismatches(run: RunResult, arm: ControlArm, control: RunResult) -> list[str]:

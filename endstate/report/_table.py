@@ -31,7 +31,7 @@ def summary_table(result: RunResult) -> str:
     tally = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
     lines = [_row(header, widths), _row(["-" * w for w in widths], widths)]
     lines += [_row(r, widths) for r in rows]
-    long = [(t.task_id, f"{t.failing_grader}: {t.reason}" if t.failing_grader else t.reason)
+    long = [(attempt_stem(t.task_id, t.attempt), f"{t.failing_grader}: {t.reason}" if t.failing_grader else t.reason)
             for t in result.tasks if t.outcome != RunOutcome.PASS and len(t.reason) > 60]
     if long:
         lines.append("")

@@ -41,6 +41,14 @@ class RunFolder:
         found = [self.transcript(stem), self.diff(stem), self.end_state(stem), *(sorted(work.rglob("*")) if work.is_dir() else [])]
         return [path for path in found if path.is_file()]
 
+    def clear(self) -> None:
+        """Remove every attempt's files an earlier run left here, before a new run replaces it
+        (`--overwrite`): an attempt of the new run that leaves no end state (an error before
+        sealing) must never be read with the old run's, which `regrade` would grade and the
+        viewer and `export` show as the new attempt's."""
+        for folder in ("transcripts", "diffs", "endstates", "work"):
+            shutil.rmtree(self.root / folder, ignore_errors=True)
+
     def discard(self, stem: str) -> None:
         """Remove what an unfinished attempt left (its transcript and work files)."""
         self.transcript(stem).unlink(missing_ok=True)

@@ -64,6 +64,8 @@ def start_run(out_dir: Path, key: dict[str, Any], *, resume: bool, rerun_errors:
     Raises UserError when there is nothing to resume or the settings differ."""
     path = out_dir / RUN_FILE
     if not resume:
+        if path.is_file() or (out_dir / "results.json").is_file():  # a run replaced: none of its files stay
+            RunFolder(out_dir).clear()
         write_atomically(path, msgspec.json.format(msgspec.json.encode(key), indent=2) + b"\n")
         return []
     if not path.is_file():

@@ -37,7 +37,14 @@ from typing import Any
 import docker
 import docker.errors
 
-from endstate.errors import CommandWedged, FolderTooLarge, SandboxError, SandboxUnavailable, WorkspaceFull
+from endstate.errors import (
+    CommandWedged,
+    ContainerGone,
+    FolderTooLarge,
+    SandboxError,
+    SandboxUnavailable,
+    WorkspaceFull,
+)
 from endstate.sandbox._base import (
     HOSTNAME,
     SANDBOX_ENV,
@@ -86,6 +93,8 @@ __all__ = ["DockerSandbox"]
 
 #: Off: every archive goes through the engine (what the in-sandbox tar must match, see the tests).
 _IN_SANDBOX_TAR = True
+#: Times a container that lost its command runner is asked again while it still reads "running" (0.2 s apart).
+_SETTLE_TRIES = 10
 
 
 #: The harness's runtime volume this process found ((pid, blind) -> name): looked up once, not per grading
@@ -224,10 +233,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
                 return ExecResult(137, "", f"[endstate: the command {'stopped' if stalled else 'killed'} the "
                                   "harness's command runner]\n", duration_s=round(time.monotonic() - started, 3))
             if time.monotonic() < started + limit + _BACKSTOP_S and not stalled:
-                raise SandboxError(
-                    f"command runner in container {self._container.short_id} died ({exc}; container state: "
-                    f"{self._state()}); the sandbox is unusable"
-                ) from None
+                raise self._runner_lost(f"command runner in container {self._container.short_id} died ({exc}; "
+                                        "container state: {state}); the sandbox is unusable") from None
             # The in-container watchdog should have ended the command long ago. A grading container is
             # frozen first, so what its processes did (a service that stopped the runner) is what is seen.
             frozen = self._grading and freeze(self._container)
@@ -250,10 +257,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         err_data, _, err_tail = stderr.partition(marker)
         status = parse_status(out_tail, err_tail)
         if status is None:
-            raise SandboxError(
-                f"command runner in container {self._container.short_id} died "
-                f"(container state: {self._state()}); the sandbox is unusable"
-            )
+            raise self._runner_lost(f"command runner in container {self._container.short_id} died "
+                                    "(container state: {state}); the sandbox is unusable")
         out_dropped, err_dropped, code, fired = status.out_dropped, status.err_dropped, status.exit_code, status.watchdog_fired
         used, oom_killed = status.workspace_bytes, status.oom_kills > 0
         ceiling = self.limits.workspace_mb * _MIB
@@ -282,6 +287,20 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
             return self._client.api.inspect_container(self._container.id)["State"]["Status"]
         except docker.errors.NotFound:
             return "removed"
+
+    def _runner_lost(self, message: str) -> SandboxError:
+        """The error of a command runner whose stream ended, `message` given the container's state.
+        A container removed or stopped from outside is the machinery's fault (ContainerGone). The
+        engine may still say "running" just after its runner was killed on the way to a removal
+        (`docker rm -f`), so a running container is asked again for a moment before it is believed."""
+        state = self._state()
+        for _ in range(_SETTLE_TRIES):
+            if state != "running":
+                break
+            time.sleep(0.2)
+            state = self._state()
+        gone = state in ("removed", "exited", "dead", "removing")
+        return (ContainerGone if gone else SandboxError)(message.format(state=state))
 
     # -- files --------------------------------------------------------------------
     def _held_channel(self) -> Channel | None:
@@ -325,8 +344,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         try:
             reply, stdout, stderr = self._channel().request(request, payload, deadline=deadline)
         except ChannelBroken as exc:
-            raise SandboxError(f"{doing} in container {self._container.short_id} failed: {exc} "
-                               f"(container state: {self._state()})") from None
+            raise self._runner_lost(f"{doing} in container {self._container.short_id} failed: {exc} "
+                                    "(container state: {state})") from None
         return reply, stdout, stderr
 
     def put_tree(self, tree: Tree) -> None:
@@ -422,7 +441,8 @@ class DockerSandbox(DockerFileTools, BoundedFolders, Sandbox):
         try:
             reply, archive, stderr = self._channel().request(request, deadline=deadline)
         except ChannelBroken as exc:
-            raise SandboxError(f"reading {path} in container {self._container.short_id} failed: {exc}") from None
+            raise self._runner_lost(f"reading {path} in container {self._container.short_id} failed: {exc} "
+                                    "(container state: {state})") from None
         if reply["code"] == 44:
             raise FileNotFoundError(f"{path} does not exist in the sandbox")
         if len(archive) > max_bytes + _TAR_SLACK:

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import docker.errors
 import requests.exceptions
 
-from endstate.errors import CommandWedged
+from endstate.errors import CommandWedged, ContainerGone
 from endstate.sandbox._engine import freeze, still_running
 
 __all__ = ["machinery_fault", "services_interfered", "EngineWatch"]
@@ -53,6 +53,8 @@ def machinery_fault(exc: BaseException) -> str | None:
             return _one_line(f"the host's disk is full ({link.filename or link.strerror})")
         if isinstance(link, docker.errors.ImageNotFound):
             return None  # an image that was never built is the user's to fix
+        if isinstance(link, ContainerGone):
+            return _one_line(f"a sandbox container was removed or stopped under the task ({link})", limit=300)
         if isinstance(link, docker.errors.NotFound):
             return _one_line(f"a sandbox container vanished ({link.explanation or link})")
         if isinstance(link, docker.errors.APIError) and link.status_code == 409 and "is not running" in str(link):

@@ -42,6 +42,19 @@ def test_clean_controls_on_the_same_footing_verify_the_row(tmp_path: Path) -> No
     assert _reasons(tmp_path, _controls(tmp_path)) == []
 
 
+def test_control_arms_run_with_attempts_are_counted_and_named_by_attempt(tmp_path: Path) -> None:
+    """A reference arm of 3 tasks at --attempts 2 passed 6 of 6 attempts (it once read "6/3 passed"),
+    and the attempt it failed is named as its transcript is, not as the task twice over."""
+    null, ref = _controls(tmp_path, ref={t: ["pass", "pass"] for t in TASKS})
+    report = benchmark([_row(tmp_path)], load_prices(None), (null, ref))
+    arms = {arm.role: arm for arm in report.controls}
+    assert (arms["reference"].passes, arms["reference"].tasks, arms["reference"].ok) == (6, 6, True)
+    assert (arms["null"].passes, arms["null"].tasks) == (0, 3)
+    null, ref = _controls(tmp_path, ref={"bugfix-a": ["pass", "pass"], "bugfix-b": ["pass", "fail"],
+                                         "feature-c": ["pass", "pass"]})
+    assert "reference arm failed 1 task(s) (bugfix-b.attempt-1)" in _reasons(tmp_path, (null, ref))[0]
+
+
 def test_missing_controls_leave_the_row_unverified(tmp_path: Path) -> None:
     assert _reasons(tmp_path, None) == ["no control arms given (pass --controls NULL_RUN REF_RUN)"]
 

@@ -90,3 +90,33 @@ def test_a_fault_while_a_sealed_attempt_is_graded_regrades_it_and_never_reruns_t
     assert result.outcome == "pass" and result.infra_retries == 1 and result.tree_hash, result
     assert agents == [TASK]  # the agent ran once; its sealed end state was graded twice
     assert len(graded) == 2 and graded[0] != graded[1]  # the second time in a fresh grading container
+
+
+def test_a_grading_container_removed_under_a_grader_is_graded_again_not_an_error(tmp_path, monkeypatch):
+    """`docker rm -f` of the grading container while a grader runs: the machinery's fault, so the sealed
+    end state is graded again in a fresh container, as for a hung runner, and the reference passes."""
+    import docker
+
+    from endstate.run import _runner
+
+    agents, graded = [], []
+    run_agent = _runner._Suite._run_agent
+
+    def counted(self, task, *args, **kwargs):
+        agents.append(task.id)
+        return run_agent(self, task, *args, **kwargs)
+
+    def removed_once(sandbox) -> Verdict:
+        box = Grading.of(sandbox).box
+        graded.append(box.container_id)
+        if len(graded) == 1:
+            engine = docker.from_env()
+            engine.api.remove_container(box.container_id, force=True)
+            engine.close()
+        return Verdict.ok() if sandbox.run("true").ok else Verdict.fail("true failed")
+
+    monkeypatch.setattr(_runner._Suite, "_run_agent", counted)
+    suite, out = _suite(tmp_path), tmp_path / "out"
+    [result] = _run(suite, out, "scripted/reference", extra={TASK: [Grader("removed_once", removed_once)]}).tasks
+    assert result.outcome == "pass" and result.infra_retries == 1, result
+    assert agents == [TASK] and len(graded) == 2 and graded[0] != graded[1]
