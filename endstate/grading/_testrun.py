@@ -69,6 +69,8 @@ WARM_DIR = "/opt/endstate/warm"
 REPORT_MAX_BYTES = 64 * 1024 * 1024
 #: At most this many characters of what each failed case's report says (`TestRun.messages`).
 MESSAGE_MAX = 2000
+#: The name a case is read under whose report has none: its session ended inside it (see `_junit`).
+CUT_SHORT = "(a test the session ended inside)"
 #: At most this many characters of a test command, as a verdict's reason names it.
 COMMAND_SHOWN = 120
 
@@ -543,14 +545,20 @@ def _junit(xml_bytes: bytes, canaries: set[str]
     for suite in suites:
         for case in suite.iter("testcase"):
             kinds = {child.tag for child in case}
-            outcome = (CaseOutcome.ERROR if "error" in kinds else CaseOutcome.FAILURE if "failure" in kinds
+            # pytest's writer opens a case at its setup and names it only with an outcome: a case without a
+            # name is a test whose session ended inside it (pytest.exit raised by the code it called), never
+            # one that passed.
+            cut_short = case.get("name") is None
+            outcome = (CaseOutcome.ERROR if "error" in kinds or cut_short else CaseOutcome.FAILURE if "failure" in kinds
                        else CaseOutcome.SKIPPED if "skipped" in kinds else CaseOutcome.PASSED)
             if case.get("name") in canaries:
                 seen.append(outcome)
                 continue
-            cases.append((case.get("classname") or "", case.get("name") or "", outcome))
+            cases.append((case.get("classname") or "", CUT_SHORT if cut_short else case.get("name") or "", outcome))
             raised = case.find(outcome.value) if outcome in FAILING else None  # the element is named as the outcome
-            if raised is not None:
+            if cut_short:
+                messages[f"{cases[-1][0]}::{cases[-1][1]}"] = "the test session ended inside this test (pytest.exit)"
+            elif raised is not None:
                 text = (raised.text or "").strip()
                 message = (raised.get("message") or "").strip()[:MESSAGE_MAX // 3]
                 if len(text) > MESSAGE_MAX * 2 // 3:  # the test's own lines, and where it ended
