@@ -193,6 +193,44 @@ def snapshot() -> None:
             module.__class__ = _WatchedModule
 
 
+def strict_should_stop() -> None:
+    """unittest reads its `_ShouldStop` as "end this test quietly": its `subTest` raises it once a subtest
+    failed under failfast, or an expected failure came. Raised by the code a test calls, it ended the
+    test unfinished, and unittest (and pytest, which runs a TestCase through unittest) reported it passed.
+    One raised anywhere but in `subTest` now fails the test, as any other exception would. Installed
+    before the snapshot: the runner's own version is the one watched."""
+    import contextlib
+    import unittest.case as case
+
+    outcome = getattr(case, "_Outcome", None)
+    original = getattr(outcome, "testPartExecutor", None)
+    if original is None or getattr(original, "endstate_strict", False):
+        return
+
+    @contextlib.contextmanager
+    def testPartExecutor(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202, N802 - unittest's names
+        with original(self, *args, **kwargs):
+            try:
+                yield
+            except case._ShouldStop as stop:
+                if not _raised_by_subtest(stop, case.__file__):
+                    raise AssertionError("the code under test raised unittest's _ShouldStop, which ends a test "
+                                         "unfinished and reports it passed") from None
+                raise
+
+    testPartExecutor.endstate_strict = True  # type: ignore[attr-defined]
+    setattr(outcome, "testPartExecutor", testPartExecutor)
+
+
+def _raised_by_subtest(stop: BaseException, case_file: str) -> bool:
+    tb = stop.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code if tb is not None else None
+    return code is not None and code.co_name == "subTest" and \
+        os.path.abspath(code.co_filename) == os.path.abspath(case_file)
+
+
 def _origin(obj: object) -> str:
     if isinstance(obj, types.ModuleType):
         return obj.__name__
