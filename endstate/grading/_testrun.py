@@ -57,7 +57,7 @@ from endstate.task import is_test_module
 
 __all__ = ["Canary", "Case", "CaseOutcome", "FAILING", "case_counts", "TestRun", "TestCommandError", "command_words", "parse_test_command", "import_paths", "run_tests",
            "harness_files", "isolation", "plant_canaries", "collected_folders", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR",
-           "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "REPORT_MAX_BYTES", "shown_command"]
+           "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "PLAIN_FLAGS", "REPORT_MAX_BYTES", "shown_command"]
 
 HARNESS_DIR = "/opt/endstate/harness"
 REPORT_DIR = "/opt/endstate/report"
@@ -273,7 +273,7 @@ def _test_folders(paths: set[str], within: set[str] | None) -> list[str]:
 
 #: pytest's options that take no value: the word after one is an argument of the run's own. After
 #: any other option word (`-k`, `--deselect`, a plugin's) the next may be its value.
-_FLAGS = re.compile(r"-[qvxsl]+|-r\w+|--(?:quiet|verbose|exitfirst|showlocals|disable-(?:pytest-)?warnings"
+PLAIN_FLAGS = re.compile(r"-[qvxsl]+|-r\w+|--(?:quiet|verbose|exitfirst|showlocals|disable-(?:pytest-)?warnings"
                     r"|no-header|no-summary|strict|strict-markers|strict-config|runxfail)")
 
 
@@ -284,7 +284,7 @@ def _named_paths(args: list[str], is_path: Callable[[str], bool]) -> list[str] |
     for word in args:
         path = word.split("::", 1)[0].removeprefix("./").rstrip("/") or "."
         if word.startswith("-"):
-            value = "=" not in word and not _FLAGS.fullmatch(word)
+            value = "=" not in word and not PLAIN_FLAGS.fullmatch(word)
         elif value and is_path(path):
             return None
         elif not value and is_path(path):

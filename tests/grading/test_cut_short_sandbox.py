@@ -103,3 +103,23 @@ def test_a_session_cut_short_inside_a_held_out_test_fails(holdout, min_tests):
 def test_a_held_out_test_taken_out_of_the_session_before_its_turn_fails_as_tampering():
     verdict = graded(DESELECT, _without("minus_three"), 3)
     assert verdict.outcome is Outcome.FAIL and verdict.tampered, verdict
+
+
+#: DESELECT that also empties what the guard noted of the collection, as code that knows the guard would:
+#: in the process, nothing is left to tell; outside it, the twins' plan knows what the command collects.
+DESELECT_UNSEEN = DESELECT + b"""
+import sys
+
+
+def _unseen(x, _taken=double):
+    sys.modules["endstate_guard"]._collected.clear()
+    return _taken(x)
+
+
+double = _unseen
+"""
+
+
+def test_a_held_out_test_taken_out_of_the_session_unseen_by_the_guard_still_fails():
+    verdict = graded(DESELECT_UNSEEN, _without("minus_three"), 3)
+    assert verdict.outcome is Outcome.FAIL and "ran in neither half: test_negative" in verdict.reason, verdict
