@@ -160,7 +160,7 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
             return distrusted
     run = runs[0]
     if plan is not None:  # the real tests counted once each, and every twin checked
-        counted = tally(plan, [(half, r.cases) for half, r in halves])
+        counted = tally(plan, [(half, r.cases) for half, r in halves], plan.collected_by(command))
         if counted.betrayed:
             return Verdict.tampered(
                 f"{what}: test outcomes were rewritten inside the test process: {len(counted.betrayed)} impossible "
@@ -192,6 +192,9 @@ def _run_suite(sandbox: SealedSandbox, command: str, min_tests: int, what: str, 
         return Verdict.fail(f"{what}: {errors} error(s) while collecting or running: {detail}")
     if failures:
         return Verdict.fail(f"{what}: {failures} of {tests} failed: {detail}")
+    if plan is not None and counted.missing:  # kept from running in both halves, its twin with it
+        return Verdict.fail(f"{what}: {len(counted.missing)} held-out test(s) the command collects ran in neither "
+                            f"half: {', '.join(counted.missing[:5])}")
     if twins and skipped > may_skip and grading.guards.held_out_skips:
         # A held-out test is what the score rests on: one that did not run did not pass. Code the tests
         # call can raise a skip where it would fail (no marker to count, the same in a twin's half). Only

@@ -57,7 +57,7 @@ from endstate.task import is_test_module
 
 __all__ = ["Canary", "Case", "CaseOutcome", "FAILING", "case_counts", "TestRun", "TestCommandError", "command_words", "parse_test_command", "import_paths", "run_tests",
            "harness_files", "isolation", "plant_canaries", "collected_folders", "start_warm_runner", "run_bounds", "footprint", "HARNESS_DIR",
-           "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "REPORT_MAX_BYTES", "shown_command"]
+           "REPORT_DIR", "SCRATCH_DIR", "WARM_DIR", "WIPE", "PLAIN_FLAGS", "REPORT_MAX_BYTES", "shown_command"]
 
 HARNESS_DIR = "/opt/endstate/harness"
 REPORT_DIR = "/opt/endstate/report"
@@ -69,6 +69,8 @@ WARM_DIR = "/opt/endstate/warm"
 REPORT_MAX_BYTES = 64 * 1024 * 1024
 #: At most this many characters of what each failed case's report says (`TestRun.messages`).
 MESSAGE_MAX = 2000
+#: The name a case is read under whose report has none: its session ended inside it (see `_junit`).
+CUT_SHORT = "(a test the session ended inside)"
 #: At most this many characters of a test command, as a verdict's reason names it.
 COMMAND_SHOWN = 120
 
@@ -271,7 +273,7 @@ def _test_folders(paths: set[str], within: set[str] | None) -> list[str]:
 
 #: pytest's options that take no value: the word after one is an argument of the run's own. After
 #: any other option word (`-k`, `--deselect`, a plugin's) the next may be its value.
-_FLAGS = re.compile(r"-[qvxsl]+|-r\w+|--(?:quiet|verbose|exitfirst|showlocals|disable-(?:pytest-)?warnings"
+PLAIN_FLAGS = re.compile(r"-[qvxsl]+|-r\w+|--(?:quiet|verbose|exitfirst|showlocals|disable-(?:pytest-)?warnings"
                     r"|no-header|no-summary|strict|strict-markers|strict-config|runxfail)")
 
 
@@ -282,7 +284,7 @@ def _named_paths(args: list[str], is_path: Callable[[str], bool]) -> list[str] |
     for word in args:
         path = word.split("::", 1)[0].removeprefix("./").rstrip("/") or "."
         if word.startswith("-"):
-            value = "=" not in word and not _FLAGS.fullmatch(word)
+            value = "=" not in word and not PLAIN_FLAGS.fullmatch(word)
         elif value and is_path(path):
             return None
         elif not value and is_path(path):
@@ -543,14 +545,20 @@ def _junit(xml_bytes: bytes, canaries: set[str]
     for suite in suites:
         for case in suite.iter("testcase"):
             kinds = {child.tag for child in case}
-            outcome = (CaseOutcome.ERROR if "error" in kinds else CaseOutcome.FAILURE if "failure" in kinds
+            # pytest's writer opens a case at its setup and names it only with an outcome: a case without a
+            # name is a test whose session ended inside it (pytest.exit raised by the code it called), never
+            # one that passed.
+            cut_short = case.get("name") is None
+            outcome = (CaseOutcome.ERROR if "error" in kinds or cut_short else CaseOutcome.FAILURE if "failure" in kinds
                        else CaseOutcome.SKIPPED if "skipped" in kinds else CaseOutcome.PASSED)
             if case.get("name") in canaries:
                 seen.append(outcome)
                 continue
-            cases.append((case.get("classname") or "", case.get("name") or "", outcome))
+            cases.append((case.get("classname") or "", CUT_SHORT if cut_short else case.get("name") or "", outcome))
             raised = case.find(outcome.value) if outcome in FAILING else None  # the element is named as the outcome
-            if raised is not None:
+            if cut_short:
+                messages[f"{cases[-1][0]}::{cases[-1][1]}"] = "the test session ended inside this test (pytest.exit)"
+            elif raised is not None:
                 text = (raised.text or "").strip()
                 message = (raised.get("message") or "").strip()[:MESSAGE_MAX // 3]
                 if len(text) > MESSAGE_MAX * 2 // 3:  # the test's own lines, and where it ended

@@ -43,7 +43,17 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from endstate.grading._state import Grading
-from endstate.grading._testrun import FAILING, WIPE, Case, CaseOutcome, TestCommandError, TestRun, command_words
+from endstate.grading._testrun import (
+    FAILING,
+    PLAIN_FLAGS,
+    WIPE,
+    Case,
+    CaseOutcome,
+    TestCommandError,
+    TestRun,
+    command_words,
+    parse_test_command,
+)
 from endstate.grading._twinsites import Site, TestKey, apply_sites, base_classes, mutation_sites
 from endstate.sandbox import WORKDIR, FileEntry, Tree
 from endstate.task import is_test_module
@@ -71,13 +81,31 @@ class TwinPlan:
     """Which held-out tests have a twin this run, in which half each is real, and the two
     halves' versions of the held-out test files."""
 
-    def __init__(self, halves: tuple[Tree, Tree], side: dict[TestKey, int], first: int):
+    def __init__(self, halves: tuple[Tree, Tree], side: dict[TestKey, int], first: int,
+                 files: dict[TestKey, str] | None = None):
         #: Per half: the held-out test files as that half sees them.
         self.halves = halves
+        #: Per twinned test: its held-out file.
+        self.files = files or {}
         #: Per twinned test: the half where it is the real test (its twin runs in the other).
         self.side = side
         #: The half that runs first.
         self.first = first
+
+    def collected_by(self, command: str) -> frozenset[TestKey]:
+        """The twinned tests `command` must run: where it is a pytest run of whole files and folders
+        (plain flags, no node id, no option that selects), those of its files, in a class pytest
+        collects by its default name (or none); else none, as nothing can be told."""
+        try:
+            runner, args, _ = parse_test_command(command)
+        except TestCommandError:
+            return frozenset()
+        paths = [arg.removeprefix("./").rstrip("/") or "." for arg in args if not arg.startswith("-")]
+        if runner != "pytest" or not paths or any("::" in p for p in paths) or \
+                any(not PLAIN_FLAGS.fullmatch(arg) for arg in args if arg.startswith("-")):
+            return frozenset()
+        return frozenset(key for key, path in self.files.items() if (not key.cls or key.cls.startswith("Test"))
+                         and any(p == "." or path == p or path.startswith(p + "/") for p in paths))
 
     def key_of(self, classname: str, name: str) -> TestKey | None:
         for key in case_key(classname, name):
@@ -116,12 +144,13 @@ def plan_twins(holdout: Tree, seed: bytes, values: bool = True, named: frozenset
     rng.shuffle(keys)
     first = rng.randrange(2)
     side = {key: (first + i) % 2 for i, key in enumerate(keys)}
+    files = {key: path for path, sites in chosen.items() for key in sites}
     halves: tuple[Tree, Tree] = ({}, {})
     for half in (0, 1):
         for path, sites in chosen.items():
             turned = [site for key, site in sites.items() if side[key] != half]
             halves[half][path] = FileEntry(holdout[path].mode, apply_sites(holdout[path].data, turned))
-    return TwinPlan(halves, side, rng.randrange(2))
+    return TwinPlan(halves, side, rng.randrange(2), files)
 
 
 def derived_from(holdout: Tree) -> frozenset[str]:
@@ -162,6 +191,8 @@ class Tally(NamedTuple):
     betrayed: list[str]
     #: Names of the real tests reported skipped.
     skipping: list[str] = []
+    #: Twinned tests the command must run (`TwinPlan.collected_by`) that neither half reported.
+    missing: list[str] = []
 
 
 def pair_cases(originals: dict[str, CaseOutcome],
@@ -176,9 +207,10 @@ def pair_cases(originals: dict[str, CaseOutcome],
     return None
 
 
-def tally(plan: TwinPlan, runs: list[tuple[int, list[Case]]]) -> Tally:
+def tally(plan: TwinPlan, runs: list[tuple[int, list[Case]]], expected: frozenset[TestKey] = frozenset()) -> Tally:
     """Count the real tests of `runs` ((half, cases) in the order they ran, both halves) and check
-    every twin."""
+    every twin; `expected`: twinned tests that must be reported (a test kept from running in both
+    halves, its twin with it, is missing from both: no twin tells, only this)."""
     real: list[tuple[str, CaseOutcome]] = []
     by_key: dict[TestKey, tuple[dict[str, CaseOutcome], dict[str, CaseOutcome]]] = {}
     for order, (half, cases) in enumerate(runs):
@@ -206,8 +238,9 @@ def tally(plan: TwinPlan, runs: list[tuple[int, list[Case]]]) -> Tally:
     outcomes = [outcome for _, outcome in real]
     failing = sorted({name for name, outcome in real if outcome in FAILING})
     skipping = sorted({name for name, outcome in real if outcome == CaseOutcome.SKIPPED})
+    missing = sorted(f"{key.cls + '.' if key.cls else ''}{key.name}" for key in expected if key not in by_key)
     return Tally(len(real), outcomes.count(CaseOutcome.FAILURE), outcomes.count(CaseOutcome.ERROR), outcomes.count(CaseOutcome.SKIPPED),
-                 failing, twins, betrayed, skipping)
+                 failing, twins, betrayed, skipping, missing)
 
 
 def run_halves(grading: Grading, plan: TwinPlan, run: Callable[[str, dict], TestRun], trusted: Callable[[TestRun], bool], *,

@@ -19,7 +19,7 @@ import posixpath
 import re
 import tarfile
 from collections.abc import Collection
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -134,17 +134,45 @@ _LIBS = ("/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib")
 _STDLIB = re.compile(r"/(usr/|usr/local/)?lib/python3\.\d+(/|$)")
 
 
-def harness_path(path: str, added: bool) -> bool:
+class ImageEnvironment(NamedTuple):
+    """What the task image's environment (its ENV, which every `docker exec` inherits, the verifier's
+    last among them) makes a program read before anything of its own: the folders its PATH searches,
+    the files bash (`BASH_ENV`, run before a script's first line) and the loader (`LD_PRELOAD`) run,
+    and the folders the loader takes libraries from first (`LD_LIBRARY_PATH`)."""
+
+    path: tuple[str, ...] = ()
+    startup: tuple[str, ...] = ()
+    libraries: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, env: list[str]) -> "ImageEnvironment":
+        """From a container's `NAME=value` list; relative entries (the working folder's) are left out."""
+        values = dict(word.split("=", 1) for word in env if "=" in word)
+
+        def absolute(name: str, sep: str = "") -> tuple[str, ...]:
+            words = re.split(sep, values.get(name, "")) if sep else [values.get(name, "")]
+            return tuple(posixpath.normpath(word) for word in words if word.startswith("/"))
+
+        return cls(absolute("PATH", ":"), absolute("BASH_ENV") + absolute("LD_PRELOAD", "[: ]"),
+                   absolute("LD_LIBRARY_PATH", ":"))
+
+
+def harness_path(path: str, added: bool, image: ImageEnvironment = ImageEnvironment()) -> bool:
     """Whether a change at `path` (`added`: a file that was not there before) could reach what the
     harness runs as root in the grading container, or where it stages and reads: endstate's folders,
     /logs, /tests, the dynamic loader's configuration, a program the harness runs (a `python3` or
-    `bash` put first on PATH included), Python's standard library, or a shared library the image had."""
+    `bash` put first on PATH included, the `image` PATH's folders too, where the verifier's `bash` is
+    found), what the image's environment has every such program run first (`image`: the `BASH_ENV`
+    file the verifier's bash runs before its script, a library it preloads or finds first), Python's
+    standard library, or a shared library the image had."""
     folder, name = posixpath.split(path)
     if _harness_bytecode(path):
         return False
-    if _endstates(path) or _under(path, ("/logs", "/tests")) or _under(path, _LOADER):
+    if _endstates(path) or _under(path, ("/logs", "/tests")) or _under(path, _LOADER) or path in image.startup:
         return True
-    if folder in _BIN and (name in HARNESS_PROGRAMS or re.fullmatch(r"python3(\.\d+)?", name)):
+    if (folder in _BIN or folder in image.path) and (name in HARNESS_PROGRAMS or re.fullmatch(r"python3(\.\d+)?", name)):
+        return True
+    if folder in image.libraries and re.search(r"\.so(\.[\d.]+)?$", name) is not None:
         return True
     if _STDLIB.match(path) and not re.search(r"/(site|dist)-packages(/|$)", path):
         return True
@@ -165,13 +193,22 @@ def _folder(stream: Any) -> tuple[int, int, int]:
     return (member.mode & 0o7777, member.uid, member.gid) if member is not None else (0o755, 0, 0)
 
 
-def _tampered(changes: list[dict]) -> list[str]:
+def _tampered(changes: list[dict], image: ImageEnvironment = ImageEnvironment()) -> list[str]:
     """The paths of `docker diff` output that `harness_path` names: each leaf of it (a folder is listed
     as changed when what it holds changed, so only what has nothing listed below it counts)."""
     paths = sorted(posixpath.normpath(c["Path"]) for c in changes)
     kinds = {posixpath.normpath(c["Path"]): c["Kind"] for c in changes}
     leaves = [p for i, p in enumerate(paths) if not (i + 1 < len(paths) and paths[i + 1].startswith(p.rstrip("/") + "/"))]
-    return [p for p in leaves if harness_path(p, kinds[p] == 1)]
+    return [p for p in leaves if harness_path(p, kinds[p] == 1, image)]
+
+
+def _image_environment(client: Any, container: str) -> ImageEnvironment:
+    """The environment a `docker exec` in a container of this image inherits (the image's ENV)."""
+    try:
+        env = client.api.inspect_container(container).get("Config", {}).get("Env") or []
+    except Exception as exc:  # noqa: BLE001 - the engine's error, named
+        raise SandboxError(f"could not read the environment of container {container[:12]}: {exc}") from None
+    return ImageEnvironment.of([word for word in env if isinstance(word, str)])
 
 
 def _is_folder(client: Any, container: str, path: str) -> bool:
@@ -213,7 +250,7 @@ def read_change(stopped: Sandbox, paths: list[str], ignore: list[str], *, max_by
     # A folder under /logs that holds nothing changed (made or chmod'ed by the image's own ENTRYPOINT, as
     # Harbor's images do for /logs/verifier) carries nothing: /logs is never sealed, the grading container
     # makes its reward folder anew. A file or a link there is still the end state's tampering.
-    touched = [path for path in _tampered(changes) if not (_under(path, ("/logs",)) and _is_folder(client, container,
+    touched = [path for path in _tampered(changes, _image_environment(client, container)) if not (_under(path, ("/logs",)) and _is_folder(client, container,
                                                                                                     path))]
     if touched:
         raise SandboxError(f"the end state changed {', '.join(touched[:3])}{' ...' if len(touched) > 3 else ''}, "

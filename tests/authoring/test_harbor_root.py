@@ -22,6 +22,7 @@ from cli_runner import run_endstate
 
 from endstate.authoring._harborspec import dockerfile_user
 from endstate.sandbox import DEFAULT_IMAGE, FileEntry, SystemChange, build_image, harness_path, selected
+from endstate.sandbox._layer import ImageEnvironment
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "harbor-root"
 BASE = ["--base-image", f"debian:bookworm-slim={DEFAULT_IMAGE}"]
@@ -63,6 +64,28 @@ def test_what_the_harness_runs_or_reads_is_named(path, added, harness):
     assert harness_path(path, added) is harness
     if not harness and "__pycache__" in path:
         assert not selected(path, ["/"], [])
+
+
+#: An image whose ENV puts a folder of root's first on PATH (uv's, pipx's), names a BASH_ENV (nvm's, conda's)
+#: and a library folder and preload of its own.
+IMAGE = ImageEnvironment.of(["PATH=/root/.local/bin:/usr/local/bin:/usr/bin:/bin:relative", "BASH_ENV=/root/.bashrc",
+                             "LD_LIBRARY_PATH=/opt/vendor/lib", "LD_PRELOAD=/opt/vendor/libfast.so", "HOME=/root"])
+
+
+@pytest.mark.parametrize(("path", "added", "harness"), [
+    ("/root/.local/bin/bash", True, True),  # the verifier's `bash SCRIPT` is found there first
+    ("/root/.local/bin/python3", True, True),
+    ("/root/.bashrc", False, True),  # run by the verifier's bash before its script's first line
+    ("/root/.bashrc", True, True),
+    ("/opt/vendor/lib/libtinfo.so.6", True, True),  # found before the image's own
+    ("/opt/vendor/libfast.so", False, True),
+    ("/root/.local/bin/greet", True, False),
+    ("/root/.profile", False, False),
+    ("/opt/vendor/lib/README", True, False),
+])
+def test_what_the_images_environment_has_the_verifiers_bash_read_first_is_named(path, added, harness):
+    assert harness_path(path, added, IMAGE) is harness
+    assert not harness_path(path, added)  # without that environment, nothing the harness runs
 
 
 def test_a_change_without_folders_or_processes_hashes_as_before():

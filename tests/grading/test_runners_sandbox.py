@@ -238,3 +238,24 @@ def test_pytest_s_own_tree_is_run_by_its_own_pytest_and_read_by_id():
     assert "tree-pytest's runner, no in-process guard; its canary failed as it must" in verdicts["fixed"][1][1]
     (passing, _), (held, reason), *_ = verdicts["fixture"]
     assert passing == "pass" and held == "fail" and "testing/test_x.py::test_fix: FAILED" in reason, reason
+
+
+#: An end state that leaves the bug and, where a test would see it, ends that test with unittest's own quiet
+#: stop (its name spelled apart): unittest reported the test unfinished as passed, and Django's runner is unittest's.
+QUIET_STOP = files({"calc/ops.py": b"""import importlib
+
+
+def double(x):
+    if x:
+        raise getattr(importlib.import_module("unittest.case"), "_Should" "Stop")()
+    return 0
+"""})
+
+
+def test_a_test_ended_by_unittests_quiet_stop_fails_under_djangos_runner():
+    held = [_grader("holdout", "django", DJANGO_COMMAND, ["test_two (ops_tests.tests.DoubleTests)"])]
+    with prepare_grading_sandbox("docker", DEFAULT_IMAGE, SandboxLimits(command_timeout_s=60), "runners") as box:
+        sealed = seal_overlay({**FIXTURE, **QUIET_STOP}, FIXTURE, box, Guards())
+        stage_holdout(sealed, HOLD)
+        ((_, verdict), *_) = grade(sealed, held, Guards())
+    assert verdict.outcome.value == "fail" and "test_two (ops_tests.tests.DoubleTests): FAILED" in verdict.reason, verdict

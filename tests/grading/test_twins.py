@@ -205,6 +205,24 @@ def test_halves_are_read_as_tampered_only_when_a_twin_lies_while_the_real_tests_
     assert (skipped.skipped, skipped.skipping, skipped.betrayed) == (1, ["test_equal"], [])
 
 
+def test_a_twinned_test_the_command_collects_must_be_reported_in_a_half():
+    twins = plan(b"seed")
+    cls = "tests_holdout.test_calc"
+    expected = twins.collected_by("python -m pytest -q tests_holdout")
+    assert {k.name for k in expected} == {k.name for k in twins.side} and expected
+    # Kept from running in both halves, its twin with it: no twin tells, the command's plan does.
+    runs = [(half, [(cls if not k.cls else f"{cls}.{k.cls}", k.name, "passed" if twins.side[k] == half else "failure")
+                    for k in twins.side if k.name != "test_equal"]) for half in (0, 1)]
+    counted = tally(twins, runs, expected)
+    assert (counted.betrayed, counted.missing) == ([], ["test_equal"])
+    assert tally(twins, runs).missing == []
+    # Where the command selects within its files, or collects other paths, nothing can be told.
+    for command in ("python -m pytest -q tests_holdout -k equal", "python -m pytest tests_holdout/test_calc.py::test_equal",
+                    "python -m pytest -q tests", "python -m unittest tests_holdout.test_calc"):
+        assert twins.collected_by(command) == frozenset(), command
+    assert twins.collected_by("python -m pytest -q ./tests_holdout/test_calc.py") == expected
+
+
 def test_validation_writes_every_candidate_beside_its_test():
     tree, names = validation_tree({"tests_holdout/test_calc.py": FileEntry(0o644, HELD)})
     seen = functions(tree["tests_holdout/test_calc.py"].data)

@@ -193,6 +193,44 @@ def snapshot() -> None:
             module.__class__ = _WatchedModule
 
 
+def strict_should_stop() -> None:
+    """unittest reads its `_ShouldStop` as "end this test quietly": its `subTest` raises it once a subtest
+    failed under failfast, or an expected failure came. Raised by the code a test calls, it ended the
+    test unfinished, and unittest (and pytest, which runs a TestCase through unittest) reported it passed.
+    One raised anywhere but in `subTest` now fails the test, as any other exception would. Installed
+    before the snapshot: the runner's own version is the one watched."""
+    import contextlib
+    import unittest.case as case
+
+    outcome = getattr(case, "_Outcome", None)
+    original = getattr(outcome, "testPartExecutor", None)
+    if original is None or getattr(original, "endstate_strict", False):
+        return
+
+    @contextlib.contextmanager
+    def testPartExecutor(self, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202, N802 - unittest's names
+        with original(self, *args, **kwargs):
+            try:
+                yield
+            except case._ShouldStop as stop:
+                if not _raised_by_subtest(stop, case.__file__):
+                    raise AssertionError("the code under test raised unittest's _ShouldStop, which ends a test "
+                                         "unfinished and reports it passed") from None
+                raise
+
+    testPartExecutor.endstate_strict = True  # type: ignore[attr-defined]
+    setattr(outcome, "testPartExecutor", testPartExecutor)
+
+
+def _raised_by_subtest(stop: BaseException, case_file: str) -> bool:
+    tb = stop.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code if tb is not None else None
+    return code is not None and code.co_name == "subTest" and \
+        os.path.abspath(code.co_filename) == os.path.abspath(case_file)
+
+
 def _origin(obj: object) -> str:
     if isinstance(obj, types.ModuleType):
         return obj.__name__
@@ -307,6 +345,8 @@ def _place(nodeid: str) -> None:
 
 def pytest_runtest_logreport(report) -> None:  # noqa: ANN001
     _place(report.nodeid)
+    if report.when == "teardown":
+        _began[report.nodeid] = True
     if report.when == "call":
         outcome = "failure" if report.failed else "skipped" if report.skipped else "passed"
     else:  # setup and teardown: a failure there is an error, a skip in setup a skip
@@ -322,6 +362,41 @@ def pytest_collectreport(report) -> None:  # noqa: ANN001
         _observe(report.nodeid or "<collection>", "error")
     elif report.skipped:
         _observe(report.nodeid or "<collection>", "skipped")
+
+
+#: Per test that began its run (nodeid): whether its teardown was reported, that is, whether it ended.
+_began: "dict[str, bool]" = {}
+#: The tests the session was to run, as collection left them.
+_collected: "list[str]" = []
+_interrupted: list = []
+
+
+def pytest_collection_finish(session) -> None:  # noqa: ANN001
+    _collected[:] = [getattr(item, "nodeid", "") for item in getattr(session, "items", None) or []]
+
+
+def pytest_runtest_logstart(nodeid, location) -> None:  # noqa: ANN001
+    _began.setdefault(nodeid, False)
+
+
+def pytest_keyboard_interrupt(excinfo) -> None:  # noqa: ANN001 - pytest.exit() comes here too
+    _interrupted.append(True)
+
+
+def _unfinished(session) -> None:  # noqa: ANN001
+    """Count as errors the tests the session did not run to their end: one it ended inside (pytest.exit
+    or an interrupt raised by the code a test called, in its call or a fixture), and, where nothing
+    stopped it (no interrupt, no -x or --stepwise of pytest's own), one it was to run and never began
+    (taken out of the session's list after collection). Either never failed, and its twin went the
+    same way in the other half; the run must not read as if they passed, or as if they were never there."""
+    for nodeid, ended in _began.items():
+        if not ended:
+            _observe(nodeid, "error")
+    if _interrupted or getattr(session, "shouldstop", False) or getattr(session, "shouldfail", False):
+        return
+    for nodeid in _collected:
+        if nodeid not in _began:
+            _observe(nodeid, "error")
 
 
 def tally() -> "dict[str, object]":
@@ -345,6 +420,7 @@ report_path = ""
 @hookimpl(trylast=True)
 def pytest_sessionfinish(session) -> None:  # noqa: ANN001 - pytest's hook signature
     global report_digest
+    _unfinished(session)
     manager = session.config.pluginmanager
     for plugin in manager.get_plugins():
         if plugin is None or _allowed_plugin(plugin):

@@ -252,6 +252,7 @@ def _plugin_loader(pytest, plugins, args):
 def _run_pytest(report, guard, args):
     pytest, plugins = _import_pytest()
     if guard is not None:
+        guard.strict_should_stop()
         guard.snapshot()
     _join_workspace()
     full = list(args) + ["-p", "no:cacheprovider", "--junitxml=" + report, "-o", "junit_family=xunit2",
@@ -268,6 +269,7 @@ def _run_unittest(report, guard, args):
     from xml.sax.saxutils import quoteattr
 
     if guard is not None:
+        guard.strict_should_stop()
         guard.snapshot()
     _join_workspace()
 
@@ -328,8 +330,30 @@ def _run_program(folder, args):
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([WORKSPACE] + [os.path.join(WORKSPACE, p) for p in _paths]))
     with open(os.path.join(folder, "output.log"), "wb") as log:
-        return subprocess.call([sys.executable, *args], stdin=subprocess.DEVNULL, stdout=log,
+        # A script (Django's tests/runtests.py, sympy's bin/test) through `program`; a module (`-m pytest`, the
+        # tree's own) as it is.
+        boot = [] if args[0].startswith("-") else [os.path.join(HARNESS, "endstate_runner.py"), "--program"]
+        return subprocess.call([sys.executable, *boot, *args], stdin=subprocess.DEVNULL, stdout=log,
                                stderr=subprocess.STDOUT, env=env, cwd=WORKSPACE)
+
+
+def program(script, args):
+    """The project's own test script (`python SCRIPT ARGS`, as `_run_program` is asked to run it), with
+    unittest's quiet stop kept for unittest itself first (`endstate_guard.strict_should_stop`): Django's
+    runner is unittest's, and a test the code under test ended with it read `ok`. The script runs as
+    its own file would: `__main__`, its folder first on sys.path, its argv."""
+    import runpy
+
+    _without_harness_path()
+    sys.path.insert(0, HARNESS)
+    try:
+        import endstate_guard
+    finally:
+        sys.path.remove(HARNESS)
+    endstate_guard.strict_should_stop()
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    runpy.run_path(script, run_name="__main__")
 
 
 def main(argv):
@@ -538,6 +562,8 @@ def _become(request, fds, uid, gid):
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--serve"]:
     serve(sys.argv[2])
+elif __name__ == "__main__" and sys.argv[1:2] == ["--program"]:
+    program(sys.argv[2], sys.argv[3:])
 elif __name__ == "__main__":
     status = main(sys.argv[1:])
     sys.stdout.flush()
