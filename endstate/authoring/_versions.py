@@ -88,7 +88,21 @@ def _unresolvable(message: str) -> str:
     match = re.search(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)", message) \
         or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*)==", message) \
         or re.search(r"Cannot install ([A-Za-z0-9][A-Za-z0-9._-]*) and \1==", message)
-    return requirement_name(match.group(1).rstrip(".")) if match else ""  # pip ends the sentence with a dot
+    if match:
+        return requirement_name(match.group(1).rstrip("."))  # pip ends the sentence with a dot
+    return _one_pinned(message)
+
+
+def _one_pinned(message: str) -> str:
+    """The one distribution pip's list of what it cannot install names throughout, one of them an exact pin
+    (`Cannot install scipy, scipy==1.5.2 and scipy>=1.3.2 because ...`: the project's `scipy`, SWE-bench's pin,
+    a dependency's bound; scipy 1.5.2 has no wheel for Python 3.9), or ""."""
+    listed = re.search(r"Cannot install (.+?) because these package versions have conflicting", message)
+    if not listed:
+        return ""
+    items = re.split(r",\s+|\s+and\s+", listed.group(1))  # not a specifier's own commas (`<1.20,>=1.19.2`)
+    names = {requirement_name(item) for item in items}
+    return names.pop() if len(names) == 1 and any("==" in item for item in items) else ""
 
 
 #: The oldest pytest the grading harness is tested with, offered whatever its date to a resolution

@@ -400,3 +400,32 @@ def test_the_nearest_releases_of_a_pin_in_conflict_with_the_rest_let_the_pin_go(
         "the version its other pins and the project's declarations allow is taken"], said
     assert asked[-1] == ["numpy", "pandas"], asked
     assert _unresolvable("ERROR: Cannot install numpy>=1.17 and pandas==1.5.3 because ...") == ""
+
+
+def test_a_pin_pip_lists_beside_the_same_distributions_other_requirements_is_the_culprit(monkeypatch):
+    """scikit-learn 1.3's environment pins scipy==1.5.2, which has no wheel for its Python 3.9; pip, asked for the
+    project's `scipy`, the pin and a dependency's bound, says `Cannot install scipy, scipy==1.5.2 and scipy>=1.3.2
+    because ...`. That names the pin: its nearest releases are asked for, as for a pin pip says it found nothing
+    of, instead of the import stopping there (scikit-learn 25500)."""
+    import endstate.authoring._sdists as sdists
+    import endstate.sandbox as sandbox
+    from endstate.authoring._versions import _unresolvable, resolve_pinned
+    from endstate.errors import SandboxUnavailable
+
+    def resolve(requirements, *, as_of="", undated=(), target=None, deadline=None):
+        if "scipy==1.5.2" in requirements:
+            raise SandboxUnavailable("resolving x failed: ERROR: Cannot install scipy, scipy==1.5.2 and scipy>=1.3.2 "
+                                     "because these package versions have conflicting dependencies.")
+        return "scipy==1.5.4 --hash=sha256:00\n"
+
+    monkeypatch.setattr(sandbox, "resolve_requirements", resolve)
+    monkeypatch.setattr(sandbox, "has_wheel", lambda requirement, target=None: True)
+    monkeypatch.setattr(sdists, "build_wheel", lambda requirement, target=None: None)
+    said: list[str] = []
+    assert resolve_pinned(files({}), ["scipy"], pins={"scipy": "1.5.2"}, log=said.append) \
+        == "scipy==1.5.4 --hash=sha256:00\n"
+    assert "SWE-bench's pin scipy==1.5.2 does not resolve for the task image's Python: the nearest releases that " \
+           "may are asked for (scipy>=1.5.2,<1.6)" in said, said
+    # A list of more than one distribution names none; a specifier's own commas do not make it one.
+    assert _unresolvable("ERROR: Cannot install numpy, numpy<1.20,>=1.19.2 and pandas==1.5.3 because these "
+                         "package versions have conflicting dependencies.") == ""
