@@ -28,8 +28,11 @@ def static_value(node: ast.expr, known: dict[str, Any]) -> Any:
     if isinstance(node, ast.Dict):
         if any(key is None for key in node.keys):  # `**other`
             raise ValueError("a dict unpacked into another")
-        return {static_value(k, known): static_value(v, known) for k, v in zip(node.keys, node.values)
-                if k is not None}
+        try:
+            return {static_value(k, known): static_value(v, known) for k, v in zip(node.keys, node.values)
+                    if k is not None}
+        except TypeError:  # a key that is no key (a list): setup.py would not run either
+            raise ValueError("an unhashable key") from None
     if isinstance(node, ast.Name):
         if node.id not in known:
             raise ValueError(f"{node.id} is not known")

@@ -80,6 +80,9 @@ def test_setup_py_extras_built_in_steps_are_followed():
     branched = setup_py.replace("requires.append('attrs')", "if PY2:\n    requires.append('attrs')")
     assert "attrs" not in declared_requirements(files({"setup.py": branched}), extras=["dev"])
     assert "six" in declared_requirements(files({"setup.py": branched}), extras=["dev"])
+    # What reads as no plain value (a list as a key) leaves the name unknown, never an error.
+    odd = files({"setup.py": "KEYS = ['a']\nextras = {KEYS: ['x']}\nsetup(install_requires=['six'], extras_require=extras)\n"})
+    assert declared_requirements(odd, extras=["dev"]) == ["six"]
 
 
 def test_setup_py_install_requires_gathered_from_its_setup_helpers_packages():
